@@ -1,0 +1,39 @@
+# Two entry points a newcomer needs: `make demo` and `make test`. Each builds its own venv.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck check bench docs clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)  ## the exporter against its built-in simulator
+	$(BIN)/cdnvideo-exporter demo
+
+test: $(STAMP)  ## lint, type-check and the whole test suite
+	$(BIN)/ruff check exporter tests bench
+	$(BIN)/ruff format --check exporter tests bench
+	$(BIN)/mypy --strict exporter
+	$(BIN)/python -m pytest -q -ra $(PYTEST_ARGS); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; exit 0; fi; exit $$rc
+
+lint: $(STAMP)
+	$(BIN)/ruff check exporter tests bench
+	$(BIN)/ruff format --check exporter tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict exporter
+
+bench: $(STAMP)  ## performance table (docs/performance.md)
+	$(BIN)/python -m bench
+
+docs: $(STAMP)  ## regenerate the metric and config references
+	$(BIN)/python -m exporter.docgen
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

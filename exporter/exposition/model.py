@@ -1,0 +1,113 @@
+"""Metric specs and immutable fragments of samples, with their text-format rendering."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+Sample = tuple[tuple[str, ...], float]
+MetricType = Literal["gauge", "counter"]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric family: its name (counters end in ``_total``), type, help and label names.
+
+    ``unit`` and ``source`` feed the generated metric reference (docs/metrics.md).
+    """
+
+    name: str
+    type: MetricType
+    help: str
+    labels: tuple[str, ...] = ()
+    unit: str = ""
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.type == "counter" and not self.name.endswith("_total"):
+            raise ValueError(f"counter {self.name} must end in _total")
+
+    def header(self) -> bytes:
+        help_text = self.help.replace("\\", "\\\\").replace("\n", "\\n")
+        return f"# HELP {self.name} {help_text}\n# TYPE {self.name} {self.type}\n".encode()
+
+
+def format_value(value: float) -> str:
+    if value != value:  # NaN
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return repr(float(value))
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def render_samples(spec: MetricSpec, samples: Iterable[Sample]) -> bytes:
+    """Sample lines of one family, without HELP/TYPE."""
+    name = spec.name
+    labels = spec.labels
+    out: list[str] = []
+    for values, value in samples:
+        if labels:
+            pairs = ",".join(f'{k}="{_escape(v)}"' for k, v in zip(labels, values, strict=True))
+            out.append(f"{name}{{{pairs}}} {format_value(value)}\n")
+        else:
+            out.append(f"{name} {format_value(value)}\n")
+    return "".join(out).encode()
+
+
+class Fragment:
+    """The samples one poll produced for several families; never changed after creation.
+
+    Rendering happens at most once (lazily, usually in the render thread) and is cached.
+    """
+
+    __slots__ = ("_rendered", "samples")
+
+    def __init__(self, samples: Mapping[MetricSpec, tuple[Sample, ...]]) -> None:
+        self.samples: Mapping[MetricSpec, tuple[Sample, ...]] = samples
+        self._rendered: dict[MetricSpec, bytes] | None = None
+
+    def rendered(self) -> dict[MetricSpec, bytes]:
+        if self._rendered is None:
+            self._rendered = {
+                spec: render_samples(spec, rows) for spec, rows in self.samples.items() if rows
+            }
+        return self._rendered
+
+    def value(self, spec: MetricSpec, **labels: str) -> float | None:
+        """The value of one sample (tests, landing page); None when absent."""
+        want = tuple(labels.get(k) for k in spec.labels)
+        for values, value in self.samples.get(spec, ()):
+            if all(w is None or w == v for w, v in zip(want, values, strict=True)):
+                return value
+        return None
+
+    def series_count(self) -> int:
+        return sum(len(rows) for rows in self.samples.values())
+
+
+class FragmentBuilder:
+    """Collects samples family by family, then freezes them into a Fragment."""
+
+    def __init__(self) -> None:
+        self._rows: dict[MetricSpec, list[Sample]] = {}
+
+    def add(self, spec: MetricSpec, labels: tuple[str, ...], value: float) -> None:
+        if len(labels) != len(spec.labels):
+            raise ValueError(f"{spec.name}: expected labels {spec.labels}, got {labels}")
+        self._rows.setdefault(spec, []).append((labels, float(value)))
+
+    def declare(self, *specs: MetricSpec) -> None:
+        """Make families known even when they have no samples yet."""
+        for spec in specs:
+            self._rows.setdefault(spec, [])
+
+    def build(self) -> Fragment:
+        return Fragment({spec: tuple(rows) for spec, rows in self._rows.items()})

@@ -1,0 +1,94 @@
+"""The exporter's own health metrics, in a private prometheus-client registry."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from exporter import __version__
+
+AREAS = ("traffic", "restream", "dvr", "talking_head", "auth")
+WINDOW_OUTCOMES = ("read", "backfilled", "revised", "missed")
+
+
+class SelfMetrics:
+    """Every self-metric family, registered in its own registry (no global state).
+
+    Exposition example::
+
+        cdnvideo_up{account="demo-media",area="traffic"} 1.0
+        cdnvideo_upstream_requests_total{area="traffic",code="200"} 42.0
+    """
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.up = Gauge(
+            "cdnvideo_up",
+            "1 when the last poll of this area and account succeeded, 0 when it failed.",
+            ["account", "area"],
+            registry=r,
+        )
+        self.last_success = Gauge(
+            "cdnvideo_last_success_timestamp_seconds",
+            "Unix time of the last successful poll of this area and account.",
+            ["account", "area"],
+            registry=r,
+        )
+        self.poll_duration = Histogram(
+            "cdnvideo_poll_duration_seconds",
+            "Wall time of one poll of an area for one account.",
+            ["area"],
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+            registry=r,
+        )
+        self.upstream_requests = Counter(
+            "cdnvideo_upstream_requests",
+            "Requests sent to the platform API, by area and HTTP status "
+            "(timeout, connection_error or invalid_body when there was no usable reply).",
+            ["area", "code"],
+            registry=r,
+        )
+        self.upstream_duration = Histogram(
+            "cdnvideo_upstream_request_duration_seconds",
+            "Latency of requests to the platform API.",
+            ["area"],
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=r,
+        )
+        self.traffic_windows = Counter(
+            "cdnvideo_traffic_windows",
+            "Traffic windows by outcome: read (first read), backfilled (after a gap), "
+            "revised (a re-read found late increases), missed (older than catch_up_minutes).",
+            ["account", "outcome"],
+            registry=r,
+        )
+        self.traffic_lag = Gauge(
+            "cdnvideo_traffic_lag_seconds",
+            "Seconds between now and the end of the last accounted traffic minute.",
+            ["account"],
+            registry=r,
+        )
+        self.series_dropped = Counter(
+            "cdnvideo_series_dropped",
+            "Per-resource series folded into resource=\"__other__\" by traffic.max_resources.",
+            registry=r,
+        )
+        self.build_info = Gauge(
+            "cdnvideo_exporter_build_info",
+            "Always 1; the exporter's version.",
+            ["version"],
+            registry=r,
+        )
+        self.build_info.labels(__version__).set(1)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def forget_account(self, account: str) -> None:
+        """Remove the series of an account this replica no longer serves."""
+        for area in AREAS:
+            for gauge in (self.up, self.last_success):
+                try:
+                    gauge.remove(account, area)
+                except KeyError:
+                    pass

@@ -76,7 +76,7 @@ class TrafficSettings:
     )
     max_resources: int = field(
         default=0,
-        metadata=_doc("0 = no cap; N = top N by edge traffic, the rest as resource=\"__other__\"."),
+        metadata=_doc('0 = no cap; N = top N by edge traffic, the rest as resource="__other__".'),
     )
     state_file: str = field(
         default="", metadata=_doc("File where the accounted-minute cursor survives restarts.")
@@ -124,7 +124,8 @@ class AdminSettings:
 class LogSettings:
     level: str = field(default="info", metadata=_doc("debug, info, warning or error."))
     format: str = field(
-        default="auto", metadata=_doc("auto (console on a terminal, JSON otherwise), console, json.")
+        default="auto",
+        metadata=_doc("auto (console on a terminal, JSON otherwise), console, json."),
     )
 
 
@@ -309,9 +310,7 @@ def _validate(s: Settings) -> None:
     if parts.username or parts.password:
         raise ConfigError("upstream.base_url: must not carry credentials; use token or password")
     if up.token and (up.username or up.password):
-        raise ConfigError(
-            "upstream: give either token or username + password, not both"
-        )
+        raise ConfigError("upstream: give either token or username + password, not both")
     if not up.token and not (up.username and up.password):
         if up.username or up.password:
             missing = "password" if up.username else "username"

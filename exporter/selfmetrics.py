@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from exporter import __version__
@@ -70,7 +72,7 @@ class SelfMetrics:
         )
         self.series_dropped = Counter(
             "cdnvideo_series_dropped",
-            "Per-resource series folded into resource=\"__other__\" by traffic.max_resources.",
+            'Per-resource series folded into resource="__other__" by traffic.max_resources.',
             registry=r,
         )
         self.build_info = Gauge(
@@ -88,7 +90,5 @@ class SelfMetrics:
         """Remove the series of an account this replica no longer serves."""
         for area in AREAS:
             for gauge in (self.up, self.last_success):
-                try:
+                with contextlib.suppress(KeyError):
                     gauge.remove(account, area)
-                except KeyError:
-                    pass

@@ -1,0 +1,6 @@
+"""The only package that talks to the platform API."""
+
+from exporter.upstream.client import Operations, Reply, UpstreamClient, minute
+from exporter.upstream.errors import UpstreamError
+
+__all__ = ["Operations", "Reply", "UpstreamClient", "UpstreamError", "minute"]

@@ -1,0 +1,113 @@
+"""Where the CDN-AUTH-TOKEN comes from: a static token, or a login renewed before it expires."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import structlog
+
+from exporter.clock import Clock
+from exporter.upstream.errors import UpstreamError
+
+log = structlog.get_logger("exporter.upstream.auth")
+
+# Renew when this share of the lifetime has passed (a 6-hour token renews after ~5 hours).
+RENEW_AT_FRACTION = 0.8
+# The token endpoint allows about 20 requests a minute; never ask more often than this.
+MIN_SECONDS_BETWEEN_LOGINS = 5.0
+
+LoginFn = Callable[[str, str], Awaitable[tuple[str, float]]]
+
+
+class TokenSource(Protocol):
+    """Hands out the token for the next request."""
+
+    async def token(self) -> str: ...
+
+    async def expired(self, token: str) -> bool:
+        """The platform said ``token`` expired; return True when a fresh one is worth a retry."""
+        ...
+
+
+class StaticToken:
+    """A token from the config; it cannot be renewed."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    async def token(self) -> str:
+        return self._token
+
+    async def expired(self, token: str) -> bool:
+        return False
+
+
+class LoginRejected(UpstreamError):
+    """The token endpoint refused the username/password; we never try it again."""
+
+
+class PasswordLogin:
+    """Gets a token from ``/app/oauth/v1/token/`` and renews it ahead of its lifetime.
+
+    A rejected password is remembered: no further login is attempted until the process is
+    restarted with a corrected secret (seven wrong passwords lock the portal login for hours).
+    """
+
+    def __init__(self, username: str, password: str, login: LoginFn, clock: Clock) -> None:
+        self._username = username
+        self._password = password
+        self._login = login
+        self._clock = clock
+        self._token = ""
+        self._renew_at = 0.0
+        self._last_attempt = float("-inf")
+        self._rejected: LoginRejected | None = None
+        self._lock = asyncio.Lock()
+
+    async def token(self) -> str:
+        if self._token and self._clock.time() < self._renew_at:
+            return self._token
+        async with self._lock:
+            if self._token and self._clock.time() < self._renew_at:
+                return self._token
+            return await self._refresh(reason="renewal" if self._token else "first")
+
+    async def expired(self, token: str) -> bool:
+        async with self._lock:
+            if token != self._token:  # somebody renewed it meanwhile
+                return True
+            self._renew_at = 0.0
+            await self._refresh(reason="expired")
+            return True
+
+    async def _refresh(self, reason: str) -> str:
+        if self._rejected is not None:
+            raise self._rejected
+        now = self._clock.time()
+        if now - self._last_attempt < MIN_SECONDS_BETWEEN_LOGINS:
+            if self._token:
+                return self._token
+            raise UpstreamError(
+                "auth", "auth", "token endpoint asked too recently; waiting before the next login"
+            )
+        self._last_attempt = now
+        try:
+            token, lifetime = await self._login(self._username, self._password)
+        except UpstreamError as exc:
+            if exc.status in (400, 401, 403) or exc.kind == "error_body":
+                self._rejected = LoginRejected(
+                    "auth",
+                    "auth",
+                    f"login rejected for {self._username!r}; not retrying until restart "
+                    f"({exc.message})",
+                    exc.status,
+                )
+                log.error("login_rejected", username=self._username, status=exc.status)
+                raise self._rejected from None
+            raise
+        self._token = token
+        self._renew_at = now + max(lifetime * RENEW_AT_FRACTION, 1.0)
+        log.info("token_renewed", reason=reason, lifetime_seconds=round(lifetime))
+        return token

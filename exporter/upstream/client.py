@@ -1,0 +1,392 @@
+"""The only code that talks to the platform: auth, timeouts, retries, counting, error parsing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+import structlog
+
+from exporter.clock import Clock, SystemClock
+from exporter.config import UpstreamSettings
+from exporter.logs import Redactor
+from exporter.selfmetrics import SelfMetrics
+from exporter.upstream import models
+from exporter.upstream.auth import PasswordLogin, StaticToken, TokenSource
+from exporter.upstream.errors import UpstreamError, error_message, is_error_body
+
+log = structlog.get_logger("exporter.upstream")
+
+Params = Sequence[tuple[str, str]] | Mapping[str, str] | None
+
+TOKEN_PATH = "/app/oauth/v1/token/"
+ACCOUNTS_PATH = "/app/inventory/v1/accounts/"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A platform answer as received: status, raw body, and the JSON when it parsed."""
+
+    status: int
+    body: bytes
+    data: Any
+    content_type: str
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+def minute(ts: float) -> str:
+    """Unix seconds -> the metrics API's ``YYYY-MM-DDThh:mm:00`` (UTC)."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:00")
+
+
+def seg(value: str, keep_slash: bool = False) -> str:
+    """Quote one path segment (stream names keep their slashes)."""
+    return quote(value, safe="/" if keep_slash else "")
+
+
+class UpstreamClient:
+    """Typed methods for every endpoint of the platform API.
+
+    Reads (GET) are retried with jittered backoff on 5xx, timeouts and connection errors;
+    nothing else is retried. A 403 saying the token expired renews a login token once.
+    """
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        settings: UpstreamSettings,
+        metrics: SelfMetrics | None = None,
+        clock: Clock | None = None,
+        redactor: Redactor | None = None,
+        retries: int = 2,
+        backoff_seconds: float = 0.5,
+    ) -> None:
+        self._session = session
+        self._base = settings.base_url.rstrip("/")
+        self._timeout = aiohttp.ClientTimeout(total=settings.timeout_seconds)
+        self._limit = asyncio.Semaphore(settings.max_concurrency)
+        self._metrics = metrics
+        self._clock = clock or SystemClock()
+        self._redactor = redactor
+        self.retries = retries
+        self.backoff_seconds = backoff_seconds
+        self.auth: TokenSource
+        if settings.token:
+            self.auth = StaticToken(settings.token)
+        else:
+            self.auth = PasswordLogin(settings.username, settings.password, self.login, self._clock)
+
+    # --- core -------------------------------------------------------------------------------
+    async def _send(
+        self,
+        area: str,
+        method: str,
+        path: str,
+        params: Params,
+        body: Any,
+        headers: Mapping[str, str],
+        form: Mapping[str, str] | None = None,
+    ) -> Reply:
+        label = "timeout"
+        started = time.perf_counter()
+        try:
+            async with (
+                self._limit,
+                self._session.request(
+                    method,
+                    self._base + path,
+                    params=params,
+                    json=body if form is None and body is not None else None,
+                    data=form,
+                    headers=headers,
+                    timeout=self._timeout,
+                    allow_redirects=False,
+                ) as resp,
+            ):
+                raw = await resp.read()
+                label = str(resp.status)
+                ctype = resp.headers.get("Content-Type", "")
+                status = resp.status
+        except TimeoutError:
+            raise UpstreamError(area, "timeout", f"{method} {path} timed out") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            label = "connection_error"
+            raise UpstreamError(
+                area, "connection", f"{method} {path} failed: {type(exc).__name__}"
+            ) from None
+        finally:
+            if self._metrics is not None:
+                self._metrics.upstream_duration.labels(area).observe(time.perf_counter() - started)
+                self._metrics.upstream_requests.labels(area, label).inc()
+        data: Any = None
+        if raw:
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                data = None
+        return Reply(status, raw, data, ctype)
+
+    async def request(
+        self,
+        area: str,
+        method: str,
+        path: str,
+        params: Params = None,
+        body: Any = None,
+        retry: bool | None = None,
+    ) -> Reply:
+        """Send one authenticated request; return the reply whatever its status.
+
+        Raises UpstreamError only when there is no reply (timeout, connection, no token).
+        Retries GETs on 5xx/timeouts/connection errors unless ``retry`` is False.
+        """
+        retry = method == "GET" if retry is None else retry and method == "GET"
+        attempts = 1 + (self.retries if retry else 0)
+        renewed = False
+        attempt = 0
+        while True:
+            attempt += 1
+            token = await self.auth.token()
+            try:
+                reply = await self._send(
+                    area, method, path, params, body, {"CDN-AUTH-TOKEN": token}
+                )
+            except UpstreamError as exc:
+                if attempt < attempts and exc.retryable:
+                    await self._backoff(attempt, area, path, exc.message)
+                    continue
+                raise
+            if reply.status == 403 and not renewed and _says_expired(reply.data):
+                renewed = True
+                if await self.auth.expired(token):
+                    attempt -= 1
+                    continue
+            if reply.status >= 500 and attempt < attempts:
+                await self._backoff(attempt, area, path, f"HTTP {reply.status}")
+                continue
+            return reply
+
+    async def _backoff(self, attempt: int, area: str, path: str, why: str) -> None:
+        delay = self.backoff_seconds * (2 ** (attempt - 1)) * (0.5 + random.random())
+        log.info("upstream_retry", area=area, path=path, reason=why, delay=round(delay, 2))
+        await asyncio.sleep(delay)
+
+    async def get_json(self, area: str, path: str, params: Params = None) -> Any:
+        """GET and return the JSON body, raising UpstreamError for anything but a good answer."""
+        reply = await self.request(area, "GET", path, params)
+        return self.checked(area, reply)
+
+    def checked(self, area: str, reply: Reply) -> Any:
+        if not reply.ok:
+            msg = error_message(reply.data) or _snippet(reply.body) or "no body"
+            raise UpstreamError(area, "http", msg, reply.status, reply.data)
+        if reply.data is None:
+            self._count_invalid(area, "invalid_body")
+            raise UpstreamError(area, "invalid_body", "reply is not JSON", reply.status)
+        if is_error_body(reply.data):
+            self._count_invalid(area, "error_body")
+            msg = error_message(reply.data) or "error body"
+            raise UpstreamError(area, "error_body", msg, reply.status, reply.data)
+        return reply.data
+
+    def _count_invalid(self, area: str, label: str) -> None:
+        if self._metrics is not None:
+            self._metrics.upstream_requests.labels(area, label).inc()
+
+    # --- auth and inventory ------------------------------------------------------------------
+    async def login(self, username: str, password: str) -> tuple[str, float]:
+        """POST the token endpoint; returns (token, lifetime seconds). Never retried."""
+        reply = await self._send(
+            "auth",
+            "POST",
+            TOKEN_PATH,
+            None,
+            None,
+            {},
+            form={"username": username, "password": password},
+        )
+        data = self.checked("auth", reply)
+        token, lifetime = models.parse_token(data)
+        if self._redactor is not None:
+            self._redactor.add(token)
+        return token, lifetime
+
+    async def accounts(self) -> list[models.AccountInfo]:
+        return models.parse_accounts(await self.get_json("auth", ACCOUNTS_PATH))
+
+    # --- metrics ----------------------------------------------------------------------------
+    async def traffic(
+        self,
+        account: str,
+        start: float,
+        end: float,
+        per_resource: bool,
+        metrics: Sequence[str] = (),
+        resource: str | None = None,
+    ) -> models.MetricsReply:
+        params: list[tuple[str, str]] = [
+            ("account", account),
+            ("start", minute(start)),
+            ("end", minute(end)),
+        ]
+        params += [("metric", m) for m in metrics]
+        if resource is not None:
+            params.append(("resource", resource))
+        path = "/app/metrics/v1/resources" if per_resource else "/app/metrics/v1/"
+        return models.parse_metrics(await self.get_json("traffic", path, params), per_resource)
+
+    # --- restream ---------------------------------------------------------------------------
+    @staticmethod
+    def restream_path(account: str, rest: str = "") -> str:
+        return f"/app/restream/v2/{seg(account)}{rest}"
+
+    async def restream_resources(self, account: str) -> list[models.RestreamResource]:
+        data = await self.get_json("restream", self.restream_path(account, "/resources"))
+        return models.parse_restream_resources(data)
+
+    async def restream_resource(self, account: str, resource_id: str) -> models.RestreamResource:
+        path = self.restream_path(account, f"/resources/{seg(resource_id)}")
+        data = models.obj(await self.get_json("restream", path), "restream", "resource reply")
+        item = dict(models.obj(data.get("data"), "restream", "resource reply.data"))
+        item.setdefault("resource_id", data.get("resource_id", resource_id))
+        return models.parse_restream_resource(item)
+
+    async def restream_status(
+        self, account: str, resource_id: str | None = None
+    ) -> list[models.StatusRecord]:
+        params = {"resource_id": resource_id} if resource_id else None
+        data = await self.get_json("restream", self.restream_path(account, "/status"), params)
+        return models.parse_restream_status(data)
+
+    async def restream_history(
+        self, account: str, resource_id: str, start: str, end: str
+    ) -> list[models.HistoryPoint]:
+        params = {"resource_id": resource_id, "start": start, "end": end}
+        data = await self.get_json("restream", self.restream_path(account, "/history"), params)
+        return models.parse_restream_history(data)
+
+    # --- DVR --------------------------------------------------------------------------------
+    @staticmethod
+    def dvr_path(account: str, stream: str) -> str:
+        return f"/app/dvr-net/v1/{seg(account)}/streams/{seg(stream, keep_slash=True)}"
+
+    async def dvr_stream(self, account: str, stream: str) -> list[models.DvrNode]:
+        return models.parse_dvr_stream(await self.get_json("dvr", self.dvr_path(account, stream)))
+
+    # --- talking head -----------------------------------------------------------------------
+    @staticmethod
+    def th_path(account: str, rest: str = "") -> str:
+        return f"/app/th-api/v1/accounts/{seg(account)}{rest}"
+
+    async def th_configurations(self, account: str) -> models.ThConfigurations:
+        data = await self.get_json("talking_head", self.th_path(account, "/configurations"))
+        return models.parse_th_configurations(data)
+
+    async def th_status(self, account: str, task_id: str) -> models.ThTask:
+        data = await self.get_json("talking_head", self.th_path(account, f"/status/{seg(task_id)}"))
+        return models.parse_th_status(data)
+
+
+# --- operations the admin surface passes through (replies returned as received) -----------
+class Operations:
+    """The write and lookup operations of the spec, each one request, never retried unless a GET.
+
+    They return the upstream ``Reply`` unchanged so the admin surface can pass status and body on.
+    """
+
+    def __init__(self, client: UpstreamClient) -> None:
+        self._c = client
+
+    async def restream_list(self, account: str) -> Reply:
+        return await self._c.request(
+            "restream", "GET", UpstreamClient.restream_path(account, "/resources")
+        )
+
+    async def restream_get(self, account: str, resource_id: str) -> Reply:
+        path = UpstreamClient.restream_path(account, f"/resources/{seg(resource_id)}")
+        return await self._c.request("restream", "GET", path)
+
+    async def restream_create(self, account: str, body: Mapping[str, Any]) -> Reply:
+        path = UpstreamClient.restream_path(account, "/resources")
+        return await self._c.request("restream", "POST", path, body=body)
+
+    async def restream_update(
+        self, account: str, resource_id: str, body: Mapping[str, Any]
+    ) -> Reply:
+        path = UpstreamClient.restream_path(account, f"/resources/{seg(resource_id)}")
+        return await self._c.request("restream", "PUT", path, body=body)
+
+    async def restream_status(self, account: str, resource_id: str | None = None) -> Reply:
+        params = {"resource_id": resource_id} if resource_id else None
+        return await self._c.request(
+            "restream", "GET", UpstreamClient.restream_path(account, "/status"), params
+        )
+
+    async def restream_history(self, account: str, resource_id: str, start: str, end: str) -> Reply:
+        params = {"resource_id": resource_id, "start": start, "end": end}
+        return await self._c.request(
+            "restream", "GET", UpstreamClient.restream_path(account, "/history"), params
+        )
+
+    async def dvr_get(self, account: str, stream: str) -> Reply:
+        return await self._c.request("dvr", "GET", UpstreamClient.dvr_path(account, stream))
+
+    async def dvr_delete(self, account: str, stream: str, body: Mapping[str, Any]) -> Reply:
+        """Delete a range (host, from_ts, duration_sec | to_ts) or everything (host, all)."""
+        return await self._c.request(
+            "dvr", "DELETE", UpstreamClient.dvr_path(account, stream), body=body
+        )
+
+    async def th_configurations(self, account: str) -> Reply:
+        return await self._c.request(
+            "talking_head", "GET", UpstreamClient.th_path(account, "/configurations")
+        )
+
+    async def th_generate(self, account: str, body: Mapping[str, Any]) -> Reply:
+        path = UpstreamClient.th_path(account, "/generate")
+        return await self._c.request("talking_head", "POST", path, body=body)
+
+    async def th_status(self, account: str, task_id: str) -> Reply:
+        path = UpstreamClient.th_path(account, f"/status/{seg(task_id)}")
+        return await self._c.request("talking_head", "GET", path)
+
+    async def th_cancel(self, account: str, task_id: str) -> Reply:
+        path = UpstreamClient.th_path(account, f"/cancel/{seg(task_id)}")
+        return await self._c.request("talking_head", "DELETE", path)
+
+    async def th_video_link(self, account: str, task_id: str) -> Reply:
+        path = UpstreamClient.th_path(account, f"/video/{seg(task_id)}")
+        return await self._c.request("talking_head", "GET", path)
+
+    async def th_rename(self, account: str, task_id: str, body: Mapping[str, Any]) -> Reply:
+        path = UpstreamClient.th_path(account, f"/video/{seg(task_id)}")
+        return await self._c.request("talking_head", "PATCH", path, body=body)
+
+    async def th_delete(self, account: str, task_id: str) -> Reply:
+        path = UpstreamClient.th_path(account, f"/video/{seg(task_id)}")
+        return await self._c.request("talking_head", "DELETE", path)
+
+    async def th_tasks(self, account: str, params: Sequence[tuple[str, str]]) -> Reply:
+        return await self._c.request(
+            "talking_head", "GET", UpstreamClient.th_path(account, "/tasks"), params
+        )
+
+
+def _says_expired(data: Any) -> bool:
+    message = error_message(data)
+    return bool(message) and "expired" in (message or "").lower()
+
+
+def _snippet(raw: bytes) -> str:
+    return raw[:200].decode("utf-8", "replace").strip()

@@ -1,0 +1,98 @@
+"""Polls the configured DVR streams of each account and publishes one fragment per account."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Protocol
+
+import structlog
+
+from exporter.clock import Clock
+from exporter.config import DvrSettings
+from exporter.dvr.transform import dvr_fragment
+from exporter.exposition import Store
+from exporter.upstream.models import DvrNode
+
+log = structlog.get_logger("exporter.dvr")
+
+STALE_AFTER_INTERVALS = 5
+
+
+class DvrClient(Protocol):
+    """The part of UpstreamClient the DVR poller needs."""
+
+    async def dvr_stream(self, account: str, stream: str) -> list[DvrNode]: ...
+
+
+class DvrStreamsFailed(Exception):
+    """Some (not all) streams of an account could not be read; the others were published."""
+
+
+def store_key(account: str) -> str:
+    return f"dvr/{account}"
+
+
+class DvrPoller:
+    """DVR metrics of the configured streams (``streams``: account -> stream names).
+
+    ``poll`` sends one request per stream, all at once (the client caps concurrency). When
+    every stream fails it raises and publishes nothing, so the last fragment stays until it
+    is ``5 x interval`` old. When only some fail, the fresh streams are published together with
+    the last good reply of each failed stream (kept while it is under ``5 x interval`` old),
+    and then the poll raises ``DvrStreamsFailed`` so ``cdnvideo_up`` shows the failure: one
+    misconfigured stream name does not blank the account's other streams.
+    """
+
+    def __init__(
+        self,
+        client: DvrClient,
+        store: Store,
+        clock: Clock,
+        settings: DvrSettings,
+        streams: Mapping[str, tuple[str, ...]],
+    ) -> None:
+        self._client = client
+        self._store = store
+        self._clock = clock
+        self._settings = settings
+        self._streams = {account: tuple(dict.fromkeys(s)) for account, s in streams.items()}
+        self._last: dict[str, dict[str, tuple[float, tuple[DvrNode, ...]]]] = {}
+
+    @property
+    def max_age(self) -> float:
+        return STALE_AFTER_INTERVALS * self._settings.interval_seconds
+
+    def streams(self, account: str) -> tuple[str, ...]:
+        return self._streams.get(account, ())
+
+    async def poll(self, account: str) -> None:
+        streams = self.streams(account)
+        replies = await asyncio.gather(
+            *(self._client.dvr_stream(account, s) for s in streams), return_exceptions=True
+        )
+        now = self._clock.time()
+        previous = self._last.get(account, {})
+        current: dict[str, tuple[float, tuple[DvrNode, ...]]] = {}
+        failures: list[tuple[str, Exception]] = []
+        for stream, reply in zip(streams, replies, strict=True):
+            if isinstance(reply, list):
+                current[stream] = (now, tuple(reply))
+                continue
+            if not isinstance(reply, Exception):  # cancellation and the like
+                raise reply
+            failures.append((stream, reply))
+            kept = previous.get(stream)
+            if kept is not None and now - kept[0] <= self.max_age:
+                current[stream] = kept
+        if streams and len(failures) == len(streams):
+            raise failures[0][1]
+        self._last[account] = current
+        fragment = dvr_fragment(account, {s: nodes for s, (_, nodes) in current.items()})
+        self._store.publish(store_key(account), fragment, max_age=self.max_age)
+        log.debug("dvr_polled", account=account, streams=len(streams), failed=len(failures))
+        if failures:
+            detail = "; ".join(f"{s}: {type(e).__name__}: {e}" for s, e in failures)
+            raise DvrStreamsFailed(
+                f"{len(failures)} of {len(streams)} DVR streams failed: {detail}"
+            )

@@ -1,0 +1,83 @@
+"""Polls talking-head configurations (quota, catalogue) per account, sparingly."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Protocol
+
+import structlog
+
+from exporter.clock import Clock
+from exporter.config import SECONDS_PER_MONTH, TalkingHeadSettings
+from exporter.exposition import Store
+from exporter.talking_head.transform import configurations_fragment
+from exporter.upstream.models import ThConfigurations
+
+log = structlog.get_logger("exporter.talking_head")
+
+STALE_AFTER_INTERVALS = 5
+
+
+class TalkingHeadClient(Protocol):
+    """The part of UpstreamClient the talking-head poller needs."""
+
+    async def th_configurations(self, account: str) -> ThConfigurations: ...
+
+
+def store_key(account: str) -> str:
+    return f"talking_head/{account}"
+
+
+def requests_per_month(interval_seconds: float) -> float:
+    """Configuration requests one account spends in a 30-day month at this interval."""
+    return SECONDS_PER_MONTH / interval_seconds
+
+
+class TalkingHeadPoller:
+    """Talking-head quota and catalogue metrics, one ``/configurations`` request per poll.
+
+    The platform allows 1500 talking-head requests a month per account, so the default
+    interval is 6 hours (120 requests a month). The parsed reply is kept so the admin surface
+    can validate generate requests without spending another request.
+    """
+
+    def __init__(
+        self,
+        client: TalkingHeadClient,
+        store: Store,
+        clock: Clock,
+        settings: TalkingHeadSettings,
+    ) -> None:
+        self._client = client
+        self._store = store
+        self._clock = clock
+        self._settings = settings
+        self._latest: MappingProxyType[str, tuple[float, ThConfigurations]] = MappingProxyType({})
+
+    async def poll(self, account: str) -> None:
+        conf = await self._client.th_configurations(account)
+        now = self._clock.time()
+        latest = dict(self._latest)
+        latest[account] = (now, conf)
+        self._latest = MappingProxyType(latest)
+        self._store.publish(
+            store_key(account),
+            configurations_fragment(account, conf),
+            max_age=STALE_AFTER_INTERVALS * self._settings.interval_seconds,
+        )
+        log.debug(
+            "talking_head_polled",
+            account=account,
+            quota_left=conf.quota_left,
+            voices=len(conf.voices),
+        )
+
+    def latest_configurations(self, account: str) -> ThConfigurations | None:
+        """The last configurations reply of the account (None before the first success)."""
+        found = self._latest.get(account)
+        return None if found is None else found[1]
+
+    def fetched_at(self, account: str) -> float | None:
+        """Unix time of the last successful configurations read of the account."""
+        found = self._latest.get(account)
+        return None if found is None else found[0]

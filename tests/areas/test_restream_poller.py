@@ -1,0 +1,175 @@
+"""Unit tests of RestreamPoller with a fake client: requests sent, history windows, failures."""
+
+from __future__ import annotations
+
+import pytest
+
+from exporter.clock import FakeClock
+from exporter.config import RestreamSettings
+from exporter.exposition import Store
+from exporter.logs import Redactor
+from exporter.restream import KeyFingerprint, RestreamPoller
+from exporter.restream import families as f
+from exporter.upstream import UpstreamError
+from exporter.upstream.auth import StaticToken
+from exporter.upstream.models import (
+    HistoryPoint,
+    RestreamEntry,
+    RestreamResource,
+    StatusRecord,
+    TargetStatus,
+)
+
+NOW = 1_767_225_600.0
+SRC = "rtmp://in.example/live/a"
+URL = "rtmp://yt.example/live2"
+
+
+class FakeRestream:
+    def __init__(self) -> None:
+        self.auth = StaticToken("static-upstream-token")
+        self.resources = [
+            RestreamResource(
+                "r1", "A", "short", True, (RestreamEntry(SRC, URL, "key-one-1234", password="pw1"),)
+            ),
+            RestreamResource("r2", "B", "short", True, (RestreamEntry(SRC, URL, "key-two-5678"),)),
+        ]
+        self.status = [StatusRecord("r1", (TargetStatus(SRC, URL, "key-one-1234", 0, "OK"),))]
+        self.points: dict[str, list[HistoryPoint]] = {}
+        self.calls: list[tuple[str, ...]] = []
+        self.fail_history: set[str] = set()
+
+    async def restream_resources(self, account: str) -> list[RestreamResource]:
+        self.calls.append(("resources", account))
+        return self.resources
+
+    async def restream_status(
+        self, account: str, resource_id: str | None = None
+    ) -> list[StatusRecord]:
+        self.calls.append(("status", account))
+        return self.status
+
+    async def restream_history(
+        self, account: str, resource_id: str, start: str, end: str
+    ) -> list[HistoryPoint]:
+        self.calls.append(("history", account, resource_id, start, end))
+        if resource_id in self.fail_history:
+            raise UpstreamError("restream", "http", "Service unavailable", 503)
+        return self.points.get(resource_id, [])
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(NOW)
+
+
+def make(fake: FakeRestream, clock: FakeClock, secret: str | None = "s") -> RestreamPoller:
+    return RestreamPoller(
+        fake, Store(clock), clock, RestreamSettings(), Redactor(), fingerprint_secret=secret
+    )
+
+
+async def test_poll_sends_one_resources_and_one_status_request(clock: FakeClock) -> None:
+    fake = FakeRestream()
+    store, redactor = Store(clock), Redactor()
+    poller = RestreamPoller(fake, store, clock, RestreamSettings(), redactor, "s")
+    await poller.poll("acme")
+    assert sorted(fake.calls) == [("resources", "acme"), ("status", "acme")]
+    frag = store.fragment("restream/acme")
+    assert frag is not None
+    assert frag.value(f.UP, resource_id="r1", target_key=KeyFingerprint(b"s")("key-one-1234")) == 1
+    assert redactor.text("x key-one-1234 pw1 key-two-5678") == "x ******** ******** ********"
+
+
+async def test_fingerprint_secret_is_derived_from_a_static_token(clock: FakeClock) -> None:
+    fake = FakeRestream()
+    derived = await make(fake, clock, secret=None).fingerprint()
+    assert derived.keyed
+    assert derived("k" * 20) == KeyFingerprint(b"static-upstream-token")("k" * 20)
+    assert (await make(fake, clock, secret="other").fingerprint())("k" * 20) != derived("k" * 20)
+
+
+async def test_first_history_read_looks_back_a_day_then_since_the_last_read(
+    clock: FakeClock,
+) -> None:
+    fake = FakeRestream()
+    poller = make(fake, clock)
+    await poller.poll("acme")
+    await poller.poll_history("acme")
+    hist = [c for c in fake.calls if c[0] == "history"]
+    assert sorted(c[2] for c in hist) == ["r1", "r2"]
+    assert {c[3:] for c in hist} == {("2025-12-31T00:00:00Z", "2026-01-01T00:00:00Z")}
+    fake.calls.clear()
+    clock.advance(300)
+    await poller.poll_history("acme")
+    assert {c[3:] for c in fake.calls} == {("2025-12-31T23:59:00Z", "2026-01-01T00:05:00Z")}
+
+
+async def test_history_before_any_status_poll_lists_resources_itself(clock: FakeClock) -> None:
+    fake = FakeRestream()
+    await make(fake, clock).poll_history("acme")
+    assert fake.calls[0] == ("resources", "acme")
+    assert len([c for c in fake.calls if c[0] == "history"]) == 2
+
+
+async def test_history_publishes_the_latest_change_and_forgets_removed_resources(
+    clock: FakeClock,
+) -> None:
+    fake = FakeRestream()
+    store = Store(clock)
+    poller = RestreamPoller(fake, store, clock, RestreamSettings(), Redactor(), "s")
+    fake.points["r1"] = [HistoryPoint(SRC, URL, "key-one-1234", 2, "x", NOW - 60)]
+    fake.points["r2"] = [HistoryPoint(SRC, URL, "key-two-5678", 0, "OK", NOW - 30)]
+    await poller.poll("acme")
+    await poller.poll_history("acme")
+    frag = store.fragment("restream_history/acme")
+    assert frag is not None
+    assert frag.value(f.STATUS_CHANGED, resource_id="r1") == NOW - 60
+    assert frag.value(f.STATUS_CHANGED, resource_id="r2") == NOW - 30
+    fake.resources = fake.resources[:1]
+    await poller.poll("acme")
+    clock.advance(300)
+    await poller.poll_history("acme")
+    frag = store.fragment("restream_history/acme")
+    assert frag is not None
+    assert frag.value(f.STATUS_CHANGED, resource_id="r1") == NOW - 60
+    assert frag.value(f.STATUS_CHANGED, resource_id="r2") is None
+
+
+async def test_failed_history_read_publishes_nothing_and_rereads_the_window(
+    clock: FakeClock,
+) -> None:
+    fake = FakeRestream()
+    store = Store(clock)
+    poller = RestreamPoller(fake, store, clock, RestreamSettings(), Redactor(), "s")
+    await poller.poll("acme")
+    fake.fail_history = {"r2"}
+    with pytest.raises(UpstreamError, match="Service unavailable"):
+        await poller.poll_history("acme")
+    assert store.fragment("restream_history/acme") is None
+    fake.fail_history = set()
+    fake.calls.clear()
+    clock.advance(300)
+    await poller.poll_history("acme")
+    assert {c[3] for c in fake.calls} == {"2025-12-31T00:05:00Z"}  # still the first 24 h read
+
+
+async def test_failed_status_poll_keeps_the_last_fragment_for_five_intervals(
+    clock: FakeClock,
+) -> None:
+    fake = FakeRestream()
+    store = Store(clock)
+    poller = RestreamPoller(fake, store, clock, RestreamSettings(interval_seconds=30), Redactor())
+
+    async def broken(account: str, resource_id: str | None = None) -> list[StatusRecord]:
+        raise UpstreamError("restream", "timeout", "GET /status timed out")
+
+    await poller.poll("acme")
+    fake.restream_status = broken  # type: ignore[method-assign]
+    clock.advance(30)
+    with pytest.raises(UpstreamError):
+        await poller.poll("acme")
+    clock.advance(120)
+    assert store.fragment("restream/acme") is not None
+    clock.advance(1)
+    assert store.fragment("restream/acme") is None

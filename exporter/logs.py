@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import sys
@@ -31,12 +32,42 @@ SECRET_KEYS = frozenset(
         "access_token",
     }
 )
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s?#]+@")
+# Key names ending like these are secrets too (``admin_token``, ``new_password``).
+SECRET_SUFFIXES = ("token", "password", "passwd", "secret")
+
+# Up to the last "@" before the path: a password may itself contain "@".
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s\"'<>]+@")
+_NAME = r"[A-Za-z0-9_.-]*?(?:token|password|passwd|secret|target_key|stream_key|api_key)"
+_VALUE = (
+    r"(?:(?P<q>[\"'])(?P<quoted>(?:\\.|(?!(?P=q)).)*)(?P=q)"
+    r"|(?P<bare>(?:bearer\s+|basic\s+)?[^\s\"'&,;)}\]]+))"
+)
+# Secrets inside free text: form bodies and query strings (password=x&...), reprs
+# (password='x'), JSON or dict text ("token": "x"), and HTTP header lines.
+_KEY_VALUE = re.compile(
+    rf"(?i)(?P<key>(?:\b{_NAME}\s*=\s*)"
+    rf"|(?:[\"']{_NAME}[\"']\s*:\s*)"
+    r"|(?:\b(?:authorization|cdn-auth-token)\s*:\s*))" + _VALUE
+)
 
 
 def strip_userinfo(text: str) -> str:
     """Remove ``user:password@`` from every URL inside ``text``."""
     return _USERINFO.sub(lambda m: m.group("scheme"), text)
+
+
+def _mask_key_values(text: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        q = m.group("q")
+        return m.group("key") + (f"{q}{MASK}{q}" if q else MASK)
+
+    return _KEY_VALUE.sub(sub, text)
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a value stored under this key name is a secret."""
+    k = key.lower()
+    return k in SECRET_KEYS or k.replace("-", "_").endswith(SECRET_SUFFIXES)
 
 
 class Redactor:
@@ -63,25 +94,35 @@ class Redactor:
             self._secrets = merged
 
     def text(self, value: str) -> str:
+        """``value`` with known secrets, URL userinfo and ``key=secret`` pairs masked."""
         pattern = self._pattern
         if pattern is not None:
             value = pattern.sub(MASK, value)
-        return strip_userinfo(value)
+        return _mask_key_values(strip_userinfo(value))
 
     def value(self, value: Any, key: str = "") -> Any:
-        if key.lower() in SECRET_KEYS and value not in (None, "", b""):
+        """A copy of ``value`` safe to log: containers are walked, other objects become text."""
+        if value is None or isinstance(value, bool):
+            return value
+        if key and is_secret_key(key) and value not in ("", b""):
             return MASK
+        if isinstance(value, int | float):
+            return value
         if isinstance(value, str):
             return self.text(value)
-        if isinstance(value, bytes):
-            return self.text(value.decode("utf-8", "replace"))
+        if isinstance(value, bytes | bytearray):
+            return self.text(bytes(value).decode("utf-8", "replace"))
         if isinstance(value, dict):
             return {k: self.value(v, str(k)) for k, v in value.items()}
         if isinstance(value, list | tuple | set | frozenset):
             return [self.value(v) for v in value]
         if isinstance(value, BaseException):
             return self.text(f"{type(value).__name__}: {value}")
-        return value
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            # A model such as a restream entry: mask its secret fields by name.
+            fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+            return {"type": type(value).__name__, **self.value(fields)}
+        return self.text(repr(value))  # the renderer would repr it unredacted
 
     def __call__(
         self, logger: Any, method: str, event: MutableMapping[str, Any]
@@ -106,13 +147,21 @@ def _format_exc_redacted(redactor: Redactor) -> Any:
     return processor
 
 
+class _StdlibHandler(logging.StreamHandler[TextIO]):
+    """Marks the root handler configure_logging installed, so a second call replaces it."""
+
+
 def configure_logging(
     level: str = "info",
     fmt: str = "auto",
     redactor: Redactor | None = None,
     stream: TextIO | None = None,
 ) -> Redactor:
-    """Set up structlog for the process; returns the redactor so callers can teach it secrets."""
+    """Set up structlog for the process; returns the redactor so callers can teach it secrets.
+
+    Records of standard-library loggers (aiohttp, APScheduler, asyncio) go through the same
+    redaction and renderer, so every line the process writes has one format and no secret.
+    """
     redactor = redactor or Redactor()
     stream = stream or sys.stderr
     if fmt == "auto":
@@ -122,19 +171,41 @@ def configure_logging(
         if fmt == "console"
         else structlog.processors.JSONRenderer()
     )
+    numeric_level = logging.getLevelNamesMapping()[level.upper()]
+    timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            timestamper,
             _format_exc_redacted(redactor),
             redactor,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
+        wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
         logger_factory=structlog.PrintLoggerFactory(file=stream),
         cache_logger_on_first_use=False,
     )
+    handler = _StdlibHandler(stream)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.contextvars.merge_contextvars,
+                structlog.stdlib.add_log_level,
+                structlog.stdlib.add_logger_name,
+                timestamper,
+            ],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                _format_exc_redacted(redactor),
+                redactor,
+                renderer,
+            ],
+        )
+    )
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if isinstance(h, _StdlibHandler)]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(numeric_level)
     return redactor

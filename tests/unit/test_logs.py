@@ -1,0 +1,258 @@
+"""Secret masking in logs: by key name, by known value, in URLs, in free text, in exceptions."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+import structlog
+
+from exporter.logs import MASK, Redactor, configure_logging, is_secret_key, strip_userinfo
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    structlog.reset_defaults()
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def redact(event: dict[str, object], *secrets: str) -> dict[str, object]:
+    return dict(Redactor(secrets)(None, "info", dict(event)))
+
+
+# --- by key name ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "key",
+    [
+        "token",
+        "password",
+        "Authorization",
+        "CDN-AUTH-TOKEN",
+        "target_key",
+        "stream_key",
+        "utoken",
+        "read_token",
+        "admin_token",
+        "backup_password",
+        "client_secret",
+    ],
+)
+def test_secret_named_key_is_masked(key: str) -> None:
+    assert redact({"event": "x", key: "s3cr3t-value"})[key] == MASK
+
+
+@pytest.mark.parametrize("key", ["tokens_left", "lifetime_seconds", "username", "event", "host"])
+def test_ordinary_key_is_kept(key: str) -> None:
+    assert redact({key: "plain"})[key] == "plain"
+    assert not is_secret_key(key)
+
+
+def test_empty_or_boolean_secret_fields_stay_readable() -> None:
+    out = redact({"password": "", "token": None, "has_token": True})
+    assert out == {"password": "", "token": None, "has_token": True}
+
+
+def test_nested_dicts_and_lists_are_masked() -> None:
+    event = {
+        "body": {
+            "name": "r1",
+            "restreams": [
+                {"target_url": "rtmp://a.example/live", "target_key": "key-123", "login": "bob"},
+                {"backup": {"password": "bk-pass", "target_url": "rtmp://u:pw1@b.example/app"}},
+            ],
+        },
+        "headers": ({"CDN-AUTH-TOKEN": "tok-abc"},),
+    }
+    out = redact(event)
+    assert out["body"] == {
+        "name": "r1",
+        "restreams": [
+            {"target_url": "rtmp://a.example/live", "target_key": MASK, "login": "bob"},
+            {"backup": {"password": MASK, "target_url": "rtmp://b.example/app"}},
+        ],
+    }
+    assert out["headers"] == [{"CDN-AUTH-TOKEN": MASK}]
+
+
+# --- by value ---------------------------------------------------------------------------------
+def test_known_secret_value_is_masked_inside_text() -> None:
+    out = redact(
+        {"event": "sent cdn1_abcdef to upstream", "detail": ["x cdn1_abcdef y"]}, "cdn1_abcdef"
+    )
+    assert out == {"event": f"sent {MASK} to upstream", "detail": [f"x {MASK} y"]}
+
+
+def test_secret_learned_at_run_time_is_masked_from_then_on() -> None:
+    r = Redactor()
+    assert r.text("key zz-stream-key-9") == "key zz-stream-key-9"
+    r.add("zz-stream-key-9", "", "ab")  # empty and very short values are not learned
+    assert r.text("key zz-stream-key-9 ab") == f"key {MASK} ab"
+
+
+def test_longer_secret_wins_over_its_prefix() -> None:
+    assert Redactor(["abc", "abcdef"]).text("abcdef") == MASK
+
+
+def test_bytes_values_are_decoded_and_masked() -> None:
+    assert redact({"body": b"password=hunter2&x=1"}) == {"body": f"password={MASK}&x=1"}
+
+
+# --- URL userinfo and free text ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("rtmp://user:pass@host/app", "rtmp://host/app"),
+        (
+            "to rtmp://user:p@ss@live.example:1935/app/key now",
+            "to rtmp://live.example:1935/app/key now",
+        ),
+        ("https://token@api.example/x", "https://api.example/x"),
+        ('{"url": "rtmps://u:p@h"}', '{"url": "rtmps://h"}'),
+        ("mail bob@example.com and http://h/p@x", "mail bob@example.com and http://h/p@x"),
+    ],
+)
+def test_url_userinfo_is_stripped(text: str, expected: str) -> None:
+    assert strip_userinfo(text) == expected
+    assert Redactor().text(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("username=ops&password=hunter2", f"username=ops&password={MASK}"),
+        ("GET /x?token=abc123&y=1", f"GET /x?token={MASK}&y=1"),
+        (
+            "RestreamEntry(login='bob', password='p w')",
+            f"RestreamEntry(login='bob', password='{MASK}')",
+        ),
+        ('{"target_key": "live_9", "n": 2}', f'{{"target_key": "{MASK}", "n": 2}}'),
+        ("{'token': 'abc', 'lifetime': 5}", f"{{'token': '{MASK}', 'lifetime': 5}}"),
+        ("CDN-AUTH-TOKEN: abc123", f"CDN-AUTH-TOKEN: {MASK}"),
+        ("Authorization: Bearer xyz.789", f"Authorization: {MASK}"),
+        # error messages that merely name a secret key stay readable
+        ("upstream.password: required with the other half of the login",) * 2,
+        ("token_renewed reason=expired",) * 2,
+    ],
+)
+def test_secret_key_value_pairs_in_text_are_masked(text: str, expected: str) -> None:
+    assert Redactor().text(text) == expected
+
+
+# --- exceptions and objects -------------------------------------------------------------------
+def test_exception_value_is_rendered_as_masked_text() -> None:
+    exc = RuntimeError("connect rtmp://u:pw@h/app failed with tok-999")
+    out = redact({"error": exc}, "tok-999")
+    assert out == {"error": f"RuntimeError: connect rtmp://h/app failed with {MASK}"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    target_url: str
+    target_key: str
+    password: str
+
+
+def test_dataclass_value_is_masked_field_by_field() -> None:
+    out = redact({"entry": Entry("rtmp://u:p@h/app", "k-1", "pw-1")})
+    assert out == {
+        "entry": {
+            "type": "Entry",
+            "target_url": "rtmp://h/app",
+            "target_key": MASK,
+            "password": MASK,
+        }
+    }
+
+
+def test_other_objects_become_masked_text() -> None:
+    class Opaque:
+        def __repr__(self) -> str:
+            return "Opaque(password='pw-2')"
+
+    assert redact({"obj": Opaque()}) == {"obj": f"Opaque(password='{MASK}')"}
+
+
+# --- the configured pipeline ------------------------------------------------------------------
+PLANTED = ("tok-PLANTED-1", "pw-PLANTED-2", "key-PLANTED-3", "login-PLANTED-4", "hdr-PLANTED-5")
+
+
+def lines(buf: io.StringIO) -> list[dict[str, object]]:
+    return [json.loads(line) for line in buf.getvalue().splitlines()]
+
+
+def test_json_log_output_contains_no_planted_secret() -> None:
+    buf = io.StringIO()
+    redactor = configure_logging(level="debug", fmt="json", stream=buf)
+    redactor.add(PLANTED[0])  # e.g. a token fetched at run time
+    log = structlog.get_logger("test")
+    log.info("token_renewed", token=PLANTED[0], lifetime_seconds=21599)
+    log.info("login", form={"username": "ops", "password": PLANTED[1]})
+    log.warning("restream", entries=[{"target_key": PLANTED[2]}])
+    log.info("request", url=f"rtmp://ops:{PLANTED[3]}@live.example/app")
+    log.info(f"sent header with {PLANTED[0]} inside the message")
+    log.debug("raw", body=f'{{"CDN-AUTH-TOKEN": "{PLANTED[4]}"}}')
+    try:
+        raise ValueError(f"upstream said no to {PLANTED[0]}")
+    except ValueError:
+        log.exception("poll_failed", area="dvr")
+    logging.getLogger("aiohttp.client").warning("retrying password=%s", PLANTED[1])
+    out = buf.getvalue()
+    for secret in PLANTED:
+        assert secret not in out
+    records = lines(buf)
+    assert [r["event"] for r in records][:4] == ["token_renewed", "login", "restream", "request"]
+    assert records[0]["token"] == MASK
+    assert records[0]["lifetime_seconds"] == 21599
+    assert records[3]["url"] == "rtmp://live.example/app"
+    failed = records[6]
+    assert failed["level"] == "error"
+    assert "ValueError: upstream said no to ********" in str(failed["exception"])
+    assert records[7] == {
+        "event": f"retrying password={MASK}",
+        "level": "warning",
+        "logger": "aiohttp.client",
+        "timestamp": records[7]["timestamp"],
+    }
+
+
+def test_level_filters_structlog_and_stdlib_records() -> None:
+    buf = io.StringIO()
+    configure_logging(level="warning", fmt="json", stream=buf)
+    structlog.get_logger().info("quiet")
+    logging.getLogger("apscheduler").info("quiet too")
+    structlog.get_logger().warning("loud")
+    assert [r["event"] for r in lines(buf)] == ["loud"]
+
+
+def test_auto_format_is_json_when_not_a_terminal() -> None:
+    buf = io.StringIO()
+    configure_logging(fmt="auto", stream=buf)
+    structlog.get_logger().info("hello", n=1)
+    assert lines(buf)[0]["event"] == "hello"
+
+
+def test_console_format_masks_too() -> None:
+    buf = io.StringIO()
+    configure_logging(fmt="console", stream=buf)
+    structlog.get_logger().info("hello", password="pw-console-1")
+    out = buf.getvalue()
+    assert "hello" in out
+    assert "pw-console-1" not in out
+    assert MASK in out
+
+
+def test_configuring_twice_keeps_one_stdlib_handler() -> None:
+    first, second = io.StringIO(), io.StringIO()
+    configure_logging(fmt="json", stream=first)
+    configure_logging(fmt="json", stream=second)
+    logging.getLogger("x").warning("once")
+    assert first.getvalue() == ""
+    assert [r["event"] for r in lines(second)] == ["once"]

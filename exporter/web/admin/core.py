@@ -1,0 +1,300 @@
+"""The pipeline every admin route goes through: auth, account, query, body, upstream, audit."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import structlog
+from aiohttp import web
+
+from exporter.context import Context
+from exporter.talking_head_tasks import TaskTracker
+from exporter.upstream import Reply, UpstreamError
+from exporter.upstream.errors import is_error_body
+from exporter.web.admin.masking import mask
+from exporter.web.admin.ratelimit import WindowLimit
+from exporter.web.admin.validation import (
+    FieldError,
+    check_query_names,
+    check_segment,
+    check_stream_name,
+)
+
+audit_log = structlog.get_logger("exporter.admin.audit")
+log = structlog.get_logger("exporter.admin")
+
+Role = Literal["read", "write"]
+Handler = Callable[["Call"], Awaitable[web.StreamResponse]]
+Masker = Callable[[Any, Any], Any]
+
+GENERATE_PER_MINUTE = 10
+_PARAM = re.compile(r"\{(\w+)(?::[^}]*)?\}")
+
+
+@dataclass(frozen=True)
+class QueryParam:
+    name: str
+    description: str
+    required: bool = False
+    schema: dict[str, Any] = field(default_factory=lambda: {"type": "string"})
+
+
+@dataclass(frozen=True)
+class Route:
+    """One admin operation: how it is registered, documented, authorised and handled."""
+
+    method: str
+    path: str  # aiohttp pattern under /api/v1
+    operation_id: str
+    summary: str
+    upstream: str
+    tag: str
+    handler: Handler
+    write: bool = False
+    query: tuple[QueryParam, ...] = ()
+    body: str | None = None  # component schema of the JSON body
+    body_required: bool = False
+    target: str | None = None  # path parameter naming the changed object
+    success: int = 200
+    limited: bool = False  # local rate limit (429)
+
+    @property
+    def openapi_path(self) -> str:
+        return _PARAM.sub(lambda m: "{" + m.group(1) + "}", self.path)
+
+    @property
+    def path_params(self) -> list[str]:
+        return _PARAM.findall(self.path)
+
+
+@dataclass
+class AdminState:
+    """What the admin app keeps between requests."""
+
+    limiter: WindowLimit
+    tracker: TaskTracker
+    background: set[asyncio.Task[Any]] = field(default_factory=set)
+
+
+class Rejected(Exception):
+    """Answer now with our own JSON error (nothing more goes upstream)."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        fields: list[FieldError] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.fields = fields or []
+        self.headers = headers or {}
+
+    def response(self) -> web.Response:
+        body: dict[str, Any] = {"error": self.code, "message": self.message}
+        if self.fields:
+            body["fields"] = [f.as_dict() for f in self.fields]
+        return web.json_response(body, status=self.status, headers=self.headers)
+
+
+def invalid(errors: list[FieldError], status: int = 422) -> Rejected:
+    names = ", ".join(dict.fromkeys(e.field for e in errors))
+    return Rejected(status, "invalid_request", f"invalid request: {names}", errors)
+
+
+@dataclass
+class Call:
+    """One admin request on its way through the pipeline."""
+
+    ctx: Context
+    state: AdminState
+    request: web.Request
+    route: Route
+    role: Role | None = None
+    account: str = ""
+    query: dict[str, str] = field(default_factory=dict)
+    query_pairs: list[tuple[str, str]] = field(default_factory=list)
+    body: Any = None
+    target: str | None = None
+    upstream_status: int | None = None
+    outcome: str = "ok"
+
+    def param(self, name: str) -> str:
+        return self.request.match_info[name]
+
+    async def upstream(self, op: Awaitable[Reply]) -> Reply:
+        """Await an upstream operation; no reply becomes 502 (connection) or 504 (timeout)."""
+        client = self.ctx.client
+        timeout = self.ctx.settings.upstream.timeout_seconds
+        retries = getattr(client, "retries", 0)
+        backoff = getattr(client, "backoff_seconds", 0.0)
+        deadline = timeout * (retries + 1) + backoff * (2**retries) * 1.5 + 1.0
+        try:
+            reply = await asyncio.wait_for(op, deadline)
+        except TimeoutError:
+            raise Rejected(504, "upstream_timeout", "the platform did not answer in time") from None
+        except UpstreamError as exc:
+            text = self.ctx.redactor.text(exc.message)
+            if exc.kind == "timeout":
+                raise Rejected(
+                    504, "upstream_timeout", f"the platform did not answer in time: {text}"
+                ) from None
+            raise Rejected(
+                502, "upstream_unreachable", f"the platform could not be reached: {text}"
+            ) from None
+        self.upstream_status = reply.status
+        return reply
+
+    def passthrough(self, reply: Reply, masker: Masker = mask) -> web.Response:
+        """The platform's status and body, secrets masked."""
+        self.outcome = "ok" if reply.ok and not is_error_body(reply.data) else "upstream_error"
+        headers = {"X-Upstream-Status": str(reply.status)}
+        if reply.status in (204, 304) or not reply.body:
+            return web.Response(status=reply.status, headers=headers)
+        if reply.data is not None:
+            text = json.dumps(masker(reply.data, self.ctx.redactor), ensure_ascii=False)
+            return web.Response(
+                status=reply.status, text=text, content_type="application/json", headers=headers
+            )
+        raw = reply.body.decode("utf-8", "replace")
+        return web.Response(
+            status=reply.status,
+            text=str(masker(raw, self.ctx.redactor)),
+            content_type="text/plain",
+            headers=headers,
+        )
+
+
+# --- authentication -----------------------------------------------------------------------
+def authenticate(header: str | None, read_token: str, write_token: str) -> Role | None:
+    """The caller's role from ``Authorization: Bearer <token>``; None when missing or unknown.
+
+    Both tokens are always compared (constant time), so timing says nothing about which matched.
+    """
+    if not header:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return None
+    given = token.encode()
+    is_write = bool(write_token) and hmac.compare_digest(given, write_token.encode())
+    is_read = bool(read_token) and hmac.compare_digest(given, read_token.encode())
+    if is_write:
+        return "write"
+    if is_read:
+        return "read"
+    return None
+
+
+# --- dispatch -----------------------------------------------------------------------------
+def _loads_strict(raw: bytes) -> Any:
+    def reject(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(raw.decode("utf-8"), parse_constant=reject)
+
+
+async def _prepare(call: Call) -> None:
+    ctx, route, request = call.ctx, call.route, call.request
+    if not ctx.settings.admin.enabled:
+        raise Rejected(404, "admin_disabled", "the admin surface is disabled (admin.enabled)")
+    admin = ctx.settings.admin
+    call.role = authenticate(
+        request.headers.get("Authorization"), admin.read_token, admin.write_token
+    )
+    if call.role is None:
+        raise Rejected(
+            401,
+            "unauthorized",
+            "send Authorization: Bearer <read or write token>",
+            headers={"WWW-Authenticate": 'Bearer realm="cdnvideo-exporter"'},
+        )
+    if route.write and call.role != "write":
+        raise Rejected(403, "forbidden", "this operation changes data and needs the write token")
+    call.account = request.match_info["account"]
+    if call.account not in ctx.accounts:
+        raise Rejected(404, "unknown_account", "this exporter does not serve that account")
+    errors: list[FieldError] = []
+    for name in route.path_params:
+        if name == "account":
+            continue
+        value = request.match_info[name]
+        errors += check_stream_name(value) if name == "stream_name" else check_segment(name, value)
+    if route.target:
+        call.target = request.match_info.get(route.target)
+    call.query_pairs = list(request.query.items())
+    call.query, query_errors = check_query_names(call.query_pairs, [q.name for q in route.query])
+    errors += query_errors
+    if errors:
+        raise invalid(errors)
+    if route.body is not None:
+        call.body = await _read_body(request, route.body_required)
+
+
+async def _read_body(request: web.Request, required: bool) -> Any:
+    raw = await request.read()
+    if not raw.strip():
+        if required:
+            raise invalid([FieldError("body", "required: a JSON object")], 400)
+        return {}
+    try:
+        return _loads_strict(raw)
+    except (ValueError, RecursionError):
+        raise invalid([FieldError("body", "not valid JSON")], 400) from None
+
+
+_OUTCOMES = {401: "unauthenticated", 403: "forbidden", 404: "not_found", 429: "rate_limited"}
+
+
+def make_handler(
+    ctx: Context, state: AdminState, route: Route
+) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """The aiohttp handler of one route."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        call = Call(ctx, state, request, route)
+        response: web.StreamResponse
+        try:
+            await _prepare(call)
+            response = await route.handler(call)
+        except Rejected as rej:
+            response = rej.response()
+            call.outcome = _OUTCOMES.get(rej.status) or rej.code
+        except Exception:  # our bug must still answer as JSON, and be logged
+            log.exception("admin_handler_failed", operation=route.operation_id)
+            response = Rejected(
+                500, "internal_error", "internal error; see the exporter log"
+            ).response()
+            call.outcome = "internal_error"
+        if route.write:
+            _audit(call, response.status)
+        return response
+
+    return handle
+
+
+def _audit(call: Call, status: int) -> None:
+    """One structured event per change request; never bodies, tokens or secrets."""
+    audit_log.info(
+        "audit",
+        route=f"{call.route.method} /api/v1{call.route.openapi_path}",
+        operation=call.route.operation_id,
+        account=call.account or call.request.match_info.get("account", ""),
+        target=call.target,
+        role=call.role or "none",
+        upstream_status=call.upstream_status,
+        status=status,
+        outcome=call.outcome,
+        remote=call.request.remote,
+    )

@@ -1,0 +1,204 @@
+"""What each admin operation does once the request passed auth and the generic checks."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from exporter.upstream.models import ThConfigurations
+from exporter.web.admin.core import Call, Rejected, invalid
+from exporter.web.admin.masking import (
+    has_mask,
+    mask_errors_on_create,
+    mask_history,
+    restore_secrets,
+    stored_entries,
+)
+from exporter.web.admin.validation import (
+    check_dvr_delete,
+    check_generate,
+    check_history_query,
+    check_rename,
+    check_restream_resource,
+    check_status_query,
+    check_tasks_query,
+)
+
+log = structlog.get_logger("exporter.admin")
+
+
+def _reply_id(data: Any, key: str) -> str | None:
+    if isinstance(data, dict):
+        value = data.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+            return str(value)
+    return None
+
+
+# --- restream -----------------------------------------------------------------------------
+async def restream_list(call: Call) -> web.StreamResponse:
+    return call.passthrough(await call.upstream(call.ctx.ops.restream_list(call.account)))
+
+
+async def restream_get(call: Call) -> web.StreamResponse:
+    op = call.ctx.ops.restream_get(call.account, call.param("resource_id"))
+    return call.passthrough(await call.upstream(op))
+
+
+async def restream_create(call: Call) -> web.StreamResponse:
+    errors = check_restream_resource(call.body) or mask_errors_on_create(call.body)
+    if errors:
+        raise invalid(errors)
+    reply = await call.upstream(call.ctx.ops.restream_create(call.account, call.body))
+    call.target = _reply_id(reply.data, "resource_id")
+    return call.passthrough(reply)
+
+
+async def restream_update(call: Call) -> web.StreamResponse:
+    errors = check_restream_resource(call.body)
+    if errors:
+        raise invalid(errors)
+    body = call.body
+    resource_id = call.param("resource_id")
+    if has_mask(body):
+        # Keep stored secrets: read the resource as it is now, put its values where the mask is.
+        current = await call.upstream(call.ctx.ops.restream_get(call.account, resource_id))
+        if not current.ok:
+            return call.passthrough(current)
+        body, errors = restore_secrets(body, stored_entries(current.data))
+        if errors:
+            raise invalid(errors)
+    reply = await call.upstream(call.ctx.ops.restream_update(call.account, resource_id, body))
+    return call.passthrough(reply)
+
+
+async def restream_status(call: Call) -> web.StreamResponse:
+    errors = check_status_query(call.query)
+    if errors:
+        raise invalid(errors)
+    op = call.ctx.ops.restream_status(call.account, call.query.get("resource_id"))
+    return call.passthrough(await call.upstream(op))
+
+
+async def restream_history(call: Call) -> web.StreamResponse:
+    errors = check_history_query(call.query)
+    if errors:
+        raise invalid(errors)
+    q = call.query
+    op = call.ctx.ops.restream_history(call.account, q["resource_id"], q["start"], q["end"])
+    return call.passthrough(await call.upstream(op), mask_history)
+
+
+# --- DVR ----------------------------------------------------------------------------------
+async def dvr_get(call: Call) -> web.StreamResponse:
+    op = call.ctx.ops.dvr_get(call.account, call.param("stream_name"))
+    return call.passthrough(await call.upstream(op))
+
+
+async def dvr_delete(call: Call) -> web.StreamResponse:
+    errors = check_dvr_delete(call.body)
+    if errors:
+        raise invalid(errors)
+    op = call.ctx.ops.dvr_delete(call.account, call.param("stream_name"), call.body)
+    return call.passthrough(await call.upstream(op))
+
+
+# --- talking head -------------------------------------------------------------------------
+async def th_configurations(call: Call) -> web.StreamResponse:
+    return call.passthrough(await call.upstream(call.ctx.ops.th_configurations(call.account)))
+
+
+async def _cached_configurations(call: Call) -> ThConfigurations | None:
+    try:
+        cfg = call.ctx.th_configurations(call.account)
+        if inspect.isawaitable(cfg):
+            cfg = await cfg
+    except Exception as exc:  # a broken cache must not block a generate; the check is skipped
+        log.warning("th_configurations_unavailable", account=call.account, error=repr(exc))
+        return None
+    return cfg if isinstance(cfg, ThConfigurations) else None
+
+
+async def th_generate(call: Call) -> web.StreamResponse:
+    errors = check_generate(call.body, await _cached_configurations(call))
+    if errors:
+        raise invalid(errors)
+    wait = call.state.limiter.acquire(call.account)
+    if wait:
+        raise Rejected(
+            429,
+            "rate_limited",
+            f"at most {call.state.limiter.limit} generate requests a minute per account; "
+            f"retry in {wait} s",
+            headers={"Retry-After": str(wait)},
+        )
+    reply = await call.upstream(call.ctx.ops.th_generate(call.account, call.body))
+    task_id = _reply_id(reply.data, "id")
+    call.target = task_id
+    response = call.passthrough(reply)
+    if call.outcome == "ok":
+        if task_id is not None:
+            call.state.tracker.track(call.account, task_id)
+        _refresh_quota(call)
+    return response
+
+
+def _refresh_quota(call: Call) -> None:
+    """Refresh the quota gauge in the background (the answer does not wait for it)."""
+    refresh = call.ctx.refresh_quota
+    if refresh is None:
+        return
+    account = call.account
+
+    async def run() -> None:
+        try:
+            await refresh(account)
+        except Exception as exc:  # the gauge refreshes on its own schedule anyway
+            log.warning("quota_refresh_failed", account=account, error=repr(exc))
+
+    task = asyncio.create_task(run())
+    call.state.background.add(task)
+    task.add_done_callback(call.state.background.discard)
+
+
+async def th_status(call: Call) -> web.StreamResponse:
+    op = call.ctx.ops.th_status(call.account, call.param("task_id"))
+    return call.passthrough(await call.upstream(op))
+
+
+async def th_cancel(call: Call) -> web.StreamResponse:
+    op = call.ctx.ops.th_cancel(call.account, call.param("task_id"))
+    return call.passthrough(await call.upstream(op))
+
+
+async def th_video_link(call: Call) -> web.StreamResponse:
+    op = call.ctx.ops.th_video_link(call.account, call.param("task_id"))
+    return call.passthrough(await call.upstream(op))
+
+
+async def th_rename(call: Call) -> web.StreamResponse:
+    errors = check_rename(call.body)
+    if errors:
+        raise invalid(errors)
+    op = call.ctx.ops.th_rename(call.account, call.param("task_id"), call.body)
+    return call.passthrough(await call.upstream(op))
+
+
+async def th_delete(call: Call) -> web.StreamResponse:
+    op = call.ctx.ops.th_delete(call.account, call.param("task_id"))
+    return call.passthrough(await call.upstream(op))
+
+
+async def th_tasks(call: Call) -> web.StreamResponse:
+    errors = check_tasks_query(call.query)
+    if errors:
+        raise invalid(errors)
+    # A literal "+" in a query string arrives as a space; "+field" is what the caller meant.
+    params = [
+        (k, "+" + v[1:] if k == "sort" and v.startswith(" ") else v) for k, v in call.query_pairs
+    ]
+    return call.passthrough(await call.upstream(call.ctx.ops.th_tasks(call.account, params)))

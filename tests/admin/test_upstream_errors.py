@@ -1,0 +1,66 @@
+"""Upstream answers pass through with status and body; no answer gives 502/504 quickly."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from .conftest import Admin, MakeAdmin
+from .fakes import FakeUpstream
+
+TH = "/app/th-api/v1/accounts/demo-media"
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (400, {"status": "ERROR", "message": "wrong task status: canceled"}),
+        (403, {"status": "ERROR", "message": "invalid token"}),
+        (404, {"status": "ERROR", "message": "There is no such video"}),
+        (500, {"status": "ERROR", "message": "boom"}),
+        (503, {"status": "ERROR", "message": "unavailable"}),
+        (200, {"status": "error", "message": "Rate limit exceeded"}),
+    ],
+)
+async def test_upstream_errors_pass_through(
+    admin: Admin, status: int, body: dict[str, str]
+) -> None:
+    admin.upstream.replies[("DELETE", f"{TH}/cancel/task-1")] = (status, body)
+    got, data, resp = await admin.call("DELETE", "/talking-head/demo-media/cancel/task-1")
+    assert (got, data) == (status, body)
+    assert resp.headers["X-Upstream-Status"] == str(status)
+
+
+async def test_a_non_json_upstream_body_passes_through_as_text(admin: Admin) -> None:
+    admin.upstream.replies[("GET", f"{TH}/tasks")] = (502, b"<html>bad gateway</html>")
+    status, data, _ = await admin.call("GET", "/talking-head/demo-media/tasks")
+    assert (status, data) == (502, "<html>bad gateway</html>")
+
+
+async def test_an_empty_upstream_body_passes_through(admin: Admin) -> None:
+    admin.upstream.replies[("GET", f"{TH}/tasks")] = (404, b"")
+    status, data, _ = await admin.call("GET", "/talking-head/demo-media/tasks")
+    assert (status, data) == (404, None)
+
+
+async def test_upstream_down_is_502_at_once(make_admin: MakeAdmin) -> None:
+    admin = await make_admin(base_url="http://127.0.0.1:9")  # discard port: refused
+    started = time.monotonic()
+    status, data, _ = await admin.call(
+        "POST",
+        "/talking-head/demo-media/generate",
+        json={"script": "hi", "actor": {"name": "N", "shot": "w"}, "voice": "v"},
+    )
+    assert status == 502
+    assert data["error"] == "upstream_unreachable"
+    assert time.monotonic() - started < 2
+
+
+async def test_upstream_hanging_is_504_within_the_timeout(make_admin: MakeAdmin) -> None:
+    admin = await make_admin(upstream=FakeUpstream(delay=5), timeout=0.3)
+    started = time.monotonic()
+    status, data, _ = await admin.call("GET", "/restream/demo-media/status")
+    assert status == 504
+    assert data["error"] == "upstream_timeout"
+    assert time.monotonic() - started < 2

@@ -1,0 +1,227 @@
+"""Simulator: the whole fake platform's state, its aiohttp app, and the Python control API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from exporter.clock import Clock, SystemClock
+from exporter.simulator.auth import AuthState
+from exporter.simulator.config import SimConfig
+from exporter.simulator.dataset import CdnResource, cdn_resources, dvr_streams, restream_seed
+from exporter.simulator.dvr import DvrState
+from exporter.simulator.faults import Faults
+from exporter.simulator.hashing import hex_id
+from exporter.simulator.middleware import upstream_middleware
+from exporter.simulator.requests_log import RequestLog
+from exporter.simulator.restream import STATUS_TEXT, RestreamState
+from exporter.simulator.routes_auth import AuthRoutes
+from exporter.simulator.routes_control import ControlRoutes
+from exporter.simulator.routes_dvr import DvrRoutes
+from exporter.simulator.routes_restream import RestreamRoutes
+from exporter.simulator.routes_talking_head import TalkingHeadRoutes
+from exporter.simulator.routes_traffic import TrafficRoutes
+from exporter.simulator.talking_head import TalkingHeadState
+from exporter.simulator.traffic_model import AccountTraffic
+from exporter.simulator.traffic_window import (
+    COLUMN_KEYS,
+    OUTPUT_COLUMNS,
+    TrafficReader,
+    Value,
+    WindowSum,
+    render,
+    rounded,
+)
+
+
+class Simulator:
+    """The simulated platform. Build one per test; all time comes from `clock`.
+
+    >>> sim = Simulator(SimConfig(), FakeClock())
+    >>> sim.faults.set("traffic", "503", count=1)
+    >>> sim.force_restream_status("demo-media", "1001", "rtmp://a.rtmp.youtube.com/live2", 11)
+    """
+
+    def __init__(self, config: SimConfig | None = None, clock: Clock | None = None) -> None:
+        self.config = config = config or SimConfig()
+        self.clock = clock = clock or SystemClock()
+        self.started_at = clock.time()
+        self.faults = Faults(config.slow_seconds)
+        self.requests = RequestLog(config.request_log_size)
+        self.auth = AuthState(config, clock)
+        self._cdn = {
+            acc: cdn_resources(i + 1, acc, config.resources_per_account)
+            for i, acc in enumerate(config.accounts)
+        }
+        cache_minutes = max(16, min(4096, 400_000 // max(1, config.resources_per_account)))
+        self._traffic = {
+            acc: TrafficReader(
+                AccountTraffic(config.seed, acc, res, cache_minutes),
+                config.late_seconds,
+                cache_minutes,
+            )
+            for acc, res in self._cdn.items()
+        }
+        self.restream = RestreamState(
+            config.seed,
+            clock,
+            {
+                acc: restream_seed(
+                    i + 1, acc, config.restreams_per_account, self.started_at, config.seed
+                )
+                for i, acc in enumerate(config.accounts)
+            },
+        )
+        self.dvr = DvrState(
+            config.seed,
+            clock,
+            {acc: dvr_streams(acc, config) for acc in config.accounts},
+            config.dvr_hosts,
+        )
+        self.talking_head = TalkingHeadState(config, clock)
+        self._app: web.Application | None = None
+
+    # --- identity ----------------------------------------------------------------------------
+    @property
+    def accounts(self) -> tuple[str, ...]:
+        return self.config.accounts
+
+    @property
+    def token(self) -> str:
+        """The static CDN-AUTH-TOKEN (never expires unless `expire_tokens(include_static=True)`)."""
+        return self.config.token
+
+    def utoken(self, account: str) -> str:
+        return hex_id(self.config.seed, "utoken", account)
+
+    # --- the app -----------------------------------------------------------------------------
+    def build_app(self) -> web.Application:
+        """A new aiohttp application over this simulator's state (each run needs its own)."""
+        app = web.Application(middlewares=[upstream_middleware(self)])
+        app[SIM_KEY] = self
+        for group in (
+            TrafficRoutes(self),
+            RestreamRoutes(self),
+            DvrRoutes(self),
+            TalkingHeadRoutes(self),
+            AuthRoutes(self),
+            ControlRoutes(self),
+        ):
+            app.add_routes(group.routes())
+        return app
+
+    @property
+    def app(self) -> web.Application:
+        """The application, built on first use."""
+        if self._app is None:
+            self._app = self.build_app()
+        return self._app
+
+    # --- traffic truth -----------------------------------------------------------------------
+    def resources(self, account: str) -> tuple[CdnResource, ...]:
+        """The account's CDN resources (`id`, `name`, `cname`, `kind`)."""
+        return self._cdn[account]
+
+    def traffic_reader(self, account: str) -> TrafficReader | None:
+        return self._traffic.get(account)
+
+    def traffic_final(
+        self, account: str, minute_start: int, resource: str | None = None
+    ) -> dict[str, Value]:
+        """FINAL figures of one minute, flat keys (`edge_request_time_0_250k`) whatever the
+        reply format: one resource's, or the account totals (sum over resources) when None."""
+        if minute_start % 60:
+            raise ValueError("minute_start must be a whole minute (Unix seconds % 60 == 0)")
+        reader = self._traffic[account]
+        if resource is None:
+            values = WindowSum(1)
+            values.add(reader.total_row(minute_start))
+            figures = values.values()
+        else:
+            index = reader.traffic.index[resource]
+            one = WindowSum(1)
+            one.add(reader.traffic.rows(minute_start)[index])
+            figures = one.values()
+        out = render(rounded(figures), OUTPUT_COLUMNS, nested=False)
+        return {k: v for k, v in out.items() if isinstance(v, int | float)}
+
+    def traffic_window(
+        self,
+        account: str,
+        start: int,
+        end: int,
+        resource: str | None = None,
+        now: float | None = None,
+    ) -> dict[str, Value]:
+        """The totals endpoint's figures for [start, end) at `now` (default: now), flat keys."""
+        reader = self._traffic[account]
+        at = self.clock.time() if now is None else now
+        figures = reader.totals(start, (end - start) // 60, at, [resource] if resource else None)
+        return dict(
+            zip(
+                (COLUMN_KEYS[c] for c in OUTPUT_COLUMNS),
+                (rounded(figures)[c] for c in OUTPUT_COLUMNS),
+                strict=True,
+            )
+        )
+
+    # --- restream control --------------------------------------------------------------------
+    def force_restream_status(
+        self,
+        account: str,
+        resource_id: str,
+        target_url: str,
+        code: int,
+        description: str | None = None,
+    ) -> None:
+        """From now on, report `code` for every target of the resource with this target_url
+        (any integer, e.g. 11; description defaults to the known text or "Unknown status")."""
+        text = description or STATUS_TEXT.get(code, "Unknown status")
+        self.restream.force(account, resource_id, target_url, code, text)
+
+    def clear_restream_status(
+        self, account: str, resource_id: str, target_url: str | None = None
+    ) -> None:
+        """Stop forcing (one target_url, or every target of the resource)."""
+        self.restream.clear_force(account, resource_id, target_url)
+
+    # --- misc control ------------------------------------------------------------------------
+    def expire_tokens(self, include_static: bool = False) -> None:
+        self.auth.expire_all(include_static=include_static)
+
+    def reset(self) -> None:
+        """Clear faults, the request log, auth lock-out and DVR node switches (data stays)."""
+        self.faults.clear()
+        self.requests.clear()
+        self.auth.reset()
+        self.dvr.reset_nodes()
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON summary for `/_sim/`."""
+        return {
+            "now": self.clock.time(),
+            "accounts": list(self.accounts),
+            "resources_per_account": self.config.resources_per_account,
+            "restream_resources": {a: list(t) for a, t in self.restream.resources.items()},
+            "dvr_streams": {a: list(s) for a, s in self.dvr.streams.items()},
+            "dvr_nodes": [n.to_json() for n in self.dvr.nodes.values()],
+            "faults": [f.to_json() for f in self.faults.active()],
+            "auth": {
+                "failed_logins": self.auth.failed_logins,
+                "issued_tokens": self.auth.issued_count,
+                "locked_until": self.auth.locked_until,
+                "static_expired": self.auth.static_expired,
+            },
+            "requests_logged": len(self.requests),
+            "config": {
+                "late_seconds": self.config.late_seconds,
+                "request_time_format": self.config.request_time_format,
+                "max_window_minutes": self.config.max_window_minutes,
+                "token_lifetime_seconds": self.config.token_lifetime_seconds,
+                "seed": self.config.seed,
+            },
+        }
+
+
+SIM_KEY = web.AppKey("simulator", Simulator)

@@ -81,7 +81,7 @@ def upstream_middleware(sim: Simulator) -> Middleware:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         path = request.path
-        if path.startswith("/_sim"):
+        if path.startswith("/_sim") or path == "/":
             try:
                 return await handler(request)
             except web.HTTPException as exc:

@@ -36,6 +36,7 @@ class ControlRoutes:
     def routes(self) -> list[web.RouteDef]:
         force = "/_sim/restream/{account}/{resource_id}/force"
         return [
+            web.get("/", self.index),
             web.get("/_sim/", self.summary),
             web.get("/_sim/faults", self.list_faults),
             web.post("/_sim/faults", self.set_fault),
@@ -54,6 +55,26 @@ class ControlRoutes:
             web.post("/_sim/clock", self.move_clock),
             web.post("/_sim/reset", self.reset),
         ]
+
+    async def index(self, request: web.Request) -> web.Response:
+        """What a person opening the simulator's address sees."""
+        return web.json_response(
+            {
+                "service": "cdnvideo-exporter platform simulator",
+                "accounts": list(self.sim.accounts),
+                "upstream_header": "CDN-AUTH-TOKEN",
+                "api": [
+                    "/app/metrics/v1/",
+                    "/app/metrics/v1/resources",
+                    "/app/restream/v2/{account}/resources",
+                    "/app/dvr-net/v1/{account}/streams/{stream_name}",
+                    "/app/th-api/v1/accounts/{account}/configurations",
+                    "/app/oauth/v1/token/",
+                    "/app/inventory/v1/accounts/",
+                ],
+                "control": "/_sim/",
+            }
+        )
 
     async def summary(self, request: web.Request) -> web.Response:
         return web.json_response(self.sim.describe())

@@ -1,0 +1,181 @@
+"""Traffic metric families, and the pure step from ledger counters + latest window to a Fragment.
+
+Exposition example::
+
+    cdnvideo_account_requests_total{account="acme",side="edge"} 18342211
+    cdnvideo_account_bandwidth_bytes_per_second{account="acme",side="edge"} 52428800
+    cdnvideo_resource_responses_per_second{account="acme",resource="101",resource_name="www",\
+cname="www.acme.example",side="edge",code="404"} 1.35
+    cdnvideo_resource_edge_hit_bytes_total{account="acme",resource="__other__",\
+resource_name="__other__",cname=""} 9.1e+11
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from exporter.exposition import Fragment, FragmentBuilder, MetricSpec
+from exporter.traffic.ledger import OTHER, AccountLedger
+from exporter.traffic.parse import (
+    COUNT_INDEX,
+    GAUGE_INDEX,
+    SIDES,
+    SIZE_RANGES,
+    STATUS_CODES,
+    ResourceRow,
+    Row,
+    Values,
+)
+from exporter.traffic.windows import Window
+
+ACCOUNT_LABELS = ("account",)
+RESOURCE_LABELS = ("account", "resource", "resource_name", "cname")
+
+
+@dataclass(frozen=True)
+class Families:
+    """The ten traffic families of one scope (``account`` or ``resource``)."""
+
+    bandwidth: MetricSpec
+    requests_total: MetricSpec
+    requests_per_second: MetricSpec
+    responses_total: MetricSpec
+    responses_per_second: MetricSpec
+    response_time_median: MetricSpec
+    edge_hit_ratio: MetricSpec
+    edge_hit_bytes_total: MetricSpec
+    edge_hit_bytes_per_second: MetricSpec
+    window_end: MetricSpec
+
+    def all(self) -> tuple[MetricSpec, ...]:
+        return tuple(getattr(self, name) for name in self.__dataclass_fields__)
+
+
+def _families(scope: str, base: tuple[str, ...]) -> Families:
+    p = f"cdnvideo_{scope}_"
+    of = "the account" if scope == "account" else "the resource"
+    win = " in the latest complete window"
+    return Families(
+        MetricSpec(
+            p + "bandwidth_bytes_per_second", "gauge",
+            f"Bandwidth of {of}{win}, bytes per second (the platform's bits/s divided by 8).",
+            (*base, "side"), "bytes/s", "edge_bandwidth, origin_bandwidth",
+        ),
+        MetricSpec(
+            p + "requests_total", "counter",
+            f"Requests to {of}; each minute counted once, late increases added on re-read.",
+            (*base, "side"), "requests", "edge_requests_total, origin_requests_total",
+        ),
+        MetricSpec(
+            p + "requests_per_second", "gauge", f"Request rate of {of}{win}.",
+            (*base, "side"), "requests/s", "edge_requests_total, origin_requests_total",
+        ),
+        MetricSpec(
+            p + "responses_total", "counter",
+            f"Responses of {of} by status code or class; each minute counted once.",
+            (*base, "side", "code"), "responses", "edge_status_<code>, origin_status_<code>",
+        ),
+        MetricSpec(
+            p + "responses_per_second", "gauge",
+            f"Response rate of {of} by status code or class{win}.",
+            (*base, "side", "code"), "responses/s", "edge_status_<code>, origin_status_<code>",
+        ),
+        MetricSpec(
+            p + "response_time_median_seconds", "gauge",
+            f"Median load time of successful (2xx) responses of {of} by size range{win}.",
+            (*base, "side", "size_range"), "seconds", "edge_request_time, origin_request_time",
+        ),
+        MetricSpec(
+            p + "edge_hit_ratio", "gauge",
+            f"Cached traffic divided by total edge traffic of {of}{win}.",
+            base, "ratio", "edge_hit_ratio",
+        ),
+        MetricSpec(
+            p + "edge_hit_bytes_total", "counter",
+            f"Bytes of {of} served from edge cache hits; each minute counted once.",
+            base, "bytes", "edge_hit_bytes",
+        ),
+        MetricSpec(
+            p + "edge_hit_bytes_per_second", "gauge",
+            f"Bytes per second of {of} served from edge cache hits{win}.",
+            base, "bytes/s", "edge_hit_bytes",
+        ),
+        MetricSpec(
+            p + "window_end_timestamp_seconds", "gauge",
+            "Unix time of the end of the window the traffic gauges describe.",
+            base, "seconds", "end of the latest first-read window",
+        ),
+    )  # fmt: skip
+
+
+ACCOUNT = _families("account", ACCOUNT_LABELS)
+RESOURCE = _families("resource", RESOURCE_LABELS)
+SPECS: tuple[MetricSpec, ...] = (*ACCOUNT.all(), *RESOURCE.all())
+
+# Key indexes in the parsed arrays, per side.
+_REQ = {s: COUNT_INDEX[f"{s}_requests_total"] for s in SIDES}
+_STATUS = {s: tuple(COUNT_INDEX[f"{s}_status_{c}"] for c in STATUS_CODES) for s in SIDES}
+_HIT_BYTES = COUNT_INDEX["edge_hit_bytes"]
+_BW = {s: GAUGE_INDEX[f"{s}_bandwidth"] for s in SIDES}
+_RT = {s: tuple(GAUGE_INDEX[f"{s}_request_time_{r}"] for r in SIZE_RANGES) for s in SIDES}
+_HIT_RATIO = GAUGE_INDEX["edge_hit_ratio"]
+
+
+@dataclass(frozen=True, slots=True)
+class Latest:
+    """The latest first-read window: what the gauges describe."""
+
+    window: Window
+    totals: Row
+    named: tuple[ResourceRow, ...] = ()
+    other: Row | None = None  # the folded resources summed, when max_resources cut some
+
+
+def _counters(b: FragmentBuilder, f: Families, labels: tuple[str, ...], v: Values) -> None:
+    for side in SIDES:
+        if v[_REQ[side]] == v[_REQ[side]]:
+            b.add(f.requests_total, (*labels, side), v[_REQ[side]])
+        for code, i in zip(STATUS_CODES, _STATUS[side], strict=True):
+            if v[i] == v[i]:
+                b.add(f.responses_total, (*labels, side, code), v[i])
+    if v[_HIT_BYTES] == v[_HIT_BYTES]:
+        b.add(f.edge_hit_bytes_total, labels, v[_HIT_BYTES])
+
+
+def _gauges(b: FragmentBuilder, f: Families, labels: tuple[str, ...], row: Row, w: Window) -> None:
+    c, g = row.counts, row.gauges
+    seconds = float(w.end - w.start)
+    for side in SIDES:
+        if g[_BW[side]] == g[_BW[side]]:
+            b.add(f.bandwidth, (*labels, side), g[_BW[side]] / 8)
+        if c[_REQ[side]] == c[_REQ[side]]:
+            b.add(f.requests_per_second, (*labels, side), c[_REQ[side]] / seconds)
+        for code, i in zip(STATUS_CODES, _STATUS[side], strict=True):
+            if c[i] == c[i]:
+                b.add(f.responses_per_second, (*labels, side, code), c[i] / seconds)
+        for rng, i in zip(SIZE_RANGES, _RT[side], strict=True):
+            if g[i] == g[i]:
+                b.add(f.response_time_median, (*labels, side, rng), g[i])
+    if g[_HIT_RATIO] == g[_HIT_RATIO]:
+        b.add(f.edge_hit_ratio, labels, g[_HIT_RATIO])
+    if c[_HIT_BYTES] == c[_HIT_BYTES]:
+        b.add(f.edge_hit_bytes_per_second, labels, c[_HIT_BYTES] / seconds)
+    b.add(f.window_end, labels, w.end)
+
+
+def build_fragment(account: str, ledger: AccountLedger, latest: Latest | None) -> Fragment:
+    """Counters from the ledger (every series it holds), gauges from the latest window."""
+    b = FragmentBuilder()
+    b.declare(*SPECS)
+    _counters(b, ACCOUNT, (account,), ledger.totals)
+    for key in sorted(ledger.series):
+        s = ledger.series[key]
+        _counters(b, RESOURCE, (account, key, s.name, s.cname), s.values)
+    if latest is not None:
+        w = latest.window
+        _gauges(b, ACCOUNT, (account,), latest.totals, w)
+        for r in latest.named:
+            _gauges(b, RESOURCE, (account, r.id, r.name, r.cname), r.row, w)
+        if latest.other is not None:
+            _gauges(b, RESOURCE, (account, OTHER, OTHER, ""), latest.other, w)
+    return b.build()

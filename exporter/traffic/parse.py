@@ -1,0 +1,151 @@
+"""Reply rows -> fixed-order arrays of counted values and gauge values (flat or nested keys)."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from exporter.upstream.errors import UpstreamError
+from exporter.upstream.models import MetricsReply
+
+SIDES = ("edge", "origin")
+STATUS_CODES = (
+    "200", "204", "206", "2xx",
+    "301", "302", "304", "3xx",
+    "400", "401", "403", "404", "416", "429", "4xx",
+    "500", "501", "502", "503", "504", "505", "5xx",
+)  # fmt: skip
+SIZE_RANGES = ("0_250k", "250k_500k", "500k_750k", "750k_1m", "1m_2m", "2m_3m", "3m_4m", "4M+")
+
+# Counted per window (summed into counters): requests, statuses, hit bytes.
+COUNT_KEYS: tuple[str, ...] = (
+    *(f"{side}_requests_total" for side in SIDES),
+    *(f"{side}_status_{code}" for side in SIDES for code in STATUS_CODES),
+    "edge_hit_bytes",
+)
+# Describing a window (gauges only): bandwidth (bits/s), hit ratio, request-time medians.
+GAUGE_KEYS: tuple[str, ...] = (
+    *(f"{side}_bandwidth" for side in SIDES),
+    "edge_hit_ratio",
+    *(f"{side}_request_time_{rng}" for side in SIDES for rng in SIZE_RANGES),
+)
+COUNT_INDEX = {key: i for i, key in enumerate(COUNT_KEYS)}
+GAUGE_INDEX = {key: i for i, key in enumerate(GAUGE_KEYS)}
+_NESTED = {f"{side}_request_time": side for side in SIDES}
+_RANGE = {rng.lower(): rng for rng in SIZE_RANGES}
+NAN = math.nan
+
+Values: TypeAlias = "array[float]"  # array("d"); NaN marks a key the reply did not carry
+
+
+def blank(size: int = len(COUNT_KEYS)) -> Values:
+    return array("d", [NAN]) * size
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One reply row: counted values in COUNT_KEYS order, gauge values in GAUGE_KEYS order."""
+
+    counts: Values
+    gauges: Values
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRow:
+    """A per-resource row with the resource's identity."""
+
+    id: str
+    name: str
+    cname: str
+    row: Row
+
+
+def _bad(where: str, key: str, value: Any, what: str = "a finite number") -> UpstreamError:
+    return UpstreamError(
+        "traffic", "invalid_body", f"{where}.{key}: expected {what}, got {value!r:.40}", 200
+    )
+
+
+def _number(value: Any, where: str, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _bad(where, key, value)
+    return float(value)
+
+
+def parse_row(values: Mapping[str, Any], where: str = "data[0]") -> Row:
+    """Known keys into arrays; unknown keys are ignored, ``null`` means absent.
+
+    A non-numeric value in a known key raises UpstreamError (the window fails as a whole).
+    """
+    counts = blank(len(COUNT_KEYS))
+    gauges = blank(len(GAUGE_KEYS))
+    for key, value in values.items():
+        if value is None:
+            continue
+        i = COUNT_INDEX.get(key)
+        if i is not None:
+            n = _number(value, where, key)
+            if n < 0:
+                raise _bad(where, key, value, "a count of 0 or more")
+            counts[i] = n
+            continue
+        i = GAUGE_INDEX.get(key)
+        if i is None and key.startswith(("edge_request_time_", "origin_request_time_")):
+            prefix, _, rng = key.partition("_request_time_")
+            i = GAUGE_INDEX.get(f"{prefix}_request_time_{_RANGE.get(rng.lower(), rng)}")
+        if i is not None:
+            gauges[i] = _number(value, where, key)
+            continue
+        side = _NESTED.get(key)
+        if side is None:
+            continue  # a metric we do not export
+        if isinstance(value, Mapping):
+            for rng, median in value.items():
+                canonical = _RANGE.get(str(rng).lower())
+                if canonical is not None and median is not None:
+                    idx = GAUGE_INDEX[f"{side}_request_time_{canonical}"]
+                    gauges[idx] = _number(median, where, f"{key}.{rng}")
+        elif isinstance(value, bool) or not isinstance(value, int | float):
+            raise _bad(where, key, value, "an object of medians by size range")
+        # A bare number is a median without a size range: there is no series for it.
+    return Row(counts, gauges)
+
+
+def add_into(dst: Values, src: Values) -> None:
+    """dst += src, key by key; NaN in src adds nothing, NaN in dst counts as 0."""
+    for i, v in enumerate(src):
+        if v == v:
+            d = dst[i]
+            dst[i] = v if d != d else d + v
+
+
+def merge(rows: Iterable[Row]) -> Row:
+    """Counts summed; gauges of the last row that carried them (duplicate rows are rare)."""
+    counts = blank(len(COUNT_KEYS))
+    gauges = blank(len(GAUGE_KEYS))
+    for row in rows:
+        add_into(counts, row.counts)
+        for i, g in enumerate(row.gauges):
+            if g == g:
+                gauges[i] = g
+    return Row(counts, gauges)
+
+
+def parse_totals(reply: MetricsReply) -> Row:
+    """The account-totals reply: normally one row; several are merged, none is all-absent."""
+    return merge(parse_row(r.values, f"data[{i}]") for i, r in enumerate(reply.rows))
+
+
+def parse_resources(reply: MetricsReply) -> dict[str, ResourceRow]:
+    """The per-resource reply keyed by resource id (duplicate ids merged)."""
+    out: dict[str, ResourceRow] = {}
+    for i, r in enumerate(reply.rows):
+        row = parse_row(r.values, f"data[{i}]")
+        seen = out.get(r.resource)
+        if seen is not None:
+            row = merge((seen.row, row))
+        out[r.resource] = ResourceRow(r.resource, r.resource_name, r.cname, row)
+    return out

@@ -1,0 +1,184 @@
+"""The state file: cursors, counters and unsettled runs per account as JSON, written atomically."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from exporter.traffic.ledger import AccountLedger, Run, Series
+from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
+
+log = structlog.get_logger("exporter.traffic.state")
+
+STATE_VERSION = 1
+Encoded = list[float | int | None]
+
+
+class StateError(ValueError):
+    """The state file is not one we wrote (corrupt, truncated, another version)."""
+
+
+def _enc(values: Values) -> Encoded:
+    return [None if x != x else int(x) if x.is_integer() and abs(x) < 2**53 else x for x in values]
+
+
+def _account(led: AccountLedger) -> dict[str, Any]:
+    return {
+        "cursor": led.cursor,
+        "long_windows_refused": led.long_refused,
+        "totals": _enc(led.totals),
+        "series": {k: [s.name, s.cname, _enc(s.values)] for k, s in led.series.items()},
+        "pending": [
+            {
+                "start": run.start,
+                "end": run.end,
+                "last_read_at": run.last_read_at,
+                "totals": _enc(run.totals),
+                "resources": {rid: _enc(v) for rid, v in run.resources.items()},
+            }
+            for run in led.pending
+        ],
+    }
+
+
+def dump(ledgers: Mapping[str, AccountLedger], saved_at: float) -> bytes:
+    """The whole state as compact JSON (values listed in the order of ``count_keys``)."""
+    doc = {
+        "version": STATE_VERSION,
+        "saved_at": saved_at,
+        "count_keys": list(COUNT_KEYS),
+        "accounts": {name: _account(led) for name, led in ledgers.items()},
+    }
+    return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _need(ok: bool, where: str, what: str) -> None:
+    if not ok:
+        raise StateError(f"{where}: expected {what}")
+
+
+def _obj(value: Any, where: str) -> dict[str, Any]:
+    _need(isinstance(value, dict), where, "an object")
+    return value  # type: ignore[no-any-return]  # checked just above
+
+
+def _int(value: Any, where: str, minute: bool = False) -> int:
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    _need(ok and (not minute or value % 60 == 0), where, "a minute boundary" if minute else "int")
+    return int(value)
+
+
+class _Decoder:
+    """Maps the saved key order onto today's COUNT_KEYS (unknown saved keys are dropped)."""
+
+    def __init__(self, keys: Any) -> None:
+        ok = isinstance(keys, list) and all(isinstance(k, str) for k in keys)
+        _need(ok, "count_keys", "a list of metric names")
+        self.slots = [COUNT_INDEX.get(k) for k in keys]
+
+    def values(self, raw: Any, where: str) -> Values:
+        _need(isinstance(raw, list) and len(raw) == len(self.slots), where, "a list of values")
+        out = blank()
+        for x, i in zip(raw, self.slots, strict=True):
+            if x is None:
+                continue
+            number = isinstance(x, int | float) and not isinstance(x, bool)
+            _need(number and math.isfinite(x) and x >= 0, where, "counts of 0 or more")
+            if i is not None:
+                out[i] = float(x)
+        return out
+
+    def account(self, raw: Any, where: str) -> AccountLedger:
+        d = _obj(raw, where)
+        led = AccountLedger()
+        cursor = d.get("cursor")
+        led.cursor = None if cursor is None else _int(cursor, f"{where}.cursor", minute=True)
+        refused = d.get("long_windows_refused", False)
+        _need(isinstance(refused, bool), f"{where}.long_windows_refused", "true or false")
+        led.long_refused = refused
+        led.totals = self.values(d.get("totals"), f"{where}.totals")
+        for key, item in _obj(d.get("series", {}), f"{where}.series").items():
+            w = f"{where}.series.{key}"
+            ok = isinstance(item, list) and len(item) == 3
+            _need(ok and all(isinstance(x, str) for x in item[:2]), w, "[name, cname, values]")
+            led.series[key] = Series(item[0], item[1], self.values(item[2], w))
+        pending = d.get("pending", [])
+        _need(isinstance(pending, list), f"{where}.pending", "a list")
+        for i, p in enumerate(pending):
+            w = f"{where}.pending[{i}]"
+            p = _obj(p, w)
+            start = _int(p.get("start"), f"{w}.start", minute=True)
+            end = _int(p.get("end"), f"{w}.end", minute=True)
+            _need(end > start, f"{w}.end", "a minute after start")
+            at = p.get("last_read_at")
+            _need(isinstance(at, int | float) and not isinstance(at, bool), w, "last_read_at")
+            assert isinstance(at, int | float)
+            run = Run(start, end, float(at), self.values(p.get("totals"), f"{w}.totals"))
+            for rid, v in _obj(p.get("resources", {}), f"{w}.resources").items():
+                run.resources[rid] = self.values(v, f"{w}.resources.{rid}")
+            led.pending.append(run)
+        return led
+
+
+def parse(data: bytes) -> dict[str, AccountLedger]:
+    """State bytes -> ledgers; StateError names what is wrong."""
+    try:
+        doc = json.loads(data)
+    except ValueError as exc:
+        raise StateError(f"not JSON ({exc})") from None
+    doc = _obj(doc, "file")
+    version = doc.get("version")
+    _need(version == STATE_VERSION, "version", f"{STATE_VERSION}, got {version!r}")
+    dec = _Decoder(doc.get("count_keys"))
+    accounts = _obj(doc.get("accounts"), "accounts")
+    return {name: dec.account(raw, f"accounts.{name}") for name, raw in accounts.items()}
+
+
+def load(path: str) -> dict[str, AccountLedger]:
+    """Ledgers from the state file; a missing or unusable file gives none (never raises).
+
+    An unusable file is reported with a warning naming it and the problem, and left in
+    place (it is replaced by the next save).
+    """
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        log.info("traffic_state_absent", path=path)
+        return {}
+    except OSError as exc:
+        log.warning("traffic_state_unreadable", path=path, problem=str(exc))
+        return {}
+    try:
+        ledgers = parse(data)
+    except StateError as exc:
+        log.warning("traffic_state_ignored", path=path, problem=str(exc))
+        return {}
+    log.info("traffic_state_loaded", path=path, accounts=len(ledgers))
+    return ledgers
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write to a temporary file, fsync, and rename over ``path`` (never half a file)."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+    try:
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)

@@ -1,0 +1,48 @@
+"""Fixtures for traffic tests: a fake clock, a fake metrics source, a poller factory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from traffic_fakes import T0, FakeSource
+
+from exporter.clock import FakeClock
+from exporter.config import TrafficSettings
+from exporter.exposition import Store
+from exporter.selfmetrics import SelfMetrics
+from exporter.traffic import TrafficPoller
+
+MakePoller = Callable[..., TrafficPoller]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(T0 + 3600 + 5)  # 01:00:05 UTC
+
+
+@pytest.fixture
+def source(clock: FakeClock) -> FakeSource:
+    return FakeSource(clock.time)
+
+
+@pytest.fixture
+def store(clock: FakeClock) -> Store:
+    return Store(clock)
+
+
+@pytest.fixture
+def metrics() -> SelfMetrics:
+    return SelfMetrics()
+
+
+@pytest.fixture
+def make_poller(
+    source: FakeSource, store: Store, metrics: SelfMetrics, clock: FakeClock
+) -> MakePoller:
+    def make(**changes: Any) -> TrafficPoller:
+        settings = TrafficSettings(**{"delay_seconds": 120, "revisit_minutes": 5, **changes})
+        return TrafficPoller(source, store, metrics, clock, settings)
+
+    return make

@@ -1,0 +1,111 @@
+"""Families: names and labels per the contract, unit conversions, and a clean exposition."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from exporter.clock import FakeClock
+from exporter.exposition import Store
+from exporter.traffic.families import ACCOUNT, RESOURCE, SPECS, Latest, build_fragment
+from exporter.traffic.ledger import AccountLedger
+from exporter.traffic.parse import ResourceRow, parse_row
+from exporter.traffic.select import fold
+from exporter.traffic.windows import Window
+
+T = 1_767_225_600
+FIGURES = {
+    "edge_bandwidth": 8_000_000,  # bits/s
+    "origin_bandwidth": 800,
+    "edge_requests_total": 600,
+    "edge_status_200": 540,
+    "edge_status_2xx": 570,
+    "edge_hit_bytes": 6_000,
+    "edge_hit_ratio": 0.75,
+    "edge_request_time": {"0_250k": 0.031, "4M+": 1.5},
+}
+
+
+def make() -> tuple[AccountLedger, Latest]:
+    led = AccountLedger()
+    totals = parse_row(FIGURES)
+    www = ResourceRow("101", "www", "www.acme.example", parse_row(FIGURES))
+    img = ResourceRow("102", "img", "img.acme.example", parse_row(FIGURES))
+    w = Window(T, T + 120)
+    led.count_first_read(w, totals, [www, img], frozenset({"101"}), T, (300, 5))
+    return led, Latest(w, totals, (www,), fold([img]))
+
+
+def test_names_and_labels_follow_the_contract() -> None:
+    names = {s.name for s in SPECS}
+    for scope in ("account", "resource"):
+        for suffix in (
+            "bandwidth_bytes_per_second",
+            "requests_total",
+            "requests_per_second",
+            "responses_total",
+            "responses_per_second",
+            "response_time_median_seconds",
+            "edge_hit_ratio",
+            "edge_hit_bytes_total",
+            "edge_hit_bytes_per_second",
+            "window_end_timestamp_seconds",
+        ):
+            assert f"cdnvideo_{scope}_{suffix}" in names
+    assert len(SPECS) == 20
+    assert ACCOUNT.responses_total.labels == ("account", "side", "code")
+    assert RESOURCE.response_time_median.labels == (
+        "account", "resource", "resource_name", "cname", "side", "size_range",
+    )  # fmt: skip
+    assert all(s.unit and s.source for s in SPECS)
+
+
+def test_gauges_convert_bits_to_bytes_and_counts_to_rates() -> None:
+    led, latest = make()
+    f = build_fragment("acme", led, latest)
+    a = {"account": "acme"}
+    assert f.value(ACCOUNT.bandwidth, side="edge", **a) == 1_000_000
+    assert f.value(ACCOUNT.requests_per_second, side="edge", **a) == 5  # 600 over 120 s
+    assert f.value(ACCOUNT.responses_per_second, side="edge", code="2xx", **a) == 4.75
+    assert f.value(ACCOUNT.response_time_median, side="edge", size_range="4M+", **a) == 1.5
+    assert f.value(ACCOUNT.edge_hit_ratio, **a) == 0.75
+    assert f.value(ACCOUNT.edge_hit_bytes_per_second, **a) == 50
+    assert f.value(ACCOUNT.window_end, **a) == T + 120
+    assert f.value(ACCOUNT.requests_total, side="edge", **a) == 600
+    assert f.value(ACCOUNT.responses_total, side="origin", code="200", **a) is None  # never sent
+
+
+def test_resources_named_and_folded() -> None:
+    led, latest = make()
+    f = build_fragment("acme", led, latest)
+    www = f.value(RESOURCE.requests_total, resource="101", side="edge")
+    other = f.value(RESOURCE.requests_total, resource="__other__", side="edge")
+    assert (www, other) == (600, 600)
+    assert f.value(RESOURCE.bandwidth, resource="__other__", resource_name="__other__") == 1e6
+    assert f.value(RESOURCE.response_time_median, resource="__other__") is None
+    assert f.value(RESOURCE.requests_total, resource="102") is None
+    assert f.value(RESOURCE.bandwidth, resource="101", cname="www.acme.example") == 1e6
+
+
+def test_without_a_window_only_counters_are_exposed() -> None:
+    led, _ = make()
+    f = build_fragment("acme", led, None)
+    assert f.value(ACCOUNT.requests_total, side="edge") == 600
+    assert f.value(ACCOUNT.window_end) is None
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
+def test_promtool_check_metrics_is_clean() -> None:
+    led, latest = make()
+    store = Store(FakeClock(T))
+    store.publish("traffic/acme", build_fragment("acme", led, latest))
+    body = store.render_sync().plain
+    assert b"cdnvideo_resource_responses_total{" in body
+    done = subprocess.run(
+        ["promtool", "check", "metrics"], input=body, capture_output=True, timeout=30
+    )
+    report = (done.stdout + done.stderr).decode()
+    assert done.returncode == 0, report
+    assert not report.strip()

@@ -1,0 +1,105 @@
+"""The ledger: counting first reads, runs awaiting a settle read, increases only, pruning."""
+
+from __future__ import annotations
+
+import math
+import tracemalloc
+
+from exporter.traffic.ledger import OTHER, AccountLedger, positive_diff
+from exporter.traffic.parse import COUNT_INDEX, ResourceRow, Row, parse_row
+from exporter.traffic.windows import Window
+
+REQ = COUNT_INDEX["edge_requests_total"]
+T = 1_767_225_600
+
+
+def row(requests: float, **extra: float) -> Row:
+    return parse_row({"edge_requests_total": requests, **extra})
+
+
+def res(rid: str, requests: float) -> ResourceRow:
+    return ResourceRow(rid, f"name-{rid}", f"{rid}.example", row(requests))
+
+
+def w(minute: int, minutes: int = 1) -> Window:
+    return Window(T + minute * 60, T + (minute + minutes) * 60)
+
+
+def test_positive_diff_adds_increases_and_never_subtracts() -> None:
+    new, old = row(10, edge_hit_bytes=5), row(12, edge_hit_bytes=2)
+    diff = positive_diff(new.counts, old.counts)
+    assert diff is not None
+    assert math.isnan(diff[REQ])  # 10 < 12: nothing
+    assert diff[COUNT_INDEX["edge_hit_bytes"]] == 3
+    assert positive_diff(old.counts, old.counts) is None
+    assert positive_diff(row(4).counts, None) is not None  # absent counts as 0
+
+
+def test_first_reads_count_and_merge_into_runs_up_to_the_cap() -> None:
+    led = AccountLedger()
+    for m in range(7):
+        led.count_first_read(w(m), row(10), [res("a", 1)], None, T + m * 60, (300, 5))
+    assert led.totals[REQ] == 70
+    assert led.series["a"].values[REQ] == 7
+    assert led.cursor == w(6).start
+    assert [(r.start, r.minutes) for r in led.pending] == [(w(0).start, 5), (w(5).start, 2)]
+    assert led.pending[0].totals[REQ] == 50
+    assert led.pending[0].resources["a"][REQ] == 5
+
+
+def test_a_due_run_is_closed_to_new_windows() -> None:
+    led = AccountLedger()
+    led.count_first_read(w(0), row(1), [], None, T, (300, 5))
+    assert led.due(T + 299, 300) is None
+    assert led.due(T + 300, 300) is led.pending[0]
+    led.count_first_read(w(1), row(1), [], None, T + 300, (300, 5))
+    assert len(led.pending) == 2
+
+
+def test_settle_adds_the_late_increase_once_and_drops_the_run() -> None:
+    led = AccountLedger()
+    led.count_first_read(w(0, 2), row(70), [res("a", 7), res("b", 3)], None, T, (300, 5))
+    run = led.pending[0]
+    reread = {"a": res("a", 10), "b": res("b", 2), "c": res("c", 4)}
+    assert led.settle(run, row(100), reread, fold=False)
+    assert led.totals[REQ] == 100
+    assert led.series["a"].values[REQ] == 10
+    assert led.series["b"].values[REQ] == 3  # a decrease is never subtracted
+    assert led.series["c"].values[REQ] == 4  # a resource seen only on re-read gets a series
+    assert led.pending == []
+
+
+def test_settle_routes_unnamed_resources_to_other_when_folding() -> None:
+    led = AccountLedger()
+    led.count_first_read(w(0), row(10), [res("a", 5), res("b", 5)], frozenset({"a"}), T, (300, 5))
+    assert led.series[OTHER].values[REQ] == 5
+    assert "b" not in led.series
+    led.settle(led.pending[0], row(12), {"a": res("a", 6), "b": res("b", 6)}, fold=True)
+    assert led.series["a"].values[REQ] == 6
+    assert led.series[OTHER].values[REQ] == 6
+
+
+def test_prune_keeps_series_owed_a_settle_read() -> None:
+    led = AccountLedger()
+    led.count_first_read(w(0), row(2), [res("a", 1), res("b", 1)], None, T, (60, 1))
+    led.count_first_read(w(1), row(1), [res("a", 1)], None, T + 60, (60, 1))
+    assert led.prune({"a"}) == []  # b vanished, but its minute is unsettled
+    led.settle(led.pending[0], row(2), {"a": res("a", 1), "b": res("b", 1)}, fold=False)
+    assert led.prune({"a"}) == ["b"]
+    assert set(led.series) == {"a"}
+
+
+def test_a_thousand_resources_and_ten_runs_stay_small() -> None:
+    resources = [res(str(i), 1000 + i) for i in range(1000)]
+    for r in resources:
+        for i in range(len(r.row.counts)):
+            r.row.counts[i] = float(i)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    led = AccountLedger()
+    for m in range(10):  # cap 1: every window is its own run
+        led.count_first_read(w(m), row(1), resources, None, T + m * 60, (600, 1))
+    used = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert len(led.pending) == 10
+    assert used < 6_000_000, used

@@ -1,0 +1,109 @@
+"""Reply rows to arrays: flat and nested request times, unknown keys, bad values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from exporter.traffic.parse import (
+    COUNT_INDEX,
+    COUNT_KEYS,
+    GAUGE_INDEX,
+    GAUGE_KEYS,
+    parse_resources,
+    parse_row,
+    parse_totals,
+)
+from exporter.upstream.errors import UpstreamError
+from exporter.upstream.models import MetricsReply, MetricsRow
+
+
+def g(row_gauges: object, key: str) -> float:
+    return row_gauges[GAUGE_INDEX[key]]  # type: ignore[index,no-any-return]
+
+
+def test_every_documented_metric_has_a_slot() -> None:
+    assert len(COUNT_KEYS) == 2 + 2 * 22 + 1
+    assert len(GAUGE_KEYS) == 2 + 1 + 2 * 8
+    assert "edge_status_5xx" in COUNT_INDEX
+    assert "origin_request_time_4M+" in GAUGE_INDEX
+
+
+def test_flat_request_time_keys_are_parsed() -> None:
+    row = parse_row({"edge_request_time_0_250k": 0.12, "origin_request_time_4M+": 2.5})
+    assert g(row.gauges, "edge_request_time_0_250k") == 0.12
+    assert g(row.gauges, "origin_request_time_4M+") == 2.5
+
+
+def test_nested_request_time_object_is_parsed() -> None:
+    row = parse_row({"edge_request_time": {"0_250k": 0.1, "750k_1m": 0.3, "4m+": 0.9}})
+    assert g(row.gauges, "edge_request_time_0_250k") == 0.1
+    assert g(row.gauges, "edge_request_time_750k_1m") == 0.3
+    assert g(row.gauges, "edge_request_time_4M+") == 0.9  # range names compared case-insensitively
+    assert math.isnan(g(row.gauges, "edge_request_time_1m_2m"))
+
+
+def test_unknown_keys_and_ranges_are_ignored() -> None:
+    row = parse_row(
+        {
+            "edge_requests_total": 10,
+            "edge_status_418": 3,
+            "brand_new_metric": "text is fine here",
+            "edge_request_time": {"8M+": 1.0, "0_250k": 0.2},
+            "edge_request_time_9m_10m": 4.0,
+        }
+    )
+    assert row.counts[COUNT_INDEX["edge_requests_total"]] == 10
+    assert g(row.gauges, "edge_request_time_0_250k") == 0.2
+    assert sum(1 for v in row.counts if v == v) == 1
+
+
+def test_absent_and_null_keys_are_nan_not_zero() -> None:
+    row = parse_row({"edge_requests_total": None})
+    assert all(math.isnan(v) for v in row.counts)
+    assert all(math.isnan(v) for v in row.gauges)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("edge_requests_total", "12"),
+        ("edge_status_200", True),
+        ("edge_bandwidth", [1]),
+        ("edge_hit_bytes", -5),
+        ("edge_request_time", "fast"),
+        ("edge_request_time", {"0_250k": "slow"}),
+        ("edge_hit_ratio", float("inf")),
+    ],
+)
+def test_a_non_numeric_value_in_a_known_key_fails_the_window(key: str, value: object) -> None:
+    with pytest.raises(UpstreamError, match=key) as info:
+        parse_row({key: value}, "data[3]")
+    assert info.value.kind == "invalid_body"
+    assert "data[3]" in info.value.message
+
+
+def test_totals_and_resources_replies() -> None:
+    totals = parse_totals(MetricsReply("", "", "acme", (MetricsRow({"edge_hit_bytes": 5}),)))
+    assert totals.counts[COUNT_INDEX["edge_hit_bytes"]] == 5
+    reply = MetricsReply(
+        "",
+        "",
+        "acme",
+        (
+            MetricsRow({"edge_requests_total": 1}, "7", "www", "www.example"),
+            MetricsRow({"edge_requests_total": 2, "edge_bandwidth": 8}, "7", "www", "www.example"),
+            MetricsRow({"edge_requests_total": 4}, "8", "img", "img.example"),
+        ),
+    )
+    rows = parse_resources(reply)
+    assert sorted(rows) == ["7", "8"]
+    assert rows["7"].row.counts[COUNT_INDEX["edge_requests_total"]] == 3  # duplicates merged
+    assert (rows["7"].name, rows["7"].cname) == ("www", "www.example")
+    assert g(rows["7"].row.gauges, "edge_bandwidth") == 8
+
+
+def test_an_empty_totals_reply_is_all_absent() -> None:
+    totals = parse_totals(MetricsReply("", "", "acme", ()))
+    assert all(math.isnan(v) for v in totals.counts)

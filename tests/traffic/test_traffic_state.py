@@ -1,0 +1,89 @@
+"""The state file: round trip, atomic write, and unusable files ignored with a warning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from exporter.traffic import state
+from exporter.traffic.ledger import AccountLedger
+from exporter.traffic.parse import COUNT_INDEX, ResourceRow, parse_row
+from exporter.traffic.windows import Window
+
+T = 1_767_225_600
+REQ = COUNT_INDEX["edge_requests_total"]
+
+
+def sample() -> AccountLedger:
+    led = AccountLedger()
+    rows = [ResourceRow("r1", "www", "www.example", parse_row({"edge_requests_total": 3.5}))]
+    led.count_first_read(
+        Window(T, T + 60), parse_row({"edge_hit_bytes": 9}), rows, None, T + 0.5, (300, 5)
+    )
+    led.long_refused = True
+    return led
+
+
+def test_round_trip_keeps_cursor_counters_and_runs() -> None:
+    data = state.dump({"acme": sample()}, T)
+    led = state.parse(data)["acme"]
+    assert led.cursor == T
+    assert led.long_refused
+    assert led.totals[COUNT_INDEX["edge_hit_bytes"]] == 9
+    assert led.series["r1"].name == "www"
+    assert led.series["r1"].values[REQ] == 3.5
+    run = led.pending[0]
+    assert (run.start, run.end, run.last_read_at) == (T, T + 60, T + 0.5)
+    assert run.resources["r1"][REQ] == 3.5
+    assert state.dump({"acme": led}, T) == data
+
+
+def test_saved_keys_are_matched_by_name_not_position() -> None:
+    doc = json.loads(state.dump({"acme": sample()}, T))
+    doc["count_keys"] = ["retired_metric", *reversed(doc["count_keys"])]
+    acc = doc["accounts"]["acme"]
+    acc["totals"] = [7, *reversed(acc["totals"])]
+    acc["series"] = {}
+    acc["pending"] = []
+    led = state.parse(json.dumps(doc).encode())["acme"]
+    assert led.totals[COUNT_INDEX["edge_hit_bytes"]] == 9
+
+
+def test_write_is_atomic_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    path = tmp_path / "traffic.json"
+    state.write_atomic(str(path), b"{}")
+    state.write_atomic(str(path), state.dump({"acme": sample()}, T))
+    assert set(state.load(str(path))) == {"acme"}
+    assert [p.name for p in tmp_path.iterdir()] == ["traffic.json"]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b'{"version": 1, "accounts": {"acme": {"cur', "not JSON"),
+        (b"\x00\xff garbage", "not JSON"),
+        (b'{"version": 99, "count_keys": [], "accounts": {}}', "version"),
+        (b"[]", "expected an object"),
+        (b'{"version": 1, "count_keys": [], "accounts": {"a": {"cursor": 61}}}', "cursor"),
+        (b'{"version": 1, "count_keys": ["x"], "accounts": {"a": {"totals": ["1"]}}}', "totals"),
+    ],
+)
+def test_an_unusable_state_file_is_reported_and_ignored(
+    tmp_path: Path, content: bytes, problem: str
+) -> None:
+    path = tmp_path / "state.json"
+    path.write_bytes(content)
+    with capture_logs() as logs:
+        assert state.load(str(path)) == {}
+    warning = next(e for e in logs if e["log_level"] == "warning")
+    assert warning["path"] == str(path)
+    assert problem in warning["problem"]
+
+
+def test_a_missing_state_file_is_a_fresh_start(tmp_path: Path) -> None:
+    with capture_logs() as logs:
+        assert state.load(str(tmp_path / "nope.json")) == {}
+    assert all(e["log_level"] != "warning" for e in logs)

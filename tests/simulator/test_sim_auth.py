@@ -12,16 +12,24 @@ from exporter.simulator import SimConfig, Simulator
 
 # One read per area, and the 403 body each area answers without a usable token.
 AREA_READS = [
-    (f"/app/metrics/v1/?account=demo-media&start={iso(T0 - 600)}&end={iso(T0 - 540)}",
-     {"status": "error", "description": "Invalid token or no access"}),
-    ("/app/restream/v2/demo-media/resources",
-     {"success": False, "code": 403, "message": "Invalid token"}),
-    ("/app/dvr-net/v1/demo-media/streams/live/main",
-     {"status": "Forbidden", "description": "Invalid token"}),
-    ("/app/th-api/v1/accounts/demo-media/configurations",
-     {"status": "ERROR", "message": "Invalid token"}),
+    (
+        f"/app/metrics/v1/?account=demo-media&start={iso(T0 - 600)}&end={iso(T0 - 540)}",
+        {"status": "error", "description": "Invalid token or no access"},
+    ),
+    (
+        "/app/restream/v2/demo-media/resources",
+        {"success": False, "code": 403, "message": "Invalid token"},
+    ),
+    (
+        "/app/dvr-net/v1/demo-media/streams/live/main",
+        {"status": "Forbidden", "description": "Invalid token"},
+    ),
+    (
+        "/app/th-api/v1/accounts/demo-media/configurations",
+        {"status": "ERROR", "message": "Invalid token"},
+    ),
     ("/app/inventory/v1/accounts/", {"status": 403, "message": "Invalid token"}),
-]  # fmt: skip
+]
 
 
 async def login(client: Client, username: str = "demo", password: str = "demo") -> tuple[int, Any]:

@@ -23,13 +23,16 @@ SHAPES = {
     "traffic": lambda code, msg: {"status": "error", "description": msg},
     "restream": lambda code, msg: {"success": False, "code": code, "message": msg},
     "dvr": lambda code, msg: {
-        "status": {500: "Internal Server Error", 503: "Service Unavailable",
-                   504: "Gateway Timeout"}[code],
+        "status": {
+            500: "Internal Server Error",
+            503: "Service Unavailable",
+            504: "Gateway Timeout",
+        }[code],
         "description": msg,
     },
     "talking_head": lambda code, msg: {"status": "ERROR", "message": msg},
     "inventory": lambda code, msg: {"status": code, "message": msg},
-}  # fmt: skip
+}
 MESSAGES = {
     500: "Internal server error",
     503: "Service unavailable",
@@ -148,9 +151,14 @@ async def test_request_log_records_what_upstream_received(client: Client, sim: S
     sim.requests.clear()
     await client.get(
         "/app/metrics/v1/resources",
-        params=[("account", "demo-media"), ("start", iso(T0 - 600)), ("end", iso(T0 - 540)),
-                ("metric", "edge_bandwidth"), ("metric", "edge_status_5xx")],
-    )  # fmt: skip
+        params=[
+            ("account", "demo-media"),
+            ("start", iso(T0 - 600)),
+            ("end", iso(T0 - 540)),
+            ("metric", "edge_bandwidth"),
+            ("metric", "edge_status_5xx"),
+        ],
+    )
     await client.request(
         "DELETE",
         "/app/dvr-net/v1/demo-media/streams/live/main",

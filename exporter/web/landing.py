@@ -1,0 +1,270 @@
+"""``/``: a plain server-rendered page for people: health per account and area, and links.
+
+It reads only what the pollers already published (the Store's fragments, found by metric name,
+and the self-metrics), so opening it never sends a request upstream. Every shown value is
+HTML-escaped; label values are redacted again on the way out.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from aiohttp import web
+
+from exporter import __version__
+from exporter.context import AREAS_POLLED, Context
+from exporter.exposition import Fragment, MetricSpec
+
+DEFAULT_DOCS_URL = "https://pypi.org/project/cdnvideo-exporter/"
+MAX_ROWS = 50
+REFRESH_SECONDS = 30
+
+AREA_TITLES = {
+    "traffic": "Traffic",
+    "restream": "Restream",
+    "dvr": "Network DVR",
+    "talking_head": "Talking head",
+}
+HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1d232a;background:#f5f6f8}
+header,main{max-width:72rem;margin:0 auto;padding:0 1rem}
+header{padding-top:1rem}h1{font-size:1.5rem;margin:.2rem 0}
+nav a{margin-right:1rem}.meta{color:#59636e;margin:.2rem 0 .6rem}
+section.account{background:#fff;border:1px solid #d8dde3;border-radius:6px;margin:1rem 0;
+padding:.6rem 1rem}
+h2{font-size:1.2rem;margin:.3rem 0}h3{font-size:1rem;margin:.8rem 0 .3rem}
+table{border-collapse:collapse;width:100%;margin:.2rem 0}
+th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #eceff2;vertical-align:top}
+th{font-weight:600;color:#38424c}
+.health{font-weight:600}.ok{color:#1a7f37}.failing{color:#cf222e}.pending,.disabled{color:#6e7781}
+.stale{color:#9a6700}p.none{color:#59636e;margin:.2rem 0}
+dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;margin:.5rem 0}
+dt{color:#38424c}dd{margin:0}code{font-size:.9em}
+"""
+
+
+def e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _spec(fragment: Fragment | None, name: str) -> MetricSpec | None:
+    if fragment is None:
+        return None
+    return next((s for s in fragment.samples if s.name == name), None)
+
+
+def _rows(fragment: Fragment | None, name: str) -> list[tuple[dict[str, str], float]]:
+    spec = _spec(fragment, name)
+    if fragment is None or spec is None:
+        return []
+    return [
+        (dict(zip(spec.labels, values, strict=True)), v) for values, v in fragment.samples[spec]
+    ]
+
+
+def _value(fragment: Fragment | None, name: str, **labels: str) -> float | None:
+    spec = _spec(fragment, name)
+    return None if fragment is None or spec is None else fragment.value(spec, **labels)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A fragment as the page sees it: the latest one, and whether it is past its max age."""
+
+    fragment: Fragment | None
+    stale: bool
+
+
+def _read(ctx: Context, key: str) -> _Read:
+    fresh = ctx.store.fragment(key)
+    if fresh is not None:
+        return _Read(fresh, False)
+    old = ctx.store.fragment(key, include_stale=True)
+    return _Read(old, old is not None)
+
+
+def _when(ts: float | None, now: float) -> str:
+    if ts is None or ts <= 0:
+        return '<span class="pending">never</span>'
+    stamp = datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f'<time datetime="{e(stamp)}">{e(stamp)}</time> ({e(_ago(now - ts))})'
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 0:
+        return "in the future"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit} ago"
+    return f"{seconds:.0f} s ago"
+
+
+def _table(headers: Iterable[str], rows: list[list[str]], css: str) -> str:
+    head = "".join(f"<th>{e(h)}</th>" for h in headers)
+    shown = rows[:MAX_ROWS]
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in shown)
+    more = (
+        f'<p class="none">and {len(rows) - MAX_ROWS} more (see /metrics)</p>'
+        if len(rows) > MAX_ROWS
+        else ""
+    )
+    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}'
+
+
+def _health(ctx: Context, account: str, area: str, now: float) -> list[str]:
+    if not ctx.area_enabled(area):
+        state, css = "disabled", "disabled"
+    else:
+        ok = ctx.runner.healthy(area, account)
+        state, css = {
+            True: ("OK", "ok"),
+            False: ("failing", "failing"),
+            None: ("waiting", "pending"),
+        }[ok]
+    last = ctx.metrics.registry.get_sample_value(
+        "cdnvideo_last_success_timestamp_seconds", {"account": account, "area": area}
+    )
+    return [
+        e(AREA_TITLES.get(area, area)),
+        f'<span class="health {css}" data-state="{css}">{e(state)}</span>',
+        _when(last, now),
+    ]
+
+
+def _account_section(ctx: Context, account: str, now: float) -> str:
+    clean = ctx.redactor.text
+    areas = _table(
+        ("Area", "Health", "Last success"),
+        [_health(ctx, account, area, now) for area in AREAS_POLLED],
+        "areas",
+    )
+    traffic = _read(ctx, f"traffic/{account}")
+    window_end = _value(
+        traffic.fragment, "cdnvideo_account_window_end_timestamp_seconds", account=account
+    )
+    window = (
+        f"ends {_when(window_end, now)}" if window_end else '<span class="pending">none yet</span>'
+    ) + (' <span class="stale">(stale)</span>' if traffic.stale else "")
+    th = _read(ctx, f"talking_head/{account}")
+    left = _value(th.fragment, "cdnvideo_talking_head_quota_left", account=account)
+    limit = _value(th.fragment, "cdnvideo_talking_head_quota_limit", account=account)
+    quota = (
+        '<span class="pending">unknown</span>'
+        if left is None
+        else f"{e(f'{left:g}')}" + (f" of {e(f'{limit:g}')}" if limit is not None else "")
+    ) + (' <span class="stale">(stale)</span>' if th.stale else "")
+    tasks = _rows(
+        _read(ctx, f"talking_head_tasks/{account}").fragment, "cdnvideo_talking_head_tasks"
+    )
+    task_text = ", ".join(f"{e(lbl.get('status', ''))}: {v:g}" for lbl, v in tasks if v) or "none"
+
+    restream = _read(ctx, f"restream/{account}")
+    descriptions = {
+        _target(lbl): lbl.get("description", "")
+        for lbl, _ in _rows(restream.fragment, "cdnvideo_restream_status_info")
+    }
+    bad_targets = []
+    for lbl, code in _rows(restream.fragment, "cdnvideo_restream_status_code"):
+        if code == 0:
+            continue
+        ident = _target(lbl)
+        bad_targets.append(
+            [
+                f"<code>{e(clean(lbl.get('resource_id', '')))}</code>",
+                e(clean(lbl.get("source", ""))),
+                e(clean(lbl.get("target", ""))),
+                f"{code:g}",
+                e(clean(descriptions.get(ident, ""))),
+            ]
+        )
+    restream_html = (
+        _table(("Resource", "Source", "Target", "Code", "Description"), bad_targets, "restream")
+        if bad_targets
+        else _none(restream, "All restream targets OK.", "No restream status yet.")
+    )
+    dvr = _read(ctx, f"dvr/{account}")
+    dead = [
+        [e(clean(lbl.get("stream", ""))), e(clean(lbl.get("host", "")))]
+        for lbl, alive in _rows(dvr.fragment, "cdnvideo_dvr_alive")
+        if alive == 0
+    ]
+    dvr_html = (
+        _table(("Stream", "Node"), dead, "dvr")
+        if dead
+        else _none(dvr, "All DVR nodes alive.", "No DVR status yet.")
+    )
+    return (
+        f'<section class="account" data-account="{e(account)}">'
+        f"<h2>{e(account)}</h2>{areas}"
+        f'<dl><dt>Last complete traffic window</dt><dd class="window">{window}</dd>'
+        f'<dt>Talking-head quota left</dt><dd class="quota">{quota}</dd>'
+        f'<dt>Admin-submitted videos</dt><dd class="tasks">{task_text}</dd></dl>'
+        f"<h3>Restream targets not OK</h3>{restream_html}"
+        f"<h3>Dead DVR nodes</h3>{dvr_html}</section>"
+    )
+
+
+def _target(labels: dict[str, str]) -> tuple[str, ...]:
+    return tuple(labels.get(k, "") for k in ("resource_id", "source", "target", "target_key"))
+
+
+def _none(read: _Read, all_good: str, nothing: str) -> str:
+    if read.fragment is None:
+        return f'<p class="none">{e(nothing)}</p>'
+    stale = ' <span class="stale">(stale)</span>' if read.stale else ""
+    return f'<p class="none">{e(all_good)}{stale}</p>'
+
+
+def render_landing(ctx: Context, docs_url: str = DEFAULT_DOCS_URL) -> str:
+    """The whole page as text (pure: reads the context, changes nothing)."""
+    now = ctx.clock.time()
+    admin = ctx.settings.admin.enabled
+    links = [
+        '<a href="/metrics">Metrics</a>',
+        '<a href="/healthz">Health</a>',
+        '<a href="/readyz">Readiness</a>',
+        '<a href="/api/v1/openapi.json">Admin API (OpenAPI)</a>'
+        if admin
+        else '<span class="disabled">Admin API off (admin.enabled)</span>',
+        f'<a href="{e(docs_url)}">Documentation</a>',
+    ]
+    started = _when(ctx.started_at, now) if ctx.started_at else "unknown"
+    sections = "".join(_account_section(ctx, a, now) for a in ctx.accounts) or (
+        '<p class="none">No accounts yet: discovery pending, or none for this shard.</p>'
+    )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta http-equiv="refresh" content="{REFRESH_SECONDS}">'
+        f"<title>cdnvideo-exporter</title><style>{STYLE}</style></head><body>"
+        f"<header><h1>cdnvideo-exporter</h1>"
+        f'<p class="meta">version {e(__version__)} · started {started} · shard '
+        f"{e(ctx.settings.shard)} · {len(ctx.accounts)} account(s)</p>"
+        f"<nav>{' '.join(links)}</nav></header>"
+        f"<main>{sections}</main></body></html>"
+    )
+
+
+def landing_handler(
+    ctx: Context, docs_url: str | None = None
+) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """The aiohttp handler for ``GET /``."""
+    url = docs_url or str(ctx.extras.get("docs_url") or DEFAULT_DOCS_URL)
+
+    async def landing(request: web.Request) -> web.Response:
+        return web.Response(
+            text=render_landing(ctx, url), content_type="text/html", headers=HEADERS
+        )
+
+    return landing

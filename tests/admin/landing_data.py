@@ -1,0 +1,71 @@
+"""A context with published fragments for landing-page tests (names as the areas publish them)."""
+
+from __future__ import annotations
+
+from exporter.exposition import FragmentBuilder, MetricSpec
+from exporter.talking_head_tasks import TaskTracker
+
+NOW = 1_767_225_600.0 + 3600
+
+WINDOW_END = MetricSpec("cdnvideo_account_window_end_timestamp_seconds", "gauge", "w", ("account",))
+TARGET = ("account", "resource_id", "source", "target", "target_key")
+STATUS_CODE = MetricSpec("cdnvideo_restream_status_code", "gauge", "c", TARGET)
+STATUS_INFO = MetricSpec(
+    "cdnvideo_restream_status_info", "gauge", "i", (*TARGET, "code", "description")
+)
+ALIVE = MetricSpec("cdnvideo_dvr_alive", "gauge", "a", ("account", "stream", "host"))
+QUOTA_LEFT = MetricSpec("cdnvideo_talking_head_quota_left", "gauge", "l", ("account",))
+QUOTA_LIMIT = MetricSpec("cdnvideo_talking_head_quota_limit", "gauge", "m", ("account",))
+
+EVIL = '<script>alert("x")</script>'
+
+
+def publish_demo(ctx) -> None:  # type: ignore[no-untyped-def]
+    """demo-media: one failing restream target, one dead DVR node, quota 1234 of 1500, a window.
+    demo-shop: everything fine; its restream fragment is stale."""
+    store = ctx.store
+    b = FragmentBuilder()
+    b.add(WINDOW_END, ("demo-media",), NOW - 180)
+    store.publish("traffic/demo-media", b.build())
+
+    b = FragmentBuilder()
+    bad = ("demo-media", "res-7", "rtmp://origin/live/main", "rtmp://target.example/app", "k1a2")
+    good = ("demo-media", "res-8", "rtmp://origin/live/news", "rtmp://ok.example/app", "k9")
+    evil = ("demo-media", EVIL, "rtmp://u:leaked-pw@src/x", "rtmp://t/y", "k3")
+    b.add(STATUS_CODE, bad, 3)
+    b.add(STATUS_CODE, good, 0)
+    b.add(STATUS_CODE, evil, 7)
+    b.add(STATUS_INFO, (*bad, "3", "Source stream is not published"), 1)
+    b.add(STATUS_INFO, (*good, "0", "OK"), 1)
+    b.add(STATUS_INFO, (*evil, "7", "Restream stopped"), 1)
+    store.publish("restream/demo-media", b.build())
+
+    b = FragmentBuilder()
+    b.add(ALIVE, ("demo-media", "live/main", "node-dead-1"), 0)
+    b.add(ALIVE, ("demo-media", "live/main", "node-ok-2"), 1)
+    store.publish("dvr/demo-media", b.build())
+
+    b = FragmentBuilder()
+    b.add(QUOTA_LEFT, ("demo-media",), 1234)
+    b.add(QUOTA_LIMIT, ("demo-media",), 1500)
+    store.publish("talking_head/demo-media", b.build())
+
+    b = FragmentBuilder()
+    b.add(STATUS_CODE, ("demo-shop", "r1", "s", "t", "k"), 0)
+    store.publish("restream/demo-shop", b.build(), max_age=1)
+
+    ctx.metrics.last_success.labels("demo-media", "traffic").set(NOW - 60)
+    ctx.metrics.up.labels("demo-media", "traffic").set(1)
+
+
+async def run_polls(ctx) -> None:  # type: ignore[no-untyped-def]
+    async def ok() -> None:
+        return None
+
+    async def fail() -> None:
+        raise RuntimeError("upstream said no")
+
+    await ctx.runner.run("traffic", "demo-media", ok)
+    await ctx.runner.run("restream", "demo-media", fail)
+    tracker = TaskTracker(ctx)
+    tracker.track("demo-media", "task-1")

@@ -1,0 +1,77 @@
+"""The landing page shows health, windows, failing targets, dead nodes and quota, escaped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from exporter.clock import FakeClock
+from exporter.web.landing import landing_handler, render_landing
+
+from .conftest import make_context
+from .fakes import SECRETS
+from .landing_data import EVIL, NOW, publish_demo, run_polls
+
+
+async def page(**ctx_kw: Any) -> tuple[int, str, Any]:
+    clock = FakeClock(NOW - 3600)
+    async with aiohttp.ClientSession() as session:
+        ctx = make_context("http://127.0.0.1:9", session, clock=clock, **ctx_kw)
+        ctx.started_at = NOW - 3600
+        publish_demo(ctx)
+        clock.set(NOW)
+        await run_polls(ctx)
+        app = web.Application()
+        app.router.add_get("/", landing_handler(ctx))
+        async with TestClient(TestServer(app)) as client:
+            resp = await client.get("/")
+            return resp.status, await resp.text(), resp.headers
+
+
+async def test_page_shows_what_an_operator_needs() -> None:
+    status, text, headers = await page()
+    assert status == 200
+    assert headers["Content-Type"].startswith("text/html")
+    assert "default-src 'none'" in headers["Content-Security-Policy"]
+    assert 'data-account="demo-media"' in text
+    assert 'data-account="demo-shop"' in text
+    assert "2026-01-01 00:57:00 UTC" in text  # window end, NOW - 180 s
+    assert "Source stream is not published" in text
+    assert "res-7" in text
+    assert "res-8" not in text  # code 0 is not listed
+    assert "node-dead-1" in text
+    assert "node-ok-2" not in text
+    assert "1234 of 1500" in text
+    assert "in_queue: 1" in text
+    assert 'href="/metrics"' in text
+    assert 'href="/api/v1/openapi.json"' in text
+    assert "Documentation" in text
+    assert "<script" not in text
+    assert "&lt;script&gt;" in text
+
+
+async def test_page_carries_no_secret() -> None:
+    _, text, _ = await page()
+    for secret in (*SECRETS, "leaked-pw"):
+        assert secret not in text
+
+
+async def test_admin_link_only_when_admin_is_on() -> None:
+    _, text, _ = await page(admin_enabled=False)
+    assert "/api/v1/openapi.json" not in text
+    assert "Admin API off" in text
+
+
+async def test_an_empty_exporter_renders() -> None:
+    async with aiohttp.ClientSession() as session:
+        ctx = make_context("http://127.0.0.1:9", session)
+        ctx.accounts = ()
+        assert "No accounts yet" in render_landing(ctx)
+        ctx.accounts = ("demo-media",)
+        text = render_landing(ctx)
+        assert "No restream status yet." in text
+        assert "waiting" in text
+        assert EVIL not in text

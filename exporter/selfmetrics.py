@@ -46,7 +46,8 @@ class SelfMetrics:
         self.upstream_requests = Counter(
             "cdnvideo_upstream_requests",
             "Requests sent to the platform API, by area and HTTP status "
-            "(timeout, connection_error or invalid_body when there was no usable reply).",
+            "(timeout, connection_error, or invalid_body / error_body for a 2xx reply that is "
+            "not JSON or carries an error).",
             ["area", "code"],
             registry=r,
         )

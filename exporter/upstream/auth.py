@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import NoReturn, Protocol
 
 import structlog
 
@@ -48,6 +48,14 @@ class LoginRejected(UpstreamError):
     """The token endpoint refused the username/password; we never try it again."""
 
 
+def _transient(exc: UpstreamError) -> bool:
+    """A token-endpoint failure that says nothing about the password (rate limit, 5xx)."""
+    if exc.status == 429 or exc.retryable:
+        return True
+    text = exc.message.lower()
+    return "rate limit" in text or "too many" in text
+
+
 class PasswordLogin:
     """Gets a token from ``/app/oauth/v1/token/`` and renews it ahead of its lifetime.
 
@@ -79,12 +87,19 @@ class PasswordLogin:
             if token != self._token:  # somebody renewed it meanwhile
                 return True
             self._renew_at = 0.0
-            await self._refresh(reason="expired")
-            return True
+            # False when the last login was too recent to ask again: retrying is pointless.
+            return await self._refresh(reason="expired") != token
+
+    @staticmethod
+    def _raise_rejected(rejected: LoginRejected) -> NoReturn:
+        # A fresh exception each time: re-raising one instance grows its traceback forever.
+        raise LoginRejected(
+            rejected.area, rejected.kind, rejected.message, rejected.status, rejected.body
+        ) from None
 
     async def _refresh(self, reason: str) -> str:
         if self._rejected is not None:
-            raise self._rejected
+            self._raise_rejected(self._rejected)
         now = self._clock.time()
         if now - self._last_attempt < MIN_SECONDS_BETWEEN_LOGINS:
             if self._token:
@@ -96,7 +111,7 @@ class PasswordLogin:
         try:
             token, lifetime = await self._login(self._username, self._password)
         except UpstreamError as exc:
-            if exc.status in (400, 401, 403) or exc.kind == "error_body":
+            if not _transient(exc) and (exc.status in (400, 401, 403) or exc.kind == "error_body"):
                 self._rejected = LoginRejected(
                     "auth",
                     "auth",
@@ -105,7 +120,7 @@ class PasswordLogin:
                     exc.status,
                 )
                 log.error("login_rejected", username=self._username, status=exc.status)
-                raise self._rejected from None
+                self._raise_rejected(self._rejected)
             raise
         self._token = token
         self._renew_at = now + max(lifetime * RENEW_AT_FRACTION, 1.0)

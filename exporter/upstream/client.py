@@ -14,7 +14,9 @@ from urllib.parse import quote
 
 import aiohttp
 import structlog
+from yarl import URL
 
+from exporter import __version__
 from exporter.clock import Clock, SystemClock
 from exporter.config import UpstreamSettings
 from exporter.logs import Redactor
@@ -50,8 +52,22 @@ def minute(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:00")
 
 
-def seg(value: str, keep_slash: bool = False) -> str:
-    """Quote one path segment (stream names keep their slashes)."""
+USER_AGENT = f"cdnvideo-exporter/{__version__}"
+
+
+def seg(value: str, keep_slash: bool = False, area: str = "request") -> str:
+    """Quote one path segment (stream names keep their slashes).
+
+    Empty, ``.`` and ``..`` segments are refused (UpstreamError kind ``invalid_request``,
+    nothing is sent): servers resolve them, so ``live/../../other`` would leave the account.
+    """
+    parts = value.split("/") if keep_slash else [value]
+    if any(p in ("", ".", "..") for p in parts):
+        raise UpstreamError(
+            area,
+            "invalid_request",
+            f"{value!r} is not a valid path segment (empty, '.' and '..' are refused)",
+        )
     return quote(value, safe="/" if keep_slash else "")
 
 
@@ -73,7 +89,7 @@ class UpstreamClient:
         backoff_seconds: float = 0.5,
     ) -> None:
         self._session = session
-        self._base = settings.base_url.rstrip("/")
+        self._base = str(URL(settings.base_url.rstrip("/")))
         self._timeout = aiohttp.ClientTimeout(total=settings.timeout_seconds)
         self._limit = asyncio.Semaphore(settings.max_concurrency)
         self._metrics = metrics
@@ -98,44 +114,51 @@ class UpstreamClient:
         headers: Mapping[str, str],
         form: Mapping[str, str] | None = None,
     ) -> Reply:
-        label = "timeout"
-        started = time.perf_counter()
-        try:
-            async with (
-                self._limit,
-                self._session.request(
+        # Path segments are quoted by seg(); encoded=True keeps yarl from re-normalising them.
+        url = URL(self._base + path, encoded=True)
+        async with self._limit:  # waiting for a slot is not upstream latency
+            started = time.perf_counter()
+            try:
+                async with self._session.request(
                     method,
-                    self._base + path,
+                    url,
                     params=params,
                     json=body if form is None and body is not None else None,
                     data=form,
-                    headers=headers,
+                    headers={"User-Agent": USER_AGENT, **headers},
                     timeout=self._timeout,
                     allow_redirects=False,
-                ) as resp,
-            ):
-                raw = await resp.read()
-                label = str(resp.status)
-                ctype = resp.headers.get("Content-Type", "")
-                status = resp.status
-        except TimeoutError:
-            raise UpstreamError(area, "timeout", f"{method} {path} timed out") from None
-        except (aiohttp.ClientError, OSError) as exc:
-            label = "connection_error"
-            raise UpstreamError(
-                area, "connection", f"{method} {path} failed: {type(exc).__name__}"
-            ) from None
-        finally:
-            if self._metrics is not None:
-                self._metrics.upstream_duration.labels(area).observe(time.perf_counter() - started)
-                self._metrics.upstream_requests.labels(area, label).inc()
+                ) as resp:
+                    raw = await resp.read()
+                    ctype = resp.headers.get("Content-Type", "")
+                    status = resp.status
+            except TimeoutError:
+                self._count(area, "timeout", started)
+                raise UpstreamError(area, "timeout", f"{method} {path} timed out") from None
+            except (aiohttp.ClientError, OSError) as exc:
+                self._count(area, "connection_error", started)
+                raise UpstreamError(
+                    area, "connection", f"{method} {path} failed: {type(exc).__name__}"
+                ) from None
         data: Any = None
         if raw:
             try:
                 data = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 data = None
+        label = str(status)
+        if 200 <= status < 300:  # a 2xx that is no usable answer is counted as what it is
+            if raw and data is None:
+                label = "invalid_body"
+            elif is_error_body(data):
+                label = "error_body"
+        self._count(area, label, started)
         return Reply(status, raw, data, ctype)
+
+    def _count(self, area: str, label: str, started: float) -> None:
+        if self._metrics is not None:
+            self._metrics.upstream_duration.labels(area).observe(time.perf_counter() - started)
+            self._metrics.upstream_requests.labels(area, label).inc()
 
     async def request(
         self,
@@ -192,17 +215,11 @@ class UpstreamClient:
             msg = error_message(reply.data) or _snippet(reply.body) or "no body"
             raise UpstreamError(area, "http", msg, reply.status, reply.data)
         if reply.data is None:
-            self._count_invalid(area, "invalid_body")
             raise UpstreamError(area, "invalid_body", "reply is not JSON", reply.status)
         if is_error_body(reply.data):
-            self._count_invalid(area, "error_body")
             msg = error_message(reply.data) or "error body"
             raise UpstreamError(area, "error_body", msg, reply.status, reply.data)
         return reply.data
-
-    def _count_invalid(self, area: str, label: str) -> None:
-        if self._metrics is not None:
-            self._metrics.upstream_requests.labels(area, label).inc()
 
     # --- auth and inventory ------------------------------------------------------------------
     async def login(self, username: str, password: str) -> tuple[str, float]:
@@ -249,17 +266,23 @@ class UpstreamClient:
     # --- restream ---------------------------------------------------------------------------
     @staticmethod
     def restream_path(account: str, rest: str = "") -> str:
-        return f"/app/restream/v2/{seg(account)}{rest}"
+        return f"/app/restream/v2/{seg(account, area='restream')}{rest}"
+
+    @staticmethod
+    def restream_resource_path(account: str, resource_id: str) -> str:
+        rid = seg(resource_id, area="restream")
+        return UpstreamClient.restream_path(account, f"/resources/{rid}")
 
     async def restream_resources(self, account: str) -> list[models.RestreamResource]:
         data = await self.get_json("restream", self.restream_path(account, "/resources"))
         return models.parse_restream_resources(data)
 
     async def restream_resource(self, account: str, resource_id: str) -> models.RestreamResource:
-        path = self.restream_path(account, f"/resources/{seg(resource_id)}")
+        path = self.restream_resource_path(account, resource_id)
         data = models.obj(await self.get_json("restream", path), "restream", "resource reply")
         item = dict(models.obj(data.get("data"), "restream", "resource reply.data"))
-        item.setdefault("resource_id", data.get("resource_id", resource_id))
+        if item.get("resource_id") in (None, ""):  # the id is echoed beside "data"
+            item["resource_id"] = data.get("resource_id") or resource_id
         return models.parse_restream_resource(item)
 
     async def restream_status(
@@ -279,7 +302,10 @@ class UpstreamClient:
     # --- DVR --------------------------------------------------------------------------------
     @staticmethod
     def dvr_path(account: str, stream: str) -> str:
-        return f"/app/dvr-net/v1/{seg(account)}/streams/{seg(stream, keep_slash=True)}"
+        return (
+            f"/app/dvr-net/v1/{seg(account, area='dvr')}"
+            f"/streams/{seg(stream, keep_slash=True, area='dvr')}"
+        )
 
     async def dvr_stream(self, account: str, stream: str) -> list[models.DvrNode]:
         return models.parse_dvr_stream(await self.get_json("dvr", self.dvr_path(account, stream)))
@@ -287,14 +313,20 @@ class UpstreamClient:
     # --- talking head -----------------------------------------------------------------------
     @staticmethod
     def th_path(account: str, rest: str = "") -> str:
-        return f"/app/th-api/v1/accounts/{seg(account)}{rest}"
+        return f"/app/th-api/v1/accounts/{seg(account, area='talking_head')}{rest}"
+
+    @staticmethod
+    def th_task_path(account: str, operation: str, task_id: str) -> str:
+        """``.../status|cancel|video/<task_id>``."""
+        task = seg(task_id, area="talking_head")
+        return UpstreamClient.th_path(account, f"/{operation}/{task}")
 
     async def th_configurations(self, account: str) -> models.ThConfigurations:
         data = await self.get_json("talking_head", self.th_path(account, "/configurations"))
         return models.parse_th_configurations(data)
 
     async def th_status(self, account: str, task_id: str) -> models.ThTask:
-        data = await self.get_json("talking_head", self.th_path(account, f"/status/{seg(task_id)}"))
+        data = await self.get_json("talking_head", self.th_task_path(account, "status", task_id))
         return models.parse_th_status(data)
 
 
@@ -314,7 +346,7 @@ class Operations:
         )
 
     async def restream_get(self, account: str, resource_id: str) -> Reply:
-        path = UpstreamClient.restream_path(account, f"/resources/{seg(resource_id)}")
+        path = UpstreamClient.restream_resource_path(account, resource_id)
         return await self._c.request("restream", "GET", path)
 
     async def restream_create(self, account: str, body: Mapping[str, Any]) -> Reply:
@@ -324,7 +356,7 @@ class Operations:
     async def restream_update(
         self, account: str, resource_id: str, body: Mapping[str, Any]
     ) -> Reply:
-        path = UpstreamClient.restream_path(account, f"/resources/{seg(resource_id)}")
+        path = UpstreamClient.restream_resource_path(account, resource_id)
         return await self._c.request("restream", "PUT", path, body=body)
 
     async def restream_status(self, account: str, resource_id: str | None = None) -> Reply:
@@ -358,23 +390,23 @@ class Operations:
         return await self._c.request("talking_head", "POST", path, body=body)
 
     async def th_status(self, account: str, task_id: str) -> Reply:
-        path = UpstreamClient.th_path(account, f"/status/{seg(task_id)}")
+        path = UpstreamClient.th_task_path(account, "status", task_id)
         return await self._c.request("talking_head", "GET", path)
 
     async def th_cancel(self, account: str, task_id: str) -> Reply:
-        path = UpstreamClient.th_path(account, f"/cancel/{seg(task_id)}")
+        path = UpstreamClient.th_task_path(account, "cancel", task_id)
         return await self._c.request("talking_head", "DELETE", path)
 
     async def th_video_link(self, account: str, task_id: str) -> Reply:
-        path = UpstreamClient.th_path(account, f"/video/{seg(task_id)}")
+        path = UpstreamClient.th_task_path(account, "video", task_id)
         return await self._c.request("talking_head", "GET", path)
 
     async def th_rename(self, account: str, task_id: str, body: Mapping[str, Any]) -> Reply:
-        path = UpstreamClient.th_path(account, f"/video/{seg(task_id)}")
+        path = UpstreamClient.th_task_path(account, "video", task_id)
         return await self._c.request("talking_head", "PATCH", path, body=body)
 
     async def th_delete(self, account: str, task_id: str) -> Reply:
-        path = UpstreamClient.th_path(account, f"/video/{seg(task_id)}")
+        path = UpstreamClient.th_task_path(account, "video", task_id)
         return await self._c.request("talking_head", "DELETE", path)
 
     async def th_tasks(self, account: str, params: Sequence[tuple[str, str]]) -> Reply:

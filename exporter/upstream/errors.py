@@ -11,6 +11,7 @@ ErrorKind = Literal[
     "timeout",
     "connection",
     "auth",  # no usable token (login rejected or token endpoint failing)
+    "invalid_request",  # refused locally, nothing sent (e.g. a '..' path segment)
 ]
 
 
@@ -40,23 +41,44 @@ class UpstreamError(Exception):
         )
 
     @property
+    def failed_hosts(self) -> list[str]:
+        """DVR nodes a deletion failed on (``failed_hosts`` of a DVR 500 body), else []."""
+        return failed_hosts(self.body)
+
+    @property
     def expired_token(self) -> bool:
         """A 403 whose message says the token expired."""
         return self.status == 403 and "expired" in self.message.lower()
 
 
+def failed_hosts(body: Any) -> list[str]:
+    """``failed_hosts`` of a DVR error body as strings; [] when absent."""
+    hosts = body.get("failed_hosts") if isinstance(body, dict) else None
+    return [str(h) for h in hosts] if isinstance(hosts, list) else []
+
+
 def error_message(body: Any) -> str | None:
-    """The upstream's message from any of the four areas' error shapes, if the body is one."""
+    """The upstream's message from any of the four areas' error shapes, if the body is one.
+
+    Restream ``{success, code, message}``, DVR and metrics ``{status, description}`` (DVR
+    deletions add ``failed_hosts``, named in the message), talking-head ``{status, message}``.
+    """
     if not isinstance(body, dict):
         return None
+    message = None
     for key in ("message", "description", "error", "detail"):
         value = body.get(key)
         if isinstance(value, str) and value:
-            return value
-    status = body.get("status")
-    if isinstance(status, str) and status:
-        return status
-    return None
+            message = value
+            break
+    if message is None:
+        status = body.get("status")
+        if isinstance(status, str) and status:
+            message = status
+    hosts = failed_hosts(body)
+    if hosts:
+        message = f"{message or 'failed'} (failed hosts: {', '.join(hosts)})"
+    return message
 
 
 def is_error_body(body: Any) -> bool:

@@ -43,6 +43,14 @@ def number(
     return float(value)
 
 
+def optional_number(d: dict[str, Any], key: str, area: str, where: str) -> float:
+    """A number that may be missing or null (then 0); anything else but a number is refused."""
+    value = d.get(key)
+    if value is None or value == "":
+        return 0.0
+    return number(d, key, area, where)
+
+
 def flag(d: dict[str, Any], key: str, area: str, where: str, default: bool | None = None) -> bool:
     value = d.get(key, default)
     if not isinstance(value, bool):
@@ -196,8 +204,8 @@ def parse_restream_resource(item: Any, where: str = "resource") -> RestreamResou
         type=str(d.get("type") or ""),
         active=flag(d, "active", "restream", where, default=False),
         restreams=tuple(_entry(e, f"{where}.restreams[{j}]") for j, e in enumerate(restreams)),
-        creation_ts=float(d.get("creation_ts") or 0),
-        modification_ts=float(d.get("modification_ts") or 0),
+        creation_ts=optional_number(d, "creation_ts", "restream", where),
+        modification_ts=optional_number(d, "modification_ts", "restream", where),
     )
 
 
@@ -379,6 +387,6 @@ def parse_th_status(body: Any) -> ThTask:
     return ThTask(
         id=str(t.get("id") or ""),
         status=text(t, "status", "talking_head", "task").strip().lower(),
-        attempts=int(t.get("attempts") or 0),
+        attempts=int(optional_number(t, "attempts", "talking_head", "task")),
         message=str(t.get("message") or ""),
     )

@@ -1,0 +1,307 @@
+"""The admin surface against the platform simulator over real HTTP, on a fake clock."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from exporter.clock import FakeClock
+from exporter.logs import MASK
+from exporter.simulator import SimConfig, Simulator, serve
+from exporter.talking_head_tasks import TaskTracker
+
+from .conftest import Admin, MakeAdmin
+
+RS = "/app/restream/v2/demo-media"
+TH = "/app/th-api/v1/accounts/demo-media"
+DVR = "/app/dvr-net/v1/demo-media/streams"
+GENERATE = {
+    "script": "Good morning, this is a test of the admin surface.",
+    "actor": {"name": "Natalia", "version": "1.0.0", "shot": "waist"},
+    "voice": "Alena",
+    "emotion": "good",
+    "background": "office",
+    "video_name": "admin test",
+    "composition": {"orientation": "horizontal", "scale": 1, "crop": 1, "shift": 0},
+}
+
+
+class SimAdmin:
+    def __init__(self, admin: Admin, sim: Simulator) -> None:
+        self.admin = admin
+        self.sim = sim
+
+    def last(self) -> Any:
+        last = self.sim.requests.last
+        assert last is not None
+        return last
+
+    def count(self) -> int:
+        return len(self.sim.requests)
+
+
+@pytest.fixture
+async def sim_admin(make_admin: MakeAdmin) -> AsyncIterator[SimAdmin]:
+    clock = FakeClock()
+    sim = Simulator(SimConfig(), clock)
+    runner = await serve(sim, "127.0.0.1", 0)
+    try:
+        admin = await make_admin(base_url=runner.base_url, token=sim.token, clock=clock)
+        yield SimAdmin(admin, sim)
+    finally:
+        await runner.cleanup()
+
+
+async def first_resource_id(s: SimAdmin) -> str:
+    status, data, _ = await s.admin.call("GET", "/restream/demo-media/resources")
+    assert status == 200, data
+    return str(data["data"]["resources"][0]["resource_id"])
+
+
+async def test_restream_routes_reach_the_platform_as_sent(sim_admin: SimAdmin) -> None:
+    s = sim_admin
+    rid = await first_resource_id(s)
+    assert (s.last().method, s.last().path) == ("GET", f"{RS}/resources")
+
+    status, data, _ = await s.admin.call("GET", f"/restream/demo-media/resources/{rid}")
+    assert status == 200, data
+    assert (s.last().method, s.last().path) == ("GET", f"{RS}/resources/{rid}")
+
+    body = {
+        "name": "admin-created",
+        "type": "short",
+        "active": False,
+        "restreams": [
+            {
+                "schedule": [{"start": "2026-01-02T10:00:00Z", "stop": "2026-01-02T11:00:00Z"}],
+                "source": "rtmp://origin.example/live/admin",
+                "transcoded": False,
+                "transcode_quality": "",
+                "target_type": "customRTMP",
+                "target_url": "rtmp://a.rtmp.youtube.com/live2",
+                "target_key": "created-key-secret",
+                "login": "",
+                "password": "",
+                "backup": {},
+            }
+        ],
+    }
+    status, data, _ = await s.admin.call("POST", "/restream/demo-media/resources", json=body)
+    assert status == 200, data
+    assert (s.last().method, s.last().path, s.last().body) == ("POST", f"{RS}/resources", body)
+    new_id = str(data["resource_id"])
+    assert s.sim.restream.resources["demo-media"][new_id].body["restreams"][0]["target_key"] == (
+        "created-key-secret"
+    )
+
+    status, data, _ = await s.admin.call("GET", f"/restream/demo-media/status?resource_id={rid}")
+    assert status == 200, data
+    assert (s.last().path, s.last().query) == (f"{RS}/status", (("resource_id", rid),))
+    status, _, _ = await s.admin.call("GET", "/restream/demo-media/status")
+    assert (status, s.last().query) == (200, ())
+
+    q = f"resource_id={rid}&start=2026-01-01T00:00:00Z&end=2026-01-01T01:00:00Z"
+    status, data, _ = await s.admin.call("GET", f"/restream/demo-media/history?{q}")
+    assert status == 200, data
+    assert s.last().query == (
+        ("resource_id", rid),
+        ("start", "2026-01-01T00:00:00Z"),
+        ("end", "2026-01-01T01:00:00Z"),
+    )
+
+
+async def test_put_of_a_masked_read_keeps_the_platforms_secrets(sim_admin: SimAdmin) -> None:
+    s = sim_admin
+    rid = await first_resource_id(s)
+    stored = copy.deepcopy(s.sim.restream.resources["demo-media"][rid].body)
+    _, current, _ = await s.admin.call("GET", f"/restream/demo-media/resources/{rid}")
+    shown = json.dumps(current)
+    for entry in stored["restreams"]:
+        if entry.get("target_key"):
+            assert entry["target_key"] not in shown
+        if entry.get("password"):
+            assert entry["password"] not in shown
+    body = copy.deepcopy(current["data"])
+    body["name"] = "renamed through admin"
+    assert MASK in json.dumps(body)
+    status, data, _ = await s.admin.call("PUT", f"/restream/demo-media/resources/{rid}", json=body)
+    assert status == 200, data
+    assert (s.last().method, s.last().path) == ("PUT", f"{RS}/resources/{rid}")
+    after = s.sim.restream.resources["demo-media"][rid].body
+    assert after["name"] == "renamed through admin"
+    assert after["restreams"] == stored["restreams"]
+    assert MASK not in json.dumps(s.last().body)
+
+
+async def test_dvr_routes_reach_the_platform_as_sent(sim_admin: SimAdmin) -> None:
+    s = sim_admin
+    status, data, _ = await s.admin.call("GET", "/dvr/demo-media/streams/live/main")
+    assert status == 200, data
+    assert (s.last().method, s.last().path) == ("GET", f"{DVR}/live/main")
+    host = data["data"][0]["host"]
+    start = int(s.sim.clock.time()) - 600
+    ranged = {"host": host, "from_ts": start, "duration_sec": 60}
+    status, data, _ = await s.admin.call("DELETE", "/dvr/demo-media/streams/live/main", json=ranged)
+    assert status == 200, data
+    assert (s.last().method, s.last().path, s.last().body) == ("DELETE", f"{DVR}/live/main", ranged)
+    everything = {"host": "*", "all": True}
+    status, data, _ = await s.admin.call("DELETE", "/dvr/demo-media/streams/news", json=everything)
+    assert status == 200, data
+    assert (s.last().path, s.last().body) == (f"{DVR}/news", everything)
+    _, data, _ = await s.admin.call("GET", "/dvr/demo-media/streams/news")
+    assert all(node["dvr"]["ranges"] == [] for node in data["data"])
+
+
+async def test_talking_head_routes_and_task_tracking_to_the_end(sim_admin: SimAdmin) -> None:
+    s = sim_admin
+    status, data, _ = await s.admin.call("GET", "/talking-head/demo-media/configurations")
+    assert status == 200, data
+    assert s.last().path == f"{TH}/configurations"
+
+    status, data, _ = await s.admin.call("POST", "/talking-head/demo-media/generate", json=GENERATE)
+    assert status == 202, data
+    assert (s.last().method, s.last().path, s.last().body) == ("POST", f"{TH}/generate", GENERATE)
+    task_id = data["id"]
+    tracker: TaskTracker = s.admin.ctx.extras["task_tracker"]
+    assert tracker.counts("demo-media")["in_queue"] == 1
+
+    seen = []
+    for _ in range(40):
+        s.admin.clock.advance(5)
+        await tracker.poll_due()
+        seen.append(dict(tracker.counts("demo-media")))
+        if not tracker.following():
+            break
+    assert tracker.counts("demo-media") == {
+        "in_queue": 0,
+        "processing": 0,
+        "processed": 1,
+        "canceled": 0,
+    }
+    assert any(c["processing"] == 1 for c in seen)
+    polls = s.sim.requests.find(method="GET", path=f"{TH}/status/{task_id}")
+    assert 2 <= len(polls) <= 6  # backoff, not a poll every 5 s
+
+    status, data, _ = await s.admin.call("GET", f"/talking-head/demo-media/status/{task_id}")
+    assert status == 200, data
+    assert data["task"]["status"].lower() == "processed"
+    status, data, _ = await s.admin.call("GET", f"/talking-head/demo-media/video/{task_id}")
+    assert status == 200, data
+    assert (s.last().method, s.last().path) == ("GET", f"{TH}/video/{task_id}")
+    status, data, _ = await s.admin.call(
+        "PATCH", f"/talking-head/demo-media/video/{task_id}", json={"video_name": "renamed"}
+    )
+    assert status == 200, data
+    assert (s.last().method, s.last().body) == ("PATCH", {"video_name": "renamed"})
+    status, data, _ = await s.admin.call(
+        "GET", f"/talking-head/demo-media/tasks?fields=video_name&sort=-date&limit=5&id={task_id}"
+    )
+    assert status == 200, data
+    assert s.last().query == (
+        ("fields", "video_name"),
+        ("sort", "-date"),
+        ("limit", "5"),
+        ("id", task_id),
+    )
+    assert [v["video_name"] for v in data] == ["renamed"]
+    status, data, _ = await s.admin.call("DELETE", f"/talking-head/demo-media/video/{task_id}")
+    assert status == 200, data
+    assert (s.last().method, s.last().path) == ("DELETE", f"{TH}/video/{task_id}")
+
+
+async def test_cancel_is_followed_to_canceled_and_a_second_cancel_passes_the_error_on(
+    sim_admin: SimAdmin,
+) -> None:
+    s = sim_admin
+    _, data, _ = await s.admin.call("POST", "/talking-head/demo-media/generate", json=GENERATE)
+    task_id = data["id"]
+    status, data, _ = await s.admin.call("DELETE", f"/talking-head/demo-media/cancel/{task_id}")
+    assert status == 200, data
+    assert (s.last().method, s.last().path) == ("DELETE", f"{TH}/cancel/{task_id}")
+    status, again, resp = await s.admin.call("DELETE", f"/talking-head/demo-media/cancel/{task_id}")
+    assert status >= 400
+    assert resp.headers["X-Upstream-Status"] == str(status)
+    assert "status" in json.dumps(again).lower()
+    tracker: TaskTracker = s.admin.ctx.extras["task_tracker"]
+    s.admin.clock.advance(10)
+    await tracker.poll_due()
+    assert tracker.counts("demo-media")["canceled"] == 1
+    assert tracker.following() == []
+
+
+async def test_local_rate_limit_stops_the_eleventh_generate(sim_admin: SimAdmin) -> None:
+    s = sim_admin
+    for _ in range(10):
+        status, data, _ = await s.admin.call(
+            "POST", "/talking-head/demo-media/generate", json=GENERATE
+        )
+        assert status == 202, data
+    before = s.count()
+    status, data, resp = await s.admin.call(
+        "POST", "/talking-head/demo-media/generate", json=GENERATE
+    )
+    assert status == 429
+    assert int(resp.headers["Retry-After"]) >= 1
+    assert s.count() == before
+
+
+async def test_validation_failure_sends_nothing_to_the_platform(sim_admin: SimAdmin) -> None:
+    s = sim_admin
+    bad = dict(GENERATE, video_name="x" * 36)
+    status, data, _ = await s.admin.call("POST", "/talking-head/demo-media/generate", json=bad)
+    assert status == 422
+    assert data["fields"][0]["field"] == "video_name"
+    assert s.count() == 0
+
+
+@pytest.mark.parametrize("kind", ["500", "503"])
+async def test_platform_errors_pass_through(sim_admin: SimAdmin, kind: str) -> None:
+    s = sim_admin
+    s.sim.faults.set("talking_head", kind, count=5)
+    status, data, resp = await s.admin.call("GET", "/talking-head/demo-media/configurations")
+    assert status == int(kind)
+    assert resp.headers["X-Upstream-Status"] == kind
+    assert data["status"] == "ERROR"
+
+
+async def test_rate_limit_body_with_200_passes_through_and_audits_as_error(
+    sim_admin: SimAdmin,
+) -> None:
+    from structlog.testing import capture_logs
+
+    s = sim_admin
+    s.sim.faults.set("talking_head", "error_200", count=1)
+    with capture_logs() as logs:
+        status, data, _ = await s.admin.call("DELETE", "/talking-head/demo-media/video/x1")
+    assert (status, data) == (200, {"status": "error", "message": "Rate limit exceeded"})
+    (audit,) = [e for e in logs if e["event"] == "audit"]
+    assert audit["outcome"] == "upstream_error"
+
+
+async def test_connection_reset_is_502(sim_admin: SimAdmin) -> None:
+    s = sim_admin
+    s.sim.faults.set("restream", "reset")
+    status, data, _ = await s.admin.call("GET", "/restream/demo-media/resources")
+    assert status == 502
+    assert data["error"] == "upstream_unreachable"
+
+
+async def test_a_slow_platform_is_504_within_the_timeout(make_admin: MakeAdmin) -> None:
+    clock = FakeClock()
+    sim = Simulator(SimConfig(), clock)
+    sim.faults.set("dvr", "slow", delay=1.5)
+    runner = await serve(sim, "127.0.0.1", 0)
+    try:
+        admin = await make_admin(base_url=runner.base_url, token=sim.token, timeout=0.3)
+        started = time.monotonic()
+        status, data, _ = await admin.call("GET", "/dvr/demo-media/streams/news")
+        assert status == 504
+        assert data["error"] == "upstream_timeout"
+        assert time.monotonic() - started < 2
+    finally:
+        await runner.cleanup()

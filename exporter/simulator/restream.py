@@ -135,6 +135,12 @@ class RestreamState:
                     if f.until is None:
                         f.until = now
 
+    def clear_all_forces(self) -> None:
+        for forces in self._forces.values():
+            for f in forces:
+                if f.until is None:
+                    f.until = self._now()
+
     def _forced(self, account: str, rid: str, url: str, t: float) -> Force | None:
         for f in reversed(self._forces.get((account, rid, url), [])):
             if f.since <= t and (f.until is None or t < f.until):

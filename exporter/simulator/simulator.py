@@ -30,7 +30,7 @@ from exporter.simulator.traffic_window import (
     TrafficReader,
     Value,
     WindowSum,
-    render,
+    late_fraction,
     rounded,
 )
 
@@ -128,23 +128,20 @@ class Simulator:
 
     def traffic_final(
         self, account: str, minute_start: int, resource: str | None = None
-    ) -> dict[str, Value]:
+    ) -> dict[str, float]:
         """FINAL figures of one minute, flat keys (`edge_request_time_0_250k`) whatever the
-        reply format: one resource's, or the account totals (sum over resources) when None."""
+        reply format: one resource's, or the account totals (sum over resources) when None.
+        Counts are ints, exactly as the API returns them once the minute is final."""
         if minute_start % 60:
             raise ValueError("minute_start must be a whole minute (Unix seconds % 60 == 0)")
         reader = self._traffic[account]
         if resource is None:
-            values = WindowSum(1)
-            values.add(reader.total_row(minute_start))
-            figures = values.values()
+            row = reader.total_row(minute_start)
         else:
-            index = reader.traffic.index[resource]
-            one = WindowSum(1)
-            one.add(reader.traffic.rows(minute_start)[index])
-            figures = one.values()
-        out = render(rounded(figures), OUTPUT_COLUMNS, nested=False)
-        return {k: v for k, v in out.items() if isinstance(v, int | float)}
+            row = reader.traffic.rows(minute_start)[reader.traffic.index[resource]]
+        one = WindowSum(1)
+        one.add(row)
+        return self._flat(one.values())
 
     def traffic_window(
         self,
@@ -153,18 +150,22 @@ class Simulator:
         end: int,
         resource: str | None = None,
         now: float | None = None,
-    ) -> dict[str, Value]:
+    ) -> dict[str, float]:
         """The totals endpoint's figures for [start, end) at `now` (default: now), flat keys."""
         reader = self._traffic[account]
         at = self.clock.time() if now is None else now
-        figures = reader.totals(start, (end - start) // 60, at, [resource] if resource else None)
-        return dict(
-            zip(
-                (COLUMN_KEYS[c] for c in OUTPUT_COLUMNS),
-                (rounded(figures)[c] for c in OUTPUT_COLUMNS),
-                strict=True,
-            )
-        )
+        minutes = (end - start) // 60
+        return self._flat(reader.totals(start, minutes, at, [resource] if resource else None))
+
+    def late_fraction(self, minute_start: int, now: float | None = None) -> float:
+        """Share of a minute's final counts visible at `now` (0 before it, 1 when final)."""
+        at = self.clock.time() if now is None else now
+        return late_fraction(minute_start, at, self.config.late_seconds)
+
+    @staticmethod
+    def _flat(figures: list[Value]) -> dict[str, float]:
+        values = rounded(figures)
+        return {COLUMN_KEYS[c]: values[c] for c in OUTPUT_COLUMNS}
 
     # --- restream control --------------------------------------------------------------------
     def force_restream_status(
@@ -191,8 +192,10 @@ class Simulator:
         self.auth.expire_all(include_static=include_static)
 
     def reset(self) -> None:
-        """Clear faults, the request log, auth lock-out and DVR node switches (data stays)."""
+        """Clear faults, the request log, auth lock-out, forced restream codes and DVR node
+        switches. Data (resources, deletions, tasks, issued tokens) stays."""
         self.faults.clear()
+        self.restream.clear_all_forces()
         self.requests.clear()
         self.auth.reset()
         self.dvr.reset_nodes()

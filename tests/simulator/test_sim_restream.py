@@ -305,3 +305,12 @@ async def test_history_validation(client: Client, params: dict[str, str], messag
     resp = await client.get(f"{BASE}/history", params=params)
     assert resp.status == 400
     assert await resp.json() == {"success": False, "code": 400, "message": message}
+
+
+async def test_reset_lifts_forced_codes(client: Client, anon: Client, sim: Simulator) -> None:
+    sim.force_restream_status("demo-media", "1001", YOUTUBE, 11)
+    forced = await status_of(client, "1001")
+    assert forced[0]["status"] == {"code": 11, "description": "Unknown status"}
+    resp = await anon.post("/_sim/reset")
+    assert (await resp.json())["faults"] == []
+    assert (await status_of(client, "1001"))[0]["status"]["code"] in (0, 2, 3)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 Sample = tuple[tuple[str, ...], float]
+
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 MetricType = Literal["gauge", "counter"]
 
 
@@ -26,8 +30,17 @@ class MetricSpec:
     source: str = ""
 
     def __post_init__(self) -> None:
+        if not _NAME.fullmatch(self.name):
+            raise ValueError(f"{self.name!r} is not a valid metric name")
         if self.type == "counter" and not self.name.endswith("_total"):
             raise ValueError(f"counter {self.name} must end in _total")
+        if self.type != "counter" and self.name.endswith("_total"):
+            raise ValueError(f"{self.type} {self.name} must not end in _total (promtool lint)")
+        for label in self.labels:
+            if not _LABEL.fullmatch(label) or label.startswith("__"):
+                raise ValueError(f"{self.name}: {label!r} is not a valid label name")
+        if len(set(self.labels)) != len(self.labels):
+            raise ValueError(f"{self.name}: duplicate label names {self.labels}")
 
     def header(self) -> bytes:
         help_text = self.help.replace("\\", "\\\\").replace("\n", "\\n")
@@ -82,7 +95,11 @@ class Fragment:
         return self._rendered
 
     def value(self, spec: MetricSpec, **labels: str) -> float | None:
-        """The value of one sample (tests, landing page); None when absent."""
+        """The value of the first sample matching ``labels`` (tests, landing page); None when
+        absent. Labels not given match anything; a label the spec does not have is an error."""
+        unknown = set(labels) - set(spec.labels)
+        if unknown:
+            raise ValueError(f"{spec.name} has no label(s) {sorted(unknown)}")
         want = tuple(labels.get(k) for k in spec.labels)
         for values, value in self.samples.get(spec, ()):
             if all(w is None or w == v for w, v in zip(want, values, strict=True)):

@@ -8,10 +8,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+import structlog
+
 from exporter.clock import Clock
 from exporter.exposition.model import Fragment, MetricSpec
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
+
+log = structlog.get_logger("exporter.exposition")
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,10 @@ class Store:
         return entry.fragment
 
     def keys(self) -> list[str]:
+        """Every published key (``"<area>/<account>"``), stale ones included, sorted."""
         return sorted(self._entries)
+
+    names = keys  # the same, for callers that read better with it
 
     # -- rendering ---------------------------------------------------------------------------
     def render_sync(self) -> Exposition:
@@ -129,4 +136,8 @@ class Store:
                 await asyncio.sleep(settle_seconds)
             except TimeoutError:
                 pass
-            await self.render()
+            try:
+                await self.render()
+            except Exception as exc:  # keep serving the last good body; never stop rendering
+                log.error("render_failed", error=f"{type(exc).__name__}: {exc}")
+                await asyncio.sleep(idle_seconds)

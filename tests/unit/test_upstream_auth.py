@@ -9,7 +9,7 @@ import pytest
 from exporter.upstream.auth import RENEW_AT_FRACTION, LoginRejected
 from exporter.upstream.errors import UpstreamError
 
-from .conftest import MakeRig
+from .conftest import MakeRig, Rig
 from .fake_platform import EXPIRED, TOKEN_PATH, Answer, FakePlatform
 
 DVR = "/app/dvr-net/v1/acme/streams/live/main"
@@ -17,7 +17,7 @@ DVR_BODY = {"status": "Completed", "stream_name": "live/main", "data": []}
 LIFETIME = 21_599.0  # seconds, the platform's 21599000 ms
 
 
-def login(make_rig: MakeRig, password: str = "right-password"):  # type: ignore[no-untyped-def]
+def login(make_rig: MakeRig, password: str = "right-password") -> Rig:
     return make_rig(username="ops@example.com", password=password)
 
 

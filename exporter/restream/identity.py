@@ -20,7 +20,7 @@ FINGERPRINT_HEX = 12
 # Domain separation for the HMAC key; public, so without a secret the fingerprint is only as
 # strong as the stream key itself (a short key can be found by trying candidates).
 _PEPPER = b"cdnvideo-exporter/restream/target_key/v1"
-_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<userinfo>[^/@\s?#]+)@")
+_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<authority>[^/?#\s]*)")
 _CACHE_LIMIT = 4096
 
 # Label values of one target: (resource_id, source, target, target_key); account is added last.
@@ -68,10 +68,10 @@ def target_id(
 
 def url_secrets(url: str) -> list[str]:
     """The userinfo of a URL and its password part (values the log redactor must mask)."""
-    m = _USERINFO.match(url.strip())
-    if not m:
+    m = _AUTHORITY.match(url.strip())
+    if not m or "@" not in m.group("authority"):
         return []
-    userinfo = m.group("userinfo")
+    userinfo = m.group("authority").rpartition("@")[0]  # a password may contain '@'
     _, sep, password = userinfo.partition(":")
     return [userinfo, password] if sep and password else [userinfo]
 

@@ -283,3 +283,9 @@ def test_fingerprint_is_twelve_hex_and_never_the_key(key: str) -> None:
     assert len(fp) == 12
     assert all(c in "0123456789abcdef" for c in fp)
     assert key not in fp
+
+
+def test_a_password_with_an_at_sign_is_collected_whole() -> None:
+    assert url_secrets("rtmp://u:p@ss@h.example/x") == ["u:p@ss", "p@ss"]
+    assert url_label("rtmp://u:p@ss@h.example/x") == "rtmp://h.example/x"
+    assert url_secrets("rtmp://h.example/x@y") == []

@@ -1,0 +1,66 @@
+# syntax=docker/dockerfile:1
+#
+# cdnvideo-exporter container image.
+#
+#   docker build -t cdnvideo-exporter .
+#   docker run -p 9877:9877 -e CDNVIDEO_TOKEN=... cdnvideo-exporter
+#
+# Config: /etc/cdnvideo-exporter/config.yml (the default one below reads everything from
+# CDNVIDEO_* variables and discovers the accounts; mount your own file over it).
+# State:  /var/lib/cdnvideo-exporter (a volume; the rest of the filesystem may be read-only).
+# See docs/deploy.md.
+
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+
+# ---- build: install the package and its dependencies into a self-contained venv ----------
+FROM ${PYTHON_IMAGE} AS build
+
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1
+
+RUN python -m venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH
+
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY exporter ./exporter
+# Every dependency ships wheels for this platform, so no compiler is needed here either.
+RUN pip install --no-cache-dir --only-binary=:all: --no-binary=cdnvideo-exporter . \
+    && python -c "import exporter.cli"
+
+# ---- runtime: the venv, a non-root user, nothing else -----------------------------------
+FROM ${PYTHON_IMAGE}
+
+ARG UID=10001
+ARG GID=10001
+
+LABEL org.opencontainers.image.title="cdnvideo-exporter" \
+      org.opencontainers.image.description="Prometheus exporter and admin gateway for the CDNvideo streaming platform API" \
+      org.opencontainers.image.licenses="Apache-2.0"
+
+RUN groupadd --system --gid "${GID}" cdnvideo \
+    && useradd --system --uid "${UID}" --gid cdnvideo --no-create-home \
+       --home-dir /nonexistent --shell /usr/sbin/nologin cdnvideo \
+    && install -d -m 0755 /etc/cdnvideo-exporter \
+    && install -d -m 0750 -o cdnvideo -g cdnvideo /var/lib/cdnvideo-exporter
+
+COPY --from=build /opt/venv /opt/venv
+COPY deploy/docker/config.yml /etc/cdnvideo-exporter/config.yml
+
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    CDNVIDEO_HEALTHCHECK_URL=http://127.0.0.1:9877/healthz
+
+USER ${UID}:${GID}
+WORKDIR /var/lib/cdnvideo-exporter
+VOLUME ["/var/lib/cdnvideo-exporter"]
+EXPOSE 9877
+
+# The slim image has no curl; Python's urllib raises (exit 1) on anything but a 2xx answer.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen(os.environ['CDNVIDEO_HEALTHCHECK_URL'], timeout=4)"]
+
+ENTRYPOINT ["cdnvideo-exporter"]
+CMD ["run", "--config", "/etc/cdnvideo-exporter/config.yml"]

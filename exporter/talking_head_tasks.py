@@ -81,6 +81,7 @@ class TaskTracker:
         self._following: dict[tuple[str, str], _Task] = {}
         self._ended: dict[str, dict[str, int]] = {}
         self._wake = asyncio.Event()
+        self._running = False
 
     # --- the admin surface's side ----------------------------------------------------------
     def track(self, account: str, task_id: str) -> None:
@@ -178,7 +179,19 @@ class TaskTracker:
         return min((t.due for t in self._following.values()), default=None)
 
     async def run(self, idle_seconds: float = 60.0) -> None:
-        """Background loop: check due tasks, then sleep until the next one (or a new track)."""
+        """Background loop: check due tasks, then sleep until the next one (or a new track).
+
+        Only one loop runs per tracker: a second call returns at once.
+        """
+        if self._running:
+            return
+        self._running = True
+        try:
+            await self._loop(idle_seconds)
+        finally:
+            self._running = False
+
+    async def _loop(self, idle_seconds: float) -> None:
         while True:
             try:
                 await self.poll_due()

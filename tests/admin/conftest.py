@@ -18,6 +18,7 @@ from exporter.exposition import Store
 from exporter.logs import Redactor
 from exporter.polling import PollRunner
 from exporter.selfmetrics import SelfMetrics
+from exporter.talking_head_tasks import TaskTracker
 from exporter.upstream import Operations, UpstreamClient
 from exporter.web.admin import admin_app
 
@@ -56,7 +57,7 @@ def make_context(
     client = UpstreamClient(
         session, settings.upstream, metrics, clock, redactor, retries=0, backoff_seconds=0.01
     )
-    return Context(
+    ctx = Context(
         settings=settings,
         clock=clock,
         store=Store(clock),
@@ -67,6 +68,9 @@ def make_context(
         redactor=redactor,
         accounts=ACCOUNTS,
     )
+    # Tests drive the tracker by hand (poll_due on a fake clock), so none runs in background.
+    ctx.extras["task_tracker"] = TaskTracker(ctx)
+    return ctx
 
 
 @dataclass

@@ -142,3 +142,19 @@ async def test_accounts_are_counted_apart(admin: Admin) -> None:
     tracker.track("demo-shop", "b")  # once only
     assert tracker.counts("demo-media")["in_queue"] == 1
     assert tracker.counts("demo-shop")["in_queue"] == 1
+
+
+async def test_admin_app_runs_a_tracker_it_had_to_create(admin: Admin) -> None:
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from exporter.web.admin import admin_app
+
+    del admin.ctx.extras["task_tracker"]
+    app = admin_app(admin.ctx)
+    tracker = admin.ctx.extras["task_tracker"]
+    assert isinstance(tracker, TaskTracker)
+    async with TestClient(TestServer(app)):
+        await asyncio.sleep(0.05)
+        assert tracker._running
+        await tracker.run()  # a second loop returns at once
+    assert not tracker._running

@@ -23,10 +23,12 @@ ADMIN_STATE = web.AppKey("admin_state", AdminState)
 def admin_app(ctx: Context) -> web.Application:
     """The sub-application to mount at ``/api/v1`` (routes, ``/openapi.json``).
 
-    The task tracker is shared through ``ctx.extras["task_tracker"]`` (created when missing);
-    whoever owns the process runs its ``run()`` loop.
+    The task tracker is shared through ``ctx.extras["task_tracker"]``; whoever put it there
+    runs its ``run()`` loop. When it is missing, one is created, stored there, and run by
+    this app while it is up.
     """
     tracker = ctx.extras.get("task_tracker")
+    own_tracker = not isinstance(tracker, TaskTracker)
     if not isinstance(tracker, TaskTracker):
         tracker = TaskTracker(ctx)
         ctx.extras["task_tracker"] = tracker
@@ -42,7 +44,18 @@ def admin_app(ctx: Context) -> web.Application:
 
     app.router.add_get("/openapi.json", openapi)
     app.cleanup_ctx.append(_background_cleanup)
+    if own_tracker:
+        # Nobody else knows this tracker yet, so the app runs its loop (a second run() by
+        # whoever picks it up from ctx.extras later returns at once).
+        app.cleanup_ctx.append(_tracker_loop)
     return app
+
+
+async def _tracker_loop(app: web.Application) -> AsyncIterator[None]:
+    task = asyncio.create_task(app[ADMIN_STATE].tracker.run(), name="task-tracker")
+    yield
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 async def _background_cleanup(app: web.Application) -> AsyncIterator[None]:

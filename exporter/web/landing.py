@@ -122,7 +122,22 @@ def _table(headers: Iterable[str], rows: list[list[str]], css: str) -> str:
     return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}'
 
 
-def _health(ctx: Context, account: str, area: str, now: float) -> list[str]:
+def _last_successes(ctx: Context) -> dict[tuple[str, str], float]:
+    """(account, area) -> last success time, read once per page (not once per row)."""
+    out: dict[tuple[str, str], float] = {}
+    for family in ctx.metrics.last_success.collect():
+        for sample in family.samples:
+            out[(sample.labels.get("account", ""), sample.labels.get("area", ""))] = sample.value
+    return out
+
+
+def _health(
+    ctx: Context,
+    account: str,
+    area: str,
+    now: float,
+    successes: dict[tuple[str, str], float],
+) -> list[str]:
     if not ctx.area_enabled(area):
         state, css = "disabled", "disabled"
     else:
@@ -132,9 +147,7 @@ def _health(ctx: Context, account: str, area: str, now: float) -> list[str]:
             False: ("failing", "failing"),
             None: ("waiting", "pending"),
         }[ok]
-    last = ctx.metrics.registry.get_sample_value(
-        "cdnvideo_last_success_timestamp_seconds", {"account": account, "area": area}
-    )
+    last = successes.get((account, area))
     return [
         e(AREA_TITLES.get(area, area)),
         f'<span class="health {css}" data-state="{css}">{e(state)}</span>',
@@ -142,11 +155,13 @@ def _health(ctx: Context, account: str, area: str, now: float) -> list[str]:
     ]
 
 
-def _account_section(ctx: Context, account: str, now: float) -> str:
+def _account_section(
+    ctx: Context, account: str, now: float, successes: dict[tuple[str, str], float]
+) -> str:
     clean = ctx.redactor.text
     areas = _table(
         ("Area", "Health", "Last success"),
-        [_health(ctx, account, area, now) for area in AREAS_POLLED],
+        [_health(ctx, account, area, now, successes) for area in AREAS_POLLED],
         "areas",
     )
     traffic = _read(ctx, f"traffic/{account}")
@@ -240,7 +255,8 @@ def render_landing(ctx: Context, docs_url: str = DEFAULT_DOCS_URL) -> str:
         f'<a href="{e(docs_url)}">Documentation</a>',
     ]
     started = _when(ctx.started_at, now) if ctx.started_at else "unknown"
-    sections = "".join(_account_section(ctx, a, now) for a in ctx.accounts) or (
+    successes = _last_successes(ctx)
+    sections = "".join(_account_section(ctx, a, now, successes) for a in ctx.accounts) or (
         '<p class="none">No accounts yet: discovery pending, or none for this shard.</p>'
     )
     return (

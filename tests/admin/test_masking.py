@@ -122,3 +122,27 @@ def test_generic_masking_keeps_empty_secrets_visible() -> None:
         "token": MASK,
         "nested": [{"target_key": MASK}],
     }
+
+
+def test_secrets_in_finds_keys_and_url_passwords() -> None:
+    from exporter.web.admin.masking import secrets_in
+
+    found = secrets_in(RESOURCE)
+    assert set(found) == {
+        "url-secret-pw",
+        "stream-key-secret-1",
+        "target-password-secret",
+        "backup-password-secret",
+    }
+
+
+async def test_secrets_seen_by_the_admin_surface_are_taught_to_the_log_redactor(
+    admin: Admin,
+) -> None:
+    body = copy.deepcopy(RESOURCE)
+    body["restreams"][0]["target_key"] = "caller-sent-key-42"
+    await admin.call("POST", "/restream/demo-media/resources", json=body)
+    await admin.call("GET", "/restream/demo-media/resources/r1")
+    text = admin.ctx.redactor.text("keys caller-sent-key-42 and stream-key-secret-1")
+    assert "caller-sent-key-42" not in text
+    assert "stream-key-secret-1" not in text

@@ -14,10 +14,11 @@ import structlog
 from aiohttp import web
 
 from exporter.context import Context
+from exporter.logs import MASK
 from exporter.talking_head_tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import is_error_body
-from exporter.web.admin.masking import mask
+from exporter.web.admin.masking import mask, secrets_in
 from exporter.web.admin.ratelimit import WindowLimit
 from exporter.web.admin.validation import (
     FieldError,
@@ -162,6 +163,7 @@ class Call:
         if reply.status in (204, 304) or not reply.body:
             return web.Response(status=reply.status, headers=headers)
         if reply.data is not None:
+            self.ctx.redactor.add(*(s for s in secrets_in(reply.data) if s != MASK))
             text = json.dumps(masker(reply.data, self.ctx.redactor), ensure_ascii=False)
             return web.Response(
                 status=reply.status, text=text, content_type="application/json", headers=headers
@@ -240,6 +242,7 @@ async def _prepare(call: Call) -> None:
         raise invalid(errors)
     if route.body is not None:
         call.body = await _read_body(request, route.body_required)
+        ctx.redactor.add(*(s for s in secrets_in(call.body) if s != MASK))
 
 
 async def _read_body(request: web.Request, required: bool) -> Any:

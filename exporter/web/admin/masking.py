@@ -18,6 +18,7 @@ from exporter.logs import MASK, SECRET_KEYS, Redactor, strip_userinfo
 from exporter.web.admin.validation import FieldError
 
 _URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@\s?#:]*):[^/@\s?#]*@")
+_URL_PASSWORD_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s?#:]*:(?P<pw>[^/@\s?#]+)@")
 SECRET_FIELDS = ("password", "target_key")
 
 
@@ -51,6 +52,19 @@ def mask(data: Any, redactor: Redactor | None = None, key: str = "") -> Any:
     if key.lower() in SECRET_KEYS and data not in (None, ""):
         return MASK
     return data
+
+
+def secrets_in(data: Any, key: str = "") -> list[str]:
+    """Secret values inside a JSON value (to teach the log redactor before anything is logged)."""
+    if isinstance(data, str):
+        if key.lower() in SECRET_KEYS:
+            return [data]
+        return [m.group("pw") for m in _URL_PASSWORD_VALUE.finditer(data)]
+    if isinstance(data, dict):
+        return [s for k, v in data.items() for s in secrets_in(v, str(k))]
+    if isinstance(data, list):
+        return [s for v in data for s in secrets_in(v)]
+    return []
 
 
 def mask_history(data: Any, redactor: Redactor | None = None) -> Any:

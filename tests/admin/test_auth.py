@@ -95,3 +95,13 @@ def test_tokens_are_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -
 def test_an_empty_configured_token_never_matches() -> None:
     assert authenticate("Bearer ", "", "w") is None
     assert authenticate("Bearer x", "", "w") is None
+
+
+def test_admin_cannot_be_enabled_without_a_write_token() -> None:
+    from exporter.config import ConfigError, parse_config
+
+    with pytest.raises(ConfigError, match=r"admin\.write_token"):
+        parse_config(
+            {"upstream": {"token": "t"}, "admin": {"enabled": True, "read_token": "r"}}, env={}
+        )
+    assert parse_config({"upstream": {"token": "t"}}, env={}).admin.enabled is False

@@ -20,13 +20,11 @@ from exporter.web.admin.masking import (
 )
 from exporter.web.admin.validation import (
     check_dvr_delete,
-    check_generate,
     check_history_query,
-    check_rename,
     check_restream_resource,
     check_status_query,
-    check_tasks_query,
 )
+from exporter.web.admin.validation_th import check_generate, check_rename, check_tasks_query
 
 log = structlog.get_logger("exporter.admin")
 

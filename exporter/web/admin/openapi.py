@@ -6,7 +6,7 @@ from typing import Any
 
 from exporter import __version__
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Route
-from exporter.web.admin.validation import (
+from exporter.web.admin.validation_th import (
     ACTOR_SIZES,
     FRAME_STYLES,
     LOCATIONS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from exporter.web.admin import handlers as h
 from exporter.web.admin.core import QueryParam, Route
-from exporter.web.admin.validation import TASKS_QUERY
+from exporter.web.admin.validation_th import TASKS_QUERY
 
 RS = "/app/restream/v2/{account}"
 DVR = "/app/dvr-net/v1/{account}/streams/{stream_name}"

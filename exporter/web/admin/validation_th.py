@@ -1,0 +1,307 @@
+"""Talking-head rules of the spec: generation body, rename, and the ``/tasks`` filters."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from exporter.upstream.models import ThConfigurations
+from exporter.web.admin.validation import FieldError, Problems, is_number, unknown_fields
+
+SCRIPT_MAX = 3000
+VIDEO_NAME_MAX = 35
+
+# /tasks dates: year-month-dayThours:minutes:seconds+tz, seconds 00, UTC.
+TASK_DATE = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}):(\d{2})(Z|[+-]\d{2}:?\d{2})?")
+HEX_COLOUR = re.compile(r"#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})")
+MODEL_VERSION = re.compile(r"\d+\.\d+\.\d+|latest")
+
+ORIENTATIONS = ("horizontal", "vertical")
+FRAME_STYLES = ("rectangle", "circle")
+LOCATIONS = ("upperleft", "upperright", "lowerleft", "lowerright")
+ACTOR_SIZES = ("SD", "HD", "FullHD", "4K")
+
+GENERATE_FIELDS = (
+    "script",
+    "actor",
+    "voice",
+    "background",
+    "emotion",
+    "video_name",
+    "composition",
+    "circle",
+)
+ACTOR_FIELDS = ("name", "version", "style", "shot", "size")
+COMPOSITION_FIELDS = (
+    "orientation",
+    "frame_style",
+    "scale",
+    "crop",
+    "shift",
+    "location",
+    "background_color",
+    "border_color",
+)
+RECTANGLE_ONLY = ("scale", "crop", "shift")
+CIRCLE_ONLY = ("location", "background_color", "border_color")
+CIRCLE_FIELDS = ("location", "border_color", "background_color")
+
+VIDEO_BASE_FIELDS = ("id", "video_url", "resolution", "duration", "date")
+VIDEO_EXTRA_FIELDS = (
+    "background",
+    "shot",
+    "script",
+    "voice_name",
+    "actor_name",
+    "model_version",
+    "video_name",
+    "emotion",
+    "orientation",
+    "crop",
+    "shift",
+    "scale",
+    "circle",
+)
+TASKS_QUERY = ("start", "end", "offset", "limit", "sort", "fields", "id")
+
+
+# --- talking head ---------------------------------------------------------------------------
+def check_generate(body: Any, cfg: ThConfigurations | None = None) -> list[FieldError]:
+    """A generation body: required fields, no unknown parameters, the spec's limits and, when
+    the configurations are known, voice, actor, shot, emotion and background that exist."""
+    p = Problems()
+    if not isinstance(body, dict):
+        p.add("body", "expected a JSON object (the generation request)")
+        return p.items
+    unknown_fields(p, body, GENERATE_FIELDS, "")
+    script = body.get("script")
+    if script is None:
+        p.add("script", "required: the text (or SSML) to voice")
+    elif not isinstance(script, str) or not script.strip():
+        p.add("script", "expected a non-empty string")
+    elif len(script) > SCRIPT_MAX:
+        p.add("script", f"at most {SCRIPT_MAX} characters, got {len(script)}")
+    voice = body.get("voice")
+    if voice is None:
+        p.add("voice", "required: a voice key from the configurations")
+    elif not isinstance(voice, str) or not voice:
+        p.add("voice", "expected a non-empty string")
+    for key in ("background", "emotion"):
+        if key in body and (not isinstance(body[key], str) or not body[key]):
+            p.add(key, "expected a non-empty string")
+    _check_video_name(p, body)
+    actor = body.get("actor")
+    if actor is None:
+        p.add("actor", "required: an object with name and shot")
+    elif not isinstance(actor, dict):
+        p.add("actor", "expected an object with name and shot")
+    else:
+        _check_actor(p, actor)
+    if "composition" in body:
+        _check_composition(p, body["composition"])
+    if "circle" in body:
+        _check_circle(p, body["circle"])
+    if cfg is not None:
+        _check_known(p, body, cfg)
+    return p.items
+
+
+def _check_video_name(p: Problems, body: Mapping[str, Any]) -> None:
+    if "video_name" not in body:
+        return
+    name = body["video_name"]
+    if not isinstance(name, str):
+        p.add("video_name", "expected a string")
+    elif len(name) > VIDEO_NAME_MAX:
+        p.add("video_name", f"at most {VIDEO_NAME_MAX} characters, got {len(name)}")
+
+
+def _check_actor(p: Problems, actor: Mapping[str, Any]) -> None:
+    unknown_fields(p, actor, ACTOR_FIELDS, "actor")
+    for key in ("name", "shot"):
+        value = actor.get(key)
+        if value is None:
+            p.add(f"actor.{key}", "required")
+        elif not isinstance(value, str) or not value:
+            p.add(f"actor.{key}", "expected a non-empty string")
+    version = actor.get("version")
+    if version is not None and (
+        not isinstance(version, str) or not MODEL_VERSION.fullmatch(version)
+    ):
+        p.add("actor.version", "expected a version such as 1.0.0, or latest")
+    if "style" in actor and (not isinstance(actor["style"], str) or not actor["style"]):
+        p.add("actor.style", "expected a non-empty string")
+    if "size" in actor and actor["size"] not in ACTOR_SIZES:
+        p.add("actor.size", f"expected one of {', '.join(ACTOR_SIZES)}")
+
+
+def _check_fraction(
+    p: Problems, comp: Mapping[str, Any], key: str, low: float, closed: bool
+) -> None:
+    if key not in comp:
+        return
+    value = comp[key]
+    inside = is_number(value) and (low <= value <= 1 if closed else low < value <= 1)
+    if not inside:
+        rng = f"[{low:g},1]" if closed else f"({low:g},1]"
+        p.add(f"composition.{key}", f"expected a number in {rng}")
+
+
+def _check_composition(p: Problems, comp: Any) -> None:
+    if not isinstance(comp, dict):
+        p.add("composition", "expected an object")
+        return
+    unknown_fields(p, comp, COMPOSITION_FIELDS, "composition")
+    orientation = comp.get("orientation")
+    if orientation is None:
+        p.add("composition.orientation", "required: horizontal or vertical")
+    elif orientation not in ORIENTATIONS:
+        p.add("composition.orientation", "expected horizontal or vertical")
+    style = comp.get("frame_style", "rectangle")
+    if style not in FRAME_STYLES:
+        p.add("composition.frame_style", "expected rectangle or circle")
+        style = None
+    _check_fraction(p, comp, "scale", 0, closed=False)
+    _check_fraction(p, comp, "crop", 0, closed=False)
+    _check_fraction(p, comp, "shift", -1, closed=True)
+    if "location" in comp and comp["location"] not in LOCATIONS:
+        p.add("composition.location", f"expected one of {', '.join(LOCATIONS)}")
+    for key in ("background_color", "border_color"):
+        _check_colour(p, comp, key, "composition")
+    if style == "circle":
+        if "location" not in comp:
+            p.add("composition.location", "required when frame_style is circle")
+        for key in RECTANGLE_ONLY:
+            if key in comp:
+                p.add(f"composition.{key}", "applies to frame_style rectangle only")
+    elif style == "rectangle":
+        for key in CIRCLE_ONLY:
+            if key in comp:
+                p.add(f"composition.{key}", "applies to frame_style circle only")
+
+
+def _check_colour(p: Problems, data: Mapping[str, Any], key: str, prefix: str) -> None:
+    if key in data:
+        value = data[key]
+        if not isinstance(value, str) or not HEX_COLOUR.fullmatch(value):
+            p.add(f"{prefix}.{key}", "expected a hex colour such as #FFFFFF")
+
+
+def _check_circle(p: Problems, circle: Any) -> None:
+    if not isinstance(circle, dict):
+        p.add("circle", "expected an object with location, border_color, background_color")
+        return
+    unknown_fields(p, circle, CIRCLE_FIELDS, "circle")
+    if "location" in circle and circle["location"] not in LOCATIONS:
+        p.add("circle.location", f"expected one of {', '.join(LOCATIONS)}")
+    for key in ("border_color", "background_color"):
+        _check_colour(p, circle, key, "circle")
+
+
+def _known(names: Iterable[str]) -> str:
+    shown = sorted(names)
+    text = ", ".join(shown[:12]) + (", ..." if len(shown) > 12 else "")
+    return text or "none"
+
+
+def _check_known(p: Problems, body: Mapping[str, Any], cfg: ThConfigurations) -> None:
+    voice = body.get("voice")
+    if isinstance(voice, str) and voice and voice not in cfg.voices:
+        p.add("voice", f"unknown voice; known: {_known(cfg.voices)}")
+    elif isinstance(voice, str) and isinstance(cfg.voices.get(voice), dict):
+        emotions = cfg.voices[voice].get("emotions")
+        emotion = body.get("emotion")
+        if isinstance(emotion, str) and isinstance(emotions, list) and emotion not in emotions:
+            p.add("emotion", f"not offered by voice {voice}; known: {_known(map(str, emotions))}")
+    background = body.get("background")
+    if isinstance(background, str) and background and background not in cfg.backgrounds:
+        p.add("background", f"unknown background; known: {_known(cfg.backgrounds)}")
+    actor = body.get("actor")
+    if not isinstance(actor, dict):
+        return
+    name = actor.get("name")
+    if not isinstance(name, str) or not name:
+        return
+    versions = cfg.models.get(name)
+    if versions is None:
+        p.add("actor.name", f"unknown speaker; known: {_known(cfg.models)}")
+        return
+    if not isinstance(versions, dict):
+        return
+    version = actor.get("version")
+    if isinstance(version, str) and version != "latest":
+        if version not in versions:
+            p.add("actor.version", f"unknown version of {name}; known: {_known(versions)}")
+            return
+        candidates = [versions[version]]
+    else:
+        candidates = list(versions.values())
+    shots: set[str] = set()
+    for model in candidates:
+        if isinstance(model, dict) and isinstance(model.get("shots"), dict):
+            shots.update(str(s) for s in model["shots"])
+    shot = actor.get("shot")
+    if shots and isinstance(shot, str) and shot and shot not in shots:
+        p.add("actor.shot", f"unknown shot for {name}; known: {_known(shots)}")
+
+
+def check_rename(body: Any) -> list[FieldError]:
+    p = Problems()
+    if not isinstance(body, dict):
+        p.add("body", 'expected a JSON object such as {"video_name": "..."}')
+        return p.items
+    unknown_fields(p, body, ("video_name",), "")
+    _check_video_name(p, body)
+    return p.items
+
+
+def check_tasks_query(query: Mapping[str, str]) -> list[FieldError]:
+    """The ``/tasks`` filters: minute-precision UTC dates, counts, ``[+-]field`` sort, known
+    ``fields``."""
+    p = Problems()
+    dates: dict[str, str] = {}
+    for key in ("start", "end"):
+        if key not in query:
+            continue
+        m = TASK_DATE.fullmatch(query[key])
+        if m is None or _bad_date(m.group(1)):
+            p.add(key, "expected YYYY-MM-DDThh:mm:00 with Z or +00:00 (UTC)")
+        elif m.group(2) != "00":
+            p.add(key, "seconds must be 00 (minute precision)")
+        elif m.group(3) not in (None, "Z") and m.group(3).replace(":", "")[1:] != "0000":
+            p.add(key, "must be UTC (Z or +00:00)")
+        else:
+            dates[key] = m.group(1)
+    if len(dates) == 2 and dates["start"] >= dates["end"]:
+        p.add("end", "must be later than start (end is exclusive)")
+    for key, low in (("offset", 0), ("limit", 1)):
+        if key in query:
+            value = query[key]
+            if not value.isascii() or not value.isdigit() or int(value) < low:
+                p.add(key, f"expected a whole number, {low} or more")
+    if "sort" in query:
+        sort = query["sort"]
+        field = sort[1:] if sort[:1] in ("+", "-", " ") else sort  # "+" decodes to " "
+        if field not in VIDEO_BASE_FIELDS + VIDEO_EXTRA_FIELDS:
+            p.add("sort", "expected [+-]field with a field of the video record, such as -duration")
+    if "fields" in query:
+        names = [f.strip() for f in query["fields"].split(",")]
+        bad = [n for n in names if n not in VIDEO_BASE_FIELDS + VIDEO_EXTRA_FIELDS]
+        if bad:
+            p.add(
+                "fields",
+                f"unknown field(s) {', '.join(bad)}; known: {', '.join(VIDEO_EXTRA_FIELDS)}",
+            )
+    if "id" in query and not query["id"].strip():
+        p.add("id", "must not be empty when given")
+    return p.items
+
+
+def _bad_date(text: str) -> bool:
+    try:
+        datetime.strptime(text, "%Y-%m-%dT%H:%M")
+    except ValueError:
+        return True
+    return False

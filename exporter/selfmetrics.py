@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import contextlib
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
 
 from exporter import __version__
 
@@ -22,6 +29,9 @@ class SelfMetrics:
     """
 
     def __init__(self) -> None:
+        # ``_created`` samples only add series; Prometheus handles counter resets without them.
+        # (process-wide and idempotent; prometheus-client ships it without annotations)
+        disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.up = Gauge(

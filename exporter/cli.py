@@ -2,10 +2,218 @@
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import secrets
+import signal
 import sys
+from collections.abc import Sequence
+
+import yaml
+from aiohttp import web
+
+from exporter import __version__
+from exporter.config import (
+    ConfigError,
+    Settings,
+    load_config,
+    masked_dict,
+    parse_config,
+    split_host_port,
+    warnings,
+)
+from exporter.logs import Redactor, configure_logging
+
+DEMO_LISTEN = "127.0.0.1:9877"
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    print("cdnvideo-exporter: not wired yet", args, file=sys.stderr)
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cdnvideo-exporter",
+        description="Prometheus exporter and admin gateway for the CDNvideo streaming platform.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run the exporter daemon", description="Run the daemon.")
+    run.add_argument("--config", required=True, metavar="FILE", help="YAML config file")
+
+    demo = sub.add_parser(
+        "demo",
+        help="the exporter against its built-in simulator (no config, no network)",
+        description="Start the platform simulator and the exporter against it, print the URLs.",
+    )
+    demo.add_argument("--listen", default=DEMO_LISTEN, metavar="HOST:PORT", help="exporter address")
+    demo.add_argument(
+        "--simulator-listen",
+        default="127.0.0.1:0",
+        metavar="HOST:PORT",
+        help="simulator address (port 0 picks a free port)",
+    )
+
+    check = sub.add_parser(
+        "check-config",
+        help="validate a config file and print it with secrets masked",
+        description="Validate a config; print the effective config with every secret masked.",
+    )
+    check.add_argument("--config", required=True, metavar="FILE", help="YAML config file")
+
+    sim = sub.add_parser(
+        "simulate",
+        help="run the platform simulator alone",
+        description="Serve the built-in simulator of the platform API (demo data, faults).",
+    )
+    sim.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT")
+    from exporter.simulator import add_cli_arguments
+
+    add_cli_arguments(sim)
+    return parser
+
+
+def check_config(path: str) -> int:
+    try:
+        settings = load_config(path)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 1
+    print(yaml.safe_dump(masked_dict(settings), sort_keys=False), end="")
+    for warning in warnings(settings):
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def run(path: str) -> int:
+    try:
+        settings = load_config(path)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 1
+    redactor = configure_logging(
+        settings.log.level, settings.log.format, Redactor(settings.secrets())
+    )
+    from exporter.service import create_app
+
+    web.run_app(
+        create_app(settings, redactor=redactor),
+        host=settings.listen_host,
+        port=settings.listen_port,
+        print=None,
+        access_log=None,
+        shutdown_timeout=3.0,
+    )
+    return 0
+
+
+async def _serve(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound = int(runner.addresses[0][1])  # the real port when 0 was asked for
+    return runner, bound
+
+
+async def _wait_for_signal() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) -> Settings:
+    return parse_config(
+        {
+            "upstream": {"base_url": sim_url, "token": token},
+            "accounts": [
+                {"name": "demo-media", "dvr_streams": ["live/main", "news"]},
+                {"name": "demo-shop", "dvr_streams": ["live/main", "news"]},
+            ],
+            "traffic": {"delay_seconds": 120, "revisit_minutes": 5},
+            "restream": {"interval_seconds": 15, "history_interval_seconds": 60},
+            "dvr": {"interval_seconds": 15},
+            "talking_head": {"interval_seconds": 21600},
+            "listen": listen,
+            "admin": {"enabled": True, "read_token": read, "write_token": write},
+        },
+        env={},
+    )
+
+
+async def _demo(listen: str, sim_listen: str) -> int:
+    from exporter.clock import SystemClock
+    from exporter.service import create_app
+    from exporter.simulator import SimConfig, Simulator
+
+    sim = Simulator(SimConfig(), SystemClock())
+    sim_host, sim_port = split_host_port(sim_listen, "--simulator-listen", allow_any=True)
+    sim_runner, sim_bound = await _serve(sim.build_app(), sim_host, sim_port)
+    read, write = secrets.token_urlsafe(12), secrets.token_urlsafe(16)
+    settings = demo_settings(f"http://{sim_host}:{sim_bound}", sim.token, listen, read, write)
+    redactor = configure_logging("info", "auto", Redactor(settings.secrets()))
+    app = await create_app(settings, redactor=redactor)
+    runner, bound = await _serve(app, settings.listen_host, settings.listen_port)
+    base = f"http://{settings.listen_host}:{bound}"
+    print(
+        "\n".join(
+            [
+                "cdnvideo-exporter demo: the exporter against its built-in simulator",
+                f"  landing page    {base}/",
+                f"  metrics         {base}/metrics",
+                f"  readiness       {base}/readyz",
+                f"  admin API spec  {base}/api/v1/openapi.json",
+                f"  simulator       http://{sim_host}:{sim_bound}/  (token {sim.token})",
+                f"  admin tokens    read {read}  write {write}  (this run only)",
+                f"  try: curl -H 'Authorization: Bearer {read}' "
+                f"{base}/api/v1/restream/demo-media/status",
+                "Press Ctrl-C to stop.",
+            ]
+        ),
+        flush=True,
+    )
+    try:
+        await _wait_for_signal()
+    finally:
+        await runner.cleanup()
+        await sim_runner.cleanup()
+    return 0
+
+
+async def _simulate(args: argparse.Namespace) -> int:
+    from exporter.clock import SystemClock
+    from exporter.simulator import Simulator, config_from_args
+
+    configure_logging("info", "auto")
+    sim = Simulator(config_from_args(args), SystemClock())
+    host, port = split_host_port(args.listen, "--listen", allow_any=True)
+    runner, bound = await _serve(sim.build_app(), host, port)
+    print(
+        f"simulator listening on http://{host}:{bound}/ (accounts: {', '.join(sim.accounts)})",
+        flush=True,
+    )
+    try:
+        await _wait_for_signal()
+    finally:
+        await runner.cleanup()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    command: str = args.command
+    try:
+        if command == "check-config":
+            return check_config(args.config)
+        if command == "run":
+            return run(args.config)
+        if command == "demo":
+            return asyncio.run(_demo(args.listen, args.simulator_listen))
+        if command == "simulate":
+            return asyncio.run(_simulate(args))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 2

@@ -208,4 +208,6 @@ def configure_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(numeric_level)
+    # APScheduler reports every job added and run at INFO; only its warnings matter here.
+    logging.getLogger("apscheduler").setLevel(max(numeric_level, logging.WARNING))
     return redactor

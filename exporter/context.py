@@ -1,0 +1,50 @@
+"""The objects one running exporter shares, built once and handed to every part."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from exporter.clock import Clock
+from exporter.config import Settings
+from exporter.exposition import Store
+from exporter.logs import Redactor
+from exporter.polling import PollRunner
+from exporter.selfmetrics import SelfMetrics
+from exporter.upstream import Operations, UpstreamClient
+
+AREAS_POLLED = ("traffic", "restream", "dvr", "talking_head")
+
+
+@dataclass
+class Context:
+    """Everything a handler or poller may need; no module-level state anywhere else.
+
+    ``accounts`` is the list this replica serves (configured, or discovered and sharded);
+    it is replaced as a whole, never mutated in place.
+    """
+
+    settings: Settings
+    clock: Clock
+    store: Store
+    metrics: SelfMetrics
+    runner: PollRunner
+    client: UpstreamClient
+    ops: Operations
+    redactor: Redactor
+    accounts: tuple[str, ...] = ()
+    started_at: float = 0.0
+    # Hooks filled in by the areas at start-up (kept loose so each area stays independent).
+    th_configurations: Callable[[str], Any] = field(default=lambda account: None)
+    refresh_quota: Callable[[str], Awaitable[None]] | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def area_enabled(self, area: str) -> bool:
+        s = self.settings
+        return {
+            "traffic": s.traffic.enabled,
+            "restream": s.restream.enabled,
+            "dvr": s.dvr.enabled,
+            "talking_head": s.talking_head.enabled,
+        }.get(area, False)

@@ -1,0 +1,83 @@
+"""One scheduling mechanism for every area: APScheduler 3 interval jobs, jittered, no overlap."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from exporter.config import stable_hash
+from exporter.polling import PollRunner
+
+
+class Scheduler:
+    """Runs each (area, account) poll on its own interval through the PollRunner.
+
+    Jobs use ``max_instances=1`` (a slow poll is never run twice at once) and ``coalesce``
+    (missed runs collapse into one). The first run of each job is spread over the first
+    interval by a stable per-account offset, and every run gets random jitter, so accounts
+    do not hit the API in the same second.
+    """
+
+    def __init__(self, runner: PollRunner) -> None:
+        self._runner = runner
+        self._scheduler = AsyncIOScheduler(timezone=UTC)
+
+    def every(
+        self,
+        area: str,
+        account: str,
+        seconds: float,
+        poll: Callable[[], Awaitable[None]],
+        job: str = "",
+        first_within: float | None = None,
+    ) -> None:
+        """Run ``poll`` every ``seconds`` as area/account (``job`` names extra jobs of an area)."""
+        spread = min(seconds, 10.0) if first_within is None else first_within
+        offset = (stable_hash(f"{area}/{account}/{job}") % 1000) / 1000 * spread
+        jitter = max(0.0, min(seconds * 0.1, 5.0))
+
+        async def run() -> None:
+            await self._runner.run(area, account, poll, job)
+
+        self._scheduler.add_job(
+            run,
+            "interval",
+            seconds=seconds,
+            jitter=jitter,
+            id=f"{area}/{account}/{job}",
+            replace_existing=True,
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=max(1, int(seconds)),
+            next_run_time=datetime.now(UTC) + timedelta(seconds=offset + random.random() * 0.2),
+        )
+
+    def call(
+        self, name: str, seconds: float, func: Callable[[], Awaitable[None]], first: float = 0.0
+    ) -> None:
+        """A housekeeping job outside the area/account scheme (account discovery)."""
+        self._scheduler.add_job(
+            func,
+            "interval",
+            seconds=seconds,
+            id=name,
+            replace_existing=True,
+            max_instances=1,
+            coalesce=True,
+            next_run_time=datetime.now(UTC) + timedelta(seconds=first),
+        )
+
+    def remove_account(self, account: str) -> None:
+        for job in self._scheduler.get_jobs():
+            if job.id.split("/")[1:2] == [account]:
+                job.remove()
+
+    def start(self) -> None:
+        self._scheduler.start()
+
+    def shutdown(self) -> None:
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=False)

@@ -1,0 +1,222 @@
+"""Assemble and run the daemon: session, context, pollers, scheduler, renderer, clean shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import aiohttp
+import structlog
+from aiohttp import web
+
+from exporter.clock import Clock, SystemClock
+from exporter.config import Settings
+from exporter.context import Context
+from exporter.exposition import Store
+from exporter.logs import Redactor
+from exporter.polling import PollRunner
+from exporter.scheduler import Scheduler
+from exporter.selfmetrics import SelfMetrics
+from exporter.upstream import Operations, UpstreamClient
+from exporter.web.app import init_app
+
+log = structlog.get_logger("exporter.service")
+
+TRAFFIC_TICK_SECONDS = 15.0
+DISCOVERY_SECONDS = 600.0
+AUTH_CHECK_SECONDS = 60.0
+
+
+def build_context(
+    settings: Settings,
+    session: aiohttp.ClientSession,
+    clock: Clock,
+    redactor: Redactor,
+) -> Context:
+    metrics = SelfMetrics()
+    store = Store(clock, extra=metrics.render)
+    client = UpstreamClient(session, settings.upstream, metrics, clock, redactor)
+    ctx = Context(
+        settings=settings,
+        clock=clock,
+        store=store,
+        metrics=metrics,
+        runner=PollRunner(metrics, clock),
+        client=client,
+        ops=Operations(client),
+        redactor=redactor,
+        started_at=clock.time(),
+    )
+    if settings.accounts is not None:
+        ctx.accounts = tuple(a.name for a in settings.accounts if settings.shard.owns(a.name))
+    return ctx
+
+
+class Service:
+    """The pollers of every area, scheduled for each account this replica serves."""
+
+    def __init__(self, ctx: Context, scheduler: Scheduler) -> None:
+        from exporter.dvr import DvrPoller
+        from exporter.restream import RestreamPoller
+        from exporter.talking_head import TalkingHeadPoller
+        from exporter.talking_head_tasks import TaskTracker
+        from exporter.traffic import TrafficPoller
+
+        s = ctx.settings
+        self.ctx = ctx
+        self.scheduler = scheduler
+        self.traffic = TrafficPoller(ctx.client, ctx.store, ctx.metrics, ctx.clock, s.traffic)
+        self.restream = RestreamPoller(
+            ctx.client,
+            ctx.store,
+            ctx.clock,
+            s.restream,
+            ctx.redactor,
+            fingerprint_secret=s.upstream.token or s.upstream.password,
+        )
+        streams = {a.name: a.dvr_streams for a in (s.accounts or ())}
+        self.dvr = DvrPoller(ctx.client, ctx.store, ctx.clock, s.dvr, streams)
+        self.talking_head = TalkingHeadPoller(ctx.client, ctx.store, ctx.clock, s.talking_head)
+        ctx.th_configurations = self.talking_head.latest_configurations
+        ctx.refresh_quota = self._refresh_quota
+        self.tasks = TaskTracker(ctx)
+        ctx.extras["task_tracker"] = self.tasks
+        self._scheduled: set[str] = set()
+
+    async def _refresh_quota(self, account: str) -> None:
+        await self.ctx.runner.run("talking_head", account, lambda: self.talking_head.poll(account))
+
+    def _jobs(self, account: str) -> list[tuple[str, float, Callable[[], Awaitable[None]], str]]:
+        s = self.ctx.settings
+        jobs: list[tuple[str, float, Callable[[], Awaitable[None]], str]] = []
+        if s.traffic.enabled:
+            jobs.append(("traffic", TRAFFIC_TICK_SECONDS, lambda: self.traffic.poll(account), ""))
+        if s.restream.enabled:
+            jobs.append(
+                ("restream", s.restream.interval_seconds, lambda: self.restream.poll(account), "")
+            )
+            jobs.append(
+                (
+                    "restream",
+                    s.restream.history_interval_seconds,
+                    lambda: self.restream.poll_history(account),
+                    "history",
+                )
+            )
+        if s.dvr.enabled:
+            jobs.append(("dvr", s.dvr.interval_seconds, lambda: self.dvr.poll(account), ""))
+        if s.talking_head.enabled:
+            jobs.append(
+                (
+                    "talking_head",
+                    s.talking_head.interval_seconds,
+                    lambda: self.talking_head.poll(account),
+                    "",
+                )
+            )
+        return jobs
+
+    def serve_accounts(self, accounts: tuple[str, ...]) -> None:
+        """Schedule new accounts and forget the ones this replica no longer serves."""
+        for gone in self._scheduled - set(accounts):
+            self.scheduler.remove_account(gone)
+            self.ctx.metrics.forget_account(gone)
+            self.ctx.runner.forget(gone)
+            for key in self.ctx.store.names():
+                if key.endswith(f"/{gone}"):
+                    self.ctx.store.drop(key)
+            self._scheduled.discard(gone)
+        for account in accounts:
+            if account in self._scheduled:
+                continue
+            for area, seconds, poll, job in self._jobs(account):
+                self.scheduler.every(area, account, seconds, poll, job)
+            self._scheduled.add(account)
+        self.ctx.accounts = accounts
+
+    async def discover(self) -> None:
+        """Refresh the account list from the inventory endpoint (when none are configured)."""
+
+        async def poll() -> None:
+            found = await self.ctx.client.accounts()
+            shard = self.ctx.settings.shard
+            names = tuple(sorted(a.name for a in found if shard.owns(a.name)))
+            if names != self.ctx.accounts:
+                log.info("accounts_discovered", accounts=list(names), shard=str(shard))
+            self.serve_accounts(names)
+
+        await self.ctx.runner.run("auth", "", poll)
+
+    async def check_auth(self) -> None:
+        async def poll() -> None:
+            await self.ctx.client.auth.token()
+
+        await self.ctx.runner.run("auth", "", poll)
+
+    def start(self) -> None:
+        s = self.ctx.settings
+        if s.accounts is None:
+            self.scheduler.call("discover", DISCOVERY_SECONDS, self.discover)
+        else:
+            self.serve_accounts(self.ctx.accounts)
+            if not s.upstream.token:
+                self.scheduler.call("auth", AUTH_CHECK_SECONDS, self.check_auth)
+        self.scheduler.start()
+
+    def stop(self) -> None:
+        self.scheduler.shutdown()
+        self.traffic.save_state()
+
+
+async def create_app(
+    settings: Settings,
+    clock: Clock | None = None,
+    redactor: Redactor | None = None,
+) -> web.Application:
+    """The whole daemon as an aiohttp app; its cleanup context owns every resource.
+
+    A coroutine, so the client session is created inside the running loop.
+    """
+    clock = clock or SystemClock()
+    redactor = redactor or Redactor(settings.secrets())
+    holder: dict[str, Any] = {}
+
+    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+        session = holder["session"]
+        service = Service(holder["ctx"], Scheduler(holder["ctx"].runner))
+        tasks = [
+            asyncio.create_task(holder["ctx"].store.run_renderer(), name="renderer"),
+            asyncio.create_task(service.tasks.run(), name="task-tracker"),
+        ]
+        await holder["ctx"].store.render()
+        service.start()
+        log.info(
+            "exporter_started",
+            listen=settings.listen,
+            base_url=settings.upstream.base_url,
+            accounts=list(holder["ctx"].accounts) or "discovering",
+            shard=str(settings.shard),
+        )
+        try:
+            yield
+        finally:
+            service.stop()
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await session.close()
+            log.info("exporter_stopped")
+
+    session = aiohttp.ClientSession(
+        headers={"User-Agent": "cdnvideo-exporter"},
+        connector=aiohttp.TCPConnector(limit=settings.upstream.max_concurrency * 2),
+    )
+    ctx = build_context(settings, session, clock, redactor)
+    holder.update(session=session, ctx=ctx)
+    app = init_app(ctx)
+    app.cleanup_ctx.append(lifecycle)
+    return app

@@ -87,17 +87,22 @@ def parse_row(values: Mapping[str, Any], where: str = "data[0]") -> Row:
             continue
         i = COUNT_INDEX.get(key)
         if i is not None:
-            n = _number(value, where, key)
-            if n < 0:
+            kind = type(value)
+            if (kind is int or kind is float) and 0 <= value < math.inf:  # the common case
+                counts[i] = value
+                continue
+            if _number(value, where, key) < 0:
                 raise _bad(where, key, value, "a count of 0 or more")
-            counts[i] = n
+            counts[i] = value
             continue
         i = GAUGE_INDEX.get(key)
         if i is None and key.startswith(("edge_request_time_", "origin_request_time_")):
             prefix, _, rng = key.partition("_request_time_")
             i = GAUGE_INDEX.get(f"{prefix}_request_time_{_RANGE.get(rng.lower(), rng)}")
         if i is not None:
-            gauges[i] = _number(value, where, key)
+            kind = type(value)
+            ok = (kind is int or kind is float) and -math.inf < value < math.inf
+            gauges[i] = value if ok else _number(value, where, key)
             continue
         side = _NESTED.get(key)
         if side is None:

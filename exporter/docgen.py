@@ -29,6 +29,7 @@ from exporter.config import (
     stable_hash,
     talking_head_requests_per_month,
 )
+from exporter.metricsdoc import metrics_md
 
 Generator = Callable[[], str]
 
@@ -326,6 +327,7 @@ def configuration_md() -> str:
 
 DOCS: list[tuple[str, Generator]] = [
     ("docs/configuration.md", configuration_md),
+    ("docs/metrics.md", metrics_md),
 ]
 
 

@@ -8,6 +8,8 @@ from typing import Any
 from aiohttp import web
 
 from exporter.context import AREAS_POLLED, Context
+from exporter.web.admin import admin_app
+from exporter.web.landing import landing_handler
 
 CTX: web.AppKey[Context] = web.AppKey("ctx", Context)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -72,14 +74,7 @@ def init_app(ctx: Context) -> web.Application:
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
-    try:
-        from exporter.web.landing import landing_handler
-    except ImportError:  # landing page not installed in this build
-        pass
-    else:
-        app.router.add_get("/", landing_handler(ctx))
+    app.router.add_get("/", landing_handler(ctx))
     if ctx.settings.admin.enabled:
-        from exporter.web.admin import admin_app
-
         app.add_subapp("/api/v1", admin_app(ctx))
     return app

@@ -40,7 +40,7 @@ def test_check_fails_on_a_missing_or_stale_file_and_write_fixes_it(
         capsys.readouterr().err
     )
     assert docgen.main(["--root", str(tmp_path)]) == 0
-    assert capsys.readouterr().out == "wrote docs/configuration.md\n"
+    assert capsys.readouterr().out == "wrote docs/configuration.md\nwrote docs/metrics.md\n"
     assert docgen.main(["--check", "--root", str(tmp_path)]) == 0
     path = tmp_path / "docs" / "configuration.md"
     path.write_text(path.read_text() + "hand edit\n")

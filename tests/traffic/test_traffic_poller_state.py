@@ -38,10 +38,10 @@ async def test_a_restart_with_the_state_file_resumes_exactly(
 
 
 def first_read_minutes(source: FakeSource) -> list[int]:
-    """Minutes in the order first requested; each request is all new or all re-read."""
+    """Minutes in the order first read; each answered request is all new or all re-read."""
     seen: list[int] = []
     for c in source.calls:
-        if c.per_resource:
+        if c.per_resource or not c.ok:
             continue
         minutes = range(c.start, c.end, 60)
         fresh = [m for m in minutes if m not in seen]

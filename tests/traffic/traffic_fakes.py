@@ -48,6 +48,7 @@ class Call:
     start: int
     end: int
     per_resource: bool
+    ok: bool = False  # answered with data (not failed, not refused)
 
     @property
     def minutes(self) -> int:
@@ -88,13 +89,15 @@ class FakeSource:
         assert s % 60 == 0
         assert e % 60 == 0
         assert e > s
-        self.calls.append(Call(account, s, e, per_resource))
+        call = Call(account, s, e, per_resource)
+        self.calls.append(call)
         if self.fail is not None:
             raise self.fail
         if per_resource and self.fail_per_resource is not None:
             raise self.fail_per_resource
         if (e - s) // 60 > self.max_minutes:
             raise UpstreamError("traffic", "http", "Invalid period", 422)
+        call.ok = True
         now = self.clock()
         if per_resource:
             rows = []

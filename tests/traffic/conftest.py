@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from traffic_fakes import T0, FakeSource
+from traffic_fakes import T0, FakeSource, MakePoller
 
 from exporter.clock import FakeClock
 from exporter.config import TrafficSettings
 from exporter.exposition import Store
 from exporter.selfmetrics import SelfMetrics
 from exporter.traffic import TrafficPoller
-
-MakePoller = Callable[..., TrafficPoller]
 
 
 @pytest.fixture

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import MakePoller
 from structlog.testing import capture_logs
-from traffic_fakes import COUNTED, Call, FakeSource, truth
+from traffic_fakes import COUNTED, Call, FakeSource, MakePoller, truth
 
 from exporter.clock import FakeClock
 from exporter.exposition import Fragment, Store
@@ -170,7 +169,9 @@ async def test_settle_reads_never_change_gauges(
     poller = make_poller(revisit_minutes=1)
     await poller.poll("acme")
     before = fragment(store).value(ACCOUNT.requests_per_second, side="edge")
-    end = fragment(store).value(ACCOUNT.window_end)
+    window_end = fragment(store).value(ACCOUNT.window_end)
+    assert window_end is not None
+    end = int(window_end)
     clock.advance(30)
     await poller.poll("acme")  # no new minute; the settle read is not due yet
     clock.advance(30)
@@ -286,12 +287,10 @@ async def test_a_failed_request_leaves_cursor_and_counters_unchanged(
     assert counter(store, "edge_requests_total") == counted
     source.fail_per_resource = None
     await poller.poll("acme")
-    assert led.cursor == cursor + 60  # type: ignore[operator]
-    assert counter(store, "edge_requests_total") == expected(
-        source,
-        "edge_requests_total",
-        range(cursor, cursor + 120, 60),  # type: ignore[arg-type]
-    )
+    assert cursor is not None
+    assert led.cursor == cursor + 60
+    want = expected(source, "edge_requests_total", range(cursor, cursor + 120, 60))
+    assert counter(store, "edge_requests_total") == want
 
 
 async def test_unknown_metrics_are_ignored_and_bad_values_fail_the_window(

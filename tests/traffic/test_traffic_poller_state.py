@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import MakePoller
 from structlog.testing import capture_logs
 from test_traffic_poller import LATE, counter, drive, expected, fragment, late, split
-from traffic_fakes import COUNTED, FakeSource
+from traffic_fakes import COUNTED, FakeSource, MakePoller
 
 from exporter.clock import FakeClock
 from exporter.exposition import Store

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import tempfile
 from pathlib import Path
 
@@ -36,12 +37,12 @@ async def scenario(
     store, metrics = Store(clock), SelfMetrics()
     path = str(Path(state_dir) / "traffic.json")
 
-    def poller(**changes: int) -> TrafficPoller:
-        s = TrafficSettings(
-            **{"delay_seconds": 120, "revisit_minutes": revisit, "catch_up_minutes": catch_up}
-            | changes,
-            state_file=path,
-        )
+    base = TrafficSettings(
+        delay_seconds=120, revisit_minutes=revisit, catch_up_minutes=catch_up, state_file=path
+    )
+
+    def poller(delay_seconds: int = 120) -> TrafficPoller:
+        s = dataclasses.replace(base, delay_seconds=delay_seconds)
         return TrafficPoller(source, store, metrics, clock, s)
 
     def edge_requests() -> float:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from exporter.traffic import TrafficPoller
 from exporter.upstream.errors import UpstreamError
 from exporter.upstream.models import MetricsReply, MetricsRow
 
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
+MakePoller = Callable[..., TrafficPoller]
 
 Figures = dict[str, float]
 

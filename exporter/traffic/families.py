@@ -7,7 +7,7 @@ Exposition example::
     cdnvideo_resource_responses_per_second{account="acme",resource="101",resource_name="www",\
 cname="www.acme.example",side="edge",code="404"} 1.35
     cdnvideo_resource_edge_hit_bytes_total{account="acme",resource="__other__",\
-resource_name="__other__",cname=""} 9.1e+11
+resource_name="__other__",cname=""} 910532771840
 """
 
 from __future__ import annotations

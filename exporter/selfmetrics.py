@@ -83,7 +83,8 @@ class SelfMetrics:
         )
         self.series_dropped = Counter(
             "cdnvideo_series_dropped",
-            'Per-resource series folded into resource="__other__" by traffic.max_resources.',
+            'Resources newly folded into resource="__other__" by traffic.max_resources '
+            "(counted when one leaves the top N).",
             registry=r,
         )
         self.build_info = Gauge(

@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LINT_PATHS := exporter tests $(wildcard bench deploy/k8s/*.py)
 
 .PHONY: demo test lint typecheck check bench docs clean
 
@@ -16,15 +17,15 @@ demo: $(STAMP)  ## the exporter against its built-in simulator
 	$(BIN)/cdnvideo-exporter demo
 
 test: $(STAMP)  ## lint, type-check and the whole test suite
-	$(BIN)/ruff check exporter tests bench
-	$(BIN)/ruff format --check exporter tests bench
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/ruff format --check $(LINT_PATHS)
 	$(BIN)/mypy --strict exporter
 	$(BIN)/python -m pytest -q -ra $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; exit 0; fi; exit $$rc
 
 lint: $(STAMP)
-	$(BIN)/ruff check exporter tests bench
-	$(BIN)/ruff format --check exporter tests bench
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/ruff format --check $(LINT_PATHS)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict exporter

@@ -1,0 +1,101 @@
+"""``python -m bench [--scales 10,100,1000,5000] [--quick] [--steady-seconds S]``.
+
+For each scale: the simulator and the exporter in processes of their own, the naive
+prometheus-client baseline beside it, every figure of docs/performance.md; then the table on
+stdout and, in ``--out`` (bench/out/), results.md, results.json and cost.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench import procs
+from bench.report import median_result, text_table, write_outputs
+from bench.scale import Plan, Result, run_scale
+
+OUT = Path(__file__).resolve().parent / "out"
+
+
+def _scales(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers like 10,100,1000: {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError("scales must be positive")
+    return values
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--scales", type=_scales, default=[10, 100, 1000, 5000], metavar="N,N,...")
+    p.add_argument("--quick", action="store_true", help="fewer samples, 10 s steady phase")
+    p.add_argument(
+        "--steady-seconds",
+        type=float,
+        default=None,
+        help="length of the steady phase (CPU, upstream requests); 300 for the 5-minute figure",
+    )
+    p.add_argument("--repeat", type=int, default=1, help="whole runs per scale; figures = medians")
+    p.add_argument(
+        "--fixed-areas",
+        action="store_true",
+        help="200 restream resources and 100 DVR streams at every scale (default: scaled)",
+    )
+    p.add_argument("--out", type=Path, default=OUT, help="where to write the result files")
+    return p
+
+
+async def _run(args: argparse.Namespace) -> list[Result]:
+    plan = Plan.quick(args.steady_seconds) if args.quick else Plan()
+    if args.steady_seconds is not None and not args.quick:
+        plan = Plan(steady_seconds=args.steady_seconds)
+    results = []
+    for scale in args.scales:
+        runs = []
+        for i in range(args.repeat):
+            started = time.monotonic()
+            runs.append(await run_scale(scale, plan, args.fixed_areas))
+            print(
+                f"# scale {scale} run {i + 1}/{args.repeat}: {time.monotonic() - started:.0f} s",
+                flush=True,
+            )
+        results.append(median_result(runs))
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    before = procs.machine()
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    results = asyncio.run(_run(args))
+    after = procs.machine()
+    table = text_table(results)
+    print(table)
+    conditions = {
+        "date": started,
+        "machine": f"{before['cpus']} CPUs, {before['cpu_model'] or 'unknown model'}",
+        "python": before["python"],
+        "load average (1/5/15 min) before": "/".join(f"{v:.2f}" for v in before["load_avg"]),
+        "load average after": "/".join(f"{v:.2f}" for v in after["load_avg"]),
+        "options": f"scales={args.scales} quick={args.quick} "
+        f"steady_seconds={results[0].steady_seconds:.0f} repeat={args.repeat} "
+        f"fixed_areas={args.fixed_areas}",
+    }
+    notes = [
+        "exporter, simulator and baseline each run in a process of their own; "
+        "the client (this process) scrapes them in turn over HTTP",
+    ]
+    written = write_outputs(args.out, results, conditions, notes)
+    if not any(p.suffix == ".png" for p in written):
+        print("# no plot: matplotlib is not installed (pip install matplotlib)")
+    print("# wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""The naive baseline: the exporter's families served with prometheus-client, rendered on
+every scrape (``generate_latest`` + gzip on the event loop), in a process of its own.
+
+At start it reads the exporter's exposition once (``--source``), parses it with
+``prometheus_client.parser`` into a collector in a fresh ``CollectorRegistry``, prints its
+address as JSON and serves ``/metrics`` until SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import signal
+from collections.abc import Iterable, Sequence
+
+import aiohttp
+from aiohttp import web
+from aiohttp.typedefs import Handler
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# prometheus-client's own servers compress at level 9; 6 is what the exporter uses, so the
+# comparison is about rendering per scrape, not about the compression level.
+GZIP_LEVEL = 6
+
+
+class Replay:
+    """A custom collector yielding fixed families (what a naive exporter's collect() returns)."""
+
+    def __init__(self, families: list[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Iterable[Metric]:
+        return iter(self._families)
+
+    def describe(self) -> Iterable[Metric]:
+        return ()
+
+
+def registry_from_text(text: str) -> CollectorRegistry:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Replay(list(text_string_to_metric_families(text))))
+    return registry
+
+
+def handler(registry: CollectorRegistry) -> Handler:
+    async def metrics(request: web.Request) -> web.Response:
+        body = generate_latest(registry)
+        headers = {"Content-Type": CONTENT_TYPE}
+        if "gzip" in request.headers.get("Accept-Encoding", ""):
+            body = gzip.compress(body, compresslevel=GZIP_LEVEL)
+            headers["Content-Encoding"] = "gzip"
+        return web.Response(body=body, headers=headers)
+
+    return metrics
+
+
+async def _run(source: str) -> None:
+    async with aiohttp.ClientSession() as session, session.get(source) as reply:
+        reply.raise_for_status()
+        text = await reply.text()
+    registry = registry_from_text(text)
+    app = web.Application()
+    app.router.add_get("/metrics", handler(registry))
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    print(json.dumps({"base_url": f"http://127.0.0.1:{port}"}), flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.baseline_proc", description=__doc__)
+    p.add_argument("--source", required=True, help="URL of the exporter's /metrics")
+    asyncio.run(_run(p.parse_args(argv).source))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""The exporter in a process of its own, for honest CPU and RSS figures.
+
+``python -m bench.exporter_proc --config raw.json`` builds settings with ``parse_config``,
+serves ``create_app`` (the real daemon: scheduler, pollers, renderer) on a free port, prints
+``{"base_url", "pid"}`` as JSON and serves until SIGTERM. One extra route for the benchmark:
+
+``POST /_bench/refresh?account=A`` runs one full refresh of the account -- traffic totals and
+per-resource (a fresh poller, so it reads the newest ready minute), restream status and
+history, DVR -- all at once, and waits until the renderer has swapped in an exposition containing
+the result (``swap_seconds``: from the end of the polls, the renderer's 0.2 s debounce
+included); then renders once more with nothing changed (``rerender_seconds``, what the
+renderer's idle 5-second tick costs). While it runs, a probe task
+measures how late the event loop wakes it (5 ms sleeps) and a gc callback times the
+collector's pauses. Replies with the timings as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import gc
+import json
+import os
+import signal
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from exporter.config import Settings, parse_config
+from exporter.context import Context
+from exporter.dvr import DvrPoller
+from exporter.logs import Redactor, configure_logging
+from exporter.restream import RestreamPoller
+from exporter.service import create_app
+from exporter.traffic import TrafficPoller
+from exporter.web.app import CTX
+
+PROBE_SECONDS = 0.005
+SWAP_POLLS = 10_000  # 2 ms apart: give up waiting for the renderer after ~20 s
+
+
+class LagProbe:
+    """Sleeps ``PROBE_SECONDS`` in a loop and keeps the worst oversleep: the loop's stall."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            started = time.perf_counter()
+            await asyncio.sleep(PROBE_SECONDS)
+            self.worst = max(self.worst, time.perf_counter() - started - PROBE_SECONDS)
+
+    def __enter__(self) -> LagProbe:
+        self.worst = 0.0
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+class GcWatch:
+    """The longest garbage-collector pause (any generation) while active."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self.collections = 0
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.worst = max(self.worst, time.perf_counter() - self._started)
+            self.collections += 1
+
+    def __enter__(self) -> GcWatch:
+        self.worst, self.collections = 0.0, 0
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+
+class Refresher:
+    """Pollers of the bench's own, sharing the daemon's client, store and settings."""
+
+    def __init__(self, ctx: Context) -> None:
+        s = ctx.settings
+        self.ctx = ctx
+        self.restream = RestreamPoller(
+            ctx.client,
+            ctx.store,
+            ctx.clock,
+            s.restream,
+            ctx.redactor,
+            fingerprint_secret=s.upstream.token or s.upstream.password,
+        )
+        streams = {a.name: a.dvr_streams for a in (s.accounts or ())}
+        self.dvr = DvrPoller(ctx.client, ctx.store, ctx.clock, s.dvr, streams)
+
+    def traffic(self) -> TrafficPoller:
+        """A poller without history, so its poll reads the newest ready minute (2 requests)."""
+        ctx = self.ctx
+        settings = dataclasses.replace(ctx.settings.traffic, state_file="")
+        return TrafficPoller(ctx.client, ctx.store, ctx.metrics, ctx.clock, settings)
+
+    async def refresh(self, account: str) -> dict[str, Any]:
+        store = self.ctx.store
+        with LagProbe() as probe, GcWatch() as collector:
+            started = time.perf_counter()
+            await asyncio.gather(
+                self.traffic().poll(account),
+                self.restream.poll(account),
+                self.restream.poll_history(account),
+                self.dvr.poll(account),
+            )
+            polled_at = self.ctx.clock.time()
+            polled = time.perf_counter()
+            for _ in range(SWAP_POLLS):  # the background renderer's turn (debounced)
+                if store.exposition.rendered_at >= polled_at:
+                    break
+                await asyncio.sleep(0.002)
+            swapped = time.perf_counter()
+            exposition = await store.render()
+            rendered = time.perf_counter()
+        return {
+            "wall_seconds": swapped - started,
+            "poll_seconds": polled - started,
+            "swap_seconds": swapped - polled,
+            "rerender_seconds": rendered - swapped,
+            "loop_lag_seconds": probe.worst,
+            "gc_pause_seconds": collector.worst,
+            "gc_collections": collector.collections,
+            "series": exposition.series,
+        }
+
+
+def _settings(path: str) -> Settings:
+    return parse_config(json.loads(Path(path).read_text(encoding="utf-8")), env={})
+
+
+async def _run(settings: Settings) -> None:
+    redactor = configure_logging("warning", "json", Redactor(settings.secrets()))
+    app = await create_app(settings, redactor=redactor)
+    refresher: list[Refresher] = []
+
+    async def refresh(request: web.Request) -> web.Response:
+        if not refresher:
+            refresher.append(Refresher(request.app[CTX]))
+        return web.json_response(await refresher[0].refresh(request.query["account"]))
+
+    app.router.add_post("/_bench/refresh", refresh)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    print(json.dumps({"base_url": f"http://127.0.0.1:{port}", "pid": os.getpid()}), flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.exporter_proc", description=__doc__)
+    p.add_argument("--config", required=True, help="JSON file of the raw config mapping")
+    asyncio.run(_run(_settings(p.parse_args(argv).config)))
+
+
+if __name__ == "__main__":
+    main()

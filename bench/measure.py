@@ -1,0 +1,79 @@
+"""Client-side measurements over HTTP: scrape latency, /healthz sampling, summary statistics."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import statistics
+import time
+from collections.abc import Sequence
+
+import aiohttp
+
+GZIP = {"Accept-Encoding": "gzip"}
+PLAIN = {"Accept-Encoding": "identity"}  # aiohttp asks for gzip unless told otherwise
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100) by nearest rank; NaN for no values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+async def fetch(
+    session: aiohttp.ClientSession, url: str, gzip: bool = True
+) -> tuple[float, bytes, str]:
+    """(seconds, body as sent, Content-Encoding) of one GET; the body is not decompressed
+    (the session is made with ``auto_decompress=False``)."""
+    started = time.perf_counter()
+    async with session.get(url, headers=GZIP if gzip else PLAIN) as reply:
+        body = await reply.read()
+        elapsed = time.perf_counter() - started
+        reply.raise_for_status()
+        return elapsed, body, reply.headers.get("Content-Encoding", "")
+
+
+async def side_by_side(
+    session: aiohttp.ClientSession,
+    exporter_url: str,
+    baseline_url: str,
+    exporter_samples: int,
+    baseline_samples: int,
+    budget_seconds: float = float("inf"),
+    min_rounds: int = 3,
+) -> tuple[list[float], list[float]]:
+    """Scrape both servers in turn with the same client, one baseline scrape then a share of
+    the exporter scrapes, so both see the same conditions (load from others, CPU clock).
+
+    Stops early (after ``min_rounds``) once ``budget_seconds`` are spent: the baseline takes
+    seconds per scrape at thousands of resources."""
+    exp: list[float] = []
+    base: list[float] = []
+    rounds = max(1, baseline_samples)
+    per_round = max(1, math.ceil(exporter_samples / rounds))
+    started = time.monotonic()
+    for done in range(rounds):
+        if done >= min_rounds and time.monotonic() - started > budget_seconds:
+            break
+        base.append((await fetch(session, baseline_url))[0])
+        for _ in range(per_round):
+            exp.append((await fetch(session, exporter_url))[0])
+    return exp, base
+
+
+async def sample_health(
+    session: aiohttp.ClientSession, url: str, stop: asyncio.Event, every: float = 0.005
+) -> list[float]:
+    """GET ``url`` every ``every`` seconds until ``stop``; the latency of each."""
+    out: list[float] = []
+    while not stop.is_set():
+        out.append((await fetch(session, url, gzip=False))[0])
+        await asyncio.sleep(every)
+    return out

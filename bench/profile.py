@@ -1,0 +1,85 @@
+"""Profile one full refresh in-process: the simulator in its own process, the pollers here.
+
+``python -m bench.profile --resources 1000 [--sort cumulative] [--top 30] [--only REGEX]``
+prints the event loop's slow callbacks (asyncio debug, > 20 ms: what stalls /healthz) during
+one refresh, then a cProfile of the event-loop thread during another (the render thread is
+not in it). Used to find where the cost of a refresh goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import logging
+import pstats
+import time
+from collections.abc import Sequence
+
+import aiohttp
+
+from bench import procs
+from bench.exporter_proc import Refresher
+from bench.scale import ACCOUNT, areas_for, exporter_config
+from exporter.clock import SystemClock
+from exporter.config import parse_config
+from exporter.logs import Redactor, configure_logging
+from exporter.service import build_context
+
+SLOW_CALLBACK_SECONDS = 0.02
+
+
+async def _profile(resources: int, sort: str, top: int, only: str) -> None:
+    restreams, dvr = areas_for(resources, False)
+    sim = await procs.start(
+        "bench.sim_proc",
+        *("--account", ACCOUNT, "--resources", str(resources)),
+        *("--restreams", str(restreams), "--dvr", str(dvr)),
+    )
+    try:
+        settings = parse_config(exporter_config(sim.ready), env={})
+        redactor = configure_logging("warning", "console", Redactor(settings.secrets()))
+        async with aiohttp.ClientSession() as session:
+            ctx = build_context(settings, session, SystemClock(), redactor)
+            renderer = asyncio.create_task(ctx.store.run_renderer())
+            refresher = Refresher(ctx)
+            print("warm-up:", await refresher.refresh(ACCOUNT))
+            loop = asyncio.get_running_loop()
+            loop.set_debug(True)  # reports callbacks that hold the loop (debug slows them)
+            loop.slow_callback_duration = SLOW_CALLBACK_SECONDS
+            print("debug run:", await refresher.refresh(ACCOUNT))
+            loop.set_debug(False)
+            profiler = cProfile.Profile()
+            started = time.perf_counter()
+            profiler.enable()
+            timing = await refresher.refresh(ACCOUNT)
+            profiler.disable()
+            print(f"refresh: {timing} ({time.perf_counter() - started:.2f} s profiled)")
+            t = time.perf_counter()
+            exposition = ctx.store.render_sync()
+            print(
+                f"render_sync on its own: {time.perf_counter() - t:.3f} s, "
+                f"{exposition.series} series, {len(exposition.plain)} bytes"
+            )
+            renderer.cancel()
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats(sort).print_stats(only, top)
+        print(out.getvalue())
+    finally:
+        await sim.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__)
+    p.add_argument("--resources", type=int, default=1000)
+    p.add_argument("--sort", default="cumulative", help="pstats sort key (cumulative, tottime)")
+    p.add_argument("--top", type=int, default=40)
+    p.add_argument("--only", default="", help="regular expression on file:function names")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)  # asyncio reports slow callbacks as warnings
+    asyncio.run(_profile(args.resources, args.sort, args.top, args.only))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""The results table (aligned text and markdown), the JSON dump and the cost plot."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from bench.scale import Result
+
+HEADERS = (
+    "resources",
+    "restream/DVR",
+    "series",
+    "bytes plain/gzip",
+    "exporter p50/p99 ms",
+    "baseline p50/p99 ms",
+    "ratio p50",
+    "stall ms healthz/probe (gc)",
+    "refresh s (polls/swap)",
+    "CPU s/min (% core)",
+    "RSS MB (peak)",
+    "upstream req/min (traffic/acct)",
+)
+
+
+def _f(value: float, digits: int = 1) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _size(n: float) -> str:
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f}M"
+    if n >= 1 << 10:
+        return f"{n / (1 << 10):.0f}k"
+    return f"{n:.0f}"
+
+
+def row(r: Result) -> tuple[str, ...]:
+    return (
+        str(r.resources),
+        f"{r.restreams}/{r.dvr_streams}",
+        str(r.series),
+        f"{_size(r.bytes_plain)}/{_size(r.bytes_gzip)}",
+        f"{_f(r.exporter_p50_ms, 2)}/{_f(r.exporter_p99_ms, 2)}",
+        f"{_f(r.baseline_p50_ms)}/{_f(r.baseline_p99_ms)}",
+        f"{_f(r.ratio, 0)}x",
+        f"{_f(r.stall_healthz_ms, 0)}/{_f(r.stall_probe_ms, 0)} ({_f(r.gc_pause_ms, 0)})",
+        f"{_f(r.refresh_s, 2)} ({_f(r.refresh_poll_s, 2)}/{_f(r.swap_s, 2)})",
+        f"{_f(r.cpu_s_per_min, 2)} ({_f(r.cpu_percent, 1)}%)",
+        f"{_f(r.rss_mb, 0)} ({_f(r.peak_rss_mb, 0)})",
+        f"{_f(r.upstream_per_min, 1)} ({_f(r.traffic_per_min_per_account, 1)})",
+    )
+
+
+def text_table(results: Sequence[Result]) -> str:
+    rows = [HEADERS, *(row(r) for r in results)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def markdown_table(results: Sequence[Result]) -> str:
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---:|" * len(HEADERS)]
+    lines += ["| " + " | ".join(row(r)) + " |" for r in results]
+    return "\n".join(lines)
+
+
+def median_result(runs: Sequence[Result]) -> Result:
+    """Field-wise median of repeated runs of one scale (counts and dicts from the last run)."""
+    last = runs[-1]
+    if len(runs) == 1:
+        return last
+    values: dict[str, Any] = {}
+    for f in fields(Result):
+        sample = getattr(last, f.name)
+        if isinstance(sample, float) and f.name != "steady_seconds":
+            values[f.name] = statistics.median(getattr(r, f.name) for r in runs)
+        else:
+            values[f.name] = sample
+    return Result(**values)
+
+
+def write_outputs(
+    out: Path, results: Sequence[Result], conditions: dict[str, Any], notes: Sequence[str]
+) -> list[Path]:
+    """bench/out/results.md, results.json and cost.png (when matplotlib is there)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    md = out / "results.md"
+    lines = ["# Benchmark results", "", markdown_table(results), "", "Conditions:", ""]
+    lines += [f"- {k}: {v}" for k, v in conditions.items()]
+    lines += ["", *(f"- {n}" for n in notes), ""]
+    md.write_text("\n".join(lines), encoding="utf-8")
+    written.append(md)
+    js = out / "results.json"
+    payload = {"conditions": conditions, "results": [r.to_json() for r in results]}
+    js.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    written.append(js)
+    plot = out / "cost.png"
+    if plot_costs(results, plot):
+        written.append(plot)
+    return written
+
+
+def plot_costs(results: Sequence[Result], path: Path) -> bool:
+    """Cost against resources, log-log; False (and no file) without matplotlib or data."""
+    if len(results) < 2:
+        return False
+    try:  # optional: imported by name so type-checking does not need it installed
+        matplotlib: Any = importlib.import_module("matplotlib")
+        matplotlib.use("Agg")
+        plt: Any = importlib.import_module("matplotlib.pyplot")
+    except ImportError:
+        return False
+    xs = [r.resources for r in results]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    left.plot(xs, [r.exporter_p50_ms for r in results], "o-", label="exporter /metrics p50")
+    left.plot(xs, [r.baseline_p50_ms for r in results], "s--", label="prometheus-client p50")
+    left.plot(xs, [r.refresh_s * 1e3 for r in results], "^-", label="full refresh")
+    left.plot(xs, [r.stall_probe_ms for r in results], "v:", label="worst loop stall")
+    left.set_ylabel("milliseconds")
+    left.set_title("latency")
+    right.plot(xs, [r.cpu_percent for r in results], "o-", label="CPU % of a core (steady)")
+    right.plot(xs, [r.rss_mb for r in results], "s-", label="RSS MB")
+    right.plot(xs, [r.series / 1000 for r in results], "^--", label="series (thousands)")
+    right.set_title("steady-state cost")
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("CDN resources (restream = /5, DVR = /10)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True

@@ -1,0 +1,240 @@
+"""One benchmark run at one scale: simulator, exporter and baseline processes, every figure."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from bench import procs
+from bench.measure import fetch, median, percentile, sample_health, side_by_side
+
+ACCOUNT = "bench"
+SCRAPE_INTERVAL = 15.0  # one Prometheus scraping during the steady phase
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How long and how often to measure at each scale."""
+
+    steady_seconds: float = 60.0
+    exporter_samples: int = 400
+    baseline_samples: int = 40
+    scrape_budget_seconds: float = 120.0  # fewer baseline samples when they are this slow
+    refreshes: int = 5
+    ready_timeout: float = 180.0
+
+    @classmethod
+    def quick(cls, steady_seconds: float | None = None) -> Plan:
+        return cls(
+            steady_seconds=10.0 if steady_seconds is None else steady_seconds,
+            exporter_samples=40,
+            baseline_samples=4,
+            scrape_budget_seconds=20.0,
+            refreshes=2,
+        )
+
+
+def areas_for(resources: int, fixed: bool) -> tuple[int, int]:
+    """Restream resources and DVR streams at a scale: 200 and 100 at 1000 CDN resources,
+    proportional elsewhere (at least one each), or always 200 and 100 with ``fixed``."""
+    if fixed:
+        return 200, 100
+    return max(1, resources // 5), max(1, resources // 10)
+
+
+@dataclass
+class Result:
+    """The figures of one scale (times in ms or s as named; NaN when not measured)."""
+
+    resources: int
+    restreams: int
+    dvr_streams: int
+    series: int = 0
+    bytes_plain: int = 0
+    bytes_gzip: int = 0
+    exporter_p50_ms: float = float("nan")
+    exporter_p99_ms: float = float("nan")
+    baseline_p50_ms: float = float("nan")
+    baseline_p99_ms: float = float("nan")
+    ratio: float = float("nan")
+    healthz_idle_ms: float = float("nan")
+    stall_healthz_ms: float = float("nan")
+    stall_probe_ms: float = float("nan")
+    refresh_s: float = float("nan")
+    refresh_poll_s: float = float("nan")
+    swap_s: float = float("nan")
+    rerender_ms: float = float("nan")
+    gc_pause_ms: float = float("nan")
+    cpu_s_per_min: float = float("nan")
+    rss_mb: float = float("nan")
+    peak_rss_mb: float = float("nan")
+    upstream_per_min: float = float("nan")
+    traffic_per_min_per_account: float = float("nan")
+    steady_seconds: float = 0.0
+    upstream_by_area: dict[str, int] = field(default_factory=dict)
+    samples: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def cpu_percent(self) -> float:
+        return self.cpu_s_per_min / 60 * 100
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "cpu_percent": self.cpu_percent}
+
+
+def exporter_config(sim: dict[str, Any]) -> dict[str, Any]:
+    """The daemon's config against the simulator: every interval at its default."""
+    return {
+        "upstream": {"base_url": sim["base_url"], "token": sim["token"]},
+        "accounts": [{"name": sim["account"], "dvr_streams": sim["dvr_streams"]}],
+        "listen": "127.0.0.1:9877",  # not used: the runner binds a free port
+        "log": {"level": "warning", "format": "json"},
+    }
+
+
+async def _wait_ready(session: aiohttp.ClientSession, base: str, within: float) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            async with session.get(f"{base}/readyz") as reply:
+                if reply.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(0.5)
+    raise RuntimeError(f"the exporter was not ready within {within:.0f} s")
+
+
+async def _upstream_counts(
+    session: aiohttp.ClientSession, sim_base: str, start: float, end: float
+) -> Counter[str]:
+    async with session.get(f"{sim_base}/_sim/requests") as reply:
+        log = await reply.json()
+    return Counter(r["area"] for r in log if start <= r["time"] < end)
+
+
+async def _steady(
+    session: aiohttp.ClientSession,
+    result: Result,
+    exporter: procs.Child,
+    sim: procs.Child,
+    plan: Plan,
+) -> None:
+    base = exporter.ready["base_url"]
+    cpu0, t0 = procs.cpu_seconds(exporter.pid), time.time()
+    started = time.monotonic()
+    while (left := plan.steady_seconds - (time.monotonic() - started)) > 0:
+        await fetch(session, f"{base}/metrics")
+        await asyncio.sleep(min(SCRAPE_INTERVAL, left))
+    cpu1, t1 = procs.cpu_seconds(exporter.pid), time.time()
+    minutes = (t1 - t0) / 60
+    result.steady_seconds = t1 - t0
+    result.cpu_s_per_min = (cpu1 - cpu0) / minutes
+    result.rss_mb = procs.memory_mb(exporter.pid)[0]
+    counts = await _upstream_counts(session, sim.ready["base_url"], t0, t1)
+    result.upstream_by_area = dict(sorted(counts.items()))
+    result.upstream_per_min = sum(counts.values()) / minutes
+    result.traffic_per_min_per_account = counts["traffic"] / minutes
+
+
+async def _exposition(session: aiohttp.ClientSession, result: Result, base: str) -> None:
+    _, plain, _ = await fetch(session, f"{base}/metrics", gzip=False)
+    _, gz, encoding = await fetch(session, f"{base}/metrics")
+    if encoding != "gzip":
+        raise RuntimeError("/metrics did not answer gzip to Accept-Encoding: gzip")
+    result.bytes_plain, result.bytes_gzip = len(plain), len(gz)
+    result.series = sum(1 for line in plain.splitlines() if line and not line.startswith(b"#"))
+
+
+async def _scrapes(session: aiohttp.ClientSession, result: Result, base: str, plan: Plan) -> None:
+    baseline = await procs.start("bench.baseline_proc", "--source", f"{base}/metrics")
+    try:
+        burl = baseline.ready["base_url"]
+        await fetch(session, f"{base}/metrics")  # connections open, caches warm
+        await fetch(session, f"{burl}/metrics")
+        exp, ref = await side_by_side(
+            session,
+            f"{base}/metrics",
+            f"{burl}/metrics",
+            plan.exporter_samples,
+            plan.baseline_samples,
+        )
+    finally:
+        await baseline.stop()
+    result.exporter_p50_ms, result.exporter_p99_ms = median(exp) * 1e3, percentile(exp, 99) * 1e3
+    result.baseline_p50_ms, result.baseline_p99_ms = median(ref) * 1e3, percentile(ref, 99) * 1e3
+    result.ratio = result.baseline_p50_ms / result.exporter_p50_ms
+    result.samples.update(exporter_scrapes=len(exp), baseline_scrapes=len(ref))
+
+
+async def _refreshes(session: aiohttp.ClientSession, result: Result, base: str, plan: Plan) -> None:
+    async with aiohttp.ClientSession() as health:
+        idle_stop = asyncio.Event()
+        idle_task = asyncio.create_task(sample_health(health, f"{base}/healthz", idle_stop))
+        await asyncio.sleep(1.0)
+        idle_stop.set()
+        result.healthz_idle_ms = median(await idle_task) * 1e3
+        url = f"{base}/_bench/refresh?account={ACCOUNT}"
+        async with session.post(url) as reply:  # warm-up: first history read looks back 24 h
+            reply.raise_for_status()
+        walls, polls, swaps, rerenders, probes, gcs, stalls = [], [], [], [], [], [], []
+        for _ in range(plan.refreshes):
+            await asyncio.sleep(1.0)
+            stop = asyncio.Event()
+            sampler = asyncio.create_task(sample_health(health, f"{base}/healthz", stop))
+            async with session.post(url) as reply:
+                reply.raise_for_status()
+                timing = await reply.json()
+            stop.set()
+            stalls.append(max(await sampler))
+            walls.append(timing["wall_seconds"])
+            polls.append(timing["poll_seconds"])
+            swaps.append(timing["swap_seconds"])
+            rerenders.append(timing["rerender_seconds"])
+            probes.append(timing["loop_lag_seconds"])
+            gcs.append(timing["gc_pause_seconds"])
+    result.refresh_s, result.refresh_poll_s = median(walls), median(polls)
+    result.swap_s, result.rerender_ms = median(swaps), median(rerenders) * 1e3
+    result.stall_healthz_ms, result.stall_probe_ms = max(stalls) * 1e3, max(probes) * 1e3
+    result.gc_pause_ms = max(gcs) * 1e3
+    result.samples.update(refreshes=len(walls))
+
+
+async def run_scale(resources: int, plan: Plan, fixed_areas: bool = False) -> Result:
+    """Start the simulator and the exporter at ``resources``, measure, stop both."""
+    restreams, dvr = areas_for(resources, fixed_areas)
+    result = Result(resources, restreams, dvr)
+    sim = await procs.start(
+        "bench.sim_proc",
+        *("--account", ACCOUNT, "--resources", str(resources)),
+        *("--restreams", str(restreams), "--dvr", str(dvr)),
+    )
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+            config = Path(tmp) / "config.json"
+            config.write_text(json.dumps(exporter_config(sim.ready)), encoding="utf-8")
+            exporter = await procs.start("bench.exporter_proc", "--config", str(config))
+        try:
+            base = exporter.ready["base_url"]
+            connector = aiohttp.TCPConnector(limit_per_host=1)
+            async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as s:
+                await _wait_ready(s, base, plan.ready_timeout)
+                await asyncio.sleep(2.0)  # the renderer's turn after the first polls
+                await _steady(s, result, exporter, sim, plan)
+                await _exposition(s, result, base)
+                await _scrapes(s, result, base, plan)
+                await _refreshes(s, result, base, plan)
+            result.peak_rss_mb = procs.memory_mb(exporter.pid)[1]
+        finally:
+            await exporter.stop()
+    finally:
+        await sim.stop()
+    return result

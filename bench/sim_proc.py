@@ -1,0 +1,56 @@
+"""The platform simulator in a process of its own: prints its address as JSON, serves until
+SIGTERM. ``python -m bench.sim_proc --resources 1000 --restreams 200 --dvr 100``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+from collections.abc import Sequence
+
+from exporter.clock import SystemClock
+from exporter.simulator import SimConfig, Simulator, serve
+
+ACCOUNT = "bench"
+
+
+async def _run(args: argparse.Namespace) -> None:
+    config = SimConfig(
+        accounts=(args.account,),
+        resources_per_account=args.resources,
+        restreams_per_account=args.restreams,
+        dvr_streams_per_account=args.dvr,
+        request_log_size=args.request_log,
+    )
+    sim = Simulator(config, SystemClock())
+    runner = await serve(sim, "127.0.0.1", 0)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    ready = {
+        "base_url": runner.base_url,
+        "token": sim.token,
+        "account": args.account,
+        "dvr_streams": sorted(sim.dvr.streams[args.account]),
+    }
+    print(json.dumps(ready), flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.sim_proc", description=__doc__)
+    p.add_argument("--account", default=ACCOUNT)
+    p.add_argument("--resources", type=int, default=1000, help="CDN resources")
+    p.add_argument("--restreams", type=int, default=200, help="restream resources")
+    p.add_argument("--dvr", type=int, default=100, help="DVR streams")
+    p.add_argument("--request-log", type=int, default=1_000_000, help="requests kept in the log")
+    asyncio.run(_run(p.parse_args(argv)))
+
+
+if __name__ == "__main__":
+    main()

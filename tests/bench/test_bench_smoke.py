@@ -1,0 +1,43 @@
+"""The benchmark runs end to end at a tiny scale and writes a well-formed table (no timings)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.report import HEADERS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_runs_at_a_tiny_scale_and_writes_a_well_formed_table(tmp_path: Path) -> None:
+    args = ["--scales", "4", "--quick", "--steady-seconds", "2", "--out", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    table = [line for line in done.stdout.splitlines() if not line.startswith("#")]
+    assert table[0].split() == " ".join(HEADERS).split()
+    assert [row.split()[0] for row in table[2:]] == ["4"]
+
+    markdown = (tmp_path / "results.md").read_text(encoding="utf-8").splitlines()
+    rows = [line for line in markdown if line.startswith("|")]
+    assert len(rows) == 3  # header, rule, the scale
+    assert all(line.count("|") == len(HEADERS) + 1 for line in rows)
+
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["results"]
+    assert [r["resources"] for r in results] == [4]
+    for r in results:
+        assert r["series"] > 0
+        assert 0 < r["bytes_gzip"] < r["bytes_plain"]
+        assert r["samples"]["exporter_scrapes"] > 0
+        assert r["samples"]["baseline_scrapes"] > 0
+        assert r["samples"]["refreshes"] > 0
+        assert r["rss_mb"] > 0

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from exporter.exposition.deflate import Piece, deflate
+
 Sample = tuple[tuple[str, ...], float]
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
@@ -62,37 +64,81 @@ def _escape(value: str) -> str:
 
 
 def render_samples(spec: MetricSpec, samples: Iterable[Sample]) -> bytes:
-    """Sample lines of one family, without HELP/TYPE."""
+    """Sample lines of one family, without HELP/TYPE.
+
+    Label values repeat a lot (one resource's name and cname on ~100 series), so escaped
+    values and the label text of all but the last label are memoised for this call: about
+    2.5x faster than formatting every pair of every sample.
+    """
     name = spec.name
-    labels = spec.labels
+    if not spec.labels:
+        return "".join(f"{name} {_value_text(value)}\n" for _, value in samples).encode()
+    keys = [f'{k}="' for k in spec.labels]
+    last = keys.pop()
+    escaped: dict[str, str] = {}
+    heads: dict[tuple[str, ...], str] = {}
     out: list[str] = []
+    append = out.append
     for values, value in samples:
-        if labels:
-            pairs = ",".join(f'{k}="{_escape(v)}"' for k, v in zip(labels, values, strict=True))
-            out.append(f"{name}{{{pairs}}} {format_value(value)}\n")
-        else:
-            out.append(f"{name} {format_value(value)}\n")
+        head_values = values[:-1]
+        head = heads.get(head_values)
+        if head is None:
+            head = heads[head_values] = (
+                name
+                + "{"
+                + "".join(
+                    f'{k}{_escape_memo(escaped, v)}",'
+                    for k, v in zip(keys, head_values, strict=True)
+                )
+            )
+        tail = escaped.get(values[-1])
+        if tail is None:
+            tail = _escape_memo(escaped, values[-1])
+        append(f'{head}{last}{tail}"}} {_value_text(value)}\n')
     return "".join(out).encode()
+
+
+def _escape_memo(memo: dict[str, str], value: str) -> str:
+    text = memo.get(value)
+    if text is None:
+        text = memo[value] = _escape(value)
+    return text
+
+
+def _value_text(value: float) -> str:
+    if value.__class__ is float and value.is_integer() and -1e15 < value < 1e15:
+        return str(int(value))
+    return format_value(value)
 
 
 class Fragment:
     """The samples one poll produced for several families; never changed after creation.
 
-    Rendering happens at most once (lazily, usually in the render thread) and is cached.
+    The store renders and compresses it at most once (``packed``, usually in the render
+    thread) and keeps only the compressed text: a fragment republished unchanged costs nothing
+    to render again, and the plain text (about 170 bytes a series) is not held in memory.
     """
 
-    __slots__ = ("_rendered", "samples")
+    __slots__ = ("_packed", "samples")
 
     def __init__(self, samples: Mapping[MetricSpec, tuple[Sample, ...]]) -> None:
         self.samples: Mapping[MetricSpec, tuple[Sample, ...]] = samples
-        self._rendered: dict[MetricSpec, bytes] | None = None
+        self._packed: dict[MetricSpec, Piece] | None = None
 
     def rendered(self) -> dict[MetricSpec, bytes]:
-        if self._rendered is None:
-            self._rendered = {
-                spec: render_samples(spec, rows) for spec, rows in self.samples.items() if rows
+        """The sample lines of each family that has samples (rendered anew on each call)."""
+        return {spec: render_samples(spec, rows) for spec, rows in self.samples.items() if rows}
+
+    def packed(self) -> dict[MetricSpec, Piece]:
+        """The rendered families, each compressed as a joinable piece; computed once."""
+        packed = self._packed
+        if packed is None:
+            packed = self._packed = {
+                spec: deflate(render_samples(spec, rows))
+                for spec, rows in self.samples.items()
+                if rows
             }
-        return self._rendered
+        return packed
 
     def value(self, spec: MetricSpec, **labels: str) -> float | None:
         """The value of the first sample matching ``labels`` (tests, landing page); None when

@@ -11,6 +11,7 @@ from types import MappingProxyType
 import structlog
 
 from exporter.clock import Clock
+from exporter.exposition.deflate import Piece, deflate, gzip_join
 from exporter.exposition.model import Fragment, MetricSpec
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
@@ -18,14 +19,20 @@ BACKGROUND_NOTE = " Polled in the background, not at scrape time."
 log = structlog.get_logger("exporter.exposition")
 
 
-@dataclass(frozen=True)
 class Exposition:
-    """One rendered scrape body, plain and gzip-compressed."""
+    """One rendered scrape body: kept gzip-compressed; the plain text is decompressed when
+    asked for (Prometheus always asks for gzip; the plain text of 100,000 series is ~17 MB)."""
 
-    plain: bytes
-    gzipped: bytes
-    rendered_at: float
-    series: int
+    __slots__ = ("gzipped", "rendered_at", "series")
+
+    def __init__(self, gzipped: bytes, rendered_at: float, series: int) -> None:
+        self.gzipped = gzipped
+        self.rendered_at = rendered_at
+        self.series = series
+
+    @property
+    def plain(self) -> bytes:
+        return gzip.decompress(self.gzipped)
 
 
 @dataclass(frozen=True)
@@ -38,7 +45,7 @@ class _Entry:
         return self.max_age is None or now - self.published_at <= self.max_age
 
 
-EMPTY = Exposition(b"", gzip.compress(b"", mtime=0), 0.0, 0)
+EMPTY = Exposition(gzip_join([]), 0.0, 0)
 
 
 class Store:
@@ -56,6 +63,7 @@ class Store:
         self._exposition = EMPTY
         self._dirty = asyncio.Event()
         self._render_lock = asyncio.Lock()
+        self._headers: dict[MetricSpec, Piece] = {}  # compressed HELP/TYPE per spec
 
     # -- writers -----------------------------------------------------------------------------
     def publish(self, key: str, fragment: Fragment, max_age: float | None = None) -> None:
@@ -93,15 +101,19 @@ class Store:
 
     # -- rendering ---------------------------------------------------------------------------
     def render_sync(self) -> Exposition:
-        """Render every fresh fragment plus the extra (self-metrics) text; thread-safe."""
+        """Render every fresh fragment plus the extra (self-metrics) text; thread-safe.
+
+        Fragments are rendered and compressed once (``Fragment.packed``) and HELP/TYPE headers
+        once per spec; a render joins compressed pieces and compresses only the extra text.
+        """
         now = self._clock.time()
         entries = self._entries
         fresh = [entries[k].fragment for k in sorted(entries) if entries[k].fresh(now)]
-        families: dict[str, tuple[MetricSpec, list[bytes]]] = {}
+        families: dict[str, tuple[MetricSpec, list[Piece]]] = {}
         series = 0
         for frag in fresh:
             series += frag.series_count()
-            for spec, body in frag.rendered().items():
+            for spec, body in frag.packed().items():
                 slot = families.get(spec.name)
                 if slot is None:
                     families[spec.name] = (spec, [body])
@@ -109,15 +121,20 @@ class Store:
                     if slot[0] != spec:
                         raise ValueError(f"metric {spec.name} declared twice with different specs")
                     slot[1].append(body)
-        parts: list[bytes] = []
+        pieces: list[Piece] = []
         for spec, bodies in families.values():
-            noted = MetricSpec(spec.name, spec.type, spec.help + BACKGROUND_NOTE, spec.labels)
-            parts.append(noted.header())
-            parts.extend(bodies)
+            pieces.append(self._header(spec))
+            pieces.extend(bodies)
         if self._extra is not None:
-            parts.append(self._extra())
-        plain = b"".join(parts)
-        return Exposition(plain, gzip.compress(plain, compresslevel=6, mtime=0), now, series)
+            pieces.append(deflate(self._extra()))
+        return Exposition(gzip_join(pieces), now, series)
+
+    def _header(self, spec: MetricSpec) -> Piece:
+        piece = self._headers.get(spec)
+        if piece is None:
+            noted = MetricSpec(spec.name, spec.type, spec.help + BACKGROUND_NOTE, spec.labels)
+            piece = self._headers[spec] = deflate(noted.header())
+        return piece
 
     async def render(self) -> Exposition:
         """Render in a worker thread and swap the result in."""

@@ -1,0 +1,84 @@
+"""Deflate pieces once, join them into one standard gzip member (as pigz does).
+
+Each piece is raw deflate ended with a sync flush (byte-aligned, no final block), so pieces
+compressed on their own can be concatenated into one deflate stream; the gzip trailer's CRC-32
+is combined from the pieces' CRCs without reading the text again. A fragment is compressed
+once when it is first rendered; every later render only joins bytes. The result is a single
+ordinary gzip member that any client decodes.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+LEVEL = 6
+_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # deflate, no name, mtime 0, OS unknown
+_FINAL = zlib.compressobj(LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS).flush()  # empty final block
+_POLY = 0xEDB88320  # CRC-32, reflected
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """Raw deflate data of some text, with the text's CRC-32 and length."""
+
+    data: bytes
+    crc: int
+    size: int
+
+
+def deflate(text: bytes, level: int = LEVEL) -> Piece:
+    """``text`` as a piece that can be joined with others (see ``gzip_join``)."""
+    c = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return Piece(c.compress(text) + c.flush(zlib.Z_SYNC_FLUSH), zlib.crc32(text), len(text))
+
+
+def _multmodp(a: int, b: int) -> int:
+    """a * b modulo the CRC polynomial (bit-reflected), as zlib's crc32.c does it."""
+    m = 1 << 31
+    p = 0
+    while True:
+        if a & m:
+            p ^= b
+            if not a & (m - 1):
+                return p
+        m >>= 1
+        b = (b >> 1) ^ _POLY if b & 1 else b >> 1
+
+
+def _powers() -> tuple[int, ...]:
+    """x^(2^k) modulo the polynomial, k = 0..31."""
+    p = 1 << 30  # x^1
+    out = [p]
+    for _ in range(31):
+        p = _multmodp(p, p)
+        out.append(p)
+    return tuple(out)
+
+
+_X2N = _powers()
+
+
+def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
+    """CRC-32 of A + B from crc(A), crc(B) and len(B)."""
+    p = 1 << 31  # x^0
+    n, k = len2, 3  # x^(8 * len2)
+    while n:
+        if n & 1:
+            p = _multmodp(_X2N[k & 31], p)
+        n >>= 1
+        k += 1
+    return _multmodp(p, crc1) ^ crc2
+
+
+def gzip_join(pieces: list[Piece]) -> bytes:
+    """One gzip member whose content is the pieces' texts in order."""
+    crc = 0
+    size = 0
+    for piece in pieces:
+        if piece.size:
+            crc = crc32_combine(crc, piece.crc, piece.size)
+            size += piece.size
+    trailer = struct.pack("<II", crc, size & 0xFFFFFFFF)
+    return b"".join([_HEADER, *(p.data for p in pieces), _FINAL, trailer])

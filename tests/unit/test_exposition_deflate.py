@@ -1,0 +1,66 @@
+"""Pieces compressed once and joined into one standard gzip member; fragments packed once."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import zlib
+
+import pytest
+
+from exporter.clock import FakeClock
+from exporter.exposition import FragmentBuilder, MetricSpec, Store
+from exporter.exposition.deflate import crc32_combine, deflate, gzip_join
+from exporter.exposition.model import render_samples
+
+SPEC = MetricSpec("cdnvideo_x", "gauge", "x.", ("account", "resource", "side"))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_joined_pieces_are_one_gzip_member_of_the_whole_text(seed: int) -> None:
+    rnd = random.Random(seed)
+    texts = [rnd.randbytes(rnd.randint(0, 2000)) + b"abc" * rnd.randint(0, 3000) for _ in range(20)]
+    body = gzip_join([deflate(t) for t in texts])
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)  # one member, nothing after it
+    assert d.decompress(body) == b"".join(texts)
+    assert d.eof
+    assert d.unused_data == b""
+
+
+def test_nothing_joined_is_an_empty_gzip_body() -> None:
+    assert gzip.decompress(gzip_join([])) == b""
+    assert gzip.decompress(gzip_join([deflate(b""), deflate(b"")])) == b""
+
+
+@pytest.mark.parametrize(("a", "b"), [(b"", b"x"), (b"hello ", b"world"), (b"a" * 70000, b"")])
+def test_crc_of_a_concatenation_is_combined_from_the_parts(a: bytes, b: bytes) -> None:
+    assert crc32_combine(zlib.crc32(a), zlib.crc32(b), len(b)) == zlib.crc32(a + b)
+
+
+def test_a_fragment_is_rendered_and_compressed_once() -> None:
+    b = FragmentBuilder()
+    b.add(SPEC, ("acme", "1", "edge"), 1.5)
+    frag = b.build()
+    assert frag.packed() is frag.packed()
+    s = Store(FakeClock())
+    s.publish("traffic/acme", frag)
+    first, second = s.render_sync(), s.render_sync()
+    assert first.gzipped == second.gzipped
+    assert first.plain.endswith(b'cdnvideo_x{account="acme",resource="1",side="edge"} 1.5\n')
+
+
+def test_memoised_rendering_matches_pair_by_pair_formatting() -> None:
+    rows = [
+        ((acc, res, side), value)
+        for acc in ('a"c', "b\\d")
+        for res in ("1", "2\n")
+        for side in ("edge", "origin")
+        for value in (0.0, 3.0, 0.25, 1e20, float("nan"), float("inf"), 7)
+    ]
+    text = render_samples(SPEC, rows).decode()
+    first = text.splitlines()[0]
+    assert first == 'cdnvideo_x{account="a\\"c",resource="1",side="edge"} 0'
+    assert 'resource="2\\n",side="origin"} +Inf' in text
+    assert text.count("\n") == len(rows)
+    assert "} 1e+20\n" in text
+    assert "} 7\n" in text

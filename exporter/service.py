@@ -88,7 +88,8 @@ class Service:
     async def _refresh_quota(self, account: str) -> None:
         await self.ctx.runner.run("talking_head", account, lambda: self.talking_head.poll(account))
 
-    def _jobs(self, account: str) -> list[tuple[str, float, Callable[[], Awaitable[None]], str]]:
+    def jobs(self, account: str) -> list[tuple[str, float, Callable[[], Awaitable[None]], str]]:
+        """(area, interval seconds, poll, job name) of every poll scheduled for ``account``."""
         s = self.ctx.settings
         jobs: list[tuple[str, float, Callable[[], Awaitable[None]], str]] = []
         if s.traffic.enabled:
@@ -131,7 +132,7 @@ class Service:
         for account in accounts:
             if account in self._scheduled:
                 continue
-            for area, seconds, poll, job in self._jobs(account):
+            for area, seconds, poll, job in self.jobs(account):
                 self.scheduler.every(area, account, seconds, poll, job)
             self._scheduled.add(account)
         self.ctx.accounts = accounts
@@ -150,8 +151,11 @@ class Service:
         await self.ctx.runner.run("auth", "", poll)
 
     async def check_auth(self) -> None:
+        """``cdnvideo_up{area="auth"}``: 0 while the last attempt to get a token failed, also
+        when the areas still go on with a token that has not expired yet."""
+
         async def poll() -> None:
-            await self.ctx.client.auth.token()
+            await self.ctx.client.auth.check()
 
         await self.ctx.runner.run("auth", "", poll)
 
@@ -170,14 +174,20 @@ class Service:
         self.traffic.save_state()
 
 
+SERVICE: web.AppKey[Service] = web.AppKey("service", Service)
+
+
 async def create_app(
     settings: Settings,
     clock: Clock | None = None,
     redactor: Redactor | None = None,
+    schedule: bool = True,
 ) -> web.Application:
     """The whole daemon as an aiohttp app; its cleanup context owns every resource.
 
-    A coroutine, so the client session is created inside the running loop.
+    A coroutine, so the client session is created inside the running loop. The Service is
+    ``app[SERVICE]``; with ``schedule=False`` nothing is polled on a timer, so tests drive
+    the polls themselves (``Service.jobs``) against an injected clock.
     """
     clock = clock or SystemClock()
     redactor = redactor or Redactor(settings.secrets())
@@ -185,13 +195,14 @@ async def create_app(
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         session = holder["session"]
-        service = Service(holder["ctx"], Scheduler(holder["ctx"].runner))
+        service = app[SERVICE]
         tasks = [
             asyncio.create_task(holder["ctx"].store.run_renderer(), name="renderer"),
             asyncio.create_task(service.tasks.run(), name="task-tracker"),
         ]
         await holder["ctx"].store.render()
-        service.start()
+        if schedule:
+            service.start()
         log.info(
             "exporter_started",
             listen=settings.listen,
@@ -218,5 +229,6 @@ async def create_app(
     ctx = build_context(settings, session, clock, redactor)
     holder.update(session=session, ctx=ctx)
     app = init_app(ctx)
+    app[SERVICE] = Service(ctx, Scheduler(ctx.runner))
     app.cleanup_ctx.append(lifecycle)
     return app

@@ -30,6 +30,11 @@ class TokenSource(Protocol):
         """The platform said ``token`` expired; return True when a fresh one is worth a retry."""
         ...
 
+    async def check(self) -> None:
+        """Raise UpstreamError unless the last attempt to get a token succeeded (the health
+        behind ``cdnvideo_up{area="auth"}``)."""
+        ...
+
 
 class StaticToken:
     """A token from the config; it cannot be renewed."""
@@ -42,6 +47,9 @@ class StaticToken:
 
     async def expired(self, token: str) -> bool:
         return False
+
+    async def check(self) -> None:
+        return None
 
 
 class LoginRejected(UpstreamError):
@@ -61,6 +69,9 @@ class PasswordLogin:
 
     A rejected password is remembered: no further login is attempted until the process is
     restarted with a corrected secret (seven wrong passwords lock the portal login for hours).
+    When a renewal fails while the current token is still inside its lifetime, that token
+    stays in use (a warning is logged, ``check`` reports the failure) and renewal is tried
+    again, at most every MIN_SECONDS_BETWEEN_LOGINS, until it expires.
     """
 
     def __init__(self, username: str, password: str, login: LoginFn, clock: Clock) -> None:
@@ -70,8 +81,10 @@ class PasswordLogin:
         self._clock = clock
         self._token = ""
         self._renew_at = 0.0
+        self._expires_at = 0.0
         self._last_attempt = float("-inf")
         self._rejected: LoginRejected | None = None
+        self._failure: UpstreamError | None = None  # of the last login attempt
         self._lock = asyncio.Lock()
 
     async def token(self) -> str:
@@ -87,6 +100,7 @@ class PasswordLogin:
             if token != self._token:  # somebody renewed it meanwhile
                 return True
             self._renew_at = 0.0
+            self._expires_at = min(self._expires_at, self._clock.time())  # the platform says so
             # False when the last login was too recent to ask again: retrying is pointless.
             return await self._refresh(reason="expired") != token
 
@@ -97,10 +111,31 @@ class PasswordLogin:
             rejected.area, rejected.kind, rejected.message, rejected.status, rejected.body
         ) from None
 
+    async def check(self) -> None:
+        await self.token()
+        failure = self._failure
+        if failure is not None:
+            raise UpstreamError(failure.area, failure.kind, failure.message, failure.status)
+
+    def _still_valid(self, now: float) -> bool:
+        return bool(self._token) and now < self._expires_at
+
+    def _keep(self, now: float, exc: UpstreamError) -> str:
+        """Go on with the current, still valid token after a failed renewal."""
+        log.warning(
+            "token_renewal_failed",
+            error=exc.message,
+            status=exc.status,
+            token_expires_in_seconds=round(self._expires_at - now),
+        )
+        return self._token
+
     async def _refresh(self, reason: str) -> str:
-        if self._rejected is not None:
-            self._raise_rejected(self._rejected)
         now = self._clock.time()
+        if self._rejected is not None:
+            if self._still_valid(now):
+                return self._token
+            self._raise_rejected(self._rejected)
         if now - self._last_attempt < MIN_SECONDS_BETWEEN_LOGINS:
             if self._token:
                 return self._token
@@ -111,8 +146,9 @@ class PasswordLogin:
         try:
             token, lifetime = await self._login(self._username, self._password)
         except UpstreamError as exc:
+            self._failure = exc
             if not _transient(exc) and (exc.status in (400, 401, 403) or exc.kind == "error_body"):
-                self._rejected = LoginRejected(
+                self._rejected = self._failure = LoginRejected(
                     "auth",
                     "auth",
                     f"login rejected for {self._username!r}; not retrying until restart "
@@ -120,9 +156,15 @@ class PasswordLogin:
                     exc.status,
                 )
                 log.error("login_rejected", username=self._username, status=exc.status)
+                if self._still_valid(now):
+                    return self._keep(now, self._rejected)
                 self._raise_rejected(self._rejected)
+            if self._still_valid(now):
+                return self._keep(now, exc)
             raise
+        self._failure = None
         self._token = token
         self._renew_at = now + max(lifetime * RENEW_AT_FRACTION, 1.0)
+        self._expires_at = now + lifetime
         log.info("token_renewed", reason=reason, lifetime_seconds=round(lifetime))
         return token

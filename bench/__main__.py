@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the client (this process) scrapes them in turn over HTTP",
     ]
     written = write_outputs(args.out, results, conditions, notes)
-    if not any(p.suffix == ".png" for p in written):
+    if len(results) > 1 and not any(p.suffix == ".png" for p in written):
         print("# no plot: matplotlib is not installed (pip install matplotlib)")
     print("# wrote " + ", ".join(str(p) for p in written))
     return 0

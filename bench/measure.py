@@ -32,12 +32,21 @@ async def fetch(
 ) -> tuple[float, bytes, str]:
     """(seconds, body as sent, Content-Encoding) of one GET; the body is not decompressed
     (the session is made with ``auto_decompress=False``)."""
+    elapsed, _, body, encoding = await timed_fetch(session, url, gzip)
+    return elapsed, body, encoding
+
+
+async def timed_fetch(
+    session: aiohttp.ClientSession, url: str, gzip: bool = True
+) -> tuple[float, float, bytes, str]:
+    """Like ``fetch``, with the time to the response headers as the second item."""
     started = time.perf_counter()
     async with session.get(url, headers=GZIP if gzip else PLAIN) as reply:
+        headers_at = time.perf_counter()
         body = await reply.read()
         elapsed = time.perf_counter() - started
         reply.raise_for_status()
-        return elapsed, body, reply.headers.get("Content-Encoding", "")
+        return elapsed, headers_at - started, body, reply.headers.get("Content-Encoding", "")
 
 
 async def side_by_side(
@@ -48,12 +57,14 @@ async def side_by_side(
     baseline_samples: int,
     budget_seconds: float = float("inf"),
     min_rounds: int = 3,
+    exporter_headers: list[float] | None = None,
 ) -> tuple[list[float], list[float]]:
     """Scrape both servers in turn with the same client, one baseline scrape then a share of
     the exporter scrapes, so both see the same conditions (load from others, CPU clock).
 
     Stops early (after ``min_rounds``) once ``budget_seconds`` are spent: the baseline takes
-    seconds per scrape at thousands of resources."""
+    seconds per scrape at thousands of resources. ``exporter_headers`` collects the time to
+    the exporter's response headers (the part of a scrape that does not grow with the body)."""
     exp: list[float] = []
     base: list[float] = []
     rounds = max(1, baseline_samples)
@@ -64,7 +75,10 @@ async def side_by_side(
             break
         base.append((await fetch(session, baseline_url))[0])
         for _ in range(per_round):
-            exp.append((await fetch(session, exporter_url))[0])
+            elapsed, to_headers, _, _ = await timed_fetch(session, exporter_url)
+            exp.append(elapsed)
+            if exporter_headers is not None:
+                exporter_headers.append(to_headers)
     return exp, base
 
 

@@ -62,6 +62,7 @@ class Result:
     bytes_gzip: int = 0
     exporter_p50_ms: float = float("nan")
     exporter_p99_ms: float = float("nan")
+    exporter_headers_p50_ms: float = float("nan")
     baseline_p50_ms: float = float("nan")
     baseline_p99_ms: float = float("nan")
     ratio: float = float("nan")
@@ -158,6 +159,7 @@ async def _scrapes(session: aiohttp.ClientSession, result: Result, base: str, pl
     baseline = await procs.start("bench.baseline_proc", "--source", f"{base}/metrics")
     try:
         burl = baseline.ready["base_url"]
+        headers: list[float] = []
         await fetch(session, f"{base}/metrics")  # connections open, caches warm
         await fetch(session, f"{burl}/metrics")
         exp, ref = await side_by_side(
@@ -166,11 +168,14 @@ async def _scrapes(session: aiohttp.ClientSession, result: Result, base: str, pl
             f"{burl}/metrics",
             plan.exporter_samples,
             plan.baseline_samples,
+            plan.scrape_budget_seconds,
+            exporter_headers=headers,
         )
     finally:
         await baseline.stop()
     result.exporter_p50_ms, result.exporter_p99_ms = median(exp) * 1e3, percentile(exp, 99) * 1e3
     result.baseline_p50_ms, result.baseline_p99_ms = median(ref) * 1e3, percentile(ref, 99) * 1e3
+    result.exporter_headers_p50_ms = median(headers) * 1e3
     result.ratio = result.baseline_p50_ms / result.exporter_p50_ms
     result.samples.update(exporter_scrapes=len(exp), baseline_scrapes=len(ref))
 

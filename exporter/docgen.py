@@ -1,9 +1,8 @@
 """Generated reference docs: ``python -m exporter.docgen`` writes them, ``--check`` fails if stale.
 
 Each reference is a ``(path, generator)`` pair in ``DOCS``; a generator returns the whole file
-as text, built only from the code it documents (here the field metadata of ``config.py``), so
-the docs cannot drift from the code. Add a reference (docs/metrics.md from the areas'
-``SPECS``, say) by appending its pair to ``DOCS``.
+as text, built only from the code it documents (the config field metadata, the metric specs),
+so the docs cannot drift from the code. Add a reference by appending its pair to ``DOCS``.
 """
 
 from __future__ import annotations
@@ -285,7 +284,7 @@ def _warnings() -> list[str]:
 def configuration_md() -> str:
     """docs/configuration.md: every key, its type, default and meaning, and the rules around."""
     lines = [
-        GENERATED_NOTE.format(source="`exporter/config.py`"),
+        GENERATED_NOTE.format(source="`exporter/config/settings.py`"),
         "",
         "# Configuration",
         "",

@@ -1,0 +1,66 @@
+"""What check-config prints: the effective config with secrets masked, and warnings."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from exporter.config.settings import (
+    SECONDS_PER_MONTH,
+    SECRET_MASK,
+    TALKING_HEAD_MONTHLY_ALLOWANCE,
+    Settings,
+)
+
+
+def masked_dict(settings: Settings) -> dict[str, Any]:
+    """The effective config as plain data with every secret replaced by the mask."""
+
+    def section(obj: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if f.metadata.get("secret") and value:
+                value = SECRET_MASK
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value
+        return out
+
+    data: dict[str, Any] = {"upstream": section(settings.upstream)}
+    data["accounts"] = (
+        None if settings.accounts is None else [section(a) for a in settings.accounts]
+    )
+    for name in ("traffic", "restream", "dvr", "talking_head"):
+        data[name] = section(getattr(settings, name))
+    data["listen"] = settings.listen
+    data["shard"] = str(settings.shard)
+    data["admin"] = section(settings.admin)
+    data["log"] = section(settings.log)
+    return data
+
+
+def talking_head_requests_per_month(settings: Settings) -> float:
+    """Talking-head requests the quota poll spends per account in a 30-day month."""
+    if not settings.talking_head.enabled:
+        return 0.0
+    return SECONDS_PER_MONTH / settings.talking_head.interval_seconds
+
+
+def warnings(settings: Settings) -> list[str]:
+    """Legal but risky choices that check-config reports."""
+    out = []
+    spend = talking_head_requests_per_month(settings)
+    if spend > TALKING_HEAD_MONTHLY_ALLOWANCE * 0.10:
+        out.append(
+            f"talking_head.interval_seconds: {settings.talking_head.interval_seconds:g} s spends "
+            f"{spend:.0f} of the {TALKING_HEAD_MONTHLY_ALLOWANCE} talking-head requests a month "
+            f"per account (more than 10%); 17280 s or more stays under 10%"
+        )
+    t = settings.traffic
+    if t.delay_seconds < 60:
+        out.append(
+            f"traffic.delay_seconds: {t.delay_seconds} s reads minutes before their figures "
+            "settle; 120 s or more is recommended"
+        )
+    return out

@@ -1,0 +1,351 @@
+"""Typed, frozen settings: every config key with its default, meaning and secrecy."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+SECRET_MASK = "********"
+TALKING_HEAD_MONTHLY_ALLOWANCE = 1500
+SECONDS_PER_MONTH = 30 * 86400
+
+
+class ConfigError(ValueError):
+    """A config value is invalid; the message names the key and what is wrong."""
+
+
+def _doc(text: str, secret: bool = False, rule: str = "") -> dict[str, Any]:
+    """Field metadata: what the key means, whether it is a secret, what values are accepted.
+
+    docs/configuration.md is generated from it (``python -m exporter.docgen``).
+    """
+    return {"doc": text, "secret": secret, "rule": rule}
+
+
+@dataclass(frozen=True)
+class UpstreamSettings:
+    base_url: str = field(
+        default="https://api.cdnvideo.ru",
+        metadata=_doc(
+            "Platform API base URL. White-label copies of the platform work the same: set "
+            "their API host here. Env `CDNVIDEO_BASE_URL`.",
+            rule="http(s) URL; no credentials, query or fragment; a path prefix is kept",
+        ),
+    )
+    token: str = field(
+        default="",
+        metadata=_doc(
+            "Static `CDN-AUTH-TOKEN`, sent as is and never renewed. Env `CDNVIDEO_TOKEN`.",
+            secret=True,
+            rule="either `token` or `username` + `password`",
+        ),
+    )
+    username: str = field(
+        default="",
+        metadata=_doc(
+            "Portal login. A token is fetched from `/app/oauth/v1/token/`, renewed after 80% "
+            "of its lifetime and once on a 403 that says it expired; a rejected password is "
+            "never tried again until restart. Env `CDNVIDEO_USERNAME`.",
+            rule="with `password`, instead of `token`",
+        ),
+    )
+    password: str = field(
+        default="",
+        metadata=_doc(
+            "Portal password. Env `CDNVIDEO_PASSWORD`.",
+            secret=True,
+            rule="with `username`, instead of `token`",
+        ),
+    )
+    timeout_seconds: float = field(
+        default=10.0,
+        metadata=_doc("Timeout of one upstream request, start to end of body.", rule="> 0"),
+    )
+    max_concurrency: int = field(
+        default=8,
+        metadata=_doc("Upstream requests in flight at most, over all areas.", rule="> 0"),
+    )
+
+
+@dataclass(frozen=True)
+class AccountSettings:
+    name: str = field(
+        default="",
+        metadata=_doc(
+            "Account name as used in the API paths.",
+            rule="required; unique; no '/', not '.' or '..', no surrounding spaces",
+        ),
+    )
+    dvr_streams: tuple[str, ...] = field(
+        default=(),
+        metadata=_doc(
+            "DVR streams to watch. A name may contain '/' (`live/main`); a single name may "
+            "be given without the list.",
+            rule="no empty, '.' or '..' segments; no duplicates",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class TrafficSettings:
+    enabled: bool = field(
+        default=True, metadata=_doc("Poll `/app/metrics/v1/` (and `/resources`).")
+    )
+    delay_seconds: int = field(
+        default=120,
+        metadata=_doc(
+            "Read a minute this long after it closes; the platform's figures keep rising for "
+            "a while.",
+            rule=">= 0; below 60 check-config warns",
+        ),
+    )
+    revisit_minutes: int = field(
+        default=5,
+        metadata=_doc(
+            "Re-read recent minutes this long after the first read and add only late "
+            "increases, so each counter counts every request exactly once.",
+            rule="0-10",
+        ),
+    )
+    catch_up_minutes: int = field(
+        default=60,
+        metadata=_doc(
+            "Longest gap backfilled after an outage or restart; older minutes are counted "
+            'as `cdnvideo_traffic_windows_total{outcome="missed"}`.',
+            rule=">= 0",
+        ),
+    )
+    per_resource: bool = field(
+        default=True, metadata=_doc("Also export the `cdnvideo_resource_*` series.")
+    )
+    resources_include: str = field(
+        default=".*",
+        metadata=_doc(
+            "Regular expression a resource id or name must match to be exported.",
+            rule="valid Python regular expression",
+        ),
+    )
+    resources_exclude: str = field(
+        default="",
+        metadata=_doc(
+            "Regular expression that drops matching resources (empty: none).",
+            rule="valid Python regular expression",
+        ),
+    )
+    max_resources: int = field(
+        default=0,
+        metadata=_doc(
+            "0: no cap. N: the top N resources by edge traffic, the rest summed as "
+            '`resource="__other__"`.',
+            rule=">= 0",
+        ),
+    )
+    state_file: str = field(
+        default="",
+        metadata=_doc(
+            "File where the accounted-minute cursor survives restarts (empty: kept in "
+            "memory only, so a restart re-reads at most `catch_up_minutes`)."
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class RestreamSettings:
+    enabled: bool = field(default=True, metadata=_doc("Poll restream resources and status."))
+    interval_seconds: float = field(
+        default=30.0, metadata=_doc("Period of the resources + status poll.", rule="> 0")
+    )
+    history_interval_seconds: float = field(
+        default=300.0, metadata=_doc("Period of the status-history poll.", rule="> 0")
+    )
+
+
+@dataclass(frozen=True)
+class DvrSettings:
+    enabled: bool = field(default=True, metadata=_doc("Poll the `dvr_streams` of every account."))
+    interval_seconds: float = field(default=60.0, metadata=_doc("DVR poll period.", rule="> 0"))
+
+
+@dataclass(frozen=True)
+class TalkingHeadSettings:
+    enabled: bool = field(
+        default=True, metadata=_doc("Poll talking-head configurations (voices, models, quota).")
+    )
+    interval_seconds: float = field(
+        default=21600.0,
+        metadata=_doc(
+            "Quota poll period. Every poll spends one of the 1500 requests a month the "
+            "platform allows per account (see the spend formula below).",
+            rule="> 0; below 17280 check-config warns",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class AdminSettings:
+    enabled: bool = field(default=False, metadata=_doc("Serve the `/api/v1` admin surface."))
+    read_token: str = field(
+        default="",
+        metadata=_doc(
+            "Bearer token for reads. Env `CDNVIDEO_ADMIN_READ_TOKEN`.",
+            secret=True,
+            rule="differs from `write_token`",
+        ),
+    )
+    write_token: str = field(
+        default="",
+        metadata=_doc(
+            "Bearer token for reads and changes. Env `CDNVIDEO_ADMIN_WRITE_TOKEN`.",
+            secret=True,
+            rule="required when `enabled` is true",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    level: str = field(
+        default="info",
+        metadata=_doc("Lowest level written.", rule="debug, info, warning or error"),
+    )
+    format: str = field(
+        default="auto",
+        metadata=_doc(
+            "`auto`: console on a terminal, JSON otherwise. Secrets are masked in both.",
+            rule="auto, console or json",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int = 0
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if self.count < 1 or not 0 <= self.index < self.count:
+            raise ValueError(f"shard {self.index}/{self.count}: need 0 <= index < count")
+
+    def owns(self, account: str) -> bool:
+        """Whether this replica serves the account (stable hash modulo the shard count)."""
+        return stable_hash(account) % self.count == self.index
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    upstream: UpstreamSettings = field(
+        default_factory=UpstreamSettings, metadata=_doc("Where the platform is and how to log in.")
+    )
+    accounts: tuple[AccountSettings, ...] | None = field(
+        default=None,
+        metadata=_doc(
+            "Accounts to export. Leave the key out to discover them from "
+            "`/app/inventory/v1/accounts/`; an item may be just the name.",
+            rule="a non-empty list",
+        ),
+    )
+    traffic: TrafficSettings = field(
+        default_factory=TrafficSettings, metadata=_doc("Traffic metrics, read minute by minute.")
+    )
+    restream: RestreamSettings = field(
+        default_factory=RestreamSettings, metadata=_doc("Restream resources, status, history.")
+    )
+    dvr: DvrSettings = field(
+        default_factory=DvrSettings, metadata=_doc("Network DVR archives of the listed streams.")
+    )
+    talking_head: TalkingHeadSettings = field(
+        default_factory=TalkingHeadSettings, metadata=_doc("Talking-head quota and catalogue.")
+    )
+    listen: str = field(
+        default="0.0.0.0:9877",
+        metadata=_doc(
+            "Address of `/metrics`, `/healthz`, `/readyz`, the landing page and the admin API.",
+            rule="HOST:PORT; [::1]:9877 for IPv6; :9877 for every interface",
+        ),
+    )
+    shard: Shard = field(
+        default_factory=Shard,
+        metadata=_doc(
+            "`INDEX/COUNT`: this replica serves the accounts whose stable hash modulo COUNT "
+            "is INDEX (see Sharding). Env `CDNVIDEO_SHARD`.",
+            rule="0 <= INDEX < COUNT",
+        ),
+    )
+    admin: AdminSettings = field(
+        default_factory=AdminSettings, metadata=_doc("The authenticated `/api/v1` gateway.")
+    )
+    log: LogSettings = field(default_factory=LogSettings, metadata=_doc("Log output."))
+
+    @property
+    def listen_host(self) -> str:
+        return split_host_port(self.listen, "listen")[0]
+
+    @property
+    def listen_port(self) -> int:
+        return split_host_port(self.listen, "listen")[1]
+
+    def secrets(self) -> list[str]:
+        """Every secret value in the config, for redaction."""
+        values = [
+            self.upstream.token,
+            self.upstream.password,
+            self.admin.read_token,
+            self.admin.write_token,
+        ]
+        return [v for v in values if v]
+
+
+SECTIONS: dict[str, type[Any]] = {
+    "upstream": UpstreamSettings,
+    "traffic": TrafficSettings,
+    "restream": RestreamSettings,
+    "dvr": DvrSettings,
+    "talking_head": TalkingHeadSettings,
+    "admin": AdminSettings,
+    "log": LogSettings,
+}
+TOP_LEVEL_KEYS = (*SECTIONS, "accounts", "listen", "shard")
+
+# Environment variables that override secrets (and the login) when set and non-empty.
+ENV_OVERRIDES: dict[str, tuple[str, str]] = {
+    "CDNVIDEO_TOKEN": ("upstream", "token"),
+    "CDNVIDEO_USERNAME": ("upstream", "username"),
+    "CDNVIDEO_PASSWORD": ("upstream", "password"),
+    "CDNVIDEO_BASE_URL": ("upstream", "base_url"),
+    "CDNVIDEO_ADMIN_READ_TOKEN": ("admin", "read_token"),
+    "CDNVIDEO_ADMIN_WRITE_TOKEN": ("admin", "write_token"),
+}
+# Overrides the top-level ``shard`` (deploy/k8s/statefulset.yaml derives it from the pod ordinal).
+SHARD_ENV = "CDNVIDEO_SHARD"
+
+
+def stable_hash(text: str) -> int:
+    """A hash that is the same in every process and release (FNV-1a, 32 bit)."""
+    h = 0x811C9DC5
+    for byte in text.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+_HOST = re.compile(r"\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]*")
+
+
+def split_host_port(value: str, key: str, allow_any: bool = False) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:9877`` for IPv6, ``:9877`` for every interface) -> (host, port).
+
+    ``allow_any`` accepts port 0 (the OS picks a free port), for the demo and tests.
+    """
+    host, sep, port = value.rpartition(":")
+    low = 0 if allow_any else 1
+    if not sep or not re.fullmatch(r"[0-9]{1,5}", port) or not low <= int(port) < 65536:
+        raise ConfigError(f"{key}: expected HOST:PORT with a port {low}-65535, got {value!r}")
+    if not _HOST.fullmatch(host):
+        raise ConfigError(
+            f"{key}: {host!r} is not a host name or address "
+            f"(write IPv6 addresses in brackets, e.g. [::1]:9877), got {value!r}"
+        )
+    return host.strip("[]") or "0.0.0.0", int(port)

@@ -34,7 +34,7 @@ log = structlog.get_logger("exporter.traffic")
 # A traffic fragment not refreshed for this long (the upstream failing) leaves /metrics.
 FRAGMENT_MAX_AGE_SECONDS = 600.0
 # Unsettled runs this long past due (settle reads failing) are given up (their late data lost).
-GIVE_UP_MINUTES_AT_LEAST = 60
+GIVE_UP_MINUTES_AT_LEAST = 1440
 
 Fetched = tuple[Row, dict[str, ResourceRow]]
 

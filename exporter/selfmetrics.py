@@ -104,3 +104,8 @@ class SelfMetrics:
             for gauge in (self.up, self.last_success):
                 with contextlib.suppress(KeyError):
                     gauge.remove(account, area)
+        for outcome in WINDOW_OUTCOMES:
+            with contextlib.suppress(KeyError):
+                self.traffic_windows.remove(account, outcome)
+        with contextlib.suppress(KeyError):
+            self.traffic_lag.remove(account)

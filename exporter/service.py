@@ -18,7 +18,7 @@ from exporter.exposition import Store
 from exporter.logs import Redactor
 from exporter.polling import PollRunner
 from exporter.scheduler import Scheduler
-from exporter.selfmetrics import SelfMetrics
+from exporter.selfmetrics import WINDOW_OUTCOMES, SelfMetrics
 from exporter.upstream import Operations, UpstreamClient
 from exporter.web.app import init_app
 
@@ -132,6 +132,10 @@ class Service:
         for account in accounts:
             if account in self._scheduled:
                 continue
+            if self.ctx.settings.traffic.enabled:
+                # Start every outcome at 0 so the first missed minute is an increase.
+                for outcome in WINDOW_OUTCOMES:
+                    self.ctx.metrics.traffic_windows.labels(account, outcome)
             for area, seconds, poll, job in self.jobs(account):
                 self.scheduler.every(area, account, seconds, poll, job)
             self._scheduled.add(account)

@@ -232,7 +232,7 @@ def test_a_failing_restream_target_makes_its_alert_pending(stack: Stack) -> None
 
 def test_missed_traffic_minutes_fire_their_alert(stack: Stack) -> None:
     """demo-shop started 30 minutes behind with catch_up_minutes 5: its first poll gave up on
-    the older minutes, so the counter appeared already above 0 (no `for`: fires at once)."""
+    the older minutes (no `for`: fires at once)."""
     missed = stack.vector(
         f'cdnvideo_traffic_windows_total{{outcome="missed", account="{MISSED_ACCOUNT}"}}'
     )
@@ -248,5 +248,9 @@ def test_missed_traffic_minutes_fire_their_alert(stack: Stack) -> None:
     assert [a["labels"]["account"] for a in alerts] == [MISSED_ACCOUNT], alerts
     (alert,) = alerts
     assert alert["labels"]["instance"] == stack.instance
-    assert float(alert["value"]) == minutes
-    assert f"about {minutes:.0f} traffic minutes" in alert["annotations"]["description"]
+    # increase() extrapolates to the whole range when Prometheus saw the counter start at 0;
+    # the second branch of the rule gives the exact value when it first saw it above 0.
+    assert minutes <= float(alert["value"]) <= minutes * 1.25, (alert["value"], minutes)
+    assert (
+        f"about {float(alert['value']):.0f} traffic minutes" in alert["annotations"]["description"]
+    )

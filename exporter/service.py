@@ -163,7 +163,9 @@ class Service:
 
         await self.ctx.runner.run("auth", "", poll)
 
-    def start(self) -> None:
+    def start(self, timers: bool = True) -> None:
+        """Serve the accounts (or schedule their discovery); ``timers=False`` leaves the
+        scheduler stopped, so nothing runs until a caller runs ``jobs`` itself (tests)."""
         s = self.ctx.settings
         if s.accounts is None:
             self.scheduler.call("discover", DISCOVERY_SECONDS, self.discover)
@@ -171,7 +173,8 @@ class Service:
             self.serve_accounts(self.ctx.accounts)
             if not s.upstream.token:
                 self.scheduler.call("auth", AUTH_CHECK_SECONDS, self.check_auth)
-        self.scheduler.start()
+        if timers:
+            self.scheduler.start()
 
     def stop(self) -> None:
         self.scheduler.shutdown()
@@ -205,8 +208,7 @@ async def create_app(
             asyncio.create_task(service.tasks.run(), name="task-tracker"),
         ]
         await holder["ctx"].store.render()
-        if schedule:
-            service.start()
+        service.start(timers=schedule)
         log.info(
             "exporter_started",
             listen=settings.listen,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -37,6 +38,10 @@ GAUGE_INDEX = {key: i for i, key in enumerate(GAUGE_KEYS)}
 _NESTED = {f"{side}_request_time": side for side in SIDES}
 _RANGE = {rng.lower(): rng for rng in SIZE_RANGES}
 NAN = math.nan
+# Counts are whole numbers: above 2**53 a float cannot add one, and a few such values summed
+# overflow to +Inf, which no counter (and no state file) can hold. Larger is a broken reply.
+MAX_COUNT = float(2**53)
+_FLOAT_MAX = sys.float_info.max
 
 Values: TypeAlias = "array[float]"  # array("d"); NaN marks a key the reply did not carry
 
@@ -70,9 +75,15 @@ def _bad(where: str, key: str, value: Any, what: str = "a finite number") -> Ups
 
 
 def _number(value: Any, where: str, key: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise _bad(where, key, value)
-    return float(value)
+    try:
+        number = float(value)  # an int beyond the float range overflows
+    except OverflowError:
+        raise _bad(where, key, value) from None
+    if not math.isfinite(number):
+        raise _bad(where, key, value)
+    return number
 
 
 def parse_row(values: Mapping[str, Any], where: str = "data[0]") -> Row:
@@ -88,12 +99,13 @@ def parse_row(values: Mapping[str, Any], where: str = "data[0]") -> Row:
         i = COUNT_INDEX.get(key)
         if i is not None:
             kind = type(value)
-            if (kind is int or kind is float) and 0 <= value < math.inf:  # the common case
+            if (kind is int or kind is float) and 0 <= value <= MAX_COUNT:  # the common case
                 counts[i] = value
                 continue
-            if _number(value, where, key) < 0:
-                raise _bad(where, key, value, "a count of 0 or more")
-            counts[i] = value
+            number = _number(value, where, key)
+            if not 0 <= number <= MAX_COUNT:
+                raise _bad(where, key, value, f"a count from 0 to {MAX_COUNT:.0f}")
+            counts[i] = number
             continue
         i = GAUGE_INDEX.get(key)
         if i is None and key.startswith(("edge_request_time_", "origin_request_time_")):
@@ -101,7 +113,7 @@ def parse_row(values: Mapping[str, Any], where: str = "data[0]") -> Row:
             i = GAUGE_INDEX.get(f"{prefix}_request_time_{_RANGE.get(rng.lower(), rng)}")
         if i is not None:
             kind = type(value)
-            ok = (kind is int or kind is float) and -math.inf < value < math.inf
+            ok = (kind is int or kind is float) and -_FLOAT_MAX <= value <= _FLOAT_MAX
             gauges[i] = value if ok else _number(value, where, key)
             continue
         side = _NESTED.get(key)

@@ -38,9 +38,14 @@ def number(
     d: dict[str, Any], key: str, area: str, where: str, default: float | None = None
 ) -> float:
     value = d.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise _fail(area, f"{where}.{key}", f"expected a finite number, got {value!r:.40}")
-    return float(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:  # an int beyond the float range overflows
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if math.isfinite(number):
+            return number
+    raise _fail(area, f"{where}.{key}", f"expected a finite number, got {value!r:.40}")
 
 
 def optional_number(d: dict[str, Any], key: str, area: str, where: str) -> float:

@@ -70,11 +70,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def config_error(exc: ConfigError) -> None:
+    """One line on stderr; URL credentials and ``key: value`` secrets in it are masked (the
+    loader already keeps secret keys' values out, this catches secrets quoted elsewhere)."""
+    text = Redactor().text(str(exc)).replace("\n", " ")
+    print(f"config error: {text}", file=sys.stderr)
+
+
 def check_config(path: str) -> int:
     try:
         settings = load_config(path)
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        config_error(exc)
         return 1
     print(yaml.safe_dump(masked_dict(settings), sort_keys=False), end="")
     for warning in warnings(settings):
@@ -86,7 +93,7 @@ def run(path: str) -> int:
     try:
         settings = load_config(path)
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        config_error(exc)
         return 1
     redactor = configure_logging(
         settings.log.level, settings.log.format, Redactor(settings.secrets())

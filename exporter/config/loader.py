@@ -26,6 +26,7 @@ from exporter.config.settings import (
     Shard,
     split_host_port,
 )
+from exporter.logs import strip_userinfo
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -72,30 +73,48 @@ def _hint(key: str, known: tuple[str, ...] | list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _coerce(value: Any, typ: Any, key: str) -> Any:
+def _shown(value: Any, secret: bool = False, why: str = "a secret") -> str:
+    """A bad value as an error quotes it: a secret only by its type (the message ends up in
+    terminals and CI logs), anything else cut short."""
+    if secret:
+        return f"a {type(value).__name__} (not shown, {why})"
+    text = strip_userinfo(repr(value))
+    if len(text) <= 120:
+        return text
+    # Never cut a quoted value in half: the CLI masks quoted secrets only when whole.
+    size = f" of {len(value)} items" if isinstance(value, list | dict) else ""
+    return f"a {type(value).__name__}{size} (too long to show)"
+
+
+def _coerce(value: Any, typ: Any, key: str, secret: bool = False) -> Any:
+    got = _shown(value, secret)
     if typ is bool:
         if isinstance(value, bool):
             return value
-        raise ConfigError(f"{key}: expected true or false, got {value!r}")
+        raise ConfigError(f"{key}: expected true or false, got {got}")
     if typ is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key}: expected a whole number, got {value!r}")
+            raise ConfigError(f"{key}: expected a whole number, got {got}")
         return value
     if typ is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{key}: expected a number, got {value!r}")
-        if not math.isfinite(value):
-            raise ConfigError(f"{key}: expected a finite number, got {value!r}")
-        return float(value)
+            raise ConfigError(f"{key}: expected a number, got {got}")
+        try:
+            number = float(value)  # an int beyond the float range overflows
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
+            raise ConfigError(f"{key}: expected a finite number, got {got}")
+        return number
     if typ is str:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise ConfigError(f"{key}: expected a string, got {value!r}")
+            raise ConfigError(f"{key}: expected a string, got {got}")
         return str(value)
     if typ == tuple[str, ...]:
         if isinstance(value, str) and value:  # a single name where a list was meant
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise ConfigError(f"{key}: expected a list of non-empty strings, got {value!r}")
+            raise ConfigError(f"{key}: expected a list of non-empty strings, got {got}")
         return tuple(value)
     raise AssertionError(f"unsupported config type {typ!r}")  # pragma: no cover
 
@@ -103,10 +122,13 @@ def _coerce(value: Any, typ: Any, key: str) -> Any:
 def _section(cls: type[Any], raw: Any, prefix: str) -> Any:
     if raw is None:
         raw = {}
+    fields = {f.name: f for f in dataclasses.fields(cls)}
     if not isinstance(raw, dict):
-        raise ConfigError(f"{prefix}: expected a mapping, got {raw!r}")
+        holds_secrets = any(f.metadata.get("secret") for f in fields.values())
+        got = _shown(raw, holds_secrets, "the section holds secrets")
+        raise ConfigError(f"{prefix}: expected a mapping, got {got}")
     hints = get_type_hints(cls)
-    names = tuple(f.name for f in dataclasses.fields(cls))
+    names = tuple(fields)
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in names:
@@ -115,7 +137,8 @@ def _section(cls: type[Any], raw: Any, prefix: str) -> Any:
             value = _typed(value)
         if value is None:
             continue
-        values[key] = _coerce(value, hints[key], f"{prefix}.{key}")
+        secret = bool(fields[key].metadata.get("secret"))
+        values[key] = _coerce(value, hints[key], f"{prefix}.{key}", secret)
     return cls(**values)
 
 
@@ -146,7 +169,7 @@ def _parse_accounts(raw: Any) -> tuple[AccountSettings, ...] | None:
     if raw is None:
         return None
     if not isinstance(raw, list):
-        raise ConfigError(f"accounts: expected a list of accounts, got {raw!r}")
+        raise ConfigError(f"accounts: expected a list of accounts, got {_shown(raw)}")
     if not raw:
         raise ConfigError(
             "accounts: the list is empty; name at least one account, "
@@ -180,16 +203,18 @@ def _validate(s: Settings) -> None:
         parts = urlsplit(up.base_url)
         port_ok = parts.port is None or parts.port > 0
     except ValueError as exc:
-        raise ConfigError(f"upstream.base_url: {expected}, got {up.base_url!r} ({exc})") from None
+        raise ConfigError(
+            f"upstream.base_url: {expected}, got {_shown(up.base_url)} ({exc})"
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
-        raise ConfigError(f"upstream.base_url: {expected}, got {up.base_url!r}")
+        raise ConfigError(f"upstream.base_url: {expected}, got {_shown(up.base_url)}")
     if any(c.isspace() for c in up.base_url):
-        raise ConfigError(f"upstream.base_url: must not contain spaces, got {up.base_url!r}")
+        raise ConfigError(f"upstream.base_url: must not contain spaces, got {_shown(up.base_url)}")
     if parts.username or parts.password:
         raise ConfigError("upstream.base_url: must not carry credentials; use token or password")
     if parts.query or parts.fragment:
         raise ConfigError(
-            f"upstream.base_url: must not carry a query or fragment, got {up.base_url!r}"
+            f"upstream.base_url: must not carry a query or fragment, got {_shown(up.base_url)}"
         )
     if up.token and (up.username or up.password):
         raise ConfigError(
@@ -259,7 +284,7 @@ def parse_config(raw: Any, env: Mapping[str, str] | None = None) -> Settings:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise ConfigError(f"config: expected a mapping at the top level, got {raw!r:.60}")
+        raise ConfigError(f"config: expected a mapping at the top level, got {_shown(raw)}")
     raw = dict(raw)
     for key in raw:
         if key not in TOP_LEVEL_KEYS:
@@ -325,7 +350,11 @@ def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Setti
     except (ValueError, RecursionError) as exc:  # e.g. a date such as 2026-13-01
         raise ConfigError(f"{where}: invalid YAML value ({exc})") from None
     placeholder = re.compile(f"cdnvideo{nonce}ref([0-9]+)x")
-    return parse_config(_restore(raw, placeholder, refs), env)
+    try:
+        raw = _restore(raw, placeholder, refs)
+    except RecursionError:  # an alias inside itself (a: &a [*a]), or absurd nesting
+        raise ConfigError(f"{where}: a value contains itself or nests too deeply") from None
+    return parse_config(raw, env)
 
 
 def _restore(node: Any, placeholder: re.Pattern[str], refs: list[str]) -> Any:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 PLANTED = "SECRET"  # every credential the simulator and these tests plant contains it
 
 
-@dataclass
+@dataclass(repr=False)
 class LeakGuard:
     """One test's outputs: the log stream the daemon writes to, and texts handed in."""
 
@@ -19,6 +19,9 @@ class LeakGuard:
     secrets: set[str] = field(default_factory=set)
     # Called at scan time for secrets only known by then (tokens the simulator issued).
     sources: list[Callable[[], Iterable[str]]] = field(default_factory=list)
+
+    def __repr__(self) -> str:  # hypothesis prints fixtures with a failing example
+        return f"LeakGuard({len(self.texts)} outputs)"
 
     def add(self, where: str, text: str | bytes) -> None:
         if isinstance(text, bytes):

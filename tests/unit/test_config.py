@@ -233,7 +233,7 @@ def test_env_shard_overrides_the_file() -> None:
 
 def test_env_override_does_not_hide_a_malformed_section() -> None:
     assert refused({"upstream": "oops"}, {"CDNVIDEO_TOKEN": "t"}) == (
-        "upstream: expected a mapping, got 'oops'"
+        "upstream: expected a mapping, got a str (not shown, the section holds secrets)"
     )
 
 
@@ -385,7 +385,10 @@ def test_half_a_login_is_refused() -> None:
             with_token(traffic={"enabled": "yes"}),
             "traffic.enabled: expected true or false, got 'yes'",
         ),
-        (with_token(upstream={"token": ["a"]}), "upstream.token: expected a string, got ['a']"),
+        (
+            with_token(upstream={"token": ["a"]}),
+            "upstream.token: expected a string, got a list (not shown, a secret)",
+        ),
         (with_token(dvr=[1]), "dvr: expected a mapping, got [1]"),
         (with_token(accounts="acme"), "accounts: expected a list of accounts, got 'acme'"),
         (

@@ -14,11 +14,13 @@ PLANTED = "SECRET"  # every credential the simulator and these tests plant conta
 class LeakGuard:
     """One test's outputs: the log stream the daemon writes to, and texts handed in."""
 
-    log: io.StringIO
+    log: io.StringIO  # what the daemon logs to (configure_logging's stream)
     texts: list[tuple[str, str]] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)
     # Called at scan time for secrets only known by then (tokens the simulator issued).
     sources: list[Callable[[], Iterable[str]]] = field(default_factory=list)
+    hits: list[str] = field(default_factory=list)  # found by check() as it went
+    streamed: int = 0  # bytes check() scanned
 
     def __repr__(self) -> str:  # hypothesis prints fixtures with a failing example
         return f"LeakGuard({len(self.texts)} outputs)"
@@ -27,6 +29,13 @@ class LeakGuard:
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
         self.texts.append((where, text))
+
+    def check(self, where: str, text: str | bytes) -> None:
+        """Scan now and keep only the hits (long runs: the soak keeps no output around)."""
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        self.streamed += len(text)
+        self.hits.extend(self._find(where, text, self.secrets))
 
     def secret(self, *values: str) -> None:
         self.secrets.update(v for v in values if v)
@@ -39,20 +48,43 @@ class LeakGuard:
         known = set(self.secrets)
         for source in self.sources:
             known.update(s for s in source() if s)
+        hits = list(self.hits)
+        for where, text in self.outputs():
+            hits += self._find(where, text, known)
+        return hits[:20]
+
+    @staticmethod
+    def _find(where: str, text: str, known: set[str]) -> list[str]:
         needles = sorted({PLANTED, *known}, key=len, reverse=True)
         pattern = re.compile("|".join(re.escape(n) for n in needles))
         hits = []
-        for where, text in self.outputs():
-            for m in pattern.finditer(text):
-                around = text[max(0, m.start() - 80) : m.end() + 40].replace("\n", " | ")
-                hits.append(f"{where}: {m.group(0)[:12]}... in ...{around}...")
-                if len(hits) > 20:
-                    return hits
+        for m in pattern.finditer(text):
+            around = text[max(0, m.start() - 80) : m.end() + 40].replace("\n", " | ")
+            hits.append(f"{where}: {m.group(0)[:12]}... in ...{around}...")
+            if len(hits) > 20:
+                break
         return hits
 
     @property
     def scanned_bytes(self) -> int:
-        return sum(len(text) for _, text in self.outputs())
+        return self.streamed + sum(len(text) for _, text in self.outputs())
+
+
+class ScanningLog(io.StringIO):
+    """A log stream that scans each write and keeps nothing (see LeakGuard.check)."""
+
+    def __init__(self, guard: LeakGuard) -> None:
+        super().__init__()
+        self._guard = guard
+        self.events: dict[str, int] = {}
+
+    def write(self, text: str) -> int:
+        self._guard.check("log", text)
+        start = text.find('"event": "')
+        if start >= 0:
+            name = text[start + 10 : text.find('"', start + 10)]
+            self.events[name] = self.events.get(name, 0) + 1
+        return len(text)
 
 
 @dataclass

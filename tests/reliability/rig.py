@@ -160,6 +160,10 @@ class Daemon:
         self.url = url
         self.guard = guard
         self.http = aiohttp.ClientSession()
+        self.keep_outputs = True  # False: scan each output at once and keep none (soak)
+
+    def _seen(self, where: str, text: str) -> None:
+        (self.guard.add if self.keep_outputs else self.guard.check)(where, text)
 
     @property
     def ctx(self) -> Context:
@@ -201,14 +205,14 @@ class Daemon:
             body = await resp.text()
             status = resp.status
         seconds = time.perf_counter() - started
-        self.guard.add("/metrics", body)
+        self._seen("/metrics", body)
         return Scrape(seconds, status, parse(body) if status == 200 else {})
 
     async def get(self, path: str, token: str | None = None) -> tuple[int, str]:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         async with self.http.get(self.url + path, headers=headers) as resp:
             body = await resp.text()
-            self.guard.add(f"GET {path}", body)
+            self._seen(f"GET {path}", body)
             return resp.status, body
 
     async def stop(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 LEVEL = 6
@@ -32,6 +33,19 @@ def deflate(text: bytes, level: int = LEVEL) -> Piece:
     """``text`` as a piece that can be joined with others (see ``gzip_join``)."""
     c = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
     return Piece(c.compress(text) + c.flush(zlib.Z_SYNC_FLUSH), zlib.crc32(text), len(text))
+
+
+def deflate_chunks(chunks: Iterable[bytes], level: int = LEVEL) -> Piece:
+    """Like ``deflate`` for a text given in chunks, never joined in memory."""
+    c = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
+    out: list[bytes] = []
+    crc = size = 0
+    for chunk in chunks:
+        out.append(c.compress(chunk))
+        crc = zlib.crc32(chunk, crc)
+        size += len(chunk)
+    out.append(c.flush(zlib.Z_SYNC_FLUSH))
+    return Piece(b"".join(out), crc, size)
 
 
 def _multmodp(a: int, b: int) -> int:

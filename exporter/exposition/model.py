@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from exporter.exposition.deflate import Piece, deflate
+from exporter.exposition.deflate import Piece, deflate_chunks
 
 Sample = tuple[tuple[str, ...], float]
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 MetricType = Literal["gauge", "counter"]
+CHUNK_LINES = 2000  # ~300 kB of text per chunk
 
 
 @dataclass(frozen=True)
@@ -64,38 +65,51 @@ def _escape(value: str) -> str:
 
 
 def render_samples(spec: MetricSpec, samples: Iterable[Sample]) -> bytes:
-    """Sample lines of one family, without HELP/TYPE.
+    """Sample lines of one family, without HELP/TYPE."""
+    return b"".join(render_chunks(spec, samples))
+
+
+def render_chunks(
+    spec: MetricSpec, samples: Iterable[Sample], lines: int = CHUNK_LINES
+) -> Iterator[bytes]:
+    """The sample lines of one family, ``lines`` at a time (so a family of 100,000 series is
+    compressed without its whole text in memory at once).
 
     Label values repeat a lot (one resource's name and cname on ~100 series), so escaped
     values and the label text of all but the last label are memoised for this call: about
     2.5x faster than formatting every pair of every sample.
     """
     name = spec.name
-    if not spec.labels:
-        return "".join(f"{name} {_value_text(value)}\n" for _, value in samples).encode()
     keys = [f'{k}="' for k in spec.labels]
-    last = keys.pop()
+    last = keys.pop() if keys else ""
     escaped: dict[str, str] = {}
     heads: dict[tuple[str, ...], str] = {}
     out: list[str] = []
     append = out.append
     for values, value in samples:
-        head_values = values[:-1]
-        head = heads.get(head_values)
-        if head is None:
-            head = heads[head_values] = (
-                name
-                + "{"
-                + "".join(
-                    f'{k}{_escape_memo(escaped, v)}",'
-                    for k, v in zip(keys, head_values, strict=True)
+        if not keys and not last:
+            append(f"{name} {_value_text(value)}\n")
+        else:
+            head_values = values[:-1]
+            head = heads.get(head_values)
+            if head is None:
+                head = heads[head_values] = (
+                    name
+                    + "{"
+                    + "".join(
+                        f'{k}{_escape_memo(escaped, v)}",'
+                        for k, v in zip(keys, head_values, strict=True)
+                    )
                 )
-            )
-        tail = escaped.get(values[-1])
-        if tail is None:
-            tail = _escape_memo(escaped, values[-1])
-        append(f'{head}{last}{tail}"}} {_value_text(value)}\n')
-    return "".join(out).encode()
+            tail = escaped.get(values[-1])
+            if tail is None:
+                tail = _escape_memo(escaped, values[-1])
+            append(f'{head}{last}{tail}"}} {_value_text(value)}\n')
+        if len(out) >= lines:
+            yield "".join(out).encode()
+            out.clear()
+    if out:
+        yield "".join(out).encode()
 
 
 def _escape_memo(memo: dict[str, str], value: str) -> str:
@@ -134,7 +148,7 @@ class Fragment:
         packed = self._packed
         if packed is None:
             packed = self._packed = {
-                spec: deflate(render_samples(spec, rows))
+                spec: deflate_chunks(render_chunks(spec, rows))
                 for spec, rows in self.samples.items()
                 if rows
             }

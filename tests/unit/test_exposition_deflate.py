@@ -10,8 +10,8 @@ import pytest
 
 from exporter.clock import FakeClock
 from exporter.exposition import FragmentBuilder, MetricSpec, Store
-from exporter.exposition.deflate import crc32_combine, deflate, gzip_join
-from exporter.exposition.model import render_samples
+from exporter.exposition.deflate import crc32_combine, deflate, deflate_chunks, gzip_join
+from exporter.exposition.model import render_chunks, render_samples
 
 SPEC = MetricSpec("cdnvideo_x", "gauge", "x.", ("account", "resource", "side"))
 
@@ -64,3 +64,18 @@ def test_memoised_rendering_matches_pair_by_pair_formatting() -> None:
     assert text.count("\n") == len(rows)
     assert "} 1e+20\n" in text
     assert "} 7\n" in text
+
+
+def test_chunked_rendering_and_compression_equal_the_whole_text() -> None:
+    rows = [(("acme", str(i), "edge"), float(i)) for i in range(5000)]
+    chunks = list(render_chunks(SPEC, rows, lines=700))
+    assert len(chunks) == 8
+    assert b"".join(chunks) == render_samples(SPEC, rows)
+    piece = deflate_chunks(chunks)
+    assert piece == deflate(render_samples(SPEC, rows))
+    assert gzip.decompress(gzip_join([piece])) == render_samples(SPEC, rows)
+
+
+def test_families_without_labels_render_one_line_per_sample() -> None:
+    spec = MetricSpec("cdnvideo_y", "gauge", "y.")
+    assert render_samples(spec, [((), 1.0), ((), 2.5)]) == b"cdnvideo_y 1\ncdnvideo_y 2.5\n"

@@ -24,7 +24,7 @@ from exporter.traffic.windows import last_ready_minute
 from exporter.upstream.auth import RENEW_AT_FRACTION
 
 from .leaks import LeakGuard
-from .matrix import AUTH_OUTAGE, CASES, OUTAGE, REJECTED, RENEWED, Case
+from .matrix import ADMIN_STATUS, AUTH_OUTAGE, CASES, OUTAGE, REJECTED, RENEWED, Case
 from .rig import (
     ACCOUNTS,
     INTERVALS,
@@ -185,7 +185,7 @@ async def outage(r: Rig, case: Case) -> None:
     assert_up(after, {case.area})
     assert exported(after, case.area) == good  # the last good values stay
     assert (await r.d.get("/healthz"))[0] == 200
-    print("ADMIN", case, await admin_reads(r, case.area))
+    assert await admin_reads(r, case.area) in ([], [ADMIN_STATUS[case.fault]] * 2)
 
     for name, max_age in sorted(EXPORTS[case.area], key=lambda e: e[1]):
         r.clock.set(last_good + max_age - 1)
@@ -262,6 +262,7 @@ async def renewed(r: Rig, case: Case) -> None:
     assert r.logins() == logins + 1
     assert await r.round() == {a: {True} for a in (*POLLED, "auth")}
     assert r.logins() == logins + 1  # one renewal served every area
+    assert await admin_reads(r, case.area) in ([], [ADMIN_STATUS[case.fault]] * 2)
     after = await r.d.scrape()
     assert_up(after, set())
     assert assert_traffic_exact(r.sim, after, r.first) >= 1
@@ -290,6 +291,7 @@ async def rejected(r: Rig, case: Case) -> None:
     r.clock.advance(TICK)
     assert await r.round() == {a: {False} for a in (*POLLED, "auth")}
     assert r.sim.auth.failed_logins == 1  # never tried again: seven would lock the login
+    assert await admin_reads(r, case.area) in ([], [ADMIN_STATUS[case.fault]] * 2)
     down = await r.d.scrape()
     assert_up(down, {*POLLED, "auth"})
     for area in POLLED:

@@ -269,7 +269,7 @@ async def test_platform_errors_pass_through(sim_admin: SimAdmin, kind: str) -> N
     assert data["status"] == "ERROR"
 
 
-async def test_rate_limit_body_with_200_passes_through_and_audits_as_error(
+async def test_rate_limit_body_with_200_is_502_and_audits_as_error(
     sim_admin: SimAdmin,
 ) -> None:
     from structlog.testing import capture_logs
@@ -278,9 +278,10 @@ async def test_rate_limit_body_with_200_passes_through_and_audits_as_error(
     s.sim.faults.set("talking_head", "error_200", count=1)
     with capture_logs() as logs:
         status, data, _ = await s.admin.call("DELETE", "/talking-head/demo-media/video/x1")
-    assert (status, data) == (200, {"status": "error", "message": "Rate limit exceeded"})
+    assert (status, data["error"]) == (502, "upstream_error_body")
+    assert "Rate limit exceeded" in data["message"]
     (audit,) = [e for e in logs if e["event"] == "audit"]
-    assert audit["outcome"] == "upstream_error"
+    assert (audit["outcome"], audit["upstream_status"]) == ("upstream_error_body", 200)
 
 
 async def test_connection_reset_is_502(sim_admin: SimAdmin) -> None:

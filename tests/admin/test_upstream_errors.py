@@ -20,7 +20,6 @@ TH = "/app/th-api/v1/accounts/demo-media"
         (404, {"status": "ERROR", "message": "There is no such video"}),
         (500, {"status": "ERROR", "message": "boom"}),
         (503, {"status": "ERROR", "message": "unavailable"}),
-        (200, {"status": "error", "message": "Rate limit exceeded"}),
     ],
 )
 async def test_upstream_errors_pass_through(
@@ -30,6 +29,26 @@ async def test_upstream_errors_pass_through(
     got, data, resp = await admin.call("DELETE", "/talking-head/demo-media/cancel/task-1")
     assert (got, data) == (status, body)
     assert resp.headers["X-Upstream-Status"] == str(status)
+
+
+async def test_a_2xx_error_body_is_502_naming_the_platform_message(admin: Admin) -> None:
+    body = {"status": "error", "message": "Rate limit exceeded"}
+    admin.upstream.replies[("DELETE", f"{TH}/cancel/task-1")] = (200, body)
+    got, data, resp = await admin.call("DELETE", "/talking-head/demo-media/cancel/task-1")
+    assert got == 502
+    assert data == {
+        "error": "upstream_error_body",
+        "message": "the platform answered 200 with an error: Rate limit exceeded",
+    }
+    assert resp.headers["X-Upstream-Status"] == "200"
+
+
+async def test_a_2xx_body_that_is_not_json_is_502(admin: Admin) -> None:
+    admin.upstream.replies[("GET", f"{TH}/tasks")] = (200, b"{not json")
+    got, data, resp = await admin.call("GET", "/talking-head/demo-media/tasks")
+    assert got == 502
+    assert data["error"] == "upstream_invalid_reply"
+    assert resp.headers["X-Upstream-Status"] == "200"
 
 
 async def test_a_non_json_upstream_body_passes_through_as_text(admin: Admin) -> None:

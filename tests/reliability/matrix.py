@@ -33,9 +33,9 @@ ADMIN_STATUS = {
     "503": 503,
     "504": 504,
     "slow": 504,
-    "malformed": 200,
+    "malformed": 502,
     "reset": 502,
-    "error_200": 200,
+    "error_200": 502,
     "expired_token": 200,
     "refuse_password": 502,
 }

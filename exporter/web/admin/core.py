@@ -17,7 +17,7 @@ from exporter.context import Context
 from exporter.logs import MASK
 from exporter.talking_head_tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
-from exporter.upstream.errors import is_error_body
+from exporter.upstream.errors import error_message, is_error_body
 from exporter.web.admin.masking import mask, secrets_in
 from exporter.web.admin.ratelimit import WindowLimit
 from exporter.web.admin.validation import (
@@ -150,6 +150,10 @@ class Call:
                 raise Rejected(
                     504, "upstream_timeout", f"the platform did not answer in time: {text}"
                 ) from None
+            if exc.kind == "auth":
+                raise Rejected(
+                    502, "upstream_auth", f"the exporter has no valid platform token: {text}"
+                ) from None
             raise Rejected(
                 502, "upstream_unreachable", f"the platform could not be reached: {text}"
             ) from None
@@ -157,9 +161,29 @@ class Call:
         return reply
 
     def passthrough(self, reply: Reply, masker: Masker = mask) -> web.Response:
-        """The platform's status and body, secrets masked."""
+        """The platform's status and body, secrets masked.
+
+        A 2xx that is not JSON, or that carries an error body (the platform's rate-limit
+        answer), is no success: it becomes 502 naming the problem, the platform's status in
+        ``X-Upstream-Status``.
+        """
         self.outcome = "ok" if reply.ok and not is_error_body(reply.data) else "upstream_error"
         headers = {"X-Upstream-Status": str(reply.status)}
+        if reply.ok and reply.body and reply.data is None:
+            raise Rejected(
+                502,
+                "upstream_invalid_reply",
+                f"the platform answered {reply.status} with a body that is not JSON",
+                headers=headers,
+            )
+        if reply.ok and is_error_body(reply.data):
+            message = self.ctx.redactor.text(error_message(reply.data) or "an error body")
+            raise Rejected(
+                502,
+                "upstream_error_body",
+                f"the platform answered {reply.status} with an error: {message}",
+                headers=headers,
+            )
         if reply.status in (204, 304) or not reply.body:
             return web.Response(status=reply.status, headers=headers)
         if reply.data is not None:

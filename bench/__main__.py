@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +41,13 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="length of the steady phase (CPU, upstream requests); 300 for the 5-minute figure",
     )
+    p.add_argument(
+        "--warmup-seconds",
+        type=float,
+        default=0.0,
+        help="wait after readiness before the steady phase (settle reads start after "
+        "2 x revisit_minutes: 600 to see them at their steady rate)",
+    )
     p.add_argument("--repeat", type=int, default=1, help="whole runs per scale; figures = medians")
     p.add_argument(
         "--fixed-areas",
@@ -53,7 +61,8 @@ def parser() -> argparse.ArgumentParser:
 async def _run(args: argparse.Namespace) -> list[Result]:
     plan = Plan.quick(args.steady_seconds) if args.quick else Plan()
     if args.steady_seconds is not None and not args.quick:
-        plan = Plan(steady_seconds=args.steady_seconds)
+        plan = dataclasses.replace(plan, steady_seconds=args.steady_seconds)
+    plan = dataclasses.replace(plan, warmup_seconds=args.warmup_seconds)
     results = []
     for scale in args.scales:
         runs = []
@@ -83,7 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "load average (1/5/15 min) before": "/".join(f"{v:.2f}" for v in before["load_avg"]),
         "load average after": "/".join(f"{v:.2f}" for v in after["load_avg"]),
         "options": f"scales={args.scales} quick={args.quick} "
-        f"steady_seconds={results[0].steady_seconds:.0f} repeat={args.repeat} "
+        f"steady_seconds={results[0].steady_seconds:.0f} warmup_seconds={args.warmup_seconds:.0f} "
+        f"repeat={args.repeat} "
         f"fixed_areas={args.fixed_areas}",
     }
     notes = [

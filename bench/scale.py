@@ -25,6 +25,7 @@ class Plan:
     """How long and how often to measure at each scale."""
 
     steady_seconds: float = 60.0
+    warmup_seconds: float = 0.0  # wait this long after readiness before the steady phase
     exporter_samples: int = 400
     baseline_samples: int = 40
     scrape_budget_seconds: float = 120.0  # fewer baseline samples when they are this slow
@@ -76,7 +77,8 @@ class Result:
     gc_pause_ms: float = float("nan")
     cpu_s_per_min: float = float("nan")
     rss_mb: float = float("nan")
-    peak_rss_mb: float = float("nan")
+    peak_rss_mb: float = float("nan")  # VmHWM at the end of the steady phase
+    peak_rss_after_refreshes_mb: float = float("nan")  # bench's own refresh pollers included
     upstream_per_min: float = float("nan")
     traffic_per_min_per_account: float = float("nan")
     steady_seconds: float = 0.0
@@ -139,7 +141,7 @@ async def _steady(
     minutes = (t1 - t0) / 60
     result.steady_seconds = t1 - t0
     result.cpu_s_per_min = (cpu1 - cpu0) / minutes
-    result.rss_mb = procs.memory_mb(exporter.pid)[0]
+    result.rss_mb, result.peak_rss_mb = procs.memory_mb(exporter.pid)
     counts = await _upstream_counts(session, sim.ready["base_url"], t0, t1)
     result.upstream_by_area = dict(sorted(counts.items()))
     result.upstream_per_min = sum(counts.values()) / minutes
@@ -232,12 +234,12 @@ async def run_scale(resources: int, plan: Plan, fixed_areas: bool = False) -> Re
             connector = aiohttp.TCPConnector(limit_per_host=1)
             async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as s:
                 await _wait_ready(s, base, plan.ready_timeout)
-                await asyncio.sleep(2.0)  # the renderer's turn after the first polls
+                await asyncio.sleep(2.0 + plan.warmup_seconds)  # renderer's turn, then warm-up
                 await _steady(s, result, exporter, sim, plan)
                 await _exposition(s, result, base)
                 await _scrapes(s, result, base, plan)
                 await _refreshes(s, result, base, plan)
-            result.peak_rss_mb = procs.memory_mb(exporter.pid)[1]
+            result.peak_rss_after_refreshes_mb = procs.memory_mb(exporter.pid)[1]
         finally:
             await exporter.stop()
     finally:

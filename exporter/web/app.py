@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -26,7 +27,9 @@ async def metrics(request: web.Request) -> web.Response:
     if _accepts_gzip(request):
         headers["Content-Encoding"] = "gzip"
         return web.Response(body=exposition.gzipped, headers=headers)
-    return web.Response(body=exposition.plain, headers=headers)
+    # Only the gzip body is kept; decompressing megabytes must not stall the loop.
+    plain = await asyncio.to_thread(lambda: exposition.plain)
+    return web.Response(body=plain, headers=headers)
 
 
 async def healthz(request: web.Request) -> web.Response:

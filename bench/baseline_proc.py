@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gzip
-import json
-import signal
 from collections.abc import Iterable, Sequence
 
 import aiohttp
@@ -21,6 +19,8 @@ from aiohttp.typedefs import Handler
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
+
+from bench.procs import serve_until_signal
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # prometheus-client's own servers compress at level 9; 6 is what the exporter uses, so the
@@ -66,20 +66,7 @@ async def _run(source: str) -> None:
     registry = registry_from_text(text)
     app = web.Application()
     app.router.add_get("/metrics", handler(registry))
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    print(json.dumps({"base_url": f"http://127.0.0.1:{port}"}), flush=True)
-    try:
-        await stop.wait()
-    finally:
-        await runner.cleanup()
+    await serve_until_signal(app)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

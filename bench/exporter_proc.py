@@ -22,7 +22,6 @@ import dataclasses
 import gc
 import json
 import os
-import signal
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bench.procs import serve_until_signal
 from exporter.config import Settings, parse_config
 from exporter.context import Context
 from exporter.dvr import DvrPoller
@@ -159,20 +159,7 @@ async def _run(settings: Settings) -> None:
         return web.json_response(await refresher[0].refresh(request.query["account"]))
 
     app.router.add_post("/_bench/refresh", refresh)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    print(json.dumps({"base_url": f"http://127.0.0.1:{port}", "pid": os.getpid()}), flush=True)
-    try:
-        await stop.wait()
-    finally:
-        await runner.cleanup()
+    await serve_until_signal(app, {"pid": os.getpid()})
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -6,9 +6,12 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from typing import Any
+
+from aiohttp import web
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -95,3 +98,25 @@ def machine() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "load_avg": os.getloadavg(),
     }
+
+
+async def announce_until_signal(runner: web.AppRunner, ready: dict[str, Any]) -> None:
+    """Child side: print ``ready`` as one JSON line, serve until SIGINT/SIGTERM, clean up."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    print(json.dumps(ready), flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+async def serve_until_signal(app: web.Application, ready: dict[str, Any] | None = None) -> None:
+    """Child side: serve ``app`` on a free loopback port, announce its base_url, wait."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    port = runner.addresses[0][1]
+    await announce_until_signal(runner, {"base_url": f"http://127.0.0.1:{port}", **(ready or {})})

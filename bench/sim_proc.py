@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import signal
 from collections.abc import Sequence
 
+from bench.procs import announce_until_signal
 from exporter.clock import SystemClock
 from exporter.simulator import SimConfig, Simulator, serve
 
@@ -25,21 +24,13 @@ async def _run(args: argparse.Namespace) -> None:
     )
     sim = Simulator(config, SystemClock())
     runner = await serve(sim, "127.0.0.1", 0)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     ready = {
         "base_url": runner.base_url,
         "token": sim.token,
         "account": args.account,
         "dvr_streams": sorted(sim.dvr.streams[args.account]),
     }
-    print(json.dumps(ready), flush=True)
-    try:
-        await stop.wait()
-    finally:
-        await runner.cleanup()
+    await announce_until_signal(runner, ready)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol, TypeVar
 
 import structlog
 
@@ -15,7 +15,7 @@ from exporter.exposition import Fragment, Store
 from exporter.selfmetrics import SelfMetrics
 from exporter.traffic import state
 from exporter.traffic.families import Latest, build_fragment
-from exporter.traffic.ledger import OTHER, AccountLedger
+from exporter.traffic.ledger import OTHER, AccountLedger, Run
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.windows import (
@@ -37,6 +37,7 @@ FRAGMENT_MAX_AGE_SECONDS = 600.0
 GIVE_UP_MINUTES_AT_LEAST = 1440
 
 Fetched = tuple[Row, dict[str, ResourceRow]]
+T = TypeVar("T")
 
 
 class TrafficSource(Protocol):
@@ -57,6 +58,11 @@ class TrafficPoller:
     """Per account: a cursor of accounted minutes, cumulative counters, a ledger of unsettled
     runs; each ``poll`` reads what became ready, re-reads one due run, and publishes
     ``traffic/<account>``. A failed request raises and leaves cursor and counters as they were.
+
+    Requests run on the event loop; everything that grows with the number of resources (parsing
+    replies, counting, settling, building the fragment, the state snapshot) runs on one worker
+    thread, so ``/metrics`` and ``/healthz`` keep answering during a refresh, and the ledgers
+    are never read and written at the same time (the worker does one step at a time).
     """
 
     def __init__(
@@ -81,9 +87,7 @@ class TrafficPoller:
         self._fragments: dict[str, Fragment] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._unsaved = False
-        self._seq = 0
-        self._written = 0
-        self._write_lock = threading.Lock()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="traffic")
 
     def ledger(self, account: str) -> AccountLedger:
         """The account's ledger (created empty on first use); for diagnostics and tests."""
@@ -91,6 +95,10 @@ class TrafficPoller:
         if led is None:
             led = self._ledgers[account] = AccountLedger()
         return led
+
+    async def _work(self, step: Callable[..., T], *args: object) -> T:
+        """Run ``step(*args)`` on the worker thread (after the steps queued before it)."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, step, *args)
 
     # -- one cycle ---------------------------------------------------------------------------
     async def poll(self, account: str) -> None:
@@ -104,7 +112,11 @@ class TrafficPoller:
                 await self._settle(account, led, now)
                 ok = True
             finally:
-                self._publish(account, led, fresh=ok or led.dirty)
+                fresh = ok or led.dirty
+                fragment = await self._work(self._build, account, led)
+                if fresh:
+                    key = f"traffic/{account}"
+                    self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
                 if led.cursor is not None:
                     self._metrics.traffic_lag.labels(account).set(now - (led.cursor + MINUTE))
                 if led.dirty:
@@ -141,7 +153,7 @@ class TrafficPoller:
                     queue = list(chunks(w.start, last.last_minute, 1))
                     continue
                 raise
-            self._count(account, led, w, fetched, now)
+            await self._work(self._count, account, led, w, fetched, now)
             self._metrics.traffic_windows.labels(account, outcome).inc(w.minutes)
             log.debug("traffic_window_read", account=account, window=str(w), outcome=outcome)
 
@@ -164,19 +176,23 @@ class TrafficPoller:
             self._metrics.series_dropped.inc(len(newly))
         self._folded[account] = folded
 
-    async def _settle(self, account: str, led: AccountLedger, now: float) -> None:
+    def _due(self, account: str, led: AccountLedger, now: float) -> Run | None:
+        """The unsettled run to re-read now, if any, after giving up the hopeless ones."""
         revisit = self._settings.revisit_minutes
         if not revisit:
             if led.pending:  # settling was switched off since the state was saved
                 led.pending.clear()
                 led.dirty = True
-            return
+            return None
         give_up = (revisit + max(self._settings.catch_up_minutes, GIVE_UP_MINUTES_AT_LEAST)) * 60
         while led.pending and now > led.pending[0].last_read_at + give_up:
             stale = led.pending[0]
             log.warning("traffic_settle_given_up", account=account, window=str(stale.window))
             led.drop(stale)
-        run = led.due(now, revisit * MINUTE)
+        return led.due(now, revisit * MINUTE)
+
+    async def _settle(self, account: str, led: AccountLedger, now: float) -> None:
+        run = await self._work(self._due, account, led, now)
         if run is None:
             return
         if run.minutes > 1 and led.long_refused:  # remembered before long windows were refused
@@ -190,7 +206,7 @@ class TrafficPoller:
                 self._refuse_long(account, led, run.window, exc)
                 return  # re-read minute by minute next cycle
             raise
-        if led.settle(run, totals, rows, self._select.folds):
+        if await self._work(led.settle, run, totals, rows, self._select.folds):
             self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
             log.debug("traffic_window_revised", account=account, window=str(run.window))
 
@@ -218,8 +234,11 @@ class TrafficPoller:
         if errors:
             refused = [e for e in errors if isinstance(e, UpstreamError) and e.status == 422]
             raise (refused or errors)[0]
-        step = 2 if self._settings.per_resource else 1
         good = [r for r in replies if isinstance(r, MetricsReply)]
+        return await self._work(self._parse, good)
+
+    def _parse(self, good: list[MetricsReply]) -> Fetched:
+        step = 2 if self._settings.per_resource else 1
         totals = merge(parse_totals(r) for r in good[::step])
         rows: dict[str, ResourceRow] = {}
         for reply in good[1::step] if step == 2 else ():
@@ -233,7 +252,9 @@ class TrafficPoller:
         return totals, rows
 
     # -- publishing and state ----------------------------------------------------------------
-    def _publish(self, account: str, led: AccountLedger, fresh: bool) -> None:
+    def _build(self, account: str, led: AccountLedger) -> Fragment:
+        """The account's fragment, rebuilt when its counters changed (series of resources
+        that left the selection are removed first)."""
         latest = self._latest.get(account)
         if led.dirty or account not in self._fragments:
             if latest is not None:
@@ -243,37 +264,29 @@ class TrafficPoller:
                 gone = led.prune(live)
                 if gone:
                     log.info("traffic_series_removed", account=account, resources=len(gone))
-            self._fragments[account] = build_fragment(account, led, latest)
-        if fresh:
-            key = f"traffic/{account}"
-            self._store.publish(key, self._fragments[account], max_age=FRAGMENT_MAX_AGE_SECONDS)
+            fragment = build_fragment(account, led, latest)
+            fragment.packed()  # rendered and compressed here, not in the render thread
+            self._fragments[account] = fragment
+        return self._fragments[account]
 
     def save_state(self) -> None:
-        """Write the state file now (also at shutdown); a failure is logged, not raised."""
-        if self._settings.state_file and self._write(self._snapshot()):
+        """Write the state file now (also at shutdown), after the steps already queued on the
+        worker; a failure is logged, not raised."""
+        if self._settings.state_file and self._worker.submit(self._write).result():
             self._unsaved = False
 
-    def _snapshot(self) -> tuple[int, bytes]:
-        self._seq += 1
-        return self._seq, state.dump(self._ledgers, self._clock.time())
-
-    def _write(self, snapshot: tuple[int, bytes]) -> bool:
-        seq, data = snapshot
-        with self._write_lock:
-            if seq <= self._written:  # a newer snapshot is already on disk
-                return True
-            try:
-                state.write_atomic(self._settings.state_file, data)
-            except OSError as exc:
-                log.error(
-                    "traffic_state_save_failed", path=self._settings.state_file, problem=str(exc)
-                )
-                return False
-            self._written = seq
-            return True
+    def _write(self) -> bool:
+        """Snapshot every ledger and replace the state file (on the worker thread)."""
+        # A copy: the loop may add an account's ledger meanwhile (copying is atomic).
+        data = state.dump(dict(self._ledgers), self._clock.time())
+        try:
+            state.write_atomic(self._settings.state_file, data)
+        except OSError as exc:
+            log.error("traffic_state_save_failed", path=self._settings.state_file, problem=str(exc))
+            return False
+        return True
 
     async def _save(self) -> None:
-        snapshot = self._snapshot()
         self._unsaved = False
-        if not await asyncio.to_thread(self._write, snapshot):
+        if not await self._work(self._write):
             self._unsaved = True

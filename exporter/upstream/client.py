@@ -31,6 +31,8 @@ Params = Sequence[tuple[str, str]] | Mapping[str, str] | None
 
 TOKEN_PATH = "/app/oauth/v1/token/"
 ACCOUNTS_PATH = "/app/inventory/v1/accounts/"
+# Bodies larger than this are decoded in a worker thread (1.2 MB takes ~15 ms of one core).
+DECODE_OFF_LOOP_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -141,11 +143,10 @@ class UpstreamClient:
                     area, "connection", f"{method} {path} failed: {type(exc).__name__}"
                 ) from None
         data: Any = None
-        if raw:
-            try:
-                data = json.loads(raw)
-            except (ValueError, RecursionError):
-                data = None
+        if len(raw) > DECODE_OFF_LOOP_BYTES:
+            data = await asyncio.to_thread(_decode, raw)
+        elif raw:
+            data = _decode(raw)
         label = str(status)
         if 200 <= status < 300:  # a 2xx that is no usable answer is counted as what it is
             if raw and data is None:
@@ -261,7 +262,9 @@ class UpstreamClient:
         if resource is not None:
             params.append(("resource", resource))
         path = "/app/metrics/v1/resources" if per_resource else "/app/metrics/v1/"
-        return models.parse_metrics(await self.get_json("traffic", path, params), per_resource)
+        data = await self.get_json("traffic", path, params)
+        # A per-resource reply is ~1 kB per resource: checked in a worker thread, off the loop.
+        return await asyncio.to_thread(models.parse_metrics, data, per_resource)
 
     # --- restream ---------------------------------------------------------------------------
     @staticmethod
@@ -413,6 +416,14 @@ class Operations:
         return await self._c.request(
             "talking_head", "GET", UpstreamClient.th_path(account, "/tasks"), params
         )
+
+
+def _decode(raw: bytes) -> Any:
+    """The JSON value of a body, or None when it is not JSON."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _says_expired(data: Any) -> bool:

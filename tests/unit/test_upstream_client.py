@@ -4,13 +4,16 @@ concurrency, paths, and the exact requests of every typed method and operation."
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
 from exporter.upstream import Operations, UpstreamClient, UpstreamError, models
+from exporter.upstream import client as client_module
 
 from .conftest import MakeRig, Rig
 from .fake_platform import Answer, FakePlatform
@@ -452,6 +455,53 @@ async def test_traffic_asks_minute_windows_with_repeated_metrics(
         ("metric", "edge_requests_total"),
     ]
     assert reply.rows == (models.MetricsRow({"edge_bandwidth": 8}, "r1", "site", "c.example"),)
+
+
+async def test_a_large_per_resource_reply_is_decoded_and_checked_off_the_loop(
+    make_rig: MakeRig, platform: FakePlatform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [
+        {"resource": f"r{i}", "resource_name": f"site{i}", "cname": "", "edge_requests_total": i}
+        for i in range(2000)
+    ]
+    body = {"start": "", "end": "", "account": "acme", "metrics": [], "data": rows}
+    platform.on("GET", "/app/metrics/v1/resources", Answer(200, body))
+    threads: dict[str, int] = {}
+    loads, parse = client_module.json.loads, models.parse_metrics
+
+    def spying_loads(raw: Any) -> Any:
+        threads["loads"] = threading.get_ident()
+        return loads(raw)
+
+    def spying_parse(data: Any, per_resource: bool) -> models.MetricsReply:
+        threads["parse_metrics"] = threading.get_ident()
+        return parse(data, per_resource)
+
+    monkeypatch.setattr(client_module.json, "loads", spying_loads)
+    monkeypatch.setattr(models, "parse_metrics", spying_parse)
+    rig = make_rig()
+    reply = await rig.client.traffic("acme", 1767225600, 1767225660, True)
+    assert len(json.dumps(body)) > client_module.DECODE_OFF_LOOP_BYTES
+    assert set(threads) == {"loads", "parse_metrics"}
+    assert threading.get_ident() not in threads.values()
+    assert len(reply.rows) == 2000
+    assert reply.rows[1999] == models.MetricsRow({"edge_requests_total": 1999}, "r1999", "site1999")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[" * 10 + "x" * 100_000, "[" * 100_000 + "]" * 100_000],
+    ids=["not-json", "nested-too-deep"],
+)
+async def test_a_large_body_that_is_not_json_is_invalid_body(
+    make_rig: MakeRig, platform: FakePlatform, text: str
+) -> None:
+    platform.on("GET", DVR, Answer(200, text=text))
+    rig = make_rig()
+    with pytest.raises(UpstreamError) as info:
+        await rig.client.dvr_stream("acme", "live/main")
+    assert (info.value.kind, info.value.message) == ("invalid_body", "reply is not JSON")
+    assert count(rig, "dvr", "invalid_body") == 1
 
 
 async def test_restream_reads_are_parsed(make_rig: MakeRig, platform: FakePlatform) -> None:

@@ -54,6 +54,11 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="200 restream resources and 100 DVR streams at every scale (default: scaled)",
     )
+    p.add_argument(
+        "--untuned",
+        action="store_true",
+        help="run the exporter without exporter.runtime.tune_for_serving (to compare)",
+    )
     p.add_argument("--out", type=Path, default=OUT, help="where to write the result files")
     return p
 
@@ -62,7 +67,7 @@ async def _run(args: argparse.Namespace) -> list[Result]:
     plan = Plan.quick(args.steady_seconds) if args.quick else Plan()
     if args.steady_seconds is not None and not args.quick:
         plan = dataclasses.replace(plan, steady_seconds=args.steady_seconds)
-    plan = dataclasses.replace(plan, warmup_seconds=args.warmup_seconds)
+    plan = dataclasses.replace(plan, warmup_seconds=args.warmup_seconds, tuned=not args.untuned)
     results = []
     for scale in args.scales:
         runs = []
@@ -93,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "load average after": "/".join(f"{v:.2f}" for v in after["load_avg"]),
         "options": f"scales={args.scales} quick={args.quick} "
         f"steady_seconds={results[0].steady_seconds:.0f} warmup_seconds={args.warmup_seconds:.0f} "
-        f"repeat={args.repeat} "
+        f"repeat={args.repeat} untuned={args.untuned} "
         f"fixed_areas={args.fixed_areas}",
     }
     notes = [

@@ -35,6 +35,7 @@ from exporter.context import Context
 from exporter.dvr import DvrPoller
 from exporter.logs import Redactor, configure_logging
 from exporter.restream import RestreamPoller
+from exporter.runtime import tune_for_serving
 from exporter.service import create_app
 from exporter.traffic import TrafficPoller
 from exporter.web.app import CTX
@@ -148,9 +149,11 @@ def _settings(path: str) -> Settings:
     return parse_config(json.loads(Path(path).read_text(encoding="utf-8")), env={})
 
 
-async def _run(settings: Settings) -> None:
+async def _run(settings: Settings, tune: bool) -> None:
     redactor = configure_logging("warning", "json", Redactor(settings.secrets()))
     app = await create_app(settings, redactor=redactor)
+    if tune:
+        tune_for_serving()
     refresher: list[Refresher] = []
 
     async def refresh(request: web.Request) -> web.Response:
@@ -165,7 +168,9 @@ async def _run(settings: Settings) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.exporter_proc", description=__doc__)
     p.add_argument("--config", required=True, help="JSON file of the raw config mapping")
-    asyncio.run(_run(_settings(p.parse_args(argv).config)))
+    p.add_argument("--untuned", action="store_true", help="without tune_for_serving()")
+    args = p.parse_args(argv)
+    asyncio.run(_run(_settings(args.config), not args.untuned))
 
 
 if __name__ == "__main__":

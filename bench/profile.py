@@ -3,8 +3,8 @@
 ``python -m bench.profile --resources 1000 [--sort cumulative] [--top 30] [--only REGEX]``
 prints the event loop's slow callbacks (asyncio debug, > 20 ms: what stalls /healthz) during
 one refresh, where the loop thread was while it stalled in a second, then a cProfile of the
-event-loop thread during a third (the render thread is not in it). Used to find where the cost
-of a refresh goes. ``--gc-freeze`` tries ``gc.freeze()`` after the warm-up.
+event-loop thread during a third (worker threads are not in it). Used to find where the cost
+of a refresh goes. Tuned as the daemon is (``exporter.runtime``) unless ``--untuned``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from bench.scale import ACCOUNT, areas_for, exporter_config
 from exporter.clock import SystemClock
 from exporter.config import parse_config
 from exporter.logs import Redactor, configure_logging
+from exporter.runtime import tune_for_serving
 from exporter.service import build_context
 
 SLOW_CALLBACK_SECONDS = 0.02
@@ -67,7 +68,7 @@ class StallSampler(threading.Thread):
             self.samples[f"{stack[-1].name} [{Path(stack[-1].filename).name}] in {where}"] += 1
 
 
-async def _profile(resources: int, sort: str, top: int, only: str, freeze: bool) -> None:
+async def _profile(resources: int, sort: str, top: int, only: str, tune: bool) -> None:
     restreams, dvr = areas_for(resources, False)
     sim = await procs.start(
         "bench.sim_proc",
@@ -79,12 +80,13 @@ async def _profile(resources: int, sort: str, top: int, only: str, freeze: bool)
         redactor = configure_logging("warning", "console", Redactor(settings.secrets()))
         async with aiohttp.ClientSession() as session:
             ctx = build_context(settings, session, SystemClock(), redactor)
+            if tune:
+                tune_for_serving()
             renderer = asyncio.create_task(ctx.store.run_renderer())
             refresher = Refresher(ctx)
             print("warm-up:", await refresher.refresh(ACCOUNT))
-            print(f"objects tracked by gc: {len(gc.get_objects())}")
-            if freeze:
-                gc.freeze()
+            tracked, frozen = len(gc.get_objects()), gc.get_freeze_count()
+            print(f"objects tracked by gc: {tracked} (frozen: {frozen})")
             loop = asyncio.get_running_loop()
             loop.set_debug(True)  # reports callbacks that hold the loop (debug slows them)
             loop.slow_callback_duration = SLOW_CALLBACK_SECONDS
@@ -125,10 +127,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--sort", default="cumulative", help="pstats sort key (cumulative, tottime)")
     p.add_argument("--top", type=int, default=40)
     p.add_argument("--only", default="", help="regular expression on file:function names")
-    p.add_argument("--gc-freeze", action="store_true", help="gc.freeze() after the warm-up")
+    p.add_argument("--untuned", action="store_true", help="without tune_for_serving()")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)  # asyncio reports slow callbacks as warnings
-    asyncio.run(_profile(args.resources, args.sort, args.top, args.only, args.gc_freeze))
+    asyncio.run(_profile(args.resources, args.sort, args.top, args.only, not args.untuned))
 
 
 if __name__ == "__main__":

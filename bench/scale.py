@@ -31,6 +31,7 @@ class Plan:
     scrape_budget_seconds: float = 120.0  # fewer baseline samples when they are this slow
     refreshes: int = 5
     ready_timeout: float = 180.0
+    tuned: bool = True  # exporter.runtime.tune_for_serving (--untuned compares without it)
 
     @classmethod
     def quick(cls, steady_seconds: float | None = None) -> Plan:
@@ -228,7 +229,8 @@ async def run_scale(resources: int, plan: Plan, fixed_areas: bool = False) -> Re
         with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
             config = Path(tmp) / "config.json"
             config.write_text(json.dumps(exporter_config(sim.ready)), encoding="utf-8")
-            exporter = await procs.start("bench.exporter_proc", "--config", str(config))
+            untuned = () if plan.tuned else ("--untuned",)
+            exporter = await procs.start("bench.exporter_proc", "--config", str(config), *untuned)
         try:
             base = exporter.ready["base_url"]
             connector = aiohttp.TCPConnector(limit_per_host=1)

@@ -98,10 +98,16 @@ def run(path: str) -> int:
     redactor = configure_logging(
         settings.log.level, settings.log.format, Redactor(settings.secrets())
     )
+    from exporter.runtime import tune_for_serving
     from exporter.service import create_app
 
+    async def app() -> web.Application:
+        built = await create_app(settings, redactor=redactor)
+        tune_for_serving()
+        return built
+
     web.run_app(
-        create_app(settings, redactor=redactor),
+        app(),
         host=settings.listen_host,
         port=settings.listen_port,
         print=None,
@@ -149,6 +155,7 @@ def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) 
 
 async def _demo(listen: str, sim_listen: str) -> int:
     from exporter.clock import SystemClock
+    from exporter.runtime import tune_for_serving
     from exporter.service import create_app
     from exporter.simulator import SimConfig, Simulator
 
@@ -159,6 +166,7 @@ async def _demo(listen: str, sim_listen: str) -> int:
     settings = demo_settings(f"http://{sim_host}:{sim_bound}", sim.token, listen, read, write)
     redactor = configure_logging("info", "auto", Redactor(settings.secrets()))
     app = await create_app(settings, redactor=redactor)
+    tune_for_serving()
     runner, bound = await _serve(app, settings.listen_host, settings.listen_port)
     base = f"http://{settings.listen_host}:{bound}"
     print(

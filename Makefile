@@ -30,7 +30,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict exporter
 
-bench: $(STAMP)  ## performance table (docs/performance.md)
+$(VENV)/.bench-installed: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed  ## performance table and plot (docs/performance.md)
 	$(BIN)/python -m bench
 
 docs: $(STAMP)  ## regenerate the metric and config references

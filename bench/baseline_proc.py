@@ -4,6 +4,10 @@ every scrape (``generate_latest`` + gzip on the event loop), in a process of its
 At start it reads the exporter's exposition once (``--source``), parses it with
 ``prometheus_client.parser`` into a collector in a fresh ``CollectorRegistry``, prints its
 address as JSON and serves ``/metrics`` until SIGTERM.
+
+``/static`` serves the exporter's gzip body exactly as received, from a bare handler: the
+floor of any server that sends those bytes over HTTP (what a scrape costs without any work
+that depends on the series).
 """
 
 from __future__ import annotations
@@ -59,13 +63,25 @@ def handler(registry: CollectorRegistry) -> Handler:
     return metrics
 
 
+def static(body: bytes) -> Handler:
+    async def serve(request: web.Request) -> web.Response:
+        headers = {"Content-Type": CONTENT_TYPE, "Content-Encoding": "gzip"}
+        return web.Response(body=body, headers=headers)
+
+    return serve
+
+
 async def _run(source: str) -> None:
-    async with aiohttp.ClientSession() as session, session.get(source) as reply:
+    async with (
+        aiohttp.ClientSession(auto_decompress=False) as session,
+        session.get(source, headers={"Accept-Encoding": "gzip"}) as reply,
+    ):
         reply.raise_for_status()
-        text = await reply.text()
-    registry = registry_from_text(text)
+        gzipped = await reply.read()
+    registry = registry_from_text(gzip.decompress(gzipped).decode())
     app = web.Application()
     app.router.add_get("/metrics", handler(registry))
+    app.router.add_get("/static", static(gzipped))
     await serve_until_signal(app)
 
 

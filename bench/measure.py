@@ -58,13 +58,16 @@ async def side_by_side(
     budget_seconds: float = float("inf"),
     min_rounds: int = 3,
     exporter_headers: list[float] | None = None,
+    static_url: str | None = None,
+    static: list[float] | None = None,
 ) -> tuple[list[float], list[float]]:
     """Scrape both servers in turn with the same client, one baseline scrape then a share of
     the exporter scrapes, so both see the same conditions (load from others, CPU clock).
 
     Stops early (after ``min_rounds``) once ``budget_seconds`` are spent: the baseline takes
     seconds per scrape at thousands of resources. ``exporter_headers`` collects the time to
-    the exporter's response headers (the part of a scrape that does not grow with the body)."""
+    the exporter's response headers; ``static`` the latency of ``static_url`` (the same body
+    served as fixed bytes), scraped right after each exporter scrape."""
     exp: list[float] = []
     base: list[float] = []
     rounds = max(1, baseline_samples)
@@ -79,6 +82,8 @@ async def side_by_side(
             exp.append(elapsed)
             if exporter_headers is not None:
                 exporter_headers.append(to_headers)
+            if static_url is not None and static is not None:
+                static.append((await fetch(session, static_url))[0])
     return exp, base
 
 

@@ -65,12 +65,17 @@ async def start(module: str, *args: str, within: float = 120.0) -> Child:
     return Child(proc, json.loads(line))
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (all its threads)."""
+def cpu_times(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process so far (all its threads)."""
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     # after the command name: state is field 3, utime 14 and stime 15 (1-based, proc(5))
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    return int(fields[11]) / TICKS, int(fields[12]) / TICKS
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (all its threads)."""
+    return sum(cpu_times(pid))
 
 
 def memory_mb(pid: int) -> tuple[float, float]:

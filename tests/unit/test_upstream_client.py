@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from exporter import jsonpieces
 from exporter.upstream import Operations, UpstreamClient, UpstreamError, models
 from exporter.upstream import client as client_module
 
@@ -467,7 +468,7 @@ async def test_a_large_per_resource_reply_is_decoded_and_checked_off_the_loop(
     body = {"start": "", "end": "", "account": "acme", "metrics": [], "data": rows}
     platform.on("GET", "/app/metrics/v1/resources", Answer(200, body))
     threads: dict[str, int] = {}
-    loads, parse = client_module.json.loads, models.parse_metrics
+    loads, parse = jsonpieces.loads, models.parse_metrics
 
     def spying_loads(raw: Any) -> Any:
         threads["loads"] = threading.get_ident()
@@ -477,7 +478,7 @@ async def test_a_large_per_resource_reply_is_decoded_and_checked_off_the_loop(
         threads["parse_metrics"] = threading.get_ident()
         return parse(data, per_resource)
 
-    monkeypatch.setattr(client_module.json, "loads", spying_loads)
+    monkeypatch.setattr(jsonpieces, "loads", spying_loads)
     monkeypatch.setattr(models, "parse_metrics", spying_parse)
     rig = make_rig()
     reply = await rig.client.traffic("acme", 1767225600, 1767225660, True)

@@ -1,0 +1,104 @@
+"""jsonpieces gives exactly the standard library's results, on generated documents too."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from exporter import jsonpieces
+
+STDLIB = {"separators": (",", ":"), "allow_nan": False}
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+)
+documents = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=80) | st.dictionaries(st.text(max_size=6), inner),
+    max_leaves=200,
+)
+
+
+def stdlib_loads(raw: bytes) -> tuple[str, Any]:
+    try:
+        return "ok", json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return "error", type(exc)
+
+
+def pieces_loads(raw: bytes) -> tuple[str, Any]:
+    try:
+        return "ok", jsonpieces.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return "error", type(exc)
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents)
+def test_dumps_is_json_dumps(doc: Any) -> None:
+    assert jsonpieces.dumps(doc) == json.dumps(doc, **STDLIB)
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents, st.sampled_from([None, 0, 2]))
+def test_loads_is_json_loads(doc: Any, indent: int | None) -> None:
+    raw = json.dumps(doc, indent=indent).encode()
+    assert jsonpieces.loads(raw) == json.loads(raw)
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents, st.data())
+def test_broken_text_fails_or_decodes_as_json_loads_does(doc: Any, data: st.DataObject) -> None:
+    raw = json.dumps({"data": doc}, indent=1).encode()
+    cut = data.draw(st.integers(min_value=0, max_value=len(raw)))
+    junk = data.draw(st.sampled_from([b"", b",", b"]", b"}", b" x", b'"', b"\xff", b"{}"]))
+    broken = raw[:cut] + junk + raw[cut:]
+    assert pieces_loads(broken) == stdlib_loads(broken)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"a": NaN, "b": [Infinity, -Infinity]}',
+        b"\xef\xbb\xbf" + b'{"bom": 1}',
+        '{"utf16": [1, 2]}'.encode("utf-16"),
+        b'{"dup": 1, "dup": 2}',
+        b"[" * 5000 + b"]" * 5000,
+        b"   [1, 2]   \n",
+        b"",
+        b"[1, 2] [3]",
+    ],
+    ids=["nan", "bom", "utf16", "duplicate-keys", "deep", "spaces", "empty", "extra-data"],
+)
+def test_edge_cases_match_json_loads(raw: bytes) -> None:
+    got, want = pieces_loads(raw), stdlib_loads(raw)
+    assert json.dumps(got, default=str) == json.dumps(want, default=str)
+
+
+def test_dumps_refuses_nan_as_json_dumps_does() -> None:
+    doc = {"series": {f"r{i}": [1.0, 2.0] for i in range(100)}}
+    doc["series"]["r7"] = [math.nan]
+    with pytest.raises(ValueError, match="Out of range float values"):
+        json.dumps(doc, **STDLIB)
+    with pytest.raises(ValueError, match="Out of range float values"):
+        jsonpieces.dumps(doc)
+
+
+def test_a_reply_of_a_thousand_rows_decodes_and_encodes_the_same() -> None:
+    rows = [
+        {"resource": str(100000 + i), "cname": f"c{i}.example", "edge_requests_total": i * 7}
+        for i in range(1000)
+    ]
+    doc = {"start": "2026-01-01T00:00:00", "data": rows, "metrics": ["edge_requests_total"]}
+    raw = json.dumps(doc).encode()
+    assert jsonpieces.loads(raw) == doc
+    assert jsonpieces.dumps(doc) == json.dumps(doc, **STDLIB)

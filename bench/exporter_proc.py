@@ -107,11 +107,21 @@ class Refresher:
         )
         streams = {a.name: a.dvr_streams for a in (s.accounts or ())}
         self.dvr = DvrPoller(ctx.client, ctx.store, ctx.clock, s.dvr, streams)
+        self._refreshes = 0
 
     def traffic(self) -> TrafficPoller:
-        """A poller without history, so its poll reads the newest ready minute (2 requests)."""
+        """A poller without history, so its poll reads the newest ready minute (2 requests);
+        with a state file when the daemon has one (a new, empty file), so the refresh also
+        writes the state as the daemon's poll does."""
         ctx = self.ctx
-        settings = dataclasses.replace(ctx.settings.traffic, state_file="")
+        path = ""
+        if ctx.settings.traffic.state_file:
+            self._refreshes += 1
+            path = f"{ctx.settings.traffic.state_file}.refresh-{self._refreshes}"
+            Path(f"{ctx.settings.traffic.state_file}.refresh-{self._refreshes - 1}").unlink(
+                missing_ok=True
+            )
+        settings = dataclasses.replace(ctx.settings.traffic, state_file=path)
         return TrafficPoller(ctx.client, ctx.store, ctx.metrics, ctx.clock, settings)
 
     async def refresh(self, account: str) -> dict[str, Any]:

@@ -104,13 +104,15 @@ class Result:
         return {**asdict(self), "cpu_percent": self.cpu_percent}
 
 
-def exporter_config(sim: dict[str, Any]) -> dict[str, Any]:
-    """The daemon's config against the simulator: every interval at its default."""
+def exporter_config(sim: dict[str, Any], state_file: str = "") -> dict[str, Any]:
+    """The daemon's config against the simulator: every interval at its default, and a
+    traffic state file as the shipped deployments have (written after every change)."""
     return {
         "upstream": {"base_url": sim["base_url"], "token": sim["token"]},
         "accounts": [{"name": sim["account"], "dvr_streams": sim["dvr_streams"]}],
         "listen": "127.0.0.1:9877",  # not used: the runner binds a free port
         "log": {"level": "warning", "format": "json"},
+        "traffic": {"state_file": state_file},
     }
 
 
@@ -265,7 +267,8 @@ async def run_scale(resources: int, plan: Plan, fixed_areas: bool = False) -> Re
     try:
         with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
             config = Path(tmp) / "config.json"
-            config.write_text(json.dumps(exporter_config(sim.ready)), encoding="utf-8")
+            state = str(Path(tmp) / "traffic-state.json")
+            config.write_text(json.dumps(exporter_config(sim.ready, state)), encoding="utf-8")
             untuned = () if plan.tuned else ("--untuned",)
             exporter = await procs.start("bench.exporter_proc", "--config", str(config), *untuned)
         try:

@@ -185,29 +185,22 @@ def _account_section(
     task_text = ", ".join(f"{e(lbl.get('status', ''))}: {v:g}" for lbl, v in tasks if v) or "none"
 
     restream = _read(ctx, f"restream/{account}")
-    descriptions = {
-        _target(lbl): lbl.get("description", "")
-        for lbl, _ in _rows(restream.fragment, "cdnvideo_restream_status_info")
-    }
-    bad_targets = []
-    for lbl, code in _rows(restream.fragment, "cdnvideo_restream_status_code"):
-        if code == 0:
-            continue
-        ident = _target(lbl)
-        bad_targets.append(
-            [
-                f"<code>{e(clean(lbl.get('resource_id', '')))}</code>",
-                e(clean(lbl.get("source", ""))),
-                e(clean(lbl.get("target", ""))),
-                f"{code:g}",
-                e(clean(descriptions.get(ident, ""))),
-            ]
-        )
+    failing, stopped = _restream_not_ok(restream.fragment, clean)
     restream_html = (
-        _table(("Resource", "Source", "Target", "Code", "Description"), bad_targets, "restream")
-        if bad_targets
-        else _none(restream, "All restream targets OK.", "No restream status yet.")
+        _table(("Resource", "Source", "Target", "Code", "Description"), failing, "restream")
+        if failing
+        else _none(
+            restream,
+            "No active, scheduled target failing." if stopped else "All restream targets OK.",
+            "No restream status yet.",
+        )
     )
+    if stopped:
+        restream_html += "<h3>Restream targets stopped on purpose</h3>" + _table(
+            ("Resource", "Source", "Target", "Code", "Description", "Why"),
+            stopped,
+            "restream-stopped",
+        )
     dvr = _read(ctx, f"dvr/{account}")
     dead = [
         [e(clean(lbl.get("stream", ""))), e(clean(lbl.get("host", "")))]
@@ -225,9 +218,55 @@ def _account_section(
         f'<dl><dt>Last complete traffic window</dt><dd class="window">{window}</dd>'
         f'<dt>Talking-head quota left</dt><dd class="quota">{quota}</dd>'
         f'<dt>Admin-submitted videos</dt><dd class="tasks">{task_text}</dd></dl>'
-        f"<h3>Restream targets not OK</h3>{restream_html}"
+        f"<h3>Restream targets failing</h3>{restream_html}"
         f"<h3>Dead DVR nodes</h3>{dvr_html}</section>"
     )
+
+
+def _restream_not_ok(
+    fragment: Fragment | None, clean: Callable[[str], str]
+) -> tuple[list[list[str]], list[list[str]]]:
+    """Rows of targets whose code is not 0: (failing, stopped on purpose). A target is stopped
+    on purpose when its resource is inactive or it is outside its schedule, as the
+    CdnvideoRestreamTargetFailing alert sees it; unknown activity or schedule counts as failing."""
+    descriptions = {
+        _target(lbl): lbl.get("description", "")
+        for lbl, _ in _rows(fragment, "cdnvideo_restream_status_info")
+    }
+    inactive = {
+        lbl.get("resource_id", "")
+        for lbl, v in _rows(fragment, "cdnvideo_restream_resource_active")
+        if v == 0
+    }
+    unscheduled = {
+        _target(lbl) for lbl, v in _rows(fragment, "cdnvideo_restream_scheduled") if v == 0
+    }
+    failing: list[list[str]] = []
+    stopped: list[list[str]] = []
+    for lbl, code in _rows(fragment, "cdnvideo_restream_status_code"):
+        if code == 0:
+            continue
+        ident = _target(lbl)
+        row = [
+            f"<code>{e(clean(lbl.get('resource_id', '')))}</code>",
+            e(clean(lbl.get("source", ""))),
+            e(clean(lbl.get("target", ""))),
+            f"{code:g}",
+            e(clean(descriptions.get(ident, ""))),
+        ]
+        why = [
+            reason
+            for reason, applies in (
+                ("resource inactive", lbl.get("resource_id", "") in inactive),
+                ("outside its schedule", ident in unscheduled),
+            )
+            if applies
+        ]
+        if why:
+            stopped.append([*row, e(", ".join(why))])
+        else:
+            failing.append(row)
+    return failing, stopped
 
 
 def _target(labels: dict[str, str]) -> tuple[str, ...]:

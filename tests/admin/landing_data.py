@@ -13,6 +13,8 @@ STATUS_CODE = MetricSpec("cdnvideo_restream_status_code", "gauge", "c", TARGET)
 STATUS_INFO = MetricSpec(
     "cdnvideo_restream_status_info", "gauge", "i", (*TARGET, "code", "description")
 )
+ACTIVE = MetricSpec("cdnvideo_restream_resource_active", "gauge", "a", ("account", "resource_id"))
+SCHEDULED = MetricSpec("cdnvideo_restream_scheduled", "gauge", "s", TARGET)
 ALIVE = MetricSpec("cdnvideo_dvr_alive", "gauge", "a", ("account", "stream", "host"))
 QUOTA_LEFT = MetricSpec("cdnvideo_talking_head_quota_left", "gauge", "l", ("account",))
 QUOTA_LIMIT = MetricSpec("cdnvideo_talking_head_quota_limit", "gauge", "m", ("account",))
@@ -21,8 +23,9 @@ EVIL = '<script>alert("x")</script>'
 
 
 def publish_demo(ctx) -> None:  # type: ignore[no-untyped-def]
-    """demo-media: one failing restream target, one dead DVR node, quota 1234 of 1500, a window.
-    demo-shop: everything fine; its restream fragment is stale."""
+    """demo-media: one failing restream target (and a hostile one), two stopped on purpose
+    (res-9 inactive, res-10 outside its schedule), one dead DVR node, quota 1234 of 1500, a
+    window. demo-shop: everything fine; its restream fragment is stale."""
     store = ctx.store
     b = FragmentBuilder()
     b.add(WINDOW_END, ("demo-media",), NOW - 180)
@@ -38,6 +41,15 @@ def publish_demo(ctx) -> None:  # type: ignore[no-untyped-def]
     b.add(STATUS_INFO, (*bad, "3", "Source stream is not published"), 1)
     b.add(STATUS_INFO, (*good, "0", "OK"), 1)
     b.add(STATUS_INFO, (*evil, "7", "Restream stopped"), 1)
+    idle = ("demo-media", "res-9", "rtmp://origin/live/idle", "rtmp://idle.example/app", "k4")
+    later = ("demo-media", "res-10", "rtmp://origin/live/late", "rtmp://late.example/app", "k5")
+    b.add(STATUS_CODE, idle, 5)
+    b.add(STATUS_CODE, later, 7)
+    b.add(STATUS_INFO, (*idle, "5", "No status changes found"), 1)
+    for resource, active in (("res-7", 1), ("res-8", 1), ("res-9", 0), ("res-10", 1)):
+        b.add(ACTIVE, ("demo-media", resource), active)
+    for target, scheduled in ((bad, 1), (good, 1), (idle, 1), (later, 0)):
+        b.add(SCHEDULED, target, scheduled)
     store.publish("restream/demo-media", b.build())
 
     b = FragmentBuilder()

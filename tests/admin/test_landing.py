@@ -53,6 +53,30 @@ async def test_page_shows_what_an_operator_needs() -> None:
     assert "&lt;script&gt;" in text
 
 
+def section(text: str, css: str, account: str = "demo-media") -> str:
+    """The table of class ``css`` in the account's section."""
+    part = text.split(f'data-account="{account}"', 1)[1].split("</section>", 1)[0]
+    return part.split(f'<table class="{css}">', 1)[1].split("</table>", 1)[0]
+
+
+async def test_targets_stopped_on_purpose_are_listed_apart_from_failing_ones() -> None:
+    _, text, _ = await page()
+    failing = section(text, "restream")
+    stopped = section(text, "restream-stopped")
+    assert "res-7" in failing  # active, scheduled, code 3: what the alert pages for
+    assert "&lt;script&gt;" in failing  # no activity or schedule known: counted as failing
+    assert "res-9" not in failing
+    assert "res-10" not in failing
+    rows = stopped.split("<tr>")[2:]
+    assert len(rows) == 2
+    assert "res-9" in rows[0]
+    assert "No status changes found" in rows[0]
+    assert "resource inactive" in rows[0]
+    assert "res-10" in rows[1]
+    assert "outside its schedule" in rows[1]
+    assert "Restream targets stopped on purpose" in text
+
+
 async def test_page_carries_no_secret() -> None:
     _, text, _ = await page()
     for secret in (*SECRETS, "leaked-pw"):

@@ -127,6 +127,7 @@ def plot_costs(results: Sequence[Result], path: Path) -> bool:
     xs = [r.resources for r in results]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     left.plot(xs, [r.exporter_p50_ms for r in results], "o-", label="exporter /metrics p50")
+    left.plot(xs, [r.static_p50_ms for r in results], "x:", label="same body, static bytes p50")
     left.plot(xs, [r.baseline_p50_ms for r in results], "s--", label="prometheus-client p50")
     left.plot(xs, [r.refresh_s * 1e3 for r in results], "^-", label="full refresh")
     left.plot(xs, [r.stall_probe_ms for r in results], "v:", label="worst loop stall")

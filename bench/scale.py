@@ -255,6 +255,31 @@ async def _refreshes(session: aiohttp.ClientSession, result: Result, base: str, 
     result.samples.update(refreshes=len(walls))
 
 
+async def _measure(result: Result, sim: procs.Child, tmp: Path, plan: Plan) -> None:
+    config = tmp / "config.json"
+    state = tmp / "traffic-state.json"
+    config.write_text(json.dumps(exporter_config(sim.ready, str(state))), encoding="utf-8")
+    untuned = () if plan.tuned else ("--untuned",)
+    exporter = await procs.start("bench.exporter_proc", "--config", str(config), *untuned)
+    try:
+        base = exporter.ready["base_url"]
+        connector = aiohttp.TCPConnector(limit_per_host=1)
+        async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as s:
+            await _wait_ready(s, base, plan.ready_timeout)
+            await asyncio.sleep(2.0 + plan.warmup_seconds)  # renderer's turn, then warm-up
+            await _steady(s, result, exporter, sim, plan)
+            if not state.is_file():
+                raise RuntimeError(f"the exporter wrote no state file at {state}")
+            result.samples["state_file_bytes"] = state.stat().st_size
+            await _exposition(s, result, base)
+            await _scrapes(s, result, base, plan)
+            await _scrape_cpu(s, result, exporter, plan)
+            await _refreshes(s, result, base, plan)
+        result.peak_rss_after_refreshes_mb = procs.memory_mb(exporter.pid)[1]
+    finally:
+        await exporter.stop()
+
+
 async def run_scale(resources: int, plan: Plan, fixed_areas: bool = False) -> Result:
     """Start the simulator and the exporter at ``resources``, measure, stop both."""
     restreams, dvr = areas_for(resources, fixed_areas)
@@ -265,26 +290,8 @@ async def run_scale(resources: int, plan: Plan, fixed_areas: bool = False) -> Re
         *("--restreams", str(restreams), "--dvr", str(dvr)),
     )
     try:
-        with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
-            config = Path(tmp) / "config.json"
-            state = str(Path(tmp) / "traffic-state.json")
-            config.write_text(json.dumps(exporter_config(sim.ready, state)), encoding="utf-8")
-            untuned = () if plan.tuned else ("--untuned",)
-            exporter = await procs.start("bench.exporter_proc", "--config", str(config), *untuned)
-        try:
-            base = exporter.ready["base_url"]
-            connector = aiohttp.TCPConnector(limit_per_host=1)
-            async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as s:
-                await _wait_ready(s, base, plan.ready_timeout)
-                await asyncio.sleep(2.0 + plan.warmup_seconds)  # renderer's turn, then warm-up
-                await _steady(s, result, exporter, sim, plan)
-                await _exposition(s, result, base)
-                await _scrapes(s, result, base, plan)
-                await _scrape_cpu(s, result, exporter, plan)
-                await _refreshes(s, result, base, plan)
-            result.peak_rss_after_refreshes_mb = procs.memory_mb(exporter.pid)[1]
-        finally:
-            await exporter.stop()
+        with tempfile.TemporaryDirectory(prefix="bench-") as tmp:  # lives as long as the exporter
+            await _measure(result, sim, Path(tmp), plan)
     finally:
         await sim.stop()
     return result

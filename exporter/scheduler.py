@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
+import structlog
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from exporter.config import stable_hash
 from exporter.polling import PollRunner
+
+log = structlog.get_logger("exporter.scheduler")
 
 
 class Scheduler:
@@ -40,7 +44,14 @@ class Scheduler:
         jitter = max(0.0, min(seconds * 0.1, 5.0))
 
         async def run() -> None:
-            await self._runner.run(area, account, poll, job)
+            try:
+                await self._runner.run(area, account, poll, job)
+            except asyncio.CancelledError:
+                # Only shutdown cancels a running job. APScheduler would log that as a job
+                # error with a traceback on every restart; it is expected, so one info line.
+                # The task ends here (nothing awaits it), so the cancellation is not passed on.
+                where = {"job": job} if job else {}
+                log.info("poll_cancelled", area=area, account=account, **where)
 
         self._scheduler.add_job(
             run,

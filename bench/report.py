@@ -21,7 +21,7 @@ HEADERS = (
     "exporter p50/p99 ms",
     "baseline p50/p99 ms",
     "ratio p50",
-    "static body p50 ms",
+    "static body p50 ms (CPU user+sys ms)",
     "exporter headers ms (CPU user+sys ms/scrape)",
     "stall ms healthz/probe (gc)",
     "refresh s (polls/swap)",
@@ -52,7 +52,8 @@ def row(r: Result) -> tuple[str, ...]:
         f"{_f(r.exporter_p50_ms, 2)}/{_f(r.exporter_p99_ms, 2)}",
         f"{_f(r.baseline_p50_ms)}/{_f(r.baseline_p99_ms)}",
         f"{_f(r.ratio, 0)}x",
-        _f(r.static_p50_ms, 2),
+        f"{_f(r.static_p50_ms, 2)} "
+        f"({_f(r.static_user_cpu_per_scrape_ms, 2)}+{_f(r.static_sys_cpu_per_scrape_ms, 2)})",
         f"{_f(r.exporter_headers_p50_ms, 2)} "
         f"({_f(r.exporter_user_cpu_per_scrape_ms, 2)}+{_f(r.exporter_sys_cpu_per_scrape_ms, 2)})",
         f"{_f(r.stall_healthz_ms, 0)}/{_f(r.stall_probe_ms, 0)} ({_f(r.gc_pause_ms, 0)})",

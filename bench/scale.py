@@ -70,6 +70,9 @@ class Result:
     exporter_p99_ms: float = float("nan")
     exporter_headers_p50_ms: float = float("nan")
     static_p50_ms: float = float("nan")  # the same gzip body served as fixed bytes (the floor)
+    # The bare handler's CPU per request of that body, as below for the exporter.
+    static_user_cpu_per_scrape_ms: float = float("nan")
+    static_sys_cpu_per_scrape_ms: float = float("nan")
     # The exporter's CPU per gzip scrape, background removed: in its own code (user) and in
     # the kernel (system: copying the body into the socket, loopback delivery included).
     exporter_user_cpu_per_scrape_ms: float = float("nan")
@@ -171,7 +174,10 @@ async def _exposition(session: aiohttp.ClientSession, result: Result, base: str)
     result.series = sum(1 for line in plain.splitlines() if line and not line.startswith(b"#"))
 
 
-async def _scrapes(session: aiohttp.ClientSession, result: Result, base: str, plan: Plan) -> None:
+async def _scrapes(
+    session: aiohttp.ClientSession, result: Result, exporter: procs.Child, plan: Plan
+) -> None:
+    base = exporter.ready["base_url"]
     baseline = await procs.start("bench.baseline_proc", "--source", f"{base}/metrics")
     try:
         burl = baseline.ready["base_url"]
@@ -191,6 +197,7 @@ async def _scrapes(session: aiohttp.ClientSession, result: Result, base: str, pl
             static_url=f"{burl}/static",
             static=static,
         )
+        await _scrape_cpu(session, result, exporter, baseline, plan)
     finally:
         await baseline.stop()
     result.exporter_p50_ms, result.exporter_p99_ms = median(exp) * 1e3, percentile(exp, 99) * 1e3
@@ -201,25 +208,48 @@ async def _scrapes(session: aiohttp.ClientSession, result: Result, base: str, pl
     result.samples.update(exporter_scrapes=len(exp), baseline_scrapes=len(ref))
 
 
+async def _burst_cpu(
+    session: aiohttp.ClientSession,
+    url: str,
+    pid: int,
+    requests: int,
+    background: tuple[float, float],
+) -> tuple[float, float]:
+    """(user, system) CPU seconds that process ``pid`` spent per gzip GET of ``url`` in one
+    burst of ``requests`` back-to-back requests, less its ``background`` rate (CPU s/s)."""
+    cpu0, t0 = procs.cpu_times(pid), time.perf_counter()
+    for _ in range(requests):
+        await fetch(session, url)
+    cpu1, t1 = procs.cpu_times(pid), time.perf_counter()
+    user = max(0.0, cpu1[0] - cpu0[0] - background[0] * (t1 - t0)) / requests
+    system = max(0.0, cpu1[1] - cpu0[1] - background[1] * (t1 - t0)) / requests
+    return user, system
+
+
 async def _scrape_cpu(
-    session: aiohttp.ClientSession, result: Result, exporter: procs.Child, plan: Plan
+    session: aiohttp.ClientSession,
+    result: Result,
+    exporter: procs.Child,
+    baseline: procs.Child,
+    plan: Plan,
 ) -> None:
-    """The exporter's CPU time per gzip scrape, user and system apart: bursts of back-to-back
-    scrapes, CPU from /proc (10 ms ticks, hence hundreds per burst) less the steady phase's
-    background rate; the median burst (one that met a traffic poll is an outlier)."""
-    url = f"{exporter.ready['base_url']}/metrics"
+    """CPU per gzip scrape, user and system apart, of the exporter and of the bare handler
+    serving the same bytes (``/static`` of the baseline process, idle otherwise), in
+    alternating bursts: CPU from /proc (10 ms ticks, hence hundreds of requests a burst), the
+    exporter's less the steady phase's background rate; the median burst of each (one that
+    met a traffic poll is an outlier)."""
     n = plan.cpu_burst_scrapes
-    user, system = [], []
+    exp: list[tuple[float, float]] = []
+    bare: list[tuple[float, float]] = []
     for _ in range(plan.cpu_bursts):
-        cpu0, t0 = procs.cpu_times(exporter.pid), time.perf_counter()
-        for _ in range(n):
-            await fetch(session, url)
-        cpu1, t1 = procs.cpu_times(exporter.pid), time.perf_counter()
-        bg_user, bg_sys = result.background_cpu
-        user.append(max(0.0, cpu1[0] - cpu0[0] - bg_user * (t1 - t0)) / n)
-        system.append(max(0.0, cpu1[1] - cpu0[1] - bg_sys * (t1 - t0)) / n)
-    result.exporter_user_cpu_per_scrape_ms = median(user) * 1e3
-    result.exporter_sys_cpu_per_scrape_ms = median(system) * 1e3
+        url = f"{exporter.ready['base_url']}/metrics"
+        exp.append(await _burst_cpu(session, url, exporter.pid, n, result.background_cpu))
+        url = f"{baseline.ready['base_url']}/static"
+        bare.append(await _burst_cpu(session, url, baseline.pid, n, (0.0, 0.0)))
+    result.exporter_user_cpu_per_scrape_ms = median([u for u, _ in exp]) * 1e3
+    result.exporter_sys_cpu_per_scrape_ms = median([s for _, s in exp]) * 1e3
+    result.static_user_cpu_per_scrape_ms = median([u for u, _ in bare]) * 1e3
+    result.static_sys_cpu_per_scrape_ms = median([s for _, s in bare]) * 1e3
 
 
 async def _refreshes(session: aiohttp.ClientSession, result: Result, base: str, plan: Plan) -> None:
@@ -272,8 +302,7 @@ async def _measure(result: Result, sim: procs.Child, tmp: Path, plan: Plan) -> N
                 raise RuntimeError(f"the exporter wrote no state file at {state}")
             result.samples["state_file_bytes"] = state.stat().st_size
             await _exposition(s, result, base)
-            await _scrapes(s, result, base, plan)
-            await _scrape_cpu(s, result, exporter, plan)
+            await _scrapes(s, result, exporter, plan)
             await _refreshes(s, result, base, plan)
         result.peak_rss_after_refreshes_mb = procs.memory_mb(exporter.pid)[1]
     finally:

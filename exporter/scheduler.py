@@ -44,17 +44,11 @@ class Scheduler:
         jitter = max(0.0, min(seconds * 0.1, 5.0))
 
         async def run() -> None:
-            try:
-                await self._runner.run(area, account, poll, job)
-            except asyncio.CancelledError:
-                # Only shutdown cancels a running job. APScheduler would log that as a job
-                # error with a traceback on every restart; it is expected, so one info line.
-                # The task ends here (nothing awaits it), so the cancellation is not passed on.
-                where = {"job": job} if job else {}
-                log.info("poll_cancelled", area=area, account=account, **where)
+            await self._runner.run(area, account, poll, job)
 
+        where = {"job": job} if job else {}
         self._scheduler.add_job(
-            run,
+            _quiet_at_shutdown(run, area=area, account=account, **where),
             "interval",
             seconds=seconds,
             jitter=jitter,
@@ -71,7 +65,7 @@ class Scheduler:
     ) -> None:
         """A housekeeping job outside the area/account scheme (account discovery)."""
         self._scheduler.add_job(
-            func,
+            _quiet_at_shutdown(func, job=name),
             "interval",
             seconds=seconds,
             id=name,
@@ -92,3 +86,22 @@ class Scheduler:
     def shutdown(self) -> None:
         if self._scheduler.running:
             self._scheduler.shutdown(wait=False)
+
+
+def _quiet_at_shutdown(
+    func: Callable[[], Awaitable[None]], **where: str
+) -> Callable[[], Awaitable[None]]:
+    """``func`` as a job that ends with one info line when shutdown cancels it.
+
+    Only shutdown cancels a running job. APScheduler would log that as a job error with a
+    traceback on every restart; it is expected. The job's task ends here (nothing awaits it),
+    so the cancellation is not passed on.
+    """
+
+    async def job() -> None:
+        try:
+            await func()
+        except asyncio.CancelledError:
+            log.info("poll_cancelled", **where)
+
+    return job

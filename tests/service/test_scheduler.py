@@ -45,3 +45,27 @@ async def test_a_poll_cut_short_by_shutdown_is_logged_once_as_info_not_as_a_job_
     # Cut short at shutdown says nothing about the upstream: no outcome was recorded.
     up = metrics.registry.get_sample_value("cdnvideo_up", {"account": "acme", "area": "traffic"})
     assert up is None
+
+
+async def test_a_housekeeping_job_cut_short_by_shutdown_is_not_a_job_error_either(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    started = asyncio.Event()
+
+    async def slow_discovery() -> None:
+        started.set()
+        await asyncio.sleep(60)
+
+    scheduler = Scheduler(PollRunner(SelfMetrics(), FakeClock()))
+    scheduler.call("discover", 600.0, slow_discovery)
+    caplog.set_level(logging.INFO, logger="apscheduler")
+    with capture_logs() as events:
+        scheduler.start()
+        await asyncio.wait_for(started.wait(), 5.0)
+        scheduler.shutdown()
+        for _ in range(20):
+            await asyncio.sleep(0)
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]
+    cancelled = [e for e in events if e["event"] == "poll_cancelled"]
+    assert cancelled == [{"event": "poll_cancelled", "log_level": "info", "job": "discover"}]

@@ -239,13 +239,13 @@ async def _scrape_cpu(
     exporter's less the steady phase's background rate; the median burst of each (one that
     met a traffic poll is an outlier)."""
     n = plan.cpu_burst_scrapes
+    exporter_url = f"{exporter.ready['base_url']}/metrics"
+    static_url = f"{baseline.ready['base_url']}/static"
     exp: list[tuple[float, float]] = []
     bare: list[tuple[float, float]] = []
     for _ in range(plan.cpu_bursts):
-        url = f"{exporter.ready['base_url']}/metrics"
-        exp.append(await _burst_cpu(session, url, exporter.pid, n, result.background_cpu))
-        url = f"{baseline.ready['base_url']}/static"
-        bare.append(await _burst_cpu(session, url, baseline.pid, n, (0.0, 0.0)))
+        exp.append(await _burst_cpu(session, exporter_url, exporter.pid, n, result.background_cpu))
+        bare.append(await _burst_cpu(session, static_url, baseline.pid, n, (0.0, 0.0)))
     result.exporter_user_cpu_per_scrape_ms = median([u for u, _ in exp]) * 1e3
     result.exporter_sys_cpu_per_scrape_ms = median([s for _, s in exp]) * 1e3
     result.static_user_cpu_per_scrape_ms = median([u for u, _ in bare]) * 1e3

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from exporter.simulator.config import SimConfig, account_names
+from exporter.simulator.quirks import QUIRKS
 
 # (flag, dest field of SimConfig, type, help)
 _OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
@@ -77,6 +78,14 @@ def add_cli_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOSTS",
         help="comma-separated DVR node names (default dvr-msk-1,dvr-msk-2,dvr-spb-1)",
     )
+    group.add_argument(
+        "--quirk",
+        dest="sim_quirks",
+        action="append",
+        metavar="NAME",
+        choices=sorted(QUIRKS),
+        help="imitate one real-platform shape (repeatable): " + ", ".join(sorted(QUIRKS)),
+    )
     for flag, field, kind, text in _OPTIONS:
         extra: dict[str, Any] = {}
         if field == "request_time_format":
@@ -98,6 +107,9 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
     hosts = getattr(args, "sim_dvr_hosts", None)
     if hosts:
         changes["dvr_hosts"] = tuple(h.strip() for h in hosts.split(",") if h.strip())
+    quirks = getattr(args, "sim_quirks", None)
+    if quirks:
+        changes["quirks"] = config.quirks | frozenset(quirks)
     for _flag, field, _kind, _text in _OPTIONS:
         value = getattr(args, f"sim_{field}", None)
         if value is not None:

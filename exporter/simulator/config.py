@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 import yaml
 
+from exporter.simulator.quirks import check_quirks
+
 DEFAULT_ACCOUNTS = ("demo-media", "demo-shop")
 DEFAULT_DVR_HOSTS = ("dvr-msk-1", "dvr-msk-2", "dvr-spb-1")
 RequestTimeFormat = Literal["flat", "nested"]
@@ -55,8 +57,11 @@ class SimConfig:
     # plumbing
     slow_seconds: float = 5.0
     request_log_size: int = 1000
+    # real-platform shapes to imitate (exporter/simulator/quirks.py)
+    quirks: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "quirks", check_quirks(self.quirks))
         if not self.accounts:
             raise ValueError("accounts: at least one account is needed")
         if len(set(self.accounts)) != len(self.accounts):
@@ -110,6 +115,10 @@ class SimConfig:
         for key, value in data.items():
             if key == "accounts" and isinstance(value, int):
                 value = account_names(value)
+            elif key == "quirks":
+                if not isinstance(value, list | tuple):
+                    raise ValueError("quirks: expected a list of quirk names")
+                value = frozenset(str(v) for v in value)
             elif key in ("accounts", "dvr_hosts"):
                 if not isinstance(value, list | tuple):
                     raise ValueError(f"{key}: expected a list")

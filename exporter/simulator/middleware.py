@@ -110,6 +110,8 @@ def upstream_middleware(sim: Simulator) -> Middleware:
             if area != "auth":
                 problem = sim.auth.check(token)
                 if problem is not None:
+                    if sim.has_quirk("empty-401"):
+                        return web.Response(status=401)
                     return error(area, 403, token_message(area, problem))
         try:
             return await handler(request)

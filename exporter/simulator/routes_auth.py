@@ -51,6 +51,8 @@ class AuthRoutes:
         try:
             reply = self.sim.auth.login(username, password, refuse=refuse)
         except LoginRefused as exc:
+            if exc.status == 403 and self.sim.has_quirk("empty-401"):
+                return web.Response(status=401)
             return error("auth", exc.status, exc.message)
         return web.json_response(reply)
 

@@ -8,6 +8,7 @@ from aiohttp import web
 
 from exporter.clock import FakeClock
 from exporter.simulator.http_common import BadJson, json_body
+from exporter.simulator.quirks import QUIRKS
 from exporter.simulator.routes_traffic import BadQuery, parse_minute
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ class ControlRoutes:
             web.get("/_sim/clock", self.get_clock),
             web.post("/_sim/clock", self.move_clock),
             web.post("/_sim/reset", self.reset),
+            web.get("/_sim/quirks", self.list_quirks),
+            web.post("/_sim/quirks", self.set_quirks),
         ]
 
     async def index(self, request: web.Request) -> web.Response:
@@ -198,6 +201,27 @@ class ControlRoutes:
         except (BadJson, ValueError, TypeError) as exc:
             return _bad(str(exc))
         return web.json_response({"now": clock.time(), "fake": True})
+
+    async def list_quirks(self, request: web.Request) -> web.Response:
+        """Every known quirk, what it does, and whether it is on."""
+        return web.json_response(
+            [
+                {"name": name, "on": name in self.sim.quirks, "effect": effect}
+                for name, effect in QUIRKS.items()
+            ]
+        )
+
+    async def set_quirks(self, request: web.Request) -> web.Response:
+        """`{"quirks": [NAME, ...]}` switches exactly those on."""
+        try:
+            body = await _object(request)
+            names = body.get("quirks")
+            if not isinstance(names, list):
+                raise ValueError("quirks: expected a list of quirk names")
+            self.sim.set_quirks(names)
+        except (BadJson, ValueError) as exc:
+            return _bad(str(exc))
+        return await self.list_quirks(request)
 
     async def reset(self, request: web.Request) -> web.Response:
         self.sim.reset()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from aiohttp import web
@@ -14,6 +15,7 @@ from exporter.simulator.dvr import DvrState
 from exporter.simulator.faults import Faults
 from exporter.simulator.hashing import hex_id
 from exporter.simulator.middleware import upstream_middleware
+from exporter.simulator.quirks import QUIRKS, check_quirks
 from exporter.simulator.requests_log import RequestLog
 from exporter.simulator.restream import STATUS_TEXT, RestreamState
 from exporter.simulator.routes_auth import AuthRoutes
@@ -80,6 +82,8 @@ class Simulator:
             config.dvr_hosts,
         )
         self.talking_head = TalkingHeadState(config, clock)
+        # Real-platform shapes switched on; starts from the config, tests may change it.
+        self.quirks: set[str] = set(config.quirks)
         self._app: web.Application | None = None
 
     # --- identity ----------------------------------------------------------------------------
@@ -188,6 +192,16 @@ class Simulator:
         self.restream.clear_force(account, resource_id, target_url)
 
     # --- misc control ------------------------------------------------------------------------
+    def has_quirk(self, name: str) -> bool:
+        """Whether the real-platform shape `name` (exporter/simulator/quirks.py) is on."""
+        if name not in QUIRKS:
+            raise KeyError(f"unknown quirk {name!r}")
+        return name in self.quirks
+
+    def set_quirks(self, names: Iterable[str]) -> None:
+        """Switch exactly these quirks on (ValueError naming an unknown one)."""
+        self.quirks = set(check_quirks(names))
+
     def expire_tokens(self, include_static: bool = False) -> None:
         self.auth.expire_all(include_static=include_static)
 
@@ -217,6 +231,7 @@ class Simulator:
                 "static_expired": self.auth.static_expired,
             },
             "requests_logged": len(self.requests),
+            "quirks": sorted(self.quirks),
             "config": {
                 "late_seconds": self.config.late_seconds,
                 "request_time_format": self.config.request_time_format,

@@ -1,0 +1,31 @@
+"""Quirks: real-platform shapes the simulator can imitate, one name each (`--quirk NAME`).
+
+The simulator follows the documented API by default. A quirk switches on one way the real
+platform is known to differ (shared upstream facts), so tests, the demo and anyone debugging
+can see the exporter cope with it. Quirks can be given at start (`--quirk`, repeatable, or
+`quirks: [...]` in the YAML file) and changed while running (`Simulator.quirks`, or
+`POST /_sim/quirks`). docs/simulator.md lists every name below; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+# name -> what the simulator then does. Keep names kebab-case; add new ones at the end.
+QUIRKS: dict[str, str] = {
+    "empty-401": (
+        "a missing, unknown or expired token is answered HTTP 401 with an empty body on every "
+        "endpoint (the token endpoint included), instead of 403 with a JSON error body"
+    ),
+}
+
+
+def check_quirks(names: Iterable[str]) -> frozenset[str]:
+    """The quirk names as a set; ValueError naming any unknown one and the known ones."""
+    chosen = frozenset(str(n) for n in names)
+    unknown = sorted(chosen - QUIRKS.keys())
+    if unknown:
+        raise ValueError(
+            f"quirks: unknown quirk(s) {', '.join(unknown)}; known: {', '.join(sorted(QUIRKS))}"
+        )
+    return chosen

@@ -1,0 +1,85 @@
+"""Quirks: names from the command line, YAML and the control surface; docs list every one."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+from simhelpers import TOKEN, Client, ClientFactory
+
+from exporter.clock import FakeClock
+from exporter.simulator import SimConfig, Simulator, add_cli_arguments, config_from_args
+from exporter.simulator.quirks import QUIRKS
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "simulator.md"
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_cli_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_quirk_flag_is_repeatable_and_adds_to_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "sim.yaml"
+    path.write_text("quirks: [empty-401]\n", encoding="utf-8")
+    config = config_from_args(parse("--sim-config", str(path)))
+    assert config.quirks == frozenset({"empty-401"})
+    config = config_from_args(parse("--quirk", "empty-401", "--quirk", "empty-401"))
+    assert config.quirks == frozenset({"empty-401"})
+    assert config_from_args(parse()).quirks == frozenset()
+
+
+def test_unknown_quirk_is_refused_with_the_known_names() -> None:
+    with pytest.raises(ValueError, match=r"unknown quirk\(s\) no-such.*known: .*empty-401"):
+        SimConfig(quirks=frozenset({"no-such"}))
+    with pytest.raises(SystemExit):
+        parse("--quirk", "no-such")
+    with pytest.raises(ValueError, match="expected a list"):
+        SimConfig.from_mapping({"quirks": "empty-401"})
+
+
+def test_docs_list_every_quirk_and_no_other() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split("<!-- quirks:", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"^\| `([a-z0-9-]+)` \|", section, re.MULTILINE))
+    assert documented == set(QUIRKS)
+
+
+async def test_control_surface_switches_quirks(aiohttp_client: ClientFactory) -> None:
+    sim = Simulator(SimConfig(), FakeClock())
+    client: Client = await aiohttp_client(sim.build_app())
+    listed = await (await client.get("/_sim/quirks")).json()
+    assert {q["name"]: q["on"] for q in listed} == dict.fromkeys(QUIRKS, False)
+    resp = await client.post("/_sim/quirks", json={"quirks": ["empty-401"]})
+    assert resp.status == 200
+    assert {q["name"] for q in await resp.json() if q["on"]} == {"empty-401"}
+    assert sim.quirks == {"empty-401"}
+    bad = await client.post("/_sim/quirks", json={"quirks": ["nope"]})
+    assert bad.status == 400
+    assert "nope" in (await bad.json())["error"]
+    assert sim.quirks == {"empty-401"}
+    assert (await (await client.get("/_sim/")).json())["quirks"] == ["empty-401"]
+
+
+@pytest.mark.parametrize("quirk", [False, True])
+async def test_empty_401_answers_a_bad_token_without_a_body(
+    aiohttp_client: ClientFactory, quirk: bool
+) -> None:
+    sim = Simulator(SimConfig(quirks=frozenset({"empty-401"} if quirk else ())), FakeClock())
+    client: Client = await aiohttp_client(sim.build_app())
+    for path in ("/app/restream/v2/demo-media/resources", "/app/inventory/v1/accounts/"):
+        resp = await client.get(path, headers={"CDN-AUTH-TOKEN": "wrong"})
+        body = await resp.read()
+        if quirk:
+            assert (resp.status, body) == (401, b"")
+        else:
+            assert resp.status == 403
+            assert b"Invalid token" in body
+    login = await client.post("/app/oauth/v1/token/", data={"username": "demo", "password": "x"})
+    assert login.status == (401 if quirk else 403)
+    assert (await login.read() == b"") is quirk
+    good = await client.get("/app/restream/v2/demo-media/resources", headers=TOKEN)
+    assert good.status == 200

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import secrets
 import signal
 import sys
 from collections.abc import Sequence
 
+import structlog
 import yaml
 from aiohttp import web
 
@@ -23,6 +25,7 @@ from exporter.config import (
     warnings,
 )
 from exporter.logs import Redactor, configure_logging
+from exporter.web.webconfig import WebConfig, load_web_config
 
 DEMO_LISTEN = "127.0.0.1:9877"
 
@@ -37,6 +40,12 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the exporter daemon", description="Run the daemon.")
     run.add_argument("--config", required=True, metavar="FILE", help="YAML config file")
+    run.add_argument(
+        "--web.config.file",
+        dest="web_config_file",
+        metavar="FILE",
+        help="exporter-toolkit web config (TLS, basic auth); overrides web_config_file",
+    )
 
     demo = sub.add_parser(
         "demo",
@@ -57,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Validate a config; print the effective config with every secret masked.",
     )
     check.add_argument("--config", required=True, metavar="FILE", help="YAML config file")
+    check.add_argument(
+        "--web.config.file",
+        dest="web_config_file",
+        metavar="FILE",
+        help="also check this exporter-toolkit web config (overrides web_config_file)",
+    )
 
     sim = sub.add_parser(
         "simulate",
@@ -77,32 +92,52 @@ def config_error(exc: ConfigError) -> None:
     print(f"config error: {text}", file=sys.stderr)
 
 
-def check_config(path: str) -> int:
+def _load(path: str, web_config_file: str | None) -> tuple[Settings, WebConfig | None]:
+    """The settings and, when one is named, the checked web config (ConfigError if bad)."""
+    settings = load_config(path)
+    if web_config_file is not None:
+        settings = dataclasses.replace(settings, web_config_file=web_config_file)
+    if not settings.web_config_file:
+        return settings, None
+    return settings, load_web_config(settings.web_config_file)
+
+
+def check_config(path: str, web_config_file: str | None = None) -> int:
     try:
-        settings = load_config(path)
+        settings, web_config = _load(path, web_config_file)
     except ConfigError as exc:
         config_error(exc)
         return 1
     print(yaml.safe_dump(masked_dict(settings), sort_keys=False), end="")
-    for warning in warnings(settings):
+    for warning in [*warnings(settings), *(web_config.warnings if web_config else ())]:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 
-def run(path: str) -> int:
+def run(path: str, web_config_file: str | None = None) -> int:
     try:
-        settings = load_config(path)
+        settings, web_config = _load(path, web_config_file)
     except ConfigError as exc:
         config_error(exc)
         return 1
     redactor = configure_logging(
         settings.log.level, settings.log.format, Redactor(settings.secrets())
     )
+    if web_config is not None:
+        log = structlog.get_logger("exporter.cli")
+        for warning in web_config.warnings:
+            log.warning("web_config_unsupported", detail=warning)
+        log.info(
+            "web_config_loaded",
+            file=web_config.path,
+            tls=web_config.tls is not None,
+            basic_auth_users=len(web_config.users),
+        )
     from exporter.runtime import tune_for_serving
     from exporter.service import create_app
 
     async def app() -> web.Application:
-        built = await create_app(settings, redactor=redactor)
+        built = await create_app(settings, redactor=redactor, web_config=web_config)
         tune_for_serving()
         return built
 
@@ -110,6 +145,7 @@ def run(path: str) -> int:
         app(),
         host=settings.listen_host,
         port=settings.listen_port,
+        ssl_context=web_config.tls if web_config else None,
         print=None,
         access_log=None,
         shutdown_timeout=3.0,
@@ -218,9 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     command: str = args.command
     try:
         if command == "check-config":
-            return check_config(args.config)
+            return check_config(args.config, args.web_config_file)
         if command == "run":
-            return run(args.config)
+            return run(args.config, args.web_config_file)
         if command == "demo":
             return asyncio.run(_demo(args.listen, args.simulator_listen))
         if command == "simulate":

@@ -21,6 +21,7 @@ from exporter.scheduler import Scheduler
 from exporter.selfmetrics import WINDOW_OUTCOMES, SelfMetrics
 from exporter.upstream import Operations, UpstreamClient
 from exporter.web.app import init_app
+from exporter.web.webconfig import WebConfig
 
 log = structlog.get_logger("exporter.service")
 
@@ -189,12 +190,14 @@ async def create_app(
     clock: Clock | None = None,
     redactor: Redactor | None = None,
     schedule: bool = True,
+    web_config: WebConfig | None = None,
 ) -> web.Application:
     """The whole daemon as an aiohttp app; its cleanup context owns every resource.
 
     A coroutine, so the client session is created inside the running loop. The Service is
     ``app[SERVICE]``; with ``schedule=False`` nothing is polled on a timer, so tests drive
-    the polls themselves (``Service.jobs``) against an injected clock.
+    the polls themselves (``Service.jobs``) against an injected clock. ``web_config`` (the
+    checked ``web_config_file``) adds basic auth and headers; the caller serves its TLS.
     """
     clock = clock or SystemClock()
     redactor = redactor or Redactor(settings.secrets())
@@ -234,7 +237,7 @@ async def create_app(
     )
     ctx = build_context(settings, session, clock, redactor)
     holder.update(session=session, ctx=ctx)
-    app = init_app(ctx)
+    app = init_app(ctx, web_config)
     app[SERVICE] = Service(ctx, Scheduler(ctx.runner))
     app.cleanup_ctx.append(lifecycle)
     return app

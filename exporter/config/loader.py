@@ -303,6 +303,9 @@ def parse_config(raw: Any, env: Mapping[str, str] | None = None) -> Settings:
         listen = Settings.listen
     if not isinstance(listen, str):
         raise ConfigError(f"listen: expected HOST:PORT, got {listen!r}")
+    web_config_file = raw.get("web_config_file") or ""
+    if not isinstance(web_config_file, str):
+        raise ConfigError(f"web_config_file: expected a file path, got {_shown(web_config_file)}")
     if env.get(SHARD_ENV):
         shard = _parse_shard(env[SHARD_ENV], f"shard (from {SHARD_ENV})")
     else:
@@ -313,6 +316,7 @@ def parse_config(raw: Any, env: Mapping[str, str] | None = None) -> Settings:
     settings = Settings(
         accounts=_parse_accounts(raw.get("accounts")),
         listen=listen,
+        web_config_file=str(web_config_file),
         shard=shard,
         **sections,
     )

@@ -34,6 +34,7 @@ def masked_dict(settings: Settings) -> dict[str, Any]:
     for name in ("traffic", "restream", "dvr", "talking_head"):
         data[name] = section(getattr(settings, name))
     data["listen"] = settings.listen
+    data["web_config_file"] = settings.web_config_file
     data["shard"] = str(settings.shard)
     data["admin"] = section(settings.admin)
     data["log"] = section(settings.log)

@@ -267,6 +267,16 @@ class Settings:
             rule="HOST:PORT; [::1]:9877 for IPv6; :9877 for every interface",
         ),
     )
+    web_config_file: str = field(
+        default="",
+        metadata=_doc(
+            "An exporter-toolkit web configuration file (the `--web.config.file` of "
+            "node_exporter and the rest): TLS, basic auth, response headers. Relative paths in "
+            "it are relative to that file. `run --web.config.file FILE` overrides this key. "
+            "See docs/deploy.md, TLS and basic auth.",
+            rule="a readable file in the toolkit's format; checked at start-up and by check-config",
+        ),
+    )
     shard: Shard = field(
         default_factory=Shard,
         metadata=_doc(
@@ -308,7 +318,7 @@ SECTIONS: dict[str, type[Any]] = {
     "admin": AdminSettings,
     "log": LogSettings,
 }
-TOP_LEVEL_KEYS = (*SECTIONS, "accounts", "listen", "shard")
+TOP_LEVEL_KEYS = (*SECTIONS, "accounts", "listen", "web_config_file", "shard")
 
 # Environment variables that override secrets (and the login) when set and non-empty.
 ENV_OVERRIDES: dict[str, tuple[str, str]] = {

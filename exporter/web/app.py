@@ -11,6 +11,8 @@ from aiohttp import web
 from exporter.context import AREAS_POLLED, Context
 from exporter.web.admin import admin_app
 from exporter.web.landing import landing_handler
+from exporter.web.webauth import apply_web_config, authenticated
+from exporter.web.webconfig import WebConfig
 
 CTX: web.AppKey[Context] = web.AppKey("ctx", Context)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -67,13 +69,18 @@ def readiness(ctx: Context) -> tuple[bool, dict[str, Any]]:
 
 async def readyz(request: web.Request) -> web.Response:
     ready, detail = readiness(request.app[CTX])
+    if not authenticated(request):  # an open probe: the verdict, not the account names
+        detail = {"ready": ready}
     return web.json_response(detail, status=200 if ready else 503, dumps=json.dumps)
 
 
-def init_app(ctx: Context) -> web.Application:
-    """Build the web application around a ready Context (lifecycle lives in exporter.service)."""
+def init_app(ctx: Context, web_config: WebConfig | None = None) -> web.Application:
+    """Build the web application around a ready Context (lifecycle lives in exporter.service);
+    ``web_config`` adds basic auth and headers (its TLS context is the listener's)."""
     app = web.Application()
     app[CTX] = ctx
+    if web_config is not None:
+        apply_web_config(app, web_config)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)

@@ -1,0 +1,255 @@
+"""The daemon's listener under a web config: TLS, basic auth, open probes, the admin API's own
+bearer tokens, client-certificate SANs, headers and the rate limit, over real HTTPS."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import bcrypt
+import pytest
+import yaml
+from aiohttp import web
+
+from exporter.clock import FakeClock
+from exporter.config import parse_config
+from exporter.service import create_app
+from exporter.simulator import SimConfig, Simulator, serve
+from exporter.web.webauth import BasicAuth, TokenBucket
+from exporter.web.webconfig import load_web_config
+
+from .tls_certs import Certs, make_certs
+
+USER, PASSWORD = "prometheus", "correct horse battery staple"
+READ_TOKEN = "listener-test-read-token-0123"
+WRITE_TOKEN = "listener-test-write-token-0123"
+
+
+def hashed(password: str) -> str:
+    return bcrypt.hashpw(password.encode(), bcrypt.gensalt(4)).decode()
+
+
+@dataclass
+class Listener:
+    url: str
+    certs: Certs
+    client_ssl: ssl.SSLContext
+
+    async def get(
+        self, path: str, auth: tuple[str, str] | None = None, **headers: str
+    ) -> tuple[int, str, dict[str, str]]:
+        if auth:
+            headers["Authorization"] = aiohttp.encode_basic_auth(*auth)
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"{self.url}{path}", headers=headers, ssl=self.client_ssl) as resp,
+        ):
+            return resp.status, await resp.text(), dict(resp.headers)
+
+
+Start = Callable[..., Awaitable[Listener]]
+
+
+def write_web_config(folder: Path, certs: Certs, **extra: Any) -> str:
+    doc: dict[str, Any] = {
+        "tls_server_config": {"cert_file": "server.crt", "key_file": "server.key"},
+        "basic_auth_users": {USER: hashed(PASSWORD)},
+    }
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(doc.get(key), dict):
+            doc[key] = {**doc[key], **value}
+        elif value is None:
+            doc.pop(key, None)
+        else:
+            doc[key] = value
+    path = folder / "web.yml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+async def start(tmp_path: Path) -> AsyncIterator[Start]:
+    """Start simulator + exporter app serving HTTPS with a web config made from ``extra``."""
+    runners: list[web.AppRunner] = []
+    certs = make_certs(tmp_path)
+
+    async def _start(**extra: Any) -> Listener:
+        clock = FakeClock()
+        sim = Simulator(SimConfig(), clock)
+        sim_runner = await serve(sim)
+        runners.append(sim_runner)
+        config = load_web_config(write_web_config(tmp_path, certs, **extra))
+        settings = parse_config(
+            {
+                "upstream": {"base_url": sim_runner.base_url, "token": sim.token},
+                "accounts": ["demo-media"],
+                "admin": {"enabled": True, "read_token": READ_TOKEN, "write_token": WRITE_TOKEN},
+            },
+            env={},
+        )
+        app = await create_app(settings, clock=clock, schedule=False, web_config=config)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await runner.setup()
+        runners.append(runner)
+        await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=config.tls).start()
+        port = runner.addresses[0][1]
+        client = ssl.create_default_context(cafile=str(certs.ca))
+        return Listener(f"https://127.0.0.1:{port}", certs, client)
+
+    yield _start
+    for runner in reversed(runners):
+        await runner.cleanup()
+
+
+async def test_metrics_and_landing_need_the_password(start: Start) -> None:
+    served = await start()
+    for path in ("/metrics", "/"):
+        status, body, headers = await served.get(path)
+        assert (status, body) == (401, "401 Unauthorized\n"), path
+        assert headers["WWW-Authenticate"].startswith('Basic realm="cdnvideo-exporter"')
+        status, _, _ = await served.get(path, auth=(USER, "wrong password"))
+        assert status == 401, path
+        status, _, _ = await served.get(path, auth=("nobody", PASSWORD))
+        assert status == 401, path
+    status, body, _ = await served.get("/metrics", auth=(USER, PASSWORD))
+    assert status == 200
+    assert "cdnvideo_exporter_build_info{" in body
+    status, body, _ = await served.get("/", auth=(USER, PASSWORD))
+    assert status == 200
+    assert "<h1>cdnvideo-exporter</h1>" in body
+
+
+async def test_probes_stay_open_but_readiness_detail_needs_the_password(start: Start) -> None:
+    served = await start()
+    status, body, _ = await served.get("/healthz")
+    assert (status, json.loads(body)) == (200, {"status": "ok"})
+    status, body, _ = await served.get("/readyz")
+    assert (status, json.loads(body)) == (503, {"ready": False})  # no account names
+    status, body, _ = await served.get("/readyz", auth=(USER, PASSWORD))
+    assert status == 503
+    assert json.loads(body)["accounts"] == ["demo-media"]
+
+
+async def test_admin_api_keeps_its_bearer_tokens_over_tls(start: Start) -> None:
+    served = await start()
+    path = "/api/v1/restream/demo-media/status"
+    status, _, _ = await served.get(path)
+    assert status == 401  # the admin API's own check: no bearer token
+    status, body, _ = await served.get(path, Authorization=f"Bearer {READ_TOKEN}")
+    assert status == 200, body
+    assert isinstance(json.loads(body), list | dict)
+    # basic-auth credentials are no admin token
+    status, _, _ = await served.get(path, auth=(USER, PASSWORD))
+    assert status == 401
+
+
+async def test_headers_of_the_file_are_added_where_a_page_sets_none(start: Start) -> None:
+    served = await start(
+        http_server_config={
+            "headers": {
+                "Strict-Transport-Security": "max-age=31536000",
+                "X-Frame-Options": "deny",
+                "Content-Security-Policy": "default-src 'self'",
+            }
+        }
+    )
+    _, _, headers = await served.get("/metrics", auth=(USER, PASSWORD))
+    assert headers["Strict-Transport-Security"] == "max-age=31536000"
+    assert headers["Content-Security-Policy"] == "default-src 'self'"
+    _, _, headers = await served.get("/", auth=(USER, PASSWORD))
+    assert headers["X-Frame-Options"] == "deny"
+    assert headers["Content-Security-Policy"].startswith("default-src 'none'")  # its own
+    _, _, headers = await served.get("/", auth=(USER, "wrong"))
+    assert headers["Strict-Transport-Security"] == "max-age=31536000"
+
+
+async def test_client_certificates_are_verified_and_their_sans_checked(start: Start) -> None:
+    served = await start(
+        tls_server_config={
+            "client_auth_type": "RequireAndVerifyClientCert",
+            "client_ca_file": "ca.crt",
+            "client_allowed_sans": ["scraper.example"],
+        },
+        basic_auth_users=None,
+    )
+    with pytest.raises(aiohttp.ClientError):  # no client certificate: no handshake
+        await served.get("/metrics")
+    served.client_ssl.load_cert_chain(served.certs.client_cert, served.certs.client_key)
+    status, body, _ = await served.get("/metrics")
+    assert (status, body) == (403, "client certificate: no allowed SAN\n")
+
+
+async def test_a_client_certificate_with_an_allowed_san_gets_in(start: Start) -> None:
+    served = await start(
+        tls_server_config={
+            "client_auth_type": "RequireAndVerifyClientCert",
+            "client_ca_file": "ca.crt",
+            "client_allowed_sans": ["prometheus.example"],
+        },
+        basic_auth_users=None,
+    )
+    served.client_ssl.load_cert_chain(served.certs.client_cert, served.certs.client_key)
+    status, body, _ = await served.get("/metrics")
+    assert status == 200
+    assert "cdnvideo_exporter_build_info{" in body
+
+
+async def test_the_rate_limit_answers_429_past_the_burst(start: Start) -> None:
+    served = await start(rate_limit={"interval": "1h", "burst": 2}, basic_auth_users=None)
+    statuses = [(await served.get("/healthz"))[0] for _ in range(3)]
+    assert statuses == [200, 200, 429]
+
+
+async def test_a_password_is_checked_with_bcrypt_once_then_cached() -> None:
+    auth = BasicAuth({USER: hashed(PASSWORD).encode()})
+    good = aiohttp.encode_basic_auth(USER, PASSWORD)
+    assert [await auth.allows(good) for _ in range(5)] == [True] * 5
+    assert auth.checks == 1
+    assert not await auth.allows(aiohttp.encode_basic_auth(USER, "wrong"))
+    assert not await auth.allows(aiohttp.encode_basic_auth(USER, "wrong"))
+    assert auth.checks == 2
+    # an unknown user costs a bcrypt check too (no timing difference to find user names)
+    assert not await auth.allows(aiohttp.encode_basic_auth("nobody", PASSWORD))
+    assert auth.checks == 3
+    assert not await auth.allows(aiohttp.encode_basic_auth(USER, "x" * 100))  # > 72 bytes
+    assert not await auth.allows("Bearer something")
+    assert not await auth.allows("Basic !!!notbase64")
+
+
+async def test_concurrent_first_checks_run_one_at_a_time() -> None:
+    auth = BasicAuth({USER: hashed(PASSWORD).encode()})
+    good = aiohttp.encode_basic_auth(USER, PASSWORD)
+    assert await asyncio.gather(*(auth.allows(good) for _ in range(4))) == [True] * 4
+    assert auth.checks <= 4
+
+
+def test_the_token_bucket_refills_at_one_per_interval() -> None:
+    now = [0.0]
+    bucket = TokenBucket(2.0, 2, now=lambda: now[0])
+    assert [bucket.allow() for _ in range(3)] == [True, True, False]
+    now[0] = 1.0
+    assert not bucket.allow()
+    now[0] = 2.0
+    assert bucket.allow()
+    assert not bucket.allow()
+    assert not TokenBucket(1.0, 0).allow()  # burst 0 admits nothing, as in the toolkit
+
+
+async def test_plain_http_to_the_tls_port_gets_no_answer(start: Start) -> None:
+    served = await start()
+    plain = served.url.replace("https://", "http://")
+    async with aiohttp.ClientSession() as session:
+        with pytest.raises(aiohttp.ClientError):
+            async with session.get(
+                f"{plain}/metrics",
+                headers={"Authorization": aiohttp.encode_basic_auth(USER, PASSWORD)},
+            ):
+                pass
+    status, _, _ = await served.get("/metrics", auth=(USER, PASSWORD))
+    assert status == 200  # the listener is still there

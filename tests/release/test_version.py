@@ -1,0 +1,53 @@
+"""One version: ``--version``, ``cdnvideo_exporter_build_info``, the landing page, the
+package metadata and the newest CHANGELOG entry all say ``exporter.__version__``."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from exporter import __version__
+from exporter.cli import main
+from exporter.clock import FakeClock
+from exporter.config import parse_config
+from exporter.service import create_app
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+async def test_build_info_landing_page_and_version_flag_agree(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    flag = capsys.readouterr().out.split()
+    assert flag[0] == "cdnvideo-exporter"
+
+    settings = parse_config(
+        {"upstream": {"base_url": "http://127.0.0.1:9", "token": "t"}, "accounts": ["a"]},
+        env={},
+    )
+    app = await create_app(settings, clock=FakeClock(), schedule=False)
+    async with TestClient(TestServer(app)) as client:
+        metrics = await (await client.get("/metrics")).text()
+        landing = await (await client.get("/")).text()
+    build_info = re.findall(r'^cdnvideo_exporter_build_info\{version="([^"]+)"\} 1', metrics, re.M)
+    page = re.findall(r'<p class="meta">version ([^ <]+) ', landing)
+    assert {flag[1], *build_info, *page} == {__version__}
+    assert len(build_info) == len(page) == 1
+
+
+def test_the_changelog_and_the_package_metadata_name_the_version() -> None:
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    newest = re.search(r"^## \[([^\]]+)\]", changelog, re.M)
+    assert newest is not None
+    assert newest.group(1) == __version__
+    assert f"\n[{__version__}]: " in changelog  # the entry's link
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"]  # read from exporter.__version__, nowhere else
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "exporter.__version__"}

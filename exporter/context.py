@@ -13,6 +13,7 @@ from exporter.logs import Redactor
 from exporter.polling import PollRunner
 from exporter.selfmetrics import SelfMetrics
 from exporter.upstream import Operations, UpstreamClient
+from exporter.web.history import TrafficHistory
 
 AREAS_POLLED = ("traffic", "restream", "dvr", "talking_head")
 
@@ -39,6 +40,11 @@ class Context:
     th_configurations: Callable[[str], Any] = field(default=lambda account: None)
     refresh_quota: Callable[[str], Awaitable[None]] | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    # The landing page's charts: the last hour of traffic windows, fed by every publish.
+    traffic_history: TrafficHistory = field(default_factory=TrafficHistory)
+
+    def __post_init__(self) -> None:
+        self.store.listen(self.traffic_history.record)
 
     def area_enabled(self, area: str) -> bool:
         s = self.settings

@@ -126,6 +126,7 @@ class Service:
             self.scheduler.remove_account(gone)
             self.ctx.metrics.forget_account(gone)
             self.ctx.runner.forget(gone)
+            self.ctx.traffic_history.forget(gone)
             for key in self.ctx.store.names():
                 if key.endswith(f"/{gone}"):
                     self.ctx.store.drop(key)

@@ -64,6 +64,12 @@ class Store:
         self._dirty = asyncio.Event()
         self._render_lock = asyncio.Lock()
         self._headers: dict[MetricSpec, Piece] = {}  # compressed HELP/TYPE per spec
+        self._listeners: list[Callable[[str, Fragment], None]] = []
+
+    def listen(self, listener: Callable[[str, Fragment], None]) -> None:
+        """Call ``listener(key, fragment)`` on every publish (on the publisher's thread; it
+        must be quick and must not raise)."""
+        self._listeners.append(listener)
 
     # -- writers -----------------------------------------------------------------------------
     def publish(self, key: str, fragment: Fragment, max_age: float | None = None) -> None:
@@ -71,6 +77,8 @@ class Store:
         entries[key] = _Entry(fragment, self._clock.time(), max_age)
         self._entries = MappingProxyType(entries)
         self._dirty.set()
+        for listener in self._listeners:
+            listener(key, fragment)
 
     def drop(self, key: str) -> None:
         if key in self._entries:

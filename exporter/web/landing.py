@@ -16,7 +16,10 @@ from aiohttp import web
 
 from exporter import __version__
 from exporter.context import AREAS_POLLED, Context
-from exporter.exposition import Fragment, MetricSpec
+from exporter.exposition import Fragment
+from exporter.web.charts import STYLE as CHART_STYLE
+from exporter.web.charts import TOP_RESOURCES, account_charts, top_resources
+from exporter.web.fragments import rows_named, value_named
 
 DEFAULT_DOCS_URL = "https://pypi.org/project/cdnvideo-exporter/"
 MAX_ROWS = 50
@@ -50,32 +53,12 @@ th{font-weight:600;color:#38424c}
 .health{font-weight:600}.ok{color:#1a7f37}.failing{color:#cf222e}.pending,.disabled{color:#6e7781}
 .stale{color:#9a6700}p.none{color:#59636e;margin:.2rem 0}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;margin:.5rem 0}
-dt{color:#38424c}dd{margin:0}code{font-size:.9em}
+dt{color:#38424c}dd{margin:0}code{font-size:.9em}td{overflow-wrap:anywhere}
 """
 
 
 def e(value: object) -> str:
     return html.escape(str(value), quote=True)
-
-
-def _spec(fragment: Fragment | None, name: str) -> MetricSpec | None:
-    if fragment is None:
-        return None
-    return next((s for s in fragment.samples if s.name == name), None)
-
-
-def _rows(fragment: Fragment | None, name: str) -> list[tuple[dict[str, str], float]]:
-    spec = _spec(fragment, name)
-    if fragment is None or spec is None:
-        return []
-    return [
-        (dict(zip(spec.labels, values, strict=True)), v) for values, v in fragment.samples[spec]
-    ]
-
-
-def _value(fragment: Fragment | None, name: str, **labels: str) -> float | None:
-    spec = _spec(fragment, name)
-    return None if fragment is None or spec is None else fragment.value(spec, **labels)
 
 
 @dataclass(frozen=True)
@@ -165,21 +148,21 @@ def _account_section(
         "areas",
     )
     traffic = _read(ctx, f"traffic/{account}")
-    window_end = _value(
+    window_end = value_named(
         traffic.fragment, "cdnvideo_account_window_end_timestamp_seconds", account=account
     )
     window = (
         f"ends {_when(window_end, now)}" if window_end else '<span class="pending">none yet</span>'
     ) + (' <span class="stale">(stale)</span>' if traffic.stale else "")
     th = _read(ctx, f"talking_head/{account}")
-    left = _value(th.fragment, "cdnvideo_talking_head_quota_left", account=account)
-    limit = _value(th.fragment, "cdnvideo_talking_head_quota_limit", account=account)
+    left = value_named(th.fragment, "cdnvideo_talking_head_quota_left", account=account)
+    limit = value_named(th.fragment, "cdnvideo_talking_head_quota_limit", account=account)
     quota = (
         '<span class="pending">unknown</span>'
         if left is None
         else f"{e(f'{left:g}')}" + (f" of {e(f'{limit:g}')}" if limit is not None else "")
     ) + (' <span class="stale">(stale)</span>' if th.stale else "")
-    tasks = _rows(
+    tasks = rows_named(
         _read(ctx, f"talking_head_tasks/{account}").fragment, "cdnvideo_talking_head_tasks"
     )
     task_text = ", ".join(f"{e(lbl.get('status', ''))}: {v:g}" for lbl, v in tasks if v) or "none"
@@ -204,7 +187,7 @@ def _account_section(
     dvr = _read(ctx, f"dvr/{account}")
     dead = [
         [e(clean(lbl.get("stream", ""))), e(clean(lbl.get("host", "")))]
-        for lbl, alive in _rows(dvr.fragment, "cdnvideo_dvr_alive")
+        for lbl, alive in rows_named(dvr.fragment, "cdnvideo_dvr_alive")
         if alive == 0
     ]
     dvr_html = (
@@ -218,6 +201,10 @@ def _account_section(
         f'<dl><dt>Last complete traffic window</dt><dd class="window">{window}</dd>'
         f'<dt>Talking-head quota left</dt><dd class="quota">{quota}</dd>'
         f'<dt>Admin-submitted videos</dt><dd class="tasks">{task_text}</dd></dl>'
+        f"<h3>Traffic, last hour</h3>"
+        f"{account_charts(ctx.traffic_history.points(account), ctx.area_enabled('traffic'))}"
+        f"<h3>Top {TOP_RESOURCES} resources by edge traffic (latest window)</h3>"
+        f"{top_resources(traffic.fragment, clean)}"
         f"<h3>Restream targets failing</h3>{restream_html}"
         f"<h3>Dead DVR nodes</h3>{dvr_html}</section>"
     )
@@ -231,19 +218,19 @@ def _restream_not_ok(
     CdnvideoRestreamTargetFailing alert sees it; unknown activity or schedule counts as failing."""
     descriptions = {
         _target(lbl): lbl.get("description", "")
-        for lbl, _ in _rows(fragment, "cdnvideo_restream_status_info")
+        for lbl, _ in rows_named(fragment, "cdnvideo_restream_status_info")
     }
     inactive = {
         lbl.get("resource_id", "")
-        for lbl, v in _rows(fragment, "cdnvideo_restream_resource_active")
+        for lbl, v in rows_named(fragment, "cdnvideo_restream_resource_active")
         if v == 0
     }
     unscheduled = {
-        _target(lbl) for lbl, v in _rows(fragment, "cdnvideo_restream_scheduled") if v == 0
+        _target(lbl) for lbl, v in rows_named(fragment, "cdnvideo_restream_scheduled") if v == 0
     }
     failing: list[list[str]] = []
     stopped: list[list[str]] = []
-    for lbl, code in _rows(fragment, "cdnvideo_restream_status_code"):
+    for lbl, code in rows_named(fragment, "cdnvideo_restream_status_code"):
         if code == 0:
             continue
         ident = _target(lbl)
@@ -302,7 +289,7 @@ def render_landing(ctx: Context, docs_url: str = DEFAULT_DOCS_URL) -> str:
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta http-equiv="refresh" content="{REFRESH_SECONDS}">'
-        f"<title>cdnvideo-exporter</title><style>{STYLE}</style></head><body>"
+        f"<title>cdnvideo-exporter</title><style>{STYLE}{CHART_STYLE}</style></head><body>"
         f"<header><h1>cdnvideo-exporter</h1>"
         f'<p class="meta">version {e(__version__)} · started {started} · shard '
         f"{e(ctx.settings.shard)} · {len(ctx.accounts)} account(s)</p>"

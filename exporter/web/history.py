@@ -1,0 +1,75 @@
+"""The last hour of each account's traffic windows (edge rate, bandwidth, hit ratio) for charts.
+
+It listens to the Store: every ``traffic/<account>`` fragment a poll publishes describes the
+latest complete window, and its account gauges become one point. At most ``MAX_POINTS`` points
+an account (one an hour at one window a minute is 60), four floats each: a few kB for any
+number of resources. Points older than an hour before the newest are dropped.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from exporter.exposition import Fragment
+from exporter.web.fragments import value_named
+
+HOUR_SECONDS = 3600.0
+MAX_POINTS = 120
+TRAFFIC_PREFIX = "traffic/"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One complete window of an account, edge side."""
+
+    end: float  # window end, unix seconds
+    requests_per_second: float | None
+    bytes_per_second: float | None
+    hit_ratio: float | None
+
+
+def point_of(account: str, fragment: Fragment) -> Point | None:
+    """The account's window in a traffic fragment; None before its first window."""
+    end = value_named(fragment, "cdnvideo_account_window_end_timestamp_seconds", account=account)
+    if end is None or end <= 0:
+        return None
+    return Point(
+        end,
+        value_named(fragment, "cdnvideo_account_requests_per_second", account=account, side="edge"),
+        value_named(
+            fragment, "cdnvideo_account_bandwidth_bytes_per_second", account=account, side="edge"
+        ),
+        value_named(fragment, "cdnvideo_account_edge_hit_ratio", account=account),
+    )
+
+
+class TrafficHistory:
+    """Per account, the points of the last hour, oldest first (a bounded ring)."""
+
+    def __init__(self) -> None:
+        self._rings: dict[str, deque[Point]] = {}
+
+    def record(self, key: str, fragment: Fragment) -> None:
+        """Store listener: take the window of a published ``traffic/<account>`` fragment."""
+        if not key.startswith(TRAFFIC_PREFIX):
+            return
+        account = key[len(TRAFFIC_PREFIX) :]
+        point = point_of(account, fragment)
+        if point is None:
+            return
+        ring = self._rings.setdefault(account, deque(maxlen=MAX_POINTS))
+        if ring and point.end < ring[-1].end:
+            return  # an older window (never published after a newer one); keep the line ordered
+        if ring and point.end == ring[-1].end:
+            ring[-1] = point  # the same window republished (a re-read may have raised it)
+        else:
+            ring.append(point)
+        while ring[0].end <= point.end - HOUR_SECONDS:
+            ring.popleft()
+
+    def points(self, account: str) -> tuple[Point, ...]:
+        return tuple(self._rings.get(account, ()))
+
+    def forget(self, account: str) -> None:
+        self._rings.pop(account, None)

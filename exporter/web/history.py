@@ -8,7 +8,6 @@ number of resources. Points older than an hour before the newest are dropped.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 from exporter.exposition import Fragment
@@ -45,10 +44,14 @@ def point_of(account: str, fragment: Fragment) -> Point | None:
 
 
 class TrafficHistory:
-    """Per account, the points of the last hour, oldest first (a bounded ring)."""
+    """Per account, the points of the last hour, oldest first (a bounded ring).
+
+    Each record swaps in a new tuple, so a page being rendered never reads a ring while it
+    changes, whichever thread publishes.
+    """
 
     def __init__(self) -> None:
-        self._rings: dict[str, deque[Point]] = {}
+        self._rings: dict[str, tuple[Point, ...]] = {}
 
     def record(self, key: str, fragment: Fragment) -> None:
         """Store listener: take the window of a published ``traffic/<account>`` fragment."""
@@ -58,18 +61,17 @@ class TrafficHistory:
         point = point_of(account, fragment)
         if point is None:
             return
-        ring = self._rings.setdefault(account, deque(maxlen=MAX_POINTS))
+        ring = self._rings.get(account, ())
         if ring and point.end < ring[-1].end:
             return  # an older window (never published after a newer one); keep the line ordered
         if ring and point.end == ring[-1].end:
-            ring[-1] = point  # the same window republished (a re-read may have raised it)
-        else:
-            ring.append(point)
-        while ring[0].end <= point.end - HOUR_SECONDS:
-            ring.popleft()
+            ring = ring[:-1]  # the same window republished (a re-read may have raised it)
+        oldest = point.end - HOUR_SECONDS
+        kept = [p for p in ring[-(MAX_POINTS - 1) :] if p.end > oldest]
+        self._rings[account] = (*kept, point)
 
     def points(self, account: str) -> tuple[Point, ...]:
-        return tuple(self._rings.get(account, ()))
+        return self._rings.get(account, ())
 
     def forget(self, account: str) -> None:
         self._rings.pop(account, None)

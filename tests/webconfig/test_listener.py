@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import ssl
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,3 +255,22 @@ async def test_plain_http_to_the_tls_port_gets_no_answer(start: Start) -> None:
                 pass
     status, _, _ = await served.get("/metrics", auth=(USER, PASSWORD))
     assert status == 200  # the listener is still there
+
+
+def _image_healthcheck() -> str:
+    """The Python code of the container image's HEALTHCHECK."""
+    dockerfile = (Path(__file__).resolve().parents[2] / "Dockerfile").read_text(encoding="utf-8")
+    match = re.search(r'HEALTHCHECK .*?CMD \["python", "-c", "(.*?)"\]', dockerfile, re.S)
+    assert match, "no python HEALTHCHECK in the Dockerfile"
+    return match.group(1)
+
+
+async def test_the_image_healthcheck_passes_over_tls(start: Start) -> None:
+    served = await start()
+    code = _image_healthcheck()
+    for url, ok in ((f"{served.url}/healthz", True), (f"{served.url}/nowhere", False)):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", code, env={"CDNVIDEO_HEALTHCHECK_URL": url},
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        assert (await proc.wait() == 0) == ok, url

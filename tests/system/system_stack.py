@@ -293,6 +293,23 @@ def _prometheus_config(exporter: str) -> dict[str, Any]:
     }
 
 
+def start_prometheus(
+    procs: Processes, prometheus: str, tmp: Path, config: dict[str, Any], port: int
+) -> None:
+    """A real Prometheus with ``config`` (written to ``tmp``), its data in ``tmp``."""
+    path = tmp / "prometheus.yml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    procs.start(
+        "prometheus",
+        [
+            prometheus,
+            f"--config.file={path}",
+            f"--storage.tsdb.path={tmp / 'prometheus-data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+    )
+
+
 TALKING_HEAD_TASK = {
     "script": "Good morning! This is the system test speaking.",
     "actor": {"name": "Natalia", "version": "latest", "shot": "waist"},
@@ -315,17 +332,7 @@ def start_stack(tmp: Path, prometheus: str, procs: Processes) -> Stack:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CDNVIDEO_")}
 
     # Prometheus first: it takes longest to its first scrape.
-    prom_config = tmp / "prometheus.yml"
-    prom_config.write_text(yaml.safe_dump(_prometheus_config(instance)), encoding="utf-8")
-    procs.start(
-        "prometheus",
-        [
-            prometheus,
-            f"--config.file={prom_config}",
-            f"--storage.tsdb.path={tmp / 'prometheus-data'}",
-            f"--web.listen-address=127.0.0.1:{prom_port}",
-        ],
-    )
+    start_prometheus(procs, prometheus, tmp, _prometheus_config(instance), prom_port)
     procs.start(
         "simulator",
         [sys.executable, "-m", "exporter", "simulate", "--listen", f"127.0.0.1:{sim_port}"],

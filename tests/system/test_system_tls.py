@@ -20,7 +20,16 @@ import bcrypt
 import pytest
 import yaml
 from deploy_helpers import REPO, tool
-from system_stack import SIM_TOKEN, STARTUP_SECONDS, NotYet, Processes, free_port, http, wait_for
+from system_stack import (
+    SIM_TOKEN,
+    STARTUP_SECONDS,
+    NotYet,
+    Processes,
+    free_port,
+    http,
+    start_prometheus,
+    wait_for,
+)
 
 sys.path.insert(0, str(REPO / "tests"))
 from webconfig.tls_certs import Certs, make_certs
@@ -95,22 +104,11 @@ def tls_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsStack]:
     )
     password_file = tmp / "password"
     password_file.write_text(PASSWORD, encoding="utf-8")
-    prom_config = tmp / "prometheus.yml"
-    prom_config.write_text(
-        yaml.safe_dump(_prometheus(certs, f"127.0.0.1:{port}", password_file)), encoding="utf-8"
-    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("CDNVIDEO_")}
     procs = Processes(tmp)
     try:
-        procs.start(
-            "prometheus",
-            [
-                prometheus,
-                f"--config.file={prom_config}",
-                f"--storage.tsdb.path={tmp / 'prometheus-data'}",
-                f"--web.listen-address=127.0.0.1:{prom_port}",
-            ],
-        )
+        prom_config = _prometheus(certs, f"127.0.0.1:{port}", password_file)
+        start_prometheus(procs, prometheus, tmp, prom_config, prom_port)
         procs.start(
             "simulator",
             [sys.executable, "-m", "exporter", "simulate", "--listen", f"127.0.0.1:{sim_port}"],

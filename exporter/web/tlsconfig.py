@@ -10,7 +10,7 @@ import os
 import re
 import ssl
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +143,14 @@ def _version(raw: Mapping[str, Any], key: str, default: str, where: str) -> ssl.
     return TLS_VERSIONS[name]
 
 
-def tls_context(raw: Mapping[str, Any], base: Path, warn: list[str]) -> ssl.SSLContext | None:
+Install = Callable[[ssl.SSLContext], None]
+
+
+def tls_context(
+    raw: Mapping[str, Any], base: Path, warn: list[str], files: list[str]
+) -> tuple[ssl.SSLContext, Install] | None:
+    """The server context, and how to load its certificate into another context (a reload
+    puts a renewed one into the listener's). Files it read are appended to ``files``."""
     where = "tls_server_config"
     if not any(raw.get(k) for k in ("cert", "key", "cert_file", "key_file", "client_ca",
                                     "client_ca_file", "client_auth_type")):  # fmt: skip
@@ -159,19 +166,28 @@ def tls_context(raw: Mapping[str, Any], base: Path, warn: list[str]) -> ssl.SSLC
     ctx.maximum_version = _version(raw, "max_version", "TLS13", where)
     if ctx.minimum_version > ctx.maximum_version:
         raise ConfigError(f"{where}: min_version is above max_version")
+    install: Install
     if cert_file and key_file:
-        _load_pair(
-            ctx,
+        pair = (
             _file(base, cert_file, f"{where}.cert_file"),
             _file(base, key_file, f"{where}.key_file"),
-            where,
         )
+        files.extend(pair)
+
+        def install(target: ssl.SSLContext) -> None:
+            _load_pair(target, *pair, where)
     else:
         if cert_file:
-            cert = Path(_file(base, cert_file, f"{where}.cert_file")).read_text(errors="replace")
+            files.append(_file(base, cert_file, f"{where}.cert_file"))
+            cert = Path(files[-1]).read_text(errors="replace")
         if key_file:
-            key = Path(_file(base, key_file, f"{where}.key_file")).read_text(errors="replace")
-        _load_inline_pair(ctx, cert, key, where)
+            files.append(_file(base, key_file, f"{where}.key_file"))
+            key = Path(files[-1]).read_text(errors="replace")
+
+        def install(target: ssl.SSLContext) -> None:
+            _load_inline_pair(target, cert, key, where)
+
+    install(ctx)
     _ciphers(ctx, raw, where)
     prefer = raw.get("prefer_server_cipher_suites", True)
     if not isinstance(prefer, bool):
@@ -186,8 +202,8 @@ def tls_context(raw: Mapping[str, Any], base: Path, warn: list[str]) -> ssl.SSLC
             raise ConfigError(f"{where}.curve_preferences: unknown curve {curve!r}")
     if curves:
         warn.append(f"{where}.curve_preferences: {CURVES_UNSUPPORTED}")
-    _client_auth(ctx, raw, base, where, warn)
-    return ctx
+    _client_auth(ctx, raw, base, where, warn, files)
+    return ctx, install
 
 
 def _ciphers(ctx: ssl.SSLContext, raw: Mapping[str, Any], where: str) -> None:
@@ -210,7 +226,12 @@ def _ciphers(ctx: ssl.SSLContext, raw: Mapping[str, Any], where: str) -> None:
 
 
 def _client_auth(
-    ctx: ssl.SSLContext, raw: Mapping[str, Any], base: Path, where: str, warn: list[str]
+    ctx: ssl.SSLContext,
+    raw: Mapping[str, Any],
+    base: Path,
+    where: str,
+    warn: list[str],
+    files: list[str],
 ) -> None:
     policy = string(raw, "client_auth_type", where)
     ca_file, ca_text = string(raw, "client_ca_file", where), string(raw, "client_ca", where)
@@ -231,6 +252,7 @@ def _client_auth(
     try:
         if ca_file:
             ca_path = _file(base, ca_file, f"{where}.client_ca_file")
+            files.append(ca_path)
             ca_pem = Path(ca_path).read_text(errors="replace")
             _pem(ca_pem, "CERTIFICATE", f"{where}.client_ca_file")
             ctx.load_verify_locations(cafile=ca_path)

@@ -30,6 +30,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from exporter.web.webconfig import WebConfig
+from exporter.web.webreload import LiveWebConfig
 
 log = structlog.get_logger("exporter.web.auth")
 
@@ -119,29 +120,49 @@ def _san_values(peercert: object) -> set[str]:
     return {str(value) for _kind, value in peercert.get("subjectAltName", ())}
 
 
-def web_config_middleware(config: WebConfig) -> Middleware:
-    """The aiohttp middleware that enforces ``config`` on every request."""
-    auth = BasicAuth(dict(config.users)) if config.users else None
-    allowed_sans = set(config.allowed_sans) if config.allowed_sans is not None else None
-    bucket = TokenBucket(*config.rate_limit) if config.rate_limit else None
+class _Enforced:
+    """What the middleware checks, rebuilt from the live config after each reload."""
+
+    def __init__(self, config: WebConfig) -> None:
+        self.auth = BasicAuth(dict(config.users)) if config.users else None
+        self.sans = set(config.allowed_sans) if config.allowed_sans is not None else None
+        self.bucket = TokenBucket(*config.rate_limit) if config.rate_limit else None
+        self.rate_limit = config.rate_limit
+
+
+def web_config_middleware(live: LiveWebConfig) -> Middleware:
+    """The aiohttp middleware that enforces the live config on every request."""
+    current = [live.generation, _Enforced(live.config)]
+
+    def enforced() -> _Enforced:
+        generation, old = current
+        assert isinstance(old, _Enforced)
+        if generation == live.generation:
+            return old
+        new = _Enforced(live.config)
+        if new.rate_limit == old.rate_limit:
+            new.bucket = old.bucket  # a reload does not refill the bucket
+        current[:] = [live.generation, new]
+        return new
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if bucket is not None and not bucket.allow():
+        now = enforced()
+        if now.bucket is not None and not now.bucket.allow():
             raise web.HTTPTooManyRequests(text="429 Too Many Requests\n")
-        if allowed_sans is not None:
+        if now.sans is not None:
             transport = request.transport
             peer = transport.get_extra_info("peercert") if transport else None
-            if not _san_values(peer) & allowed_sans:
+            if not _san_values(peer) & now.sans:
                 raise web.HTTPForbidden(text="client certificate: no allowed SAN\n")
-        if auth is None:
+        if now.auth is None:
             request[AUTHENTICATED] = True
             return await handler(request)
         path = request.path
         if path == OWN_AUTH_PREFIX or path.startswith(OWN_AUTH_PREFIX + "/"):
             return await handler(request)
         header = request.headers.get("Authorization", "")
-        ok = bool(header) and await auth.allows(header)
+        ok = bool(header) and await now.auth.allows(header)
         request[AUTHENTICATED] = ok
         if ok or path in OPEN_PATHS:
             return await handler(request)
@@ -150,22 +171,29 @@ def web_config_middleware(config: WebConfig) -> Middleware:
     return middleware
 
 
-def add_headers(config: WebConfig) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
+def add_headers(
+    live: LiveWebConfig,
+) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
     """An ``on_response_prepare`` hook: the file's headers, where a handler set none itself
     (the landing page keeps its own stricter Content-Security-Policy)."""
 
     async def hook(request: web.Request, response: web.StreamResponse) -> None:
-        for name, value in config.headers.items():
+        for name, value in live.config.headers.items():
             response.headers.setdefault(name, value)
 
     return hook
 
 
+WEB_CONFIG: web.AppKey[LiveWebConfig] = web.AppKey("web_config", LiveWebConfig)
+
+
 def apply_web_config(app: web.Application, config: WebConfig) -> None:
-    """Enforce ``config`` on ``app`` (TLS itself is the listener's: ``config.tls``)."""
-    app.middlewares.append(web_config_middleware(config))
-    if config.headers:
-        app.on_response_prepare.append(add_headers(config))
+    """Enforce ``config`` on ``app`` and follow changes of its files (TLS itself is the
+    listener's: ``config.tls``)."""
+    live = app[WEB_CONFIG] = LiveWebConfig(config)
+    app.middlewares.append(web_config_middleware(live))
+    app.on_response_prepare.append(add_headers(live))
+    app.cleanup_ctx.append(live.lifecycle)
 
 
 def authenticated(request: web.Request) -> bool:

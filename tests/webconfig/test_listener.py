@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import ssl
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -16,6 +17,7 @@ from typing import Any
 import aiohttp
 import bcrypt
 import pytest
+import structlog
 import yaml
 from aiohttp import web
 
@@ -23,8 +25,9 @@ from exporter.clock import FakeClock
 from exporter.config import parse_config
 from exporter.service import create_app
 from exporter.simulator import SimConfig, Simulator, serve
-from exporter.web.webauth import BasicAuth, TokenBucket
+from exporter.web.webauth import WEB_CONFIG, BasicAuth, TokenBucket
 from exporter.web.webconfig import load_web_config
+from exporter.web.webreload import LiveWebConfig
 
 from .tls_certs import Certs, make_certs
 
@@ -42,6 +45,7 @@ class Listener:
     url: str
     certs: Certs
     client_ssl: ssl.SSLContext
+    live: LiveWebConfig
 
     async def get(
         self, path: str, auth: tuple[str, str] | None = None, **headers: str
@@ -102,7 +106,7 @@ async def start(tmp_path: Path) -> AsyncIterator[Start]:
         await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=config.tls).start()
         port = runner.addresses[0][1]
         client = ssl.create_default_context(cafile=str(certs.ca))
-        return Listener(f"https://127.0.0.1:{port}", certs, client)
+        return Listener(f"https://127.0.0.1:{port}", certs, client, app[WEB_CONFIG])
 
     yield _start
     for runner in reversed(runners):
@@ -268,3 +272,39 @@ async def test_the_image_healthcheck_passes_over_tls(start: Start) -> None:
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
         assert (await proc.wait() == 0) == ok, url
+
+
+async def test_a_changed_password_applies_without_a_restart(start: Start, tmp_path: Path) -> None:
+    served = await start()
+    assert not served.live.check()  # nothing changed
+    write_web_config(tmp_path, served.certs, basic_auth_users={USER: hashed("a new password")})
+    assert served.live.check()
+    assert (await served.get("/metrics", auth=(USER, PASSWORD)))[0] == 401
+    assert (await served.get("/metrics", auth=(USER, "a new password")))[0] == 200
+
+
+async def test_a_renewed_certificate_is_served_to_new_connections(
+    start: Start, tmp_path: Path
+) -> None:
+    served = await start()
+    renewed = make_certs(tmp_path / "renewed")  # another CA, as after a CA rotation
+    shutil.copy(renewed.server_cert, served.certs.server_cert)
+    shutil.copy(renewed.server_key, served.certs.server_key)
+    assert served.live.check()
+    with pytest.raises(aiohttp.ClientConnectorCertificateError):  # trusts the old CA only
+        await served.get("/healthz")
+    served.client_ssl = ssl.create_default_context(cafile=str(renewed.ca))
+    assert (await served.get("/metrics", auth=(USER, PASSWORD)))[0] == 200
+
+
+async def test_a_broken_edit_keeps_the_last_good_config(start: Start, tmp_path: Path) -> None:
+    served = await start()
+    (tmp_path / "web.yml").write_text(
+        "basic_auth_users: {prometheus: not-a-hash}\n", encoding="utf-8"
+    )
+    with structlog.testing.capture_logs() as logs:
+        assert not served.live.check()
+    assert [e["event"] for e in logs] == ["web_config_reload_failed"]
+    assert "basic_auth_users.prometheus: not a bcrypt hash" in logs[0]["error"]
+    assert "not-a-hash" not in logs[0]["error"]
+    assert (await served.get("/metrics", auth=(USER, PASSWORD)))[0] == 200

@@ -1,0 +1,97 @@
+"""The web config in force, re-read when its file or a file it names changes (no restart).
+
+As the exporter-toolkit picks up a changed file at once, the daemon checks every
+``RELOAD_SECONDS`` whether the web config file, the certificate, the key or the client CA
+changed (a Kubernetes Secret update or a cert-manager renewal changes them). A changed file is
+read and checked like at start-up: users, headers, SANs and the rate limit are swapped whole,
+a renewed certificate and key are loaded into the listener for the next connections. A file
+that no longer passes the checks is logged and the last good config stays in force. Switching
+TLS on or off needs a restart (the listener is either HTTPS or HTTP).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import ssl
+from collections.abc import AsyncIterator, Callable
+
+import structlog
+from aiohttp import web
+
+from exporter.config import ConfigError
+from exporter.web.webconfig import WebConfig, load_web_config
+
+log = structlog.get_logger("exporter.web.reload")
+
+RELOAD_SECONDS = 5.0
+
+Stamp = tuple[tuple[int, int] | None, ...]
+
+
+def _stamps(files: tuple[str, ...]) -> Stamp:
+    """(mtime, size) of each file (symlinks followed, as a mounted Secret's are)."""
+    out: list[tuple[int, int] | None] = []
+    for path in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+class LiveWebConfig:
+    """``config`` is the one in force; ``changed`` tells its readers to rebuild their state."""
+
+    def __init__(self, config: WebConfig, load: Callable[[str], WebConfig] = load_web_config):
+        self.config = config
+        self.listener_tls = config.tls  # the context the listener was started with
+        self.generation = 0
+        self._load = load
+        self._stamps = _stamps(config.files)
+
+    def check(self) -> bool:
+        """Re-read the file when it or a file it names changed; True when a new one applies."""
+        stamps = _stamps(self.config.files)
+        if stamps == self._stamps or not self.config.path:
+            return False
+        self._stamps = stamps
+        try:
+            new = self._load(self.config.path)
+        except ConfigError as exc:
+            log.error("web_config_reload_failed", error=str(exc), kept="the last good config")
+            return False
+        if (new.tls is None) != (self.listener_tls is None):
+            log.warning("web_config_reload_failed", error="TLS switched on or off: restart")
+            return False
+        if self.listener_tls is not None and new.tls is not None and new.install_cert:
+            new.install_cert(self.listener_tls)  # next handshakes use the renewed certificate
+            self.listener_tls.verify_mode = new.tls.verify_mode
+            if new.tls.verify_mode != ssl.CERT_NONE:
+                for ca in new.tls.get_ca_certs(binary_form=True):
+                    self.listener_tls.load_verify_locations(cadata=ca)
+        self.config = new
+        self._stamps = _stamps(new.files)
+        self.generation += 1
+        log.info("web_config_reloaded", file=new.path, basic_auth_users=len(new.users))
+        for warning in new.warnings:
+            log.warning("web_config_unsupported", detail=warning)
+        return True
+
+    async def run(self, seconds: float = RELOAD_SECONDS) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            self.check()
+
+    async def lifecycle(self, app: web.Application) -> AsyncIterator[None]:
+        """For ``app.cleanup_ctx``: the check runs while the app serves."""
+        task = asyncio.create_task(self.run(), name="web-config-reload")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

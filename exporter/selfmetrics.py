@@ -16,7 +16,7 @@ from prometheus_client import (
 from exporter import __version__
 
 AREAS = ("traffic", "restream", "dvr", "talking_head", "auth")
-WINDOW_OUTCOMES = ("read", "backfilled", "revised", "missed")
+WINDOW_OUTCOMES = ("read", "backfilled", "revised", "missed", "mismatched")
 
 
 class SelfMetrics:
@@ -71,7 +71,8 @@ class SelfMetrics:
         self.traffic_windows = Counter(
             "cdnvideo_traffic_windows",
             "Traffic windows by outcome: read (first read), backfilled (after a gap), "
-            "revised (a re-read found late increases), missed (older than catch_up_minutes).",
+            "revised (a re-read found late increases), missed (older than catch_up_minutes), "
+            "mismatched (the reply covered another window than asked; minutes asked for).",
             ["account", "outcome"],
             registry=r,
         )

@@ -17,6 +17,10 @@ QUIRKS: dict[str, str] = {
         "a missing, unknown or expired token is answered HTTP 401 with an empty body on every "
         "endpoint (the token endpoint included), instead of 403 with a JSON error body"
     ),
+    "one-minute-window": (
+        "a metrics window longer than a minute is answered HTTP 200 with the last minute's "
+        "figures only, `start` echoed accordingly (newer docs: data for a 1-minute period)"
+    ),
 }
 
 

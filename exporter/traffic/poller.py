@@ -14,6 +14,7 @@ from exporter.config import TrafficSettings
 from exporter.exposition import Fragment, Store
 from exporter.selfmetrics import SelfMetrics
 from exporter.traffic import state
+from exporter.traffic.echo import WindowMismatch, check_echo
 from exporter.traffic.families import Latest, build_fragment
 from exporter.traffic.ledger import OTHER, AccountLedger, Run
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
@@ -147,7 +148,9 @@ class TrafficPoller:
             try:
                 fetched = await self._fetch(account, (w,))
             except UpstreamError as exc:
-                if exc.status == 422 and w.minutes > 1:
+                if isinstance(exc, WindowMismatch):
+                    self._metrics.traffic_windows.labels(account, "mismatched").inc(w.minutes)
+                if self._refusal(exc) and w.minutes > 1:
                     self._refuse_long(account, led, w, exc)
                     last = queue[-1] if queue else w
                     queue = list(chunks(w.start, last.last_minute, 1))
@@ -202,13 +205,20 @@ class TrafficPoller:
         try:
             totals, rows = await self._fetch(account, windows)
         except UpstreamError as exc:
-            if exc.status == 422 and run.minutes > 1 and not led.long_refused:
+            if isinstance(exc, WindowMismatch):
+                self._metrics.traffic_windows.labels(account, "mismatched").inc(exc.window.minutes)
+            if self._refusal(exc) and run.minutes > 1 and not led.long_refused:
                 self._refuse_long(account, led, run.window, exc)
                 return  # re-read minute by minute next cycle
             raise
         if await self._work(led.settle, run, totals, rows, self._select.folds):
             self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
             log.debug("traffic_window_revised", account=account, window=str(run.window))
+
+    @staticmethod
+    def _refusal(exc: UpstreamError) -> bool:
+        """A long window refused: HTTP 422, or HTTP 200 covering less than was asked."""
+        return exc.status == 422 or isinstance(exc, WindowMismatch)
 
     def _refuse_long(self, account: str, led: AccountLedger, w: Window, exc: UpstreamError) -> None:
         led.long_refused = True
@@ -225,14 +235,25 @@ class TrafficPoller:
     async def _fetch(self, account: str, windows: Sequence[Window]) -> Fetched:
         """Totals (and per-resource rows) summed over ``windows``; both endpoints or nothing."""
         calls = []
+        asked: list[Window] = []
         for w in windows:
             calls.append(self._client.traffic(account, w.start, w.end, False))
+            asked.append(w)
             if self._settings.per_resource:
                 calls.append(self._client.traffic(account, w.start, w.end, True))
+                asked.append(w)
         replies = await asyncio.gather(*calls, return_exceptions=True)
-        errors = [r for r in replies if isinstance(r, BaseException)]
+        errors: list[BaseException] = []
+        for reply, w in zip(replies, asked, strict=True):
+            if isinstance(reply, MetricsReply):
+                try:
+                    check_echo(reply, account, w)
+                except WindowMismatch as exc:
+                    errors.append(exc)
+            else:
+                errors.append(reply)
         if errors:
-            refused = [e for e in errors if isinstance(e, UpstreamError) and e.status == 422]
+            refused = [e for e in errors if isinstance(e, UpstreamError) and self._refusal(e)]
             raise (refused or errors)[0]
         good = [r for r in replies if isinstance(r, MetricsReply)]
         return await self._work(self._parse, good)

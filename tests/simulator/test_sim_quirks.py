@@ -83,3 +83,24 @@ async def test_empty_401_answers_a_bad_token_without_a_body(
     assert (await login.read() == b"") is quirk
     good = await client.get("/app/restream/v2/demo-media/resources", headers=TOKEN)
     assert good.status == 200
+
+
+async def test_one_minute_window_answers_the_last_minute_only(
+    aiohttp_client: ClientFactory,
+) -> None:
+    clock = FakeClock(1_767_225_600 + 3600)
+    sim = Simulator(SimConfig(late_seconds=0), clock)
+    client: Client = await aiohttp_client(sim.build_app())
+    q = {"account": "demo-media", "start": "2026-01-01T00:10:00", "end": "2026-01-01T00:15:00"}
+    full = await (await client.get("/app/metrics/v1/", params=q, headers=TOKEN)).json()
+    sim.set_quirks(["one-minute-window"])
+    resp = await client.get("/app/metrics/v1/", params=q, headers=TOKEN)
+    short = await resp.json()
+    assert resp.status == 200
+    assert (short["start"], short["end"]) == ("2026-01-01T00:14:00", "2026-01-01T00:15:00")
+    last = sim.traffic_final("demo-media", 1_767_225_600 + 14 * 60)
+    assert short["data"][0]["edge_requests_total"] == last["edge_requests_total"]
+    assert full["data"][0]["edge_requests_total"] > last["edge_requests_total"]
+    one = {**q, "start": "2026-01-01T00:14:00"}
+    same = await (await client.get("/app/metrics/v1/", params=one, headers=TOKEN)).json()
+    assert same == short

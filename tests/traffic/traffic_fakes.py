@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from exporter.traffic import TrafficPoller
+from exporter.upstream.client import minute
 from exporter.upstream.errors import UpstreamError
 from exporter.upstream.models import MetricsReply, MetricsRow
 
@@ -77,6 +78,7 @@ class FakeSource:
     present: Callable[[str, int], bool] = lambda resource, minute: True
     extra: dict[str, object] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
+    one_minute: bool = False  # answer a longer window with its last minute (HTTP 200)
 
     async def traffic(
         self,
@@ -101,13 +103,16 @@ class FakeSource:
             raise UpstreamError("traffic", "http", "Invalid period", 422)
         call.ok = True
         now = self.clock()
+        if self.one_minute:
+            s = e - 60
+        echo = (minute(s), minute(e), account)
         if per_resource:
             rows = []
             for rid, (name, cname) in self.resources.items():
                 values = self.window(rid, s, e, now)
                 if values is not None:
                     rows.append(MetricsRow({**values, **self.extra}, rid, name, cname))
-            return MetricsReply("", "", account, tuple(rows))
+            return MetricsReply(*echo, tuple(rows))
         total: Figures = {}
         for rid in self.resources:
             values = self.window(rid, s, e, now)
@@ -116,7 +121,7 @@ class FakeSource:
         if "edge_hit_ratio" in total:
             total["edge_hit_ratio"] = 0.9
             total["edge_request_time_0_250k"] = 0.02
-        return MetricsReply("", "", account, (MetricsRow({**total, **self.extra}),))
+        return MetricsReply(*echo, (MetricsRow({**total, **self.extra}),))
 
     def window(self, rid: str, s: int, e: int, now: float) -> Figures | None:
         out: Figures = {}

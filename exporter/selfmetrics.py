@@ -76,6 +76,13 @@ class SelfMetrics:
             ["account", "outcome"],
             registry=r,
         )
+        self.values_rejected = Counter(
+            "cdnvideo_upstream_values_rejected",
+            "Values the platform sent that could not be read (NaN, text, wrong type) and were "
+            "dropped alone; field is the metric key (a gauge: bandwidth, hit ratio, a median).",
+            ["area", "field"],
+            registry=r,
+        )
         self.traffic_lag = Gauge(
             "cdnvideo_traffic_lag_seconds",
             "Seconds between now and the end of the last accounted traffic minute.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar
@@ -34,6 +35,8 @@ log = structlog.get_logger("exporter.traffic")
 
 # A traffic fragment not refreshed for this long (the upstream failing) leaves /metrics.
 FRAGMENT_MAX_AGE_SECONDS = 600.0
+# A rejected upstream value is logged at most once per field in this many seconds.
+REJECTED_LOG_SECONDS = 3600.0
 # Unsettled runs this long past due (settle reads failing) are given up (their late data lost).
 GIVE_UP_MINUTES_AT_LEAST = 1440
 
@@ -88,6 +91,7 @@ class TrafficPoller:
         self._fragments: dict[str, Fragment] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._unsaved = False
+        self._rejected_logged: dict[str, float] = {}
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="traffic")
 
     def ledger(self, account: str) -> AccountLedger:
@@ -256,21 +260,42 @@ class TrafficPoller:
             refused = [e for e in errors if isinstance(e, UpstreamError) and self._refusal(e)]
             raise (refused or errors)[0]
         good = [r for r in replies if isinstance(r, MetricsReply)]
-        return await self._work(self._parse, good)
+        return await self._work(self._parse, account, good)
 
-    def _parse(self, good: list[MetricsReply]) -> Fetched:
+    def _parse(self, account: str, good: list[MetricsReply]) -> Fetched:
         step = 2 if self._settings.per_resource else 1
-        totals = merge(parse_totals(r) for r in good[::step])
+        rejected: list[str] = []
+        totals = merge(parse_totals(r, rejected) for r in good[::step])
         rows: dict[str, ResourceRow] = {}
         for reply in good[1::step] if step == 2 else ():
-            for rid, r in self._select.filter(parse_resources(reply)).items():
+            for rid, r in self._select.filter(parse_resources(reply, rejected)).items():
                 seen = rows.get(rid)
                 rows[rid] = (
                     r
                     if seen is None
                     else ResourceRow(r.id, r.name, r.cname, merge((seen.row, r.row)))
                 )
+        if rejected:
+            self._report_rejected(account, rejected)
         return totals, rows
+
+    def _report_rejected(self, account: str, fields: list[str]) -> None:
+        """Count each dropped value; log each field at most once an hour."""
+        now = self._clock.time()
+        for name in fields:
+            self._metrics.values_rejected.labels("traffic", name).inc()
+        for name in sorted(set(fields)):
+            if now < self._rejected_logged.get(name, -math.inf) + REJECTED_LOG_SECONDS:
+                continue
+            self._rejected_logged[name] = now
+            log.warning(
+                "upstream_value_rejected",
+                area="traffic",
+                account=account,
+                field=name,
+                values=fields.count(name),
+                action="dropped alone; the rest of the window is counted",
+            )
 
     # -- publishing and state ----------------------------------------------------------------
     def _build(self, account: str, led: AccountLedger) -> Fragment:

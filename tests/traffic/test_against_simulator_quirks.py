@@ -13,6 +13,7 @@ from test_against_simulator import (
 )
 
 from exporter.simulator import SimConfig
+from exporter.traffic.families import ACCOUNT, RESOURCE
 
 
 async def test_one_minute_answers_to_long_windows_lose_nothing(
@@ -34,6 +35,45 @@ async def test_one_minute_answers_to_long_windows_lose_nothing(
         assert poller.ledger(ACC).long_refused
         assert r.windows("mismatched") >= 5
         assert r.windows("missed") == 0
+        drained = await drain(r, state_file)
+        cursor = drained.ledger(ACC).cursor
+        assert cursor is not None
+        assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
+
+
+async def test_string_medians_bad_gauges_and_a_status_key_still_count_exactly(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    quirks = frozenset({"string-values", "bad-values", "status-key"})
+    config = SimConfig(late_seconds=120, resources_per_account=3, quirks=quirks)
+    state_file = str(tmp_path / "traffic.json")
+    async with rig(aiohttp_server, config) as r:
+        poller = r.poller(state_file=state_file)
+        await r.drive(poller, 6 * 60)
+        first = poller.ledger(ACC).cursor - 5 * 60  # type: ignore[operator]
+        f = r.fragment()
+        # Medians sent as strings under upper-case range names are read as numbers.
+        cursor = poller.ledger(ACC).cursor
+        assert cursor is not None
+        seen = r.sim.traffic_window(ACC, cursor, cursor + 60)
+        median = f.value(ACCOUNT.response_time_median, account=ACC, side="edge", size_range="1m_2m")
+        assert median == seen["edge_request_time_1m_2m"]
+        assert median is not None
+        assert median > 0
+        # The bad row loses its unreadable gauges alone; its counters and the others stay.
+        bad = r.sim.resources(ACC)[0].id
+        assert f.value(RESOURCE.edge_hit_ratio, resource=bad) is None
+        assert f.value(RESOURCE.bandwidth, resource=bad, side="edge") is None
+        assert f.value(RESOURCE.bandwidth, resource=bad, side="origin") is not None
+        good = r.sim.resources(ACC)[1].id
+        assert f.value(RESOURCE.edge_hit_ratio, resource=good) is not None
+        rejected = {
+            field: r.metrics.registry.get_sample_value(
+                "cdnvideo_upstream_values_rejected_total", {"area": "traffic", "field": field}
+            )
+            for field in ("edge_hit_ratio", "edge_bandwidth", "edge_request_time_0_250k")
+        }
+        assert all(v is not None and v >= 6 for v in rejected.values()), rejected
         drained = await drain(r, state_file)
         cursor = drained.ledger(ACC).cursor
         assert cursor is not None

@@ -16,7 +16,7 @@ from prometheus_client import (
 from exporter import __version__
 
 AREAS = ("traffic", "restream", "dvr", "talking_head", "auth")
-WINDOW_OUTCOMES = ("read", "backfilled", "revised", "missed", "mismatched")
+WINDOW_OUTCOMES = ("read", "backfilled", "revised", "missed", "mismatched", "given_up")
 
 
 class SelfMetrics:
@@ -72,7 +72,8 @@ class SelfMetrics:
             "cdnvideo_traffic_windows",
             "Traffic windows by outcome: read (first read), backfilled (after a gap), "
             "revised (a re-read found late increases), missed (older than catch_up_minutes), "
-            "mismatched (the reply covered another window than asked; minutes asked for).",
+            "mismatched (the reply covered another window than asked; minutes asked for), "
+            "given_up (minutes whose settle read kept failing; their late data is not counted).",
             ["account", "outcome"],
             registry=r,
         )

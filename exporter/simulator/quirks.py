@@ -33,6 +33,10 @@ QUIRKS: dict[str, str] = {
         'successful metrics replies carry a top-level `"status": 200` beside `data`, as the '
         "platform's docs say every reply does"
     ),
+    "slow-long-windows": (
+        "a metrics window longer than 2 minutes is answered HTTP 504 "
+        '`{"status": "error", "description": "Request execution timeout exceeded"}`'
+    ),
 }
 
 

@@ -91,6 +91,8 @@ class TrafficRoutes:
         reader = self.sim.traffic_reader(account)
         if reader is None:
             return error("traffic", 403, "Invalid token or no access")
+        if minutes > 2 and self.sim.has_quirk("slow-long-windows"):
+            return error("traffic", 504, "Request execution timeout exceeded")
         if minutes > 1 and self.sim.has_quirk("one-minute-window"):
             start, minutes = end - 60, 1
         resources = [r for v in q.getall("resource", []) for r in v.split(",") if r] or None

@@ -34,6 +34,9 @@ class Run:
     last_read_at: float  # when the newest window of the run was first read
     totals: Values = field(default_factory=blank)
     resources: dict[str, Values] = field(default_factory=dict)
+    failures: int = 0  # settle reads that failed while the platform answered other reads
+    retry_at: float = 0.0  # no settle read before this time (backoff after a failure)
+    failed_at: float = 0.0  # when the last settle read of this run failed
 
     @property
     def window(self) -> Window:
@@ -66,7 +69,18 @@ class AccountLedger:
     (about 0.4 kB); 1000 resources x 10 runs stay near 4 MB.
     """
 
-    __slots__ = ("cursor", "dirty", "long_refused", "pending", "series", "totals")
+    __slots__ = (
+        "answered_at",
+        "cursor",
+        "dirty",
+        "long_refused",
+        "outage",
+        "pending",
+        "series",
+        "slow_cap",
+        "slow_until",
+        "totals",
+    )
 
     def __init__(self) -> None:
         self.cursor: int | None = None  # start of the last accounted minute
@@ -75,6 +89,10 @@ class AccountLedger:
         self.series: dict[str, Series] = {}
         self.pending: list[Run] = []
         self.dirty = False  # changed since the last save
+        self.slow_cap = 0  # longest window after a 504 or timeout (0 = no limit of its own)
+        self.slow_until = 0.0  # when slow_cap stops applying
+        self.answered_at = 0.0  # when the platform last answered a read of this account
+        self.outage = False  # the last 1-minute read failed (the next read is 1 minute)
 
     # -- first reads -------------------------------------------------------------------------
     def count_first_read(
@@ -141,9 +159,14 @@ class AccountLedger:
 
     # -- settling ----------------------------------------------------------------------------
     def due(self, now: float, revisit_seconds: float) -> Run | None:
-        """The oldest run whose newest window was first read at least revisit ago."""
-        if self.pending and now >= self.pending[0].last_read_at + revisit_seconds:
-            return self.pending[0]
+        """The oldest run whose newest window was first read at least revisit ago and that
+        is not waiting out a backoff (a run whose settle reads fail does not hold back the
+        runs behind it)."""
+        for run in self.pending:
+            if now < run.last_read_at + revisit_seconds:
+                return None  # runs are in first-read order: the later ones are not due either
+            if now >= run.retry_at:
+                return run
         return None
 
     def settle(

@@ -35,12 +35,24 @@ log = structlog.get_logger("exporter.traffic")
 
 # A traffic fragment not refreshed for this long (the upstream failing) leaves /metrics.
 FRAGMENT_MAX_AGE_SECONDS = 600.0
+# After a 504 or a timeout the longest window is halved for this long, then tried in full.
+SLOW_HOLD_SECONDS = 3600.0
+# A run whose settle read failed this often (while other reads were answered) is given up.
+SETTLE_ATTEMPTS = 5
+SETTLE_BACKOFF_MAX_SECONDS = 900.0
 # A rejected upstream value is logged at most once per field in this many seconds.
 REJECTED_LOG_SECONDS = 3600.0
 # Unsettled runs this long past due (settle reads failing) are given up (their late data lost).
 GIVE_UP_MINUTES_AT_LEAST = 1440
 
 Fetched = tuple[Row, dict[str, ResourceRow]]
+
+
+def _slow(exc: UpstreamError) -> bool:
+    """The platform gave up on the window ("Request execution timeout exceeded") or we did."""
+    return exc.kind == "timeout" or exc.status == 504
+
+
 T = TypeVar("T")
 
 
@@ -132,7 +144,8 @@ class TrafficPoller:
 
     async def _first_reads(self, account: str, led: AccountLedger, now: float) -> None:
         s = self._settings
-        longest = 1 if led.long_refused else MAX_WINDOW_MINUTES
+        # After a failed 1-minute read (an outage) the next read is one minute: a probe.
+        longest = 1 if led.outage else self._longest(led, now)
         plan = plan_reads(led.cursor, now, s.delay_seconds, s.catch_up_minutes, longest)
         if plan.missed and led.cursor is not None:
             log.warning(
@@ -147,8 +160,10 @@ class TrafficPoller:
             self._metrics.traffic_windows.labels(account, "missed").inc(plan.missed)
         outcome = "backfilled" if plan.backfill else "read"
         queue = list(plan.windows)
+        cap_before = (led.slow_cap, led.slow_until)
         while queue:
             w = queue.pop(0)
+            last = queue[-1] if queue else w
             try:
                 fetched = await self._fetch(account, (w,))
             except UpstreamError as exc:
@@ -156,10 +171,22 @@ class TrafficPoller:
                     self._metrics.traffic_windows.labels(account, "mismatched").inc(w.minutes)
                 if self._refusal(exc) and w.minutes > 1:
                     self._refuse_long(account, led, w, exc)
-                    last = queue[-1] if queue else w
                     queue = list(chunks(w.start, last.last_minute, 1))
                     continue
+                if _slow(exc) and w.minutes > 1:  # try half the window at once, down to 1
+                    self._shrink(account, led, w, exc, now)
+                    queue = list(chunks(w.start, last.last_minute, led.slow_cap))
+                    continue
+                if w.minutes == 1:
+                    # Even one minute failed: the size was not the problem.
+                    led.slow_cap, led.slow_until = cap_before
+                    led.outage = True
                 raise
+            led.answered_at = now
+            if led.outage:  # the probe was answered: the rest in full-size windows again
+                led.outage = False
+                if queue:
+                    queue = list(chunks(queue[0].start, last.last_minute, self._longest(led, now)))
             await self._work(self._count, account, led, w, fetched, now)
             self._metrics.traffic_windows.labels(account, outcome).inc(w.minutes)
             log.debug("traffic_window_read", account=account, window=str(w), outcome=outcome)
@@ -192,18 +219,22 @@ class TrafficPoller:
                 led.dirty = True
             return None
         give_up = (revisit + max(self._settings.catch_up_minutes, GIVE_UP_MINUTES_AT_LEAST)) * 60
-        while led.pending and now > led.pending[0].last_read_at + give_up:
-            stale = led.pending[0]
-            log.warning("traffic_settle_given_up", account=account, window=str(stale.window))
-            led.drop(stale)
+        for stale in [r for r in led.pending if now > r.last_read_at + give_up]:
+            self._give_up(account, led, stale, "no settle read for a day")
         return led.due(now, revisit * MINUTE)
+
+    def _give_up(self, account: str, led: AccountLedger, run: Run, why: str) -> None:
+        log.warning("traffic_settle_given_up", account=account, window=str(run.window), why=why)
+        self._metrics.traffic_windows.labels(account, "given_up").inc(run.minutes)
+        led.drop(run)
 
     async def _settle(self, account: str, led: AccountLedger, now: float) -> None:
         run = await self._work(self._due, account, led, now)
         if run is None:
             return
-        if run.minutes > 1 and led.long_refused:  # remembered before long windows were refused
-            windows = chunks(run.start, run.end - MINUTE, 1)
+        longest = self._longest(led, now)
+        if run.minutes > longest:  # remembered before long windows were refused or slow
+            windows = chunks(run.start, run.end - MINUTE, longest)
         else:
             windows = (run.window,)
         try:
@@ -214,10 +245,49 @@ class TrafficPoller:
             if self._refusal(exc) and run.minutes > 1 and not led.long_refused:
                 self._refuse_long(account, led, run.window, exc)
                 return  # re-read minute by minute next cycle
+            if _slow(exc) and windows[0].minutes > 1:
+                self._shrink(account, led, windows[0], exc, now)
+            self._settle_failed(account, led, run, now, exc)
             raise
+        led.answered_at = now
         if await self._work(led.settle, run, totals, rows, self._select.folds):
             self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
             log.debug("traffic_window_revised", account=account, window=str(run.window))
+
+    def _settle_failed(
+        self, account: str, led: AccountLedger, run: Run, now: float, exc: UpstreamError
+    ) -> None:
+        """Back off this run (the runs behind it go first); give it up after SETTLE_ATTEMPTS
+        failures that were not an outage (the platform answered other reads in between)."""
+        if led.answered_at > run.failed_at:
+            run.failures += 1
+        run.failed_at = now
+        run.retry_at = now + min(SETTLE_BACKOFF_MAX_SECONDS, MINUTE * 2.0**run.failures)
+        led.dirty = True
+        if run.failures >= SETTLE_ATTEMPTS:
+            self._give_up(account, led, run, f"settle read failed {run.failures} times: {exc}")
+
+    def _longest(self, led: AccountLedger, now: float) -> int:
+        """The longest window to ask for now, in minutes."""
+        if led.long_refused:
+            return 1
+        if led.slow_cap and now < led.slow_until:
+            return led.slow_cap
+        return MAX_WINDOW_MINUTES
+
+    def _shrink(
+        self, account: str, led: AccountLedger, w: Window, exc: UpstreamError, now: float
+    ) -> None:
+        """A window timed out: ask for half as many minutes for the next SLOW_HOLD_SECONDS."""
+        led.slow_cap = max(1, w.minutes // 2)
+        led.slow_until = now + SLOW_HOLD_SECONDS
+        log.warning(
+            "traffic_window_halved",
+            account=account,
+            window=str(w),
+            error=exc.message,
+            longest_minutes=led.slow_cap,
+        )
 
     @staticmethod
     def _refusal(exc: UpstreamError) -> bool:

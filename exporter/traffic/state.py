@@ -33,6 +33,8 @@ def _account(led: AccountLedger) -> dict[str, Any]:
     return {
         "cursor": led.cursor,
         "long_windows_refused": led.long_refused,
+        "slow_cap": led.slow_cap,
+        "slow_until": led.slow_until,
         "totals": _enc(led.totals),
         "series": {k: [s.name, s.cname, _enc(s.values)] for k, s in led.series.items()},
         "pending": [
@@ -42,6 +44,8 @@ def _account(led: AccountLedger) -> dict[str, Any]:
                 "last_read_at": run.last_read_at,
                 "totals": _enc(run.totals),
                 "resources": {rid: _enc(v) for rid, v in run.resources.items()},
+                "failures": run.failures,
+                "retry_at": run.retry_at,
             }
             for run in led.pending
         ],
@@ -77,6 +81,12 @@ def _int(value: Any, where: str, minute: bool = False) -> int:
     return int(value)
 
 
+def _float(value: Any, where: str) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    _need(ok, where, "a number")
+    return float(value)
+
+
 class _Decoder:
     """Maps the saved key order onto today's COUNT_KEYS (unknown saved keys are dropped)."""
 
@@ -105,6 +115,8 @@ class _Decoder:
         refused = d.get("long_windows_refused", False)
         _need(isinstance(refused, bool), f"{where}.long_windows_refused", "true or false")
         led.long_refused = refused
+        led.slow_cap = _int(d.get("slow_cap", 0), f"{where}.slow_cap")
+        led.slow_until = _float(d.get("slow_until", 0.0), f"{where}.slow_until")
         led.totals = self.values(d.get("totals"), f"{where}.totals")
         for key, item in _obj(d.get("series", {}), f"{where}.series").items():
             w = f"{where}.series.{key}"
@@ -119,10 +131,10 @@ class _Decoder:
             start = _int(p.get("start"), f"{w}.start", minute=True)
             end = _int(p.get("end"), f"{w}.end", minute=True)
             _need(end > start, f"{w}.end", "a minute after start")
-            at = p.get("last_read_at")
-            _need(isinstance(at, int | float) and not isinstance(at, bool), w, "last_read_at")
-            assert isinstance(at, int | float)
-            run = Run(start, end, float(at), self.values(p.get("totals"), f"{w}.totals"))
+            at = _float(p.get("last_read_at"), f"{w}.last_read_at")
+            run = Run(start, end, at, self.values(p.get("totals"), f"{w}.totals"))
+            run.failures = _int(p.get("failures", 0), f"{w}.failures")
+            run.retry_at = _float(p.get("retry_at", 0.0), f"{w}.retry_at")
             for rid, v in _obj(p.get("resources", {}), f"{w}.resources").items():
                 run.resources[rid] = self.values(v, f"{w}.resources.{rid}")
             led.pending.append(run)

@@ -14,6 +14,7 @@ from test_against_simulator import (
 
 from exporter.simulator import SimConfig
 from exporter.traffic.families import ACCOUNT, RESOURCE
+from exporter.upstream import UpstreamError
 
 
 async def test_one_minute_answers_to_long_windows_lose_nothing(
@@ -74,6 +75,37 @@ async def test_string_medians_bad_gauges_and_a_status_key_still_count_exactly(
             for field in ("edge_hit_ratio", "edge_bandwidth", "edge_request_time_0_250k")
         }
         assert all(v is not None and v >= 6 for v in rejected.values()), rejected
+        drained = await drain(r, state_file)
+        cursor = drained.ledger(ACC).cursor
+        assert cursor is not None
+        assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
+
+
+async def test_windows_the_platform_times_out_on_are_halved_and_lose_nothing(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    config = SimConfig(late_seconds=240, resources_per_account=3)
+    config = config.replace(quirks=frozenset({"slow-long-windows"}))
+    state_file = str(tmp_path / "traffic.json")
+    async with rig(aiohttp_server, config) as r:
+        poller = r.poller(state_file=state_file)
+        timeouts = 0
+        for _ in range(12 * 4):
+            try:
+                await poller.poll(ACC)
+            except UpstreamError as exc:
+                timeouts += 1 if exc.status == 504 else 100
+            r.clock.advance(15)
+        first = poller.ledger(ACC).cursor - 11 * 60  # type: ignore[operator]
+        assert timeouts == 1  # one 5-minute settle read; the next ones are 2 + 2 + 1
+        assert poller.ledger(ACC).slow_cap == 2
+        r.sim.faults.set("traffic", "500")
+        await r.drive(poller, 12 * 60, fails=True)
+        r.sim.faults.clear("traffic")
+        await r.drive(poller, 15 * 60)
+        assert r.windows("missed") == 0
+        assert r.windows("backfilled") >= 12
+        assert r.windows("given_up") == 0
         drained = await drain(r, state_file)
         cursor = drained.ledger(ACC).cursor
         assert cursor is not None

@@ -184,7 +184,7 @@ async def test_settle_reads_never_change_gauges(
     assert rate != before
 
 
-async def test_an_outage_of_25_minutes_is_backfilled_as_10_10_5(
+async def test_an_outage_of_25_minutes_is_backfilled_after_a_1_minute_probe(
     source: FakeSource,
     make_poller: MakePoller,
     clock: FakeClock,
@@ -212,9 +212,10 @@ async def test_an_outage_of_25_minutes_is_backfilled_as_10_10_5(
     clock.set(back)
     await poller.poll("acme")
     totals = [c for c in source.calls if not c.per_resource]
-    assert [c.minutes for c in totals] == [10, 10, 5, 5]  # + the settle read that was due
+    # The last failure was a 1-minute read (an outage): one minute first, then full windows.
+    assert [c.minutes for c in totals] == [1, 10, 10, 4, 5]  # + the settle read that was due
     assert totals[0].start == cursor + 60
-    assert totals[3].start == first + 5 * 60  # the second pre-outage run
+    assert totals[4].start == first + 5 * 60  # the second pre-outage run
     assert windows(metrics, "backfilled") == 25
     await drive(poller, clock, 30 * 60)
     settled, unsettled = split(poller, first)

@@ -79,6 +79,8 @@ class FakeSource:
     extra: dict[str, object] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     one_minute: bool = False  # answer a longer window with its last minute (HTTP 200)
+    slow_over: int = 0  # windows longer than this many minutes time out (504); 0 = none
+    fail_when: Callable[[int, int], bool] = lambda start, end: False  # 500 for these windows
 
     async def traffic(
         self,
@@ -101,6 +103,10 @@ class FakeSource:
             raise self.fail_per_resource
         if (e - s) // 60 > self.max_minutes:
             raise UpstreamError("traffic", "http", "Invalid period", 422)
+        if self.slow_over and (e - s) // 60 > self.slow_over:
+            raise UpstreamError("traffic", "http", "Request execution timeout exceeded", 504)
+        if self.fail_when(s, e):
+            raise UpstreamError("traffic", "http", "Internal Server Error", 500)
         call.ok = True
         now = self.clock()
         if self.one_minute:

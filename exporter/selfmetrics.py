@@ -84,6 +84,17 @@ class SelfMetrics:
             ["area", "field"],
             registry=r,
         )
+        self.state_save_failures = Counter(
+            "cdnvideo_state_save_failures",
+            "Failed writes of the traffic state file (traffic.state_file); while saves fail, "
+            "new traffic counters are held back.",
+            registry=r,
+        )
+        self.state_last_save = Gauge(
+            "cdnvideo_state_last_save_timestamp_seconds",
+            "Unix time of the last successful write of the traffic state file (0 = none yet).",
+            registry=r,
+        )
         self.traffic_lag = Gauge(
             "cdnvideo_traffic_lag_seconds",
             "Seconds between now and the end of the last accounted traffic minute.",

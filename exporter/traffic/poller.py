@@ -40,6 +40,8 @@ SLOW_HOLD_SECONDS = 3600.0
 # A run whose settle read failed this often (while other reads were answered) is given up.
 SETTLE_ATTEMPTS = 5
 SETTLE_BACKOFF_MAX_SECONDS = 900.0
+# A state file that cannot be written is logged at most this often.
+SAVE_FAILURE_LOG_SECONDS = 600.0
 # A rejected upstream value is logged at most once per field in this many seconds.
 REJECTED_LOG_SECONDS = 3600.0
 # Unsettled runs this long past due (settle reads failing) are given up (their late data lost).
@@ -104,6 +106,7 @@ class TrafficPoller:
         self._locks: dict[str, asyncio.Lock] = {}
         self._unsaved = False
         self._rejected_logged: dict[str, float] = {}
+        self._save_failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="traffic")
 
     def ledger(self, account: str) -> AccountLedger:
@@ -131,16 +134,19 @@ class TrafficPoller:
             finally:
                 fresh = ok or led.dirty
                 fragment = await self._work(self._build, account, led)
-                if fresh:
+                if led.dirty:
+                    led.dirty = False
+                    self._unsaved = True
+                # Saved first: a value Prometheus scraped is always on disk, so a restart
+                # never publishes a counter lower than before. Unsaved counters wait.
+                saved = True
+                if self._unsaved and self._settings.state_file:
+                    saved = await self._save()
+                if fresh and saved:
                     key = f"traffic/{account}"
                     self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
                 if led.cursor is not None:
                     self._metrics.traffic_lag.labels(account).set(now - (led.cursor + MINUTE))
-                if led.dirty:
-                    led.dirty = False
-                    self._unsaved = True
-                if self._unsaved and self._settings.state_file:
-                    await self._save()
 
     async def _first_reads(self, account: str, led: AccountLedger, now: float) -> None:
         s = self._settings
@@ -394,15 +400,30 @@ class TrafficPoller:
     def _write(self) -> bool:
         """Snapshot every ledger and replace the state file (on the worker thread)."""
         # A copy: the loop may add an account's ledger meanwhile (copying is atomic).
-        data = state.dump(dict(self._ledgers), self._clock.time())
+        now = self._clock.time()
+        data = state.dump(dict(self._ledgers), now)
         try:
             state.write_atomic(self._settings.state_file, data)
         except OSError as exc:
-            log.error("traffic_state_save_failed", path=self._settings.state_file, problem=str(exc))
+            self._metrics.state_save_failures.inc()
+            if now >= self._save_failure_logged + SAVE_FAILURE_LOG_SECONDS:
+                self._save_failure_logged = now
+                log.error(
+                    "traffic_state_save_failed",
+                    path=self._settings.state_file,
+                    problem=str(exc),
+                    effect="new traffic counters are held back until a save succeeds",
+                )
             return False
+        if self._save_failure_logged:
+            self._save_failure_logged = 0.0
+            log.info("traffic_state_saved_again", path=self._settings.state_file)
+        self._metrics.state_last_save.set(now)
         return True
 
-    async def _save(self) -> None:
+    async def _save(self) -> bool:
         self._unsaved = False
-        if not await self._work(self._write):
-            self._unsaved = True
+        if await self._work(self._write):
+            return True
+        self._unsaved = True
+        return False

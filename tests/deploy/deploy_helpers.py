@@ -197,6 +197,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_traffic_windows_total": ("account", "outcome"),
     "cdnvideo_traffic_lag_seconds": ("account",),
     "cdnvideo_series_dropped_total": (),
+    "cdnvideo_state_save_failures_total": (),
+    "cdnvideo_state_last_save_timestamp_seconds": (),
     "cdnvideo_exporter_build_info": ("version",),
 }
 HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}
@@ -208,7 +210,7 @@ TARGET_LABELS = {"job", "instance", "namespace", "pod", "service", "endpoint", "
 ENUMS = {
     "side": {"edge", "origin"},
     "area": {"traffic", "restream", "dvr", "talking_head", "auth"},
-    "outcome": {"read", "backfilled", "revised", "missed"},
+    "outcome": {"read", "backfilled", "revised", "missed", "mismatched", "given_up"},
 }
 
 

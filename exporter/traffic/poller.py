@@ -17,7 +17,7 @@ from exporter.selfmetrics import SelfMetrics
 from exporter.traffic import state
 from exporter.traffic.echo import WindowMismatch, check_echo
 from exporter.traffic.families import Latest, build_fragment
-from exporter.traffic.ledger import OTHER, AccountLedger, Run
+from exporter.traffic.ledger import AccountLedger, Run
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.windows import (
@@ -133,7 +133,7 @@ class TrafficPoller:
                 ok = True
             finally:
                 fresh = ok or led.dirty
-                fragment = await self._work(self._build, account, led)
+                fragment = await self._work(self._build, account, led, now)
                 if led.dirty:
                     led.dirty = False
                     self._unsaved = True
@@ -374,18 +374,15 @@ class TrafficPoller:
             )
 
     # -- publishing and state ----------------------------------------------------------------
-    def _build(self, account: str, led: AccountLedger) -> Fragment:
-        """The account's fragment, rebuilt when its counters changed (series of resources
-        that left the selection are removed first)."""
+    def _build(self, account: str, led: AccountLedger, now: float) -> Fragment:
+        """The account's fragment, rebuilt when its counters changed (series not seen for
+        ``series_retention_hours`` are removed first)."""
         latest = self._latest.get(account)
-        if led.dirty or account not in self._fragments:
-            if latest is not None:
-                live = {r.id for r in latest.named}
-                if latest.other is not None:
-                    live.add(OTHER)
-                gone = led.prune(live)
-                if gone:
-                    log.info("traffic_series_removed", account=account, resources=len(gone))
+        if led.dirty or led.unshown or account not in self._fragments:
+            oldest = now - self._settings.series_retention_hours * 3600
+            gone = led.prune(oldest)
+            if gone:
+                log.info("traffic_series_removed", account=account, resources=len(gone))
             fragment = build_fragment(account, led, latest)
             fragment.packed()  # rendered and compressed here, not in the render thread
             self._fragments[account] = fragment

@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 
 from exporter import jsonpieces
-from exporter.traffic.ledger import AccountLedger, Run, Series
+from exporter.traffic.ledger import AccountLedger, Run, Series, shown_mask
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
 
 log = structlog.get_logger("exporter.traffic.state")
@@ -36,7 +36,9 @@ def _account(led: AccountLedger) -> dict[str, Any]:
         "slow_cap": led.slow_cap,
         "slow_until": led.slow_until,
         "totals": _enc(led.totals),
-        "series": {k: [s.name, s.cname, _enc(s.values)] for k, s in led.series.items()},
+        "series": {
+            k: [s.name, s.cname, _enc(s.values), s.last_seen] for k, s in led.series.items()
+        },
         "pending": [
             {
                 "start": run.start,
@@ -44,6 +46,7 @@ def _account(led: AccountLedger) -> dict[str, Any]:
                 "last_read_at": run.last_read_at,
                 "totals": _enc(run.totals),
                 "resources": {rid: _enc(v) for rid, v in run.resources.items()},
+                "folded": sorted(run.folded),
                 "failures": run.failures,
                 "retry_at": run.retry_at,
             }
@@ -107,7 +110,7 @@ class _Decoder:
                 out[i] = float(x)
         return out
 
-    def account(self, raw: Any, where: str) -> AccountLedger:
+    def account(self, raw: Any, where: str, saved_at: float) -> AccountLedger:
         d = _obj(raw, where)
         led = AccountLedger()
         cursor = d.get("cursor")
@@ -118,11 +121,16 @@ class _Decoder:
         led.slow_cap = _int(d.get("slow_cap", 0), f"{where}.slow_cap")
         led.slow_until = _float(d.get("slow_until", 0.0), f"{where}.slow_until")
         led.totals = self.values(d.get("totals"), f"{where}.totals")
+        led.totals_shown = shown_mask(led.totals)  # published before the restart
         for key, item in _obj(d.get("series", {}), f"{where}.series").items():
             w = f"{where}.series.{key}"
-            ok = isinstance(item, list) and len(item) == 3
-            _need(ok and all(isinstance(x, str) for x in item[:2]), w, "[name, cname, values]")
-            led.series[key] = Series(item[0], item[1], self.values(item[2], w))
+            ok = isinstance(item, list) and len(item) in (3, 4)
+            what = "[name, cname, values, last_seen]"
+            _need(ok and all(isinstance(x, str) for x in item[:2]), w, what)
+            seen = _float(item[3], f"{w}[3]") if len(item) == 4 else saved_at
+            series = Series(item[0], item[1], self.values(item[2], w), seen)
+            series.mark_shown()
+            led.series[key] = series
         pending = d.get("pending", [])
         _need(isinstance(pending, list), f"{where}.pending", "a list")
         for i, p in enumerate(pending):
@@ -134,6 +142,10 @@ class _Decoder:
             at = _float(p.get("last_read_at"), f"{w}.last_read_at")
             run = Run(start, end, at, self.values(p.get("totals"), f"{w}.totals"))
             run.failures = _int(p.get("failures", 0), f"{w}.failures")
+            folded = p.get("folded", [])
+            ok = isinstance(folded, list) and all(isinstance(x, str) for x in folded)
+            _need(ok, f"{w}.folded", "a list of resource ids")
+            run.folded = frozenset(folded)
             run.retry_at = _float(p.get("retry_at", 0.0), f"{w}.retry_at")
             for rid, v in _obj(p.get("resources", {}), f"{w}.resources").items():
                 run.resources[rid] = self.values(v, f"{w}.resources.{rid}")
@@ -151,8 +163,9 @@ def parse(data: bytes) -> dict[str, AccountLedger]:
     version = doc.get("version")
     _need(version == STATE_VERSION, "version", f"{STATE_VERSION}, got {version!r}")
     dec = _Decoder(doc.get("count_keys"))
+    saved_at = _float(doc.get("saved_at", 0.0), "saved_at")
     accounts = _obj(doc.get("accounts"), "accounts")
-    return {name: dec.account(raw, f"accounts.{name}") for name, raw in accounts.items()}
+    return {name: dec.account(raw, f"accounts.{name}", saved_at) for name, raw in accounts.items()}
 
 
 def load(path: str) -> dict[str, AccountLedger]:

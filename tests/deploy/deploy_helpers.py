@@ -166,9 +166,14 @@ _DVR = ("account", "stream", "host")
 FAMILIES: dict[str, tuple[str, ...]] = {
     **{f"cdnvideo_account_{s}": ("account", *extra) for s, extra in _ACCOUNT_SUFFIXES.items()},
     **{
-        f"cdnvideo_resource_{s}": ("account", "resource", "resource_name", "cname", *extra)
+        f"cdnvideo_resource_{s}": (
+            ("account", "resource", *extra)
+            if s.endswith("_total")
+            else ("account", "resource", "resource_name", "cname", *extra)
+        )
         for s, extra in _ACCOUNT_SUFFIXES.items()
     },
+    "cdnvideo_resource_info": ("account", "resource", "resource_name", "cname"),
     "cdnvideo_restream_resource_info": ("account", "resource_id", "name", "type"),
     "cdnvideo_restream_resource_active": ("account", "resource_id"),
     "cdnvideo_restream_status_code": _TARGET,

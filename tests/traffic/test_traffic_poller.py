@@ -130,8 +130,11 @@ async def test_a_late_increase_is_added_once(
     m0 = minute_floor(clock.time()) - 180  # the newest ready minute at 01:00:05
     key = "edge_requests_total"
     await poller.poll("acme")
+    assert counter(store, key) == 0  # a new series is shown at 0 on its first refresh
+    clock.advance(5)
+    await poller.poll("acme")
     assert counter(store, key) == expected(source, key, range(0), range(m0, m0 + 60, 60))
-    clock.advance(60)
+    clock.advance(55)
     await poller.poll("acme")  # m0 re-read (now final), m1 first read (partial)
     once = expected(source, key, range(m0, m0 + 60, 60), range(m0 + 60, m0 + 120, 60))
     assert counter(store, key) == once

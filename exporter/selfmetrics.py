@@ -95,6 +95,13 @@ class SelfMetrics:
             "Unix time of the last successful write of the traffic state file (0 = none yet).",
             registry=r,
         )
+        self.clock_skew = Gauge(
+            "cdnvideo_upstream_clock_skew_seconds",
+            "The platform's clock minus the exporter's, from the Date header of metrics replies "
+            "(within about a second); traffic windows are planned on the platform's clock when "
+            "it is off by more than 5 s.",
+            registry=r,
+        )
         self.traffic_lag = Gauge(
             "cdnvideo_traffic_lag_seconds",
             "Seconds between now and the end of the last accounted traffic minute.",

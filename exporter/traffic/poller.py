@@ -40,6 +40,8 @@ SLOW_HOLD_SECONDS = 3600.0
 # A run whose settle read failed this often (while other reads were answered) is given up.
 SETTLE_ATTEMPTS = 5
 SETTLE_BACKOFF_MAX_SECONDS = 900.0
+# Beyond this |skew| (the Date header has whole seconds) windows follow the platform's clock.
+SKEW_TOLERANCE_SECONDS = 5.0
 # A state file that cannot be written is logged at most this often.
 SAVE_FAILURE_LOG_SECONDS = 600.0
 # A rejected upstream value is logged at most once per field in this many seconds.
@@ -107,6 +109,8 @@ class TrafficPoller:
         self._unsaved = False
         self._rejected_logged: dict[str, float] = {}
         self._save_failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
+        self._skew = 0.0  # the platform's clock minus ours, applied when beyond the tolerance
+        self._skewed = False
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="traffic")
 
     def ledger(self, account: str) -> AccountLedger:
@@ -146,13 +150,15 @@ class TrafficPoller:
                     key = f"traffic/{account}"
                     self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
                 if led.cursor is not None:
-                    self._metrics.traffic_lag.labels(account).set(now - (led.cursor + MINUTE))
+                    age = self.platform_time(now) - (led.cursor + MINUTE)
+                    self._metrics.traffic_lag.labels(account).set(age)
 
     async def _first_reads(self, account: str, led: AccountLedger, now: float) -> None:
         s = self._settings
         # After a failed 1-minute read (an outage) the next read is one minute: a probe.
         longest = 1 if led.outage else self._longest(led, now)
-        plan = plan_reads(led.cursor, now, s.delay_seconds, s.catch_up_minutes, longest)
+        ready = self.platform_time(now)  # which minutes closed: the platform's clock decides
+        plan = plan_reads(led.cursor, ready, s.delay_seconds, s.catch_up_minutes, longest)
         if plan.missed and led.cursor is not None:
             log.warning(
                 "traffic_minutes_missed",
@@ -189,6 +195,11 @@ class TrafficPoller:
                     led.outage = True
                 raise
             led.answered_at = now
+            if abs(self.platform_time(now) - ready) > SKEW_TOLERANCE_SECONDS:
+                # The reply's Date header moved the platform's clock (first reply, or a clock
+                # jump): this window was chosen on the wrong clock. Plan again on the right one.
+                await self._first_reads(account, led, now)
+                return
             if led.outage:  # the probe was answered: the rest in full-size windows again
                 led.outage = False
                 if queue:
@@ -336,7 +347,30 @@ class TrafficPoller:
             refused = [e for e in errors if isinstance(e, UpstreamError) and self._refusal(e)]
             raise (refused or errors)[0]
         good = [r for r in replies if isinstance(r, MetricsReply)]
+        skews = sorted(r.skew_seconds for r in good if r.skew_seconds is not None)
+        if skews:
+            self._observe_skew(skews[len(skews) // 2])
         return await self._work(self._parse, account, good)
+
+    # -- the platform's clock ----------------------------------------------------------------
+    def platform_time(self, now: float) -> float:
+        """``now`` on the platform's clock: shifted by the measured skew once it is beyond
+        SKEW_TOLERANCE_SECONDS (below that, the Date header's precision is the difference)."""
+        return now + self._skew if self._skewed else now
+
+    def _observe_skew(self, skew: float) -> None:
+        self._skew = skew
+        self._metrics.clock_skew.set(skew)
+        skewed = abs(skew) > SKEW_TOLERANCE_SECONDS
+        if skewed and not self._skewed:
+            log.warning(
+                "upstream_clock_skew",
+                skew_seconds=round(skew, 1),
+                action="traffic windows follow the platform's clock; fix the host's time (NTP)",
+            )
+        elif self._skewed and not skewed:
+            log.info("upstream_clock_skew_gone", skew_seconds=round(skew, 1))
+        self._skewed = skewed
 
     def _parse(self, account: str, good: list[MetricsReply]) -> Fetched:
         step = 2 if self._settings.per_resource else 1

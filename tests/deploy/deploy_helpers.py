@@ -204,6 +204,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_series_dropped_total": (),
     "cdnvideo_state_save_failures_total": (),
     "cdnvideo_state_last_save_timestamp_seconds": (),
+    "cdnvideo_upstream_clock_skew_seconds": (),
+    "cdnvideo_upstream_values_rejected_total": ("area", "field"),
     "cdnvideo_exporter_build_info": ("version",),
 }
 HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}

@@ -117,7 +117,8 @@ class World:
             assert exported_counters(samples, account) == await self.sim.truth(account, span)
             for labels in resources(samples, account):
                 want = await self.sim.truth(account, span, labels["resource"])
-                assert exported_counters(samples, account, labels) == want, labels
+                got = exported_counters(samples, account, {"resource": labels["resource"]})
+                assert got == want, labels
             minutes = len(span)
         return minutes
 
@@ -131,10 +132,7 @@ def resources(samples: Samples, account: str) -> list[dict[str, str]]:
     found = []
     for name, labels in samples:
         d = dict(labels)
-        if name == "cdnvideo_resource_requests_total" and (d["account"], d["side"]) == (
-            account,
-            "edge",
-        ):
+        if name == "cdnvideo_resource_info" and d["account"] == account:
             found.append({k: d[k] for k in ("resource", "resource_name", "cname")})
     assert len(found) == 3, found
     return found

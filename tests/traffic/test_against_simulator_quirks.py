@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from structlog.testing import capture_logs
 from test_against_simulator import (
     ACC,
     ServerFactory,
@@ -106,6 +108,37 @@ async def test_windows_the_platform_times_out_on_are_halved_and_lose_nothing(
         assert r.windows("missed") == 0
         assert r.windows("backfilled") >= 12
         assert r.windows("given_up") == 0
+        drained = await drain(r, state_file)
+        cursor = drained.ledger(ACC).cursor
+        assert cursor is not None
+        assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
+
+
+@pytest.mark.parametrize("offset", [-480.0, 300.0])
+async def test_windows_follow_the_platform_clock_when_ours_is_off(
+    aiohttp_server: ServerFactory, tmp_path: Path, offset: float
+) -> None:
+    """Our clock 8 minutes fast (the platform 480 s behind) or 5 minutes slow: the skew is
+    measured from the Date header, windows are planned on the platform's clock, and every
+    counter equals the final truth."""
+    config = SimConfig(late_seconds=240, resources_per_account=3, clock_offset_seconds=offset)
+    state_file = str(tmp_path / "traffic.json")
+    async with rig(aiohttp_server, config) as r:
+        poller = r.poller(state_file=state_file)
+        with capture_logs() as logs:
+            await poller.poll(ACC)
+            first = poller.ledger(ACC).cursor
+            assert first is not None
+            await r.drive(poller, 20 * 60)
+        skew = r.metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds")
+        assert skew == pytest.approx(offset, abs=1.0)
+        assert [e["event"] for e in logs if e["event"].startswith("upstream_clock")] == [
+            "upstream_clock_skew"
+        ]
+        lag = r.metrics.registry.get_sample_value("cdnvideo_traffic_lag_seconds", {"account": ACC})
+        assert lag is not None
+        assert 120 <= lag <= 200  # measured on the platform's clock too
+        assert poller.ledger(ACC).cursor - first == 19 * 60  # type: ignore[operator]
         drained = await drain(r, state_file)
         cursor = drained.ledger(ACC).cursor
         assert cursor is not None

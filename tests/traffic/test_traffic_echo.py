@@ -69,3 +69,15 @@ async def test_a_shortened_backfill_window_fails_and_switches_to_one_minute_read
         assert led.totals[COUNT_INDEX[key]] == source.final(key, covered), key
         assert led.series["r2"].values[COUNT_INDEX[key]] == source.final(key, covered, "r2")
     assert max(c.minutes for c in source.calls[-4:]) == 1
+
+
+def test_clock_skew_is_read_from_the_date_header() -> None:
+    from exporter.upstream.client import Reply, clock_skew
+
+    def reply(date: str, received_at: float) -> Reply:
+        return Reply(200, b"{}", {}, "application/json", date, received_at)
+
+    assert clock_skew(reply("Thu, 01 Jan 2026 00:00:00 GMT", T0 + 480.2)) == pytest.approx(-479.7)
+    assert clock_skew(reply("Thu, 01 Jan 2026 00:05:00 GMT", T0)) == pytest.approx(300.5)
+    assert clock_skew(reply("", T0)) is None
+    assert clock_skew(reply("not a date", T0)) is None

@@ -92,6 +92,7 @@ class AccountLedger:
         "long_refused",
         "outage",
         "pending",
+        "released_at",
         "series",
         "slow_cap",
         "slow_until",
@@ -113,6 +114,7 @@ class AccountLedger:
         self.slow_until = 0.0  # when slow_cap stops applying
         self.answered_at = 0.0  # when the platform last answered a read of this account
         self.outage = False  # the last 1-minute read failed (the next read is 1 minute)
+        self.released_at = 0.0  # when this replica stopped serving the account (0 = serves)
 
     # -- first reads -------------------------------------------------------------------------
     def count_first_read(

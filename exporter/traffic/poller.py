@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar
 
@@ -25,6 +25,7 @@ from exporter.traffic.windows import (
     MINUTE,
     Window,
     chunks,
+    last_ready_minute,
     plan_reads,
     settle_cap_minutes,
 )
@@ -120,6 +121,56 @@ class TrafficPoller:
             led = self._ledgers[account] = AccountLedger()
         return led
 
+    # -- accounts served -----------------------------------------------------------------------
+    def serve(self, accounts: Iterable[str]) -> None:
+        """The accounts this replica serves now. The ledgers of the others (moved to another
+        replica, or gone) are kept, in memory and in the state file, for
+        ``series_retention_hours``, then dropped; an account that comes back meanwhile
+        continues its counters."""
+        now = self._clock.time()
+        owned = set(accounts)
+        for name, led in self._ledgers.items():
+            if name not in owned and not led.released_at:
+                led.released_at = now
+                self._unsaved = True
+                self._fragments.pop(name, None)
+                log.info(
+                    "traffic_account_released",
+                    account=name,
+                    kept_hours=self._settings.series_retention_hours,
+                )
+        self._drop_released(now)
+
+    def _drop_released(self, now: float) -> None:
+        keep = self._settings.series_retention_hours * 3600
+        for name in [
+            n
+            for n, led in self._ledgers.items()
+            if led.released_at and now > led.released_at + keep
+        ]:
+            del self._ledgers[name]
+            for cache in (self._latest, self._folded, self._fragments):
+                cache.pop(name, None)
+            self._unsaved = True
+            log.info("traffic_account_dropped", account=name)
+
+    def _resume(self, account: str, led: AccountLedger, now: float) -> None:
+        """An account served again after another replica had it: the minutes in between were
+        that replica's to count; read on from the newest ready minute, counters continued."""
+        led.released_at = 0.0
+        led.dirty = True
+        last = last_ready_minute(self.platform_time(now), self._settings.delay_seconds)
+        if led.cursor is None or led.cursor >= last - MINUTE:
+            return
+        skipped = (last - MINUTE - led.cursor) // MINUTE
+        led.cursor = last - MINUTE
+        log.info(
+            "traffic_account_resumed",
+            account=account,
+            skipped_minutes=skipped,
+            reason="read by the replica that served the account meanwhile",
+        )
+
     async def _work(self, step: Callable[..., T], *args: object) -> T:
         """Run ``step(*args)`` on the worker thread (after the steps queued before it)."""
         return await asyncio.get_running_loop().run_in_executor(self._worker, step, *args)
@@ -129,7 +180,10 @@ class TrafficPoller:
         lock = self._locks.setdefault(account, asyncio.Lock())
         async with lock:
             now = self._clock.time()
+            self._drop_released(now)
             led = self.ledger(account)
+            if led.released_at:
+                self._resume(account, led, now)
             ok = False
             try:
                 await self._first_reads(account, led, now)

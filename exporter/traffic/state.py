@@ -33,6 +33,7 @@ def _account(led: AccountLedger) -> dict[str, Any]:
     return {
         "cursor": led.cursor,
         "long_windows_refused": led.long_refused,
+        "released_at": led.released_at,
         "slow_cap": led.slow_cap,
         "slow_until": led.slow_until,
         "totals": _enc(led.totals),
@@ -118,6 +119,7 @@ class _Decoder:
         refused = d.get("long_windows_refused", False)
         _need(isinstance(refused, bool), f"{where}.long_windows_refused", "true or false")
         led.long_refused = refused
+        led.released_at = _float(d.get("released_at", 0.0), f"{where}.released_at")
         led.slow_cap = _int(d.get("slow_cap", 0), f"{where}.slow_cap")
         led.slow_until = _float(d.get("slow_until", 0.0), f"{where}.slow_until")
         led.totals = self.values(d.get("totals"), f"{where}.totals")

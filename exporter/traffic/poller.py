@@ -103,6 +103,7 @@ class TrafficPoller:
             settings.resources_include, settings.resources_exclude, settings.max_resources
         )
         self._ledgers = state.load(settings.state_file) if settings.state_file else {}
+        self._on_disk = bool(self._ledgers)  # a snapshot a restart would load exists
         self._latest: dict[str, Latest] = {}
         self._folded: dict[str, frozenset[str]] = {}
         self._fragments: dict[str, Fragment] = {}
@@ -200,7 +201,9 @@ class TrafficPoller:
                 saved = True
                 if self._unsaved and self._settings.state_file:
                     saved = await self._save()
-                if fresh and saved:
+                # Without any snapshot on disk a restart starts afresh (a clean counter
+                # reset), so there is nothing to protect by holding counters back.
+                if fresh and (saved or not self._on_disk):
                     key = f"traffic/{account}"
                     self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
                 if led.cursor is not None:
@@ -504,6 +507,7 @@ class TrafficPoller:
             self._save_failure_logged = 0.0
             log.info("traffic_state_saved_again", path=self._settings.state_file)
         self._metrics.state_last_save.set(now)
+        self._on_disk = True
         return True
 
     async def _save(self) -> bool:

@@ -105,6 +105,17 @@ class World:
         got: dict[str, int] = await exp.wait_for(done, f"traffic read up to {want}")
         return got
 
+    async def counted(self, exp: ExporterProcess) -> None:
+        """Wait until every account's new counters show their count (a new series is shown
+        at 0 on its first refresh)."""
+
+        async def done() -> bool:
+            _, samples = await exp.scrape()
+            key = "cdnvideo_account_requests_total"
+            return all(samples.get((key, (("account", a), ("side", "edge")))) for a in ACCOUNTS)
+
+        await exp.wait_for(done, "counters shown")
+
     async def assert_exact(self, exp: ExporterProcess) -> int:
         """Every counter equals /_sim/traffic summed over the minutes accounted since ``first``."""
         _, samples = await exp.scrape()
@@ -224,7 +235,8 @@ async def test_corrupt_state_file_is_reported_and_replaced_by_a_fresh_start(w: W
         await exp.wait_for(lambda: _logged(exp, "traffic_state_ignored"), f"{name}")  # noqa: B023
         ends = await w.caught_up(exp)
         w.first = {a: e - 60 for a, e in ends.items()}  # a fresh cursor
-        assert await w.assert_exact(exp) == 1, name
+        await w.counted(exp)
+        assert await w.assert_exact(exp) >= 1, name
         await exp.wait_for(lambda: _saved(w), f"{name}: replaced by a good state file")
         await exp.stop()
         assert exp.proc.returncode == 0

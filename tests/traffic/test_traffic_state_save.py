@@ -26,25 +26,51 @@ async def test_counters_wait_for_the_save_and_a_failed_save_is_visible(
     tmp_path: Path,
 ) -> None:
     folder = tmp_path / "state"
-    path = str(folder / "traffic.json")  # the folder does not exist yet: every save fails
+    folder.mkdir()
+    path = str(folder / "traffic.json")
     poller = make_poller(state_file=path)
+    await drive(poller, clock, 60)
+    saved_at = sample(metrics, "cdnvideo_state_last_save_timestamp_seconds")
+    assert saved_at is not None
+    assert clock.time() - 60 <= saved_at < clock.time()
+    on_disk = {key: counter(store, key) for key in COUNTED}
+    assert on_disk["edge_requests_total"]
+    folder.rename(tmp_path / "away")  # from now on every save fails
     with capture_logs() as logs:
         await drive(poller, clock, 3 * 60)
-    assert store.fragment("traffic/acme", include_stale=True) is None  # nothing unsaved shown
+    assert poller.ledger("acme").cursor is not None
+    assert {key: counter(store, key) for key in COUNTED} == on_disk  # nothing unsaved shown
     assert sample(metrics, "cdnvideo_state_save_failures_total") == 12
-    assert sample(metrics, "cdnvideo_state_last_save_timestamp_seconds") == 0
+    assert sample(metrics, "cdnvideo_state_last_save_timestamp_seconds") == saved_at
     failed = [e for e in logs if e["event"] == "traffic_state_save_failed"]
     assert len(failed) == 1  # rate-limited
     assert failed[0]["path"] == path
-    folder.mkdir()
+    (tmp_path / "away").rename(folder)
     await drive(poller, clock, 15)
     assert sample(metrics, "cdnvideo_state_last_save_timestamp_seconds") == clock.time() - 15
     published = {key: counter(store, key) for key in COUNTED}
-    assert published["edge_requests_total"]
+    assert published["edge_requests_total"] > on_disk["edge_requests_total"]  # type: ignore[operator]
     restarted = make_poller(state_file=path, delay_seconds=86_400)  # nothing new to read
     store.drop("traffic/acme")
     await restarted.poll("acme")
     assert {key: counter(store, key) for key in COUNTED} == published
+
+
+async def test_without_any_snapshot_on_disk_a_failing_save_holds_nothing_back(
+    source: FakeSource,
+    make_poller: MakePoller,
+    clock: FakeClock,
+    store: Store,
+    metrics: SelfMetrics,
+    tmp_path: Path,
+) -> None:
+    """A state path that never worked (a restart would start afresh, a clean counter reset):
+    the counters are published, the failures counted."""
+    path = str(tmp_path / "missing" / "traffic.json")
+    poller = make_poller(state_file=path)
+    await drive(poller, clock, 60)
+    assert counter(store, "edge_requests_total")
+    assert sample(metrics, "cdnvideo_state_save_failures_total") == 4
 
 
 async def test_a_restart_after_a_long_downtime_continues_the_counters_and_counts_the_gap(

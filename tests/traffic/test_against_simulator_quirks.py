@@ -6,13 +6,7 @@ from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
-from test_against_simulator import (
-    ACC,
-    ServerFactory,
-    assert_counters_equal_truth,
-    drain,
-    rig,
-)
+from test_against_simulator import ACC, ServerFactory, assert_exact_after_drain, outage, rig
 
 from exporter.simulator import SimConfig
 from exporter.traffic.families import ACCOUNT, RESOURCE
@@ -31,17 +25,12 @@ async def test_one_minute_answers_to_long_windows_lose_nothing(
         poller = r.poller(state_file=state_file)
         await r.drive(poller, 8 * 60)
         first = poller.ledger(ACC).cursor - 7 * 60  # type: ignore[operator]
-        r.sim.faults.set("traffic", "500")
-        await r.drive(poller, 12 * 60, fails=True)
-        r.sim.faults.clear("traffic")
+        await outage(r, poller, 12 * 60)
         await r.drive(poller, 15 * 60)
         assert poller.ledger(ACC).long_refused
         assert r.windows("mismatched") >= 5
         assert r.windows("missed") == 0
-        drained = await drain(r, state_file)
-        cursor = drained.ledger(ACC).cursor
-        assert cursor is not None
-        assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
+        assert await assert_exact_after_drain(r, state_file, first) > 0
 
 
 async def test_string_medians_bad_gauges_and_a_status_key_still_count_exactly(
@@ -77,10 +66,7 @@ async def test_string_medians_bad_gauges_and_a_status_key_still_count_exactly(
             for field in ("edge_hit_ratio", "edge_bandwidth", "edge_request_time_0_250k")
         }
         assert all(v is not None and v >= 6 for v in rejected.values()), rejected
-        drained = await drain(r, state_file)
-        cursor = drained.ledger(ACC).cursor
-        assert cursor is not None
-        assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
+        assert await assert_exact_after_drain(r, state_file, first) > 0
 
 
 async def test_windows_the_platform_times_out_on_are_halved_and_lose_nothing(
@@ -101,17 +87,12 @@ async def test_windows_the_platform_times_out_on_are_halved_and_lose_nothing(
         first = poller.ledger(ACC).cursor - 11 * 60  # type: ignore[operator]
         assert timeouts == 1  # one 5-minute settle read; the next ones are 2 + 2 + 1
         assert poller.ledger(ACC).slow_cap == 2
-        r.sim.faults.set("traffic", "500")
-        await r.drive(poller, 12 * 60, fails=True)
-        r.sim.faults.clear("traffic")
+        await outage(r, poller, 12 * 60)
         await r.drive(poller, 15 * 60)
         assert r.windows("missed") == 0
         assert r.windows("backfilled") >= 12
         assert r.windows("given_up") == 0
-        drained = await drain(r, state_file)
-        cursor = drained.ledger(ACC).cursor
-        assert cursor is not None
-        assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
+        assert await assert_exact_after_drain(r, state_file, first) > 0
 
 
 @pytest.mark.parametrize("offset", [-480.0, 300.0])
@@ -139,7 +120,4 @@ async def test_windows_follow_the_platform_clock_when_ours_is_off(
         assert lag is not None
         assert 120 <= lag <= 200  # measured on the platform's clock too
         assert poller.ledger(ACC).cursor - first == 19 * 60  # type: ignore[operator]
-        drained = await drain(r, state_file)
-        cursor = drained.ledger(ACC).cursor
-        assert cursor is not None
-        assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
+        assert await assert_exact_after_drain(r, state_file, first) > 0

@@ -210,7 +210,9 @@ class TrafficPoller:
                     age = self.platform_time(now) - (led.cursor + MINUTE)
                     self._metrics.traffic_lag.labels(account).set(age)
 
-    async def _first_reads(self, account: str, led: AccountLedger, now: float) -> None:
+    async def _first_reads(
+        self, account: str, led: AccountLedger, now: float, replan: bool = True
+    ) -> None:
         s = self._settings
         # After a failed 1-minute read (an outage) the next read is one minute: a probe.
         longest = 1 if led.outage else self._longest(led, now)
@@ -252,10 +254,10 @@ class TrafficPoller:
                     led.outage = True
                 raise
             led.answered_at = now
-            if abs(self.platform_time(now) - ready) > SKEW_TOLERANCE_SECONDS:
+            if replan and abs(self.platform_time(now) - ready) > SKEW_TOLERANCE_SECONDS:
                 # The reply's Date header moved the platform's clock (first reply, or a clock
                 # jump): this window was chosen on the wrong clock. Plan again on the right one.
-                await self._first_reads(account, led, now)
+                await self._first_reads(account, led, now, replan=False)
                 return
             if led.outage:  # the probe was answered: the rest in full-size windows again
                 led.outage = False
@@ -418,7 +420,9 @@ class TrafficPoller:
     def _observe_skew(self, skew: float) -> None:
         self._skew = skew
         self._metrics.clock_skew.set(skew)
-        skewed = abs(skew) > SKEW_TOLERANCE_SECONDS
+        # Hysteresis: a skew near the tolerance does not switch clocks back and forth.
+        limit = SKEW_TOLERANCE_SECONDS - 2.0 if self._skewed else SKEW_TOLERANCE_SECONDS
+        skewed = abs(skew) > limit
         if skewed and not self._skewed:
             log.warning(
                 "upstream_clock_skew",

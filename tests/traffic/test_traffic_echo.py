@@ -81,3 +81,15 @@ def test_clock_skew_is_read_from_the_date_header() -> None:
     assert clock_skew(reply("Thu, 01 Jan 2026 00:05:00 GMT", T0)) == pytest.approx(300.5)
     assert clock_skew(reply("", T0)) is None
     assert clock_skew(reply("not a date", T0)) is None
+
+
+def test_the_platform_clock_is_followed_beyond_5_s_until_back_within_3_s(
+    make_poller: MakePoller, metrics: SelfMetrics
+) -> None:
+    poller = make_poller()
+    steps = []
+    for skew in (4.0, 6.0, 4.0, 2.5, -5.5):
+        poller._observe_skew(skew)
+        steps.append(poller.platform_time(T0) - T0)
+    assert steps == [0.0, 6.0, 4.0, 0.0, -5.5]
+    assert metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds") == -5.5

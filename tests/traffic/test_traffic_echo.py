@@ -6,6 +6,7 @@ import pytest
 from traffic_fakes import COUNTED, T0, FakeSource, MakePoller
 
 from exporter.clock import FakeClock
+from exporter.exposition import Store
 from exporter.selfmetrics import SelfMetrics
 from exporter.traffic.echo import WindowMismatch, check_echo, echo_seconds
 from exporter.traffic.parse import COUNT_INDEX
@@ -93,3 +94,38 @@ def test_the_platform_clock_is_followed_beyond_5_s_until_back_within_3_s(
         steps.append(poller.platform_time(T0) - T0)
     assert steps == [0.0, 6.0, 4.0, 0.0, -5.5]
     assert metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds") == -5.5
+
+
+async def test_a_bad_gauge_value_is_counted_each_time_and_logged_once_an_hour(
+    make_poller: MakePoller,
+    source: FakeSource,
+    clock: FakeClock,
+    metrics: SelfMetrics,
+    store: Store,
+) -> None:
+    from structlog.testing import capture_logs
+    from test_traffic_poller import counter, drive
+
+    source.extra = {"edge_hit_ratio": "n/a", "edge_bandwidth": float("nan")}
+    poller = make_poller(revisit_minutes=0)
+    with capture_logs() as logs:
+        await poller.poll("acme")
+        first = poller.ledger("acme").cursor
+        clock.advance(15)
+        await drive(poller, clock, 10 * 60 - 15)
+    rejected = {"area": "traffic", "field": "edge_hit_ratio"}
+    # 10 minutes x (1 totals row + 3 resource rows)
+    assert (
+        metrics.registry.get_sample_value("cdnvideo_upstream_values_rejected_total", rejected) == 40
+    )
+    events = [e for e in logs if e["event"] == "upstream_value_rejected"]
+    assert sorted(e["field"] for e in events) == ["edge_bandwidth", "edge_hit_ratio"]
+    assert all(e["account"] == "acme" for e in events)
+    with capture_logs() as logs:
+        await drive(poller, clock, 3600)
+    events = [e for e in logs if e["event"] == "upstream_value_rejected"]
+    assert len(events) == 2 * 1  # once more per field after an hour
+    assert counter(store, "edge_requests_total") == source.final(
+        "edge_requests_total",
+        range(first, poller.ledger("acme").cursor + 60, 60),  # type: ignore[operator]
+    )

@@ -26,7 +26,7 @@ QUIRKS: dict[str, str] = {
         'and upper-case `M` in the range names (`"1M_2M": "0.09091"`)'
     ),
     "bad-values": (
-        "the first row of a per-resource metrics reply carries unreadable gauge values: "
+        "the last row of a per-resource metrics reply carries unreadable gauge values: "
         '`edge_hit_ratio` NaN, `edge_bandwidth` `"n/a"`, the 0-250k edge median an object'
     ),
     "status-key": (

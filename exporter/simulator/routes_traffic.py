@@ -114,7 +114,7 @@ class TrafficRoutes:
         if strings:
             data = [string_medians(row) for row in data]
         if per_resource and data and self.sim.has_quirk("bad-values"):
-            data[0] = bad_gauges(data[0])
+            data[-1] = bad_gauges(data[-1])
         body: dict[str, object] = {
             "start": format_minute(start),
             "end": format_minute(end),

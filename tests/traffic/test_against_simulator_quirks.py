@@ -53,11 +53,11 @@ async def test_string_medians_bad_gauges_and_a_status_key_still_count_exactly(
         assert median is not None
         assert median > 0
         # The bad row loses its unreadable gauges alone; its counters and the others stay.
-        bad = r.sim.resources(ACC)[0].id
+        bad = r.sim.resources(ACC)[-1].id
         assert f.value(RESOURCE.edge_hit_ratio, resource=bad) is None
         assert f.value(RESOURCE.bandwidth, resource=bad, side="edge") is None
         assert f.value(RESOURCE.bandwidth, resource=bad, side="origin") is not None
-        good = r.sim.resources(ACC)[1].id
+        good = r.sim.resources(ACC)[0].id
         assert f.value(RESOURCE.edge_hit_ratio, resource=good) is not None
         rejected = {
             field: r.metrics.registry.get_sample_value(

@@ -35,6 +35,15 @@ Label values:
   them to the specific codes.
 - `size_range`: `0_250k`, `250k_500k`, `500k_750k`, `750k_1m`, `1m_2m`, `2m_3m`, `3m_4m`, `4M+`.
 - `resource="__other__"`: the resources beyond `traffic.max_resources`, summed.
+- `resource_name`, `cname`: on the resource *gauges* and on `cdnvideo_resource_info` only.
+  Resource *counters* (`cdnvideo_resource_*_total`) carry `account, resource` (+ `side`,
+  `code`): a renamed resource keeps its counter, and `increase()` never sees a new series for
+  an old one. Join the names in with `... * on (account, resource) group_left (resource_name,
+  cname) topk by (account, resource) (1, cdnvideo_resource_info)`.
+  Gauges keep the names (they describe the latest window; a rename starts a new gauge series,
+  which costs nothing). A counter series stays at its last value for
+  `traffic.series_retention_hours` (24) after its resource was last seen, `__other__` too; a
+  new one is shown at 0 on one refresh before its first count.
 - `target`: the restream target URL with any `user:password@` removed; `target_key`: a short
   keyed fingerprint of the stream key, never the key (see [metrics-areas.md](metrics-areas.md)).
 - `area`: `traffic`, `restream`, `dvr`, `talking_head`, `auth`.

@@ -16,7 +16,7 @@ from prometheus_client import (
 from exporter import __version__
 
 AREAS = ("traffic", "restream", "dvr", "talking_head", "auth")
-WINDOW_OUTCOMES = ("read", "backfilled", "revised", "missed")
+WINDOW_OUTCOMES = ("read", "backfilled", "revised", "missed", "mismatched", "given_up")
 
 
 class SelfMetrics:
@@ -71,8 +71,35 @@ class SelfMetrics:
         self.traffic_windows = Counter(
             "cdnvideo_traffic_windows",
             "Traffic windows by outcome: read (first read), backfilled (after a gap), "
-            "revised (a re-read found late increases), missed (older than catch_up_minutes).",
+            "revised (a re-read found late increases), missed (older than catch_up_minutes), "
+            "mismatched (the reply covered another window than asked; minutes asked for), "
+            "given_up (minutes whose settle read kept failing; their late data is not counted).",
             ["account", "outcome"],
+            registry=r,
+        )
+        self.values_rejected = Counter(
+            "cdnvideo_upstream_values_rejected",
+            "Values the platform sent that could not be read (NaN, text, wrong type) and were "
+            "dropped alone; field is the metric key (a gauge: bandwidth, hit ratio, a median).",
+            ["area", "field"],
+            registry=r,
+        )
+        self.state_save_failures = Counter(
+            "cdnvideo_state_save_failures",
+            "Failed writes of the traffic state file (traffic.state_file); while saves fail, "
+            "new traffic counters are held back.",
+            registry=r,
+        )
+        self.state_last_save = Gauge(
+            "cdnvideo_state_last_save_timestamp_seconds",
+            "Unix time of the last successful write of the traffic state file (0 = none yet).",
+            registry=r,
+        )
+        self.clock_skew = Gauge(
+            "cdnvideo_upstream_clock_skew_seconds",
+            "The platform's clock minus the exporter's, from the Date header of metrics replies "
+            "(within about a second); traffic windows are planned on the platform's clock when "
+            "it is off by more than 5 s.",
             registry=r,
         )
         self.traffic_lag = Gauge(

@@ -141,6 +141,7 @@ class Service:
             for area, seconds, poll, job in self.jobs(account):
                 self.scheduler.every(area, account, seconds, poll, job)
             self._scheduled.add(account)
+        self.traffic.serve(accounts)
         self.ctx.accounts = accounts
 
     async def discover(self) -> None:

@@ -239,6 +239,7 @@ def _validate(s: Settings) -> None:
             f"got {t.revisit_minutes}"
         )
     _at_least("traffic.catch_up_minutes", t.catch_up_minutes, 0)
+    _at_least("traffic.series_retention_hours", t.series_retention_hours, 0)
     _at_least("traffic.max_resources", t.max_resources, 0)
     for key in ("resources_include", "resources_exclude"):
         try:
@@ -268,7 +269,7 @@ def _positive(key: str, value: float) -> None:
         raise ConfigError(f"{key}: must be greater than 0, got {value}")
 
 
-def _at_least(key: str, value: int, low: int) -> None:
+def _at_least(key: str, value: float, low: float) -> None:
     if value < low:
         raise ConfigError(f"{key}: must be {low} or more, got {value}")
 

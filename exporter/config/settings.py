@@ -145,7 +145,15 @@ class TrafficSettings:
         default="",
         metadata=_doc(
             "File where the accounted-minute cursor survives restarts (empty: kept in "
-            "memory only, so a restart re-reads at most `catch_up_minutes`)."
+            "memory only, so a restart starts the counters afresh at the newest minute)."
+        ),
+    )
+    series_retention_hours: float = field(
+        default=24.0,
+        metadata=_doc(
+            "A resource's counter series (and `__other__`) stays exposed at its last value "
+            "this long after the resource was last seen, so one that comes back continues it.",
+            rule=">= 0",
         ),
     )
 

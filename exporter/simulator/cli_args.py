@@ -41,6 +41,12 @@ _OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
         int,
         "longest metrics window accepted (10; 1 behaves like the newer docs)",
     ),
+    (
+        "--clock-offset-seconds",
+        "clock_offset_seconds",
+        float,
+        "shift the simulated platform's clock (Date header, data) by this much (0)",
+    ),
     ("--slow-seconds", "slow_seconds", float, "default delay of the 'slow' fault (5)"),
     ("--th-quota", "th_quota_limit", int, "talking-head quota limit per account (100)"),
     ("--th-queue-seconds", "th_queue_seconds", float, "talking-head time in queue (20)"),

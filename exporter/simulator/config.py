@@ -47,6 +47,8 @@ class SimConfig:
     late_seconds: float = 90.0
     request_time_format: RequestTimeFormat = "flat"
     max_window_minutes: int = 10
+    # the platform's clock minus the caller's (the `Date` header and every figure follow it)
+    clock_offset_seconds: float = 0.0
     # talking-head
     th_queue_seconds: float = 20.0
     th_processing_seconds: float = 60.0

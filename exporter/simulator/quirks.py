@@ -17,6 +17,26 @@ QUIRKS: dict[str, str] = {
         "a missing, unknown or expired token is answered HTTP 401 with an empty body on every "
         "endpoint (the token endpoint included), instead of 403 with a JSON error body"
     ),
+    "one-minute-window": (
+        "a metrics window longer than a minute is answered HTTP 200 with the last minute's "
+        "figures only, `start` echoed accordingly (newer docs: data for a 1-minute period)"
+    ),
+    "string-values": (
+        "metrics replies send the request-time ranges nested, with numeric strings as values "
+        'and upper-case `M` in the range names (`"1M_2M": "0.09091"`)'
+    ),
+    "bad-values": (
+        "the last row of a per-resource metrics reply carries unreadable gauge values: "
+        '`edge_hit_ratio` NaN, `edge_bandwidth` `"n/a"`, the 0-250k edge median an object'
+    ),
+    "status-key": (
+        'successful metrics replies carry a top-level `"status": 200` beside `data`, as the '
+        "platform's docs say every reply does"
+    ),
+    "slow-long-windows": (
+        "a metrics window longer than 2 minutes is answered HTTP 504 "
+        '`{"status": "error", "description": "Request execution timeout exceeded"}`'
+    ),
 }
 
 

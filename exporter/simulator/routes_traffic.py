@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import math
 import re
 import time
 from typing import TYPE_CHECKING
@@ -90,8 +91,13 @@ class TrafficRoutes:
         reader = self.sim.traffic_reader(account)
         if reader is None:
             return error("traffic", 403, "Invalid token or no access")
+        if minutes > 2 and self.sim.has_quirk("slow-long-windows"):
+            return error("traffic", 504, "Request execution timeout exceeded")
+        if minutes > 1 and self.sim.has_quirk("one-minute-window"):
+            start, minutes = end - 60, 1
         resources = [r for v in q.getall("resource", []) for r in v.split(",") if r] or None
-        nested = self.sim.config.request_time_format == "nested"
+        strings = self.sim.has_quirk("string-values")
+        nested = strings or self.sim.config.request_time_format == "nested"
         now = self.sim.clock.time()
         if per_resource:
             data = [
@@ -105,12 +111,42 @@ class TrafficRoutes:
             ]
         else:
             data = [render(rounded(reader.totals(start, minutes, now, resources)), columns, nested)]
-        return web.json_response(
-            {
-                "start": format_minute(start),
-                "end": format_minute(end),
-                "account": account,
-                "metrics": metric_names(columns, nested),
-                "data": data,
-            }
-        )
+        if strings:
+            data = [string_medians(row) for row in data]
+        if per_resource and data and self.sim.has_quirk("bad-values"):
+            data[-1] = bad_gauges(data[-1])
+        body: dict[str, object] = {
+            "start": format_minute(start),
+            "end": format_minute(end),
+            "account": account,
+            "metrics": metric_names(columns, nested),
+            "data": data,
+        }
+        if self.sim.has_quirk("status-key"):
+            body = {"status": 200, **body}
+        return web.json_response(body)
+
+
+def string_medians(row: dict[str, object]) -> dict[str, object]:
+    """Quirk string-values: nested request times as numeric strings, upper-case M."""
+    out = dict(row)
+    for family in ("edge_request_time", "origin_request_time"):
+        ranges = out.get(family)
+        if isinstance(ranges, dict):
+            out[family] = {rng.replace("m", "M"): str(v) for rng, v in ranges.items()}
+    return out
+
+
+def bad_gauges(row: dict[str, object]) -> dict[str, object]:
+    """Quirk bad-values: unreadable hit ratio, bandwidth and one median; counts untouched."""
+    out = dict(row)
+    if "edge_hit_ratio" in out:
+        out["edge_hit_ratio"] = math.nan
+    if "edge_bandwidth" in out:
+        out["edge_bandwidth"] = "n/a"
+    ranges = out.get("edge_request_time")
+    if isinstance(ranges, dict) and "0_250k" in ranges:
+        out["edge_request_time"] = {**ranges, "0_250k": {"value": ranges["0_250k"]}}
+    elif "edge_request_time_0_250k" in out:
+        out["edge_request_time_0_250k"] = {"value": out["edge_request_time_0_250k"]}
+    return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from email.utils import formatdate
 from typing import Any
 
 from aiohttp import web
@@ -37,6 +38,17 @@ from exporter.simulator.traffic_window import (
 )
 
 
+class ShiftedClock:
+    """Another clock's time plus a fixed offset (a platform whose clock is off)."""
+
+    def __init__(self, inner: Clock, offset: float) -> None:
+        self.inner = inner
+        self.offset = offset
+
+    def time(self) -> float:
+        return self.inner.time() + self.offset
+
+
 class Simulator:
     """The simulated platform. Build one per test; all time comes from `clock`.
 
@@ -47,7 +59,10 @@ class Simulator:
 
     def __init__(self, config: SimConfig | None = None, clock: Clock | None = None) -> None:
         self.config = config = config or SimConfig()
-        self.clock = clock = clock or SystemClock()
+        clock = clock or SystemClock()
+        if config.clock_offset_seconds:
+            clock = ShiftedClock(clock, config.clock_offset_seconds)
+        self.clock = clock
         self.started_at = clock.time()
         self.faults = Faults(config.slow_seconds)
         self.requests = RequestLog(config.request_log_size)
@@ -104,6 +119,7 @@ class Simulator:
         """A new aiohttp application over this simulator's state (each run needs its own)."""
         app = web.Application(middlewares=[upstream_middleware(self)])
         app[SIM_KEY] = self
+        app.on_response_prepare.append(self._date_header)
         for group in (
             TrafficRoutes(self),
             RestreamRoutes(self),
@@ -114,6 +130,10 @@ class Simulator:
         ):
             app.add_routes(group.routes())
         return app
+
+    async def _date_header(self, request: web.Request, response: web.StreamResponse) -> None:
+        """Every reply's `Date` is the simulated platform's clock (as a real server's is)."""
+        response.headers["Date"] = formatdate(self.clock.time(), usegmt=True)
 
     @property
     def app(self) -> web.Application:
@@ -236,6 +256,7 @@ class Simulator:
                 "late_seconds": self.config.late_seconds,
                 "request_time_format": self.config.request_time_format,
                 "max_window_minutes": self.config.max_window_minutes,
+                "clock_offset_seconds": self.config.clock_offset_seconds,
                 "token_lifetime_seconds": self.config.token_lifetime_seconds,
                 "seed": self.config.seed,
             },

@@ -6,8 +6,13 @@ Exposition example::
     cdnvideo_account_bandwidth_bytes_per_second{account="acme",side="edge"} 52428800
     cdnvideo_resource_responses_per_second{account="acme",resource="101",resource_name="www",\
 cname="www.acme.example",side="edge",code="404"} 1.35
-    cdnvideo_resource_edge_hit_bytes_total{account="acme",resource="__other__",\
-resource_name="__other__",cname=""} 910532771840
+    cdnvideo_resource_edge_hit_bytes_total{account="acme",resource="__other__"} 910532771840
+    cdnvideo_resource_info{account="acme",resource="101",resource_name="www",\
+cname="www.acme.example"} 1
+
+Resource counters carry ``account, resource`` only (a renamed resource keeps its counter);
+name and cname are on ``cdnvideo_resource_info``, which queries join with ``group_left``.
+Resource gauges keep ``resource_name`` and ``cname`` (they describe the latest window).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from exporter.traffic.windows import Window
 
 ACCOUNT_LABELS = ("account",)
 RESOURCE_LABELS = ("account", "resource", "resource_name", "cname")
+COUNTER_LABELS = ("account", "resource")  # resource counters: identity only
 
 
 @dataclass(frozen=True)
@@ -51,7 +57,8 @@ class Families:
         return tuple(getattr(self, name) for name in self.__dataclass_fields__)
 
 
-def _families(scope: str, base: tuple[str, ...]) -> Families:
+def _families(scope: str, base: tuple[str, ...], counted: tuple[str, ...]) -> Families:
+    """``base`` labels the gauges, ``counted`` the counters."""
     p = f"cdnvideo_{scope}_"
     of = "the account" if scope == "account" else "the resource"
     win = " in the latest complete window"
@@ -64,7 +71,7 @@ def _families(scope: str, base: tuple[str, ...]) -> Families:
         MetricSpec(
             p + "requests_total", "counter",
             f"Requests to {of}; each minute counted once, late increases added on re-read.",
-            (*base, "side"), "requests", "edge_requests_total, origin_requests_total",
+            (*counted, "side"), "requests", "edge_requests_total, origin_requests_total",
         ),
         MetricSpec(
             p + "requests_per_second", "gauge", f"Request rate of {of}{win}.",
@@ -73,7 +80,7 @@ def _families(scope: str, base: tuple[str, ...]) -> Families:
         MetricSpec(
             p + "responses_total", "counter",
             f"Responses of {of} by status code or class; each minute counted once.",
-            (*base, "side", "code"), "responses", "edge_status_<code>, origin_status_<code>",
+            (*counted, "side", "code"), "responses", "edge_status_<code>, origin_status_<code>",
         ),
         MetricSpec(
             p + "responses_per_second", "gauge",
@@ -93,7 +100,7 @@ def _families(scope: str, base: tuple[str, ...]) -> Families:
         MetricSpec(
             p + "edge_hit_bytes_total", "counter",
             f"Bytes of {of} served from edge cache hits; each minute counted once.",
-            base, "bytes", "edge_hit_bytes",
+            counted, "bytes", "edge_hit_bytes",
         ),
         MetricSpec(
             p + "edge_hit_bytes_per_second", "gauge",
@@ -108,9 +115,15 @@ def _families(scope: str, base: tuple[str, ...]) -> Families:
     )  # fmt: skip
 
 
-ACCOUNT = _families("account", ACCOUNT_LABELS)
-RESOURCE = _families("resource", RESOURCE_LABELS)
-SPECS: tuple[MetricSpec, ...] = (*ACCOUNT.all(), *RESOURCE.all())
+ACCOUNT = _families("account", ACCOUNT_LABELS, ACCOUNT_LABELS)
+RESOURCE = _families("resource", RESOURCE_LABELS, COUNTER_LABELS)
+RESOURCE_INFO = MetricSpec(
+    "cdnvideo_resource_info", "gauge",
+    "Always 1: the name and cname of each resource with counters (and __other__); join with "
+    "group_left to label the resource counters.",
+    RESOURCE_LABELS, "", "resource, resource_name, cname of the per-resource reply",
+)  # fmt: skip
+SPECS: tuple[MetricSpec, ...] = (*ACCOUNT.all(), *RESOURCE.all(), RESOURCE_INFO)
 
 # Key indexes in the parsed arrays, per side.
 _REQ = {s: COUNT_INDEX[f"{s}_requests_total"] for s in SIDES}
@@ -138,16 +151,30 @@ def _rows(f: Families, out: dict[MetricSpec, list[Sample]]) -> Rows:
     return {name: out[getattr(f, name)] for name in f.__dataclass_fields__}
 
 
-def _counters(rows: Rows, labels: tuple[str, ...], v: Values) -> None:
+def _counters(rows: Rows, labels: tuple[str, ...], v: Values, shown: bytearray) -> bool:
+    """Counter samples of one series; a key not published before is published at 0 (and
+    marked), so its first count is an increase. Returns whether any key was held at 0."""
+    held = False
     requests, responses = rows["requests_total"], rows["responses_total"]
+
+    def value(i: int) -> float:
+        nonlocal held
+        if shown[i]:
+            return v[i]
+        shown[i] = 1
+        held = held or v[i] != 0
+        return 0.0
+
     for side in SIDES:
-        if v[_REQ[side]] == v[_REQ[side]]:
-            requests.append(((*labels, side), v[_REQ[side]]))
+        i = _REQ[side]
+        if v[i] == v[i]:
+            requests.append(((*labels, side), value(i)))
         for code, i in zip(STATUS_CODES, _STATUS[side], strict=True):
             if v[i] == v[i]:
-                responses.append(((*labels, side, code), v[i]))
+                responses.append(((*labels, side, code), value(i)))
     if v[_HIT_BYTES] == v[_HIT_BYTES]:
-        rows["edge_hit_bytes_total"].append((labels, v[_HIT_BYTES]))
+        rows["edge_hit_bytes_total"].append((labels, value(_HIT_BYTES)))
+    return held
 
 
 def _gauges(rows: Rows, labels: tuple[str, ...], row: Row, w: Window) -> None:
@@ -173,17 +200,23 @@ def _gauges(rows: Rows, labels: tuple[str, ...], row: Row, w: Window) -> None:
 
 
 def build_fragment(account: str, ledger: AccountLedger, latest: Latest | None) -> Fragment:
-    """Counters from the ledger (every series it holds), gauges from the latest window.
+    """Counters from the ledger (every series it holds, with an info series each), gauges
+    from the latest window.
 
-    Samples go straight into per-family lists (FragmentBuilder.add hashes the spec per
-    sample, which costs a second per refresh at 100,000 series).
+    A counter key seen for the first time is published at 0 on this refresh and with its
+    value on the next (``ledger.unshown`` asks for that next rebuild). Samples go straight
+    into per-family lists (FragmentBuilder.add hashes the spec per sample, which costs a
+    second per refresh at 100,000 series).
     """
     out: dict[MetricSpec, list[Sample]] = {spec: [] for spec in SPECS}
     acc, res = _rows(ACCOUNT, out), _rows(RESOURCE, out)
-    _counters(acc, (account,), ledger.totals)
+    held = _counters(acc, (account,), ledger.totals, ledger.totals_shown)
+    info = out[RESOURCE_INFO]
     for key in sorted(ledger.series):
         s = ledger.series[key]
-        _counters(res, (account, key, s.name, s.cname), s.values)
+        held = _counters(res, (account, key), s.values, s.shown) or held
+        info.append(((account, key, s.name, s.cname), 1.0))
+    ledger.unshown = held
     if latest is not None:
         w = latest.window
         _gauges(acc, (account,), latest.totals, w)

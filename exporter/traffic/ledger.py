@@ -6,7 +6,7 @@ from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from exporter.traffic.parse import ResourceRow, Row, Values, add_into, blank
+from exporter.traffic.parse import COUNT_KEYS, ResourceRow, Row, Values, add_into, blank
 from exporter.traffic.windows import Window
 
 OTHER = "__other__"  # the resource label of everything max_resources folded together
@@ -14,11 +14,26 @@ OTHER = "__other__"  # the resource label of everything max_resources folded tog
 
 @dataclass(slots=True)
 class Series:
-    """Cumulative counters of one per-resource series (NaN = the upstream never sent the key)."""
+    """Cumulative counters of one per-resource series (NaN = the upstream never sent the key).
+
+    ``shown`` marks the keys already published with their value: a key that gets its first
+    value is published at 0 on one refresh first, so that ``increase()`` sees its first count.
+    ``last_seen`` is when the resource was last in a first-read window under its own series.
+    """
 
     name: str
     cname: str
     values: Values = field(default_factory=blank)
+    last_seen: float = 0.0
+    shown: bytearray = field(default_factory=lambda: bytearray(len(COUNT_KEYS)))
+
+    def mark_shown(self) -> None:
+        """Every key with a value counts as published (series restored from the state file)."""
+        self.shown = shown_mask(self.values)
+
+
+def shown_mask(values: Values) -> bytearray:
+    return bytearray(1 if v == v else 0 for v in values)
 
 
 @dataclass(slots=True)
@@ -34,6 +49,10 @@ class Run:
     last_read_at: float  # when the newest window of the run was first read
     totals: Values = field(default_factory=blank)
     resources: dict[str, Values] = field(default_factory=dict)
+    folded: frozenset[str] = frozenset()  # resources counted under __other__ in this run
+    failures: int = 0  # settle reads that failed while the platform answered other reads
+    retry_at: float = 0.0  # no settle read before this time (backoff after a failure)
+    failed_at: float = 0.0  # when the last settle read of this run failed
 
     @property
     def window(self) -> Window:
@@ -66,15 +85,36 @@ class AccountLedger:
     (about 0.4 kB); 1000 resources x 10 runs stay near 4 MB.
     """
 
-    __slots__ = ("cursor", "dirty", "long_refused", "pending", "series", "totals")
+    __slots__ = (
+        "answered_at",
+        "cursor",
+        "dirty",
+        "long_refused",
+        "outage",
+        "pending",
+        "released_at",
+        "series",
+        "slow_cap",
+        "slow_until",
+        "totals",
+        "totals_shown",
+        "unshown",
+    )
 
     def __init__(self) -> None:
         self.cursor: int | None = None  # start of the last accounted minute
         self.long_refused = False  # the upstream answered 422 to a window over 1 minute
         self.totals: Values = blank()
+        self.totals_shown = bytearray(len(COUNT_KEYS))  # as Series.shown, for the totals
+        self.unshown = False  # a refresh published a new key at 0: the next one shows it
         self.series: dict[str, Series] = {}
         self.pending: list[Run] = []
         self.dirty = False  # changed since the last save
+        self.slow_cap = 0  # longest window after a 504 or timeout (0 = no limit of its own)
+        self.slow_until = 0.0  # when slow_cap stops applying
+        self.answered_at = 0.0  # when the platform last answered a read of this account
+        self.outage = False  # the last 1-minute read failed (the next read is 1 minute)
+        self.released_at = 0.0  # when this replica stopped serving the account (0 = serves)
 
     # -- first reads -------------------------------------------------------------------------
     def count_first_read(
@@ -93,6 +133,7 @@ class AccountLedger:
         """
         add_into(self.totals, totals.counts)
         kept: dict[str, Values] = {}
+        folded: set[str] = set()
         for r in resources:
             if named is None or r.id in named:
                 s = self.series.get(r.id)
@@ -102,10 +143,12 @@ class AccountLedger:
                     s.name, s.cname = r.name, r.cname
             else:
                 s = self._other()
+                folded.add(r.id)
+            s.last_seen = now
             add_into(s.values, r.row.counts)
             kept[r.id] = r.row.counts
         if settle is not None:
-            self._remember(window, totals.counts, kept, now, *settle)
+            self._remember(window, totals.counts, kept, frozenset(folded), now, *settle)
         self.cursor = window.last_minute
         self.dirty = True
 
@@ -114,6 +157,7 @@ class AccountLedger:
         window: Window,
         totals: Values,
         resources: Mapping[str, Values],
+        folded: frozenset[str],
         now: float,
         revisit_seconds: float,
         cap_minutes: int,
@@ -122,6 +166,7 @@ class AccountLedger:
         if (
             last is not None
             and last.end == window.start
+            and last.folded == folded  # one run, one way of counting each resource
             and now < last.last_read_at + revisit_seconds
             and last.minutes + window.minutes <= cap_minutes
         ):
@@ -135,15 +180,20 @@ class AccountLedger:
                 else:
                     add_into(have, values)
             return
-        run = Run(window.start, window.end, now, array("d", totals))
+        run = Run(window.start, window.end, now, array("d", totals), folded=folded)
         run.resources = {rid: array("d", v) for rid, v in resources.items()}
         self.pending.append(run)
 
     # -- settling ----------------------------------------------------------------------------
     def due(self, now: float, revisit_seconds: float) -> Run | None:
-        """The oldest run whose newest window was first read at least revisit ago."""
-        if self.pending and now >= self.pending[0].last_read_at + revisit_seconds:
-            return self.pending[0]
+        """The oldest run whose newest window was first read at least revisit ago and that
+        is not waiting out a backoff (a run whose settle reads fail does not hold back the
+        runs behind it)."""
+        for run in self.pending:
+            if now < run.last_read_at + revisit_seconds:
+                return None  # runs are in first-read order: the later ones are not due either
+            if now >= run.retry_at:
+                return run
         return None
 
     def settle(
@@ -151,8 +201,9 @@ class AccountLedger:
     ) -> bool:
         """Add what the re-read shows above what was counted (never subtract); drop the run.
 
-        An increase of a resource goes to its own series while it has one, else to
-        ``__other__`` when ``fold`` (max_resources is set), else to a new own series.
+        An increase of a resource goes where its first read went: ``__other__`` when it was
+        folded in that run, else its own series (kept for the retention period, or created
+        again when it was removed meanwhile; ``__other__`` when ``fold`` is set).
         Returns whether any counter increased.
         """
         increased = False
@@ -164,11 +215,12 @@ class AccountLedger:
             diff = positive_diff(r.row.counts, run.resources.get(rid))
             if diff is None:
                 continue
-            s = self.series.get(rid)
+            s = self._other() if rid in run.folded else self.series.get(rid)
             if s is None and fold:
                 s = self._other()
             elif s is None:
                 s = self.series[rid] = Series(r.name, r.cname)
+            s.last_seen = max(s.last_seen, run.last_read_at)
             add_into(s.values, diff)
             increased = True
         self.drop(run)
@@ -185,13 +237,13 @@ class AccountLedger:
         self.dirty = True
 
     # -- series lifetime ---------------------------------------------------------------------
-    def prune(self, live: Iterable[str]) -> list[str]:
-        """Remove series neither in ``live`` (the latest window's) nor owed a settle read."""
-        keep = set(live)
+    def prune(self, oldest: float) -> list[str]:
+        """Remove series last seen before ``oldest`` that are owed no settle read."""
+        keep: set[str] = set()
         for run in self.pending:
             for rid in run.resources:
-                keep.add(rid if rid in self.series else OTHER)
-        gone = [key for key in self.series if key not in keep]
+                keep.add(OTHER if rid in run.folded else rid)
+        gone = [k for k, s in self.series.items() if s.last_seen < oldest and k not in keep]
         for key in gone:
             del self.series[key]
         if gone:

@@ -74,27 +74,48 @@ def _bad(where: str, key: str, value: Any, what: str = "a finite number") -> Ups
     )
 
 
+def _as_float(value: Any) -> float | None:
+    """A finite number from a JSON number or a numeric string (``"0.09091"``); else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    elif isinstance(value, int | float):
+        try:
+            number = float(value)  # an int beyond the float range overflows
+        except OverflowError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _number(value: Any, where: str, key: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _bad(where, key, value)
-    try:
-        number = float(value)  # an int beyond the float range overflows
-    except OverflowError:
-        raise _bad(where, key, value) from None
-    if not math.isfinite(number):
+    number = _as_float(value)
+    if number is None:
         raise _bad(where, key, value)
     return number
 
 
-def parse_row(values: Mapping[str, Any], where: str = "data[0]") -> Row:
-    """Known keys into arrays; unknown keys are ignored, ``null`` means absent.
+Rejected = list[str]  # gauge keys whose value was dropped (GAUGE_KEYS names, or a family)
 
-    A non-numeric value in a known key raises UpstreamError (the window fails as a whole).
+
+def parse_row(
+    values: Mapping[str, Any], where: str = "data[0]", rejected: Rejected | None = None
+) -> Row:
+    """Known keys into arrays; unknown keys are ignored, ``null`` and ``""`` mean absent.
+
+    Numbers may come as numeric strings. An unreadable count (not a number, negative, above
+    2**53) raises UpstreamError: the window fails as a whole. An unreadable gauge value
+    (bandwidth, hit ratio, a median) is dropped alone and its key appended to ``rejected``.
     """
     counts = blank(len(COUNT_KEYS))
     gauges = blank(len(GAUGE_KEYS))
     for key, value in values.items():
-        if value is None:
+        if value is None or value == "":
             continue
         i = COUNT_INDEX.get(key)
         if i is not None:
@@ -113,8 +134,14 @@ def parse_row(values: Mapping[str, Any], where: str = "data[0]") -> Row:
             i = GAUGE_INDEX.get(f"{prefix}_request_time_{_RANGE.get(rng.lower(), rng)}")
         if i is not None:
             kind = type(value)
-            ok = (kind is int or kind is float) and -_FLOAT_MAX <= value <= _FLOAT_MAX
-            gauges[i] = value if ok else _number(value, where, key)
+            if (kind is int or kind is float) and -_FLOAT_MAX <= value <= _FLOAT_MAX:
+                gauges[i] = value
+                continue
+            gauge = _as_float(value)
+            if gauge is None:
+                _reject(rejected, GAUGE_KEYS[i])
+            else:
+                gauges[i] = gauge
             continue
         side = _NESTED.get(key)
         if side is None:
@@ -122,13 +149,23 @@ def parse_row(values: Mapping[str, Any], where: str = "data[0]") -> Row:
         if isinstance(value, Mapping):
             for rng, median in value.items():
                 canonical = _RANGE.get(str(rng).lower())
-                if canonical is not None and median is not None:
-                    idx = GAUGE_INDEX[f"{side}_request_time_{canonical}"]
-                    gauges[idx] = _number(median, where, f"{key}.{rng}")
-        elif isinstance(value, bool) or not isinstance(value, int | float):
-            raise _bad(where, key, value, "an object of medians by size range")
+                if canonical is None or median is None or median == "":
+                    continue
+                name = f"{side}_request_time_{canonical}"
+                gauge = _as_float(median)
+                if gauge is None:
+                    _reject(rejected, name)
+                else:
+                    gauges[GAUGE_INDEX[name]] = gauge
+        elif _as_float(value) is None:
+            _reject(rejected, key)  # neither medians by size range nor one bare number
         # A bare number is a median without a size range: there is no series for it.
     return Row(counts, gauges)
+
+
+def _reject(rejected: Rejected | None, key: str) -> None:
+    if rejected is not None:
+        rejected.append(key)
 
 
 def add_into(dst: Values, src: Values) -> None:
@@ -151,16 +188,21 @@ def merge(rows: Iterable[Row]) -> Row:
     return Row(counts, gauges)
 
 
-def parse_totals(reply: MetricsReply) -> Row:
-    """The account-totals reply: normally one row; several are merged, none is all-absent."""
-    return merge(parse_row(r.values, f"data[{i}]") for i, r in enumerate(reply.rows))
+def parse_totals(reply: MetricsReply, rejected: Rejected | None = None) -> Row:
+    """The account-totals reply: normally one row; several are merged. No row at all fails
+    the window (it is no answer, not zero traffic)."""
+    if not reply.rows:
+        raise UpstreamError("traffic", "invalid_body", "totals reply: empty data list", 200)
+    return merge(parse_row(r.values, f"data[{i}]", rejected) for i, r in enumerate(reply.rows))
 
 
-def parse_resources(reply: MetricsReply) -> dict[str, ResourceRow]:
+def parse_resources(
+    reply: MetricsReply, rejected: Rejected | None = None
+) -> dict[str, ResourceRow]:
     """The per-resource reply keyed by resource id (duplicate ids merged)."""
     out: dict[str, ResourceRow] = {}
     for i, r in enumerate(reply.rows):
-        row = parse_row(r.values, f"data[{i}]")
+        row = parse_row(r.values, f"data[{i}]", rejected)
         seen = out.get(r.resource)
         if seen is not None:
             row = merge((seen.row, row))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar
 
@@ -14,8 +15,9 @@ from exporter.config import TrafficSettings
 from exporter.exposition import Fragment, Store
 from exporter.selfmetrics import SelfMetrics
 from exporter.traffic import state
+from exporter.traffic.echo import WindowMismatch, check_echo
 from exporter.traffic.families import Latest, build_fragment
-from exporter.traffic.ledger import OTHER, AccountLedger, Run
+from exporter.traffic.ledger import AccountLedger, Run
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.windows import (
@@ -23,6 +25,7 @@ from exporter.traffic.windows import (
     MINUTE,
     Window,
     chunks,
+    last_ready_minute,
     plan_reads,
     settle_cap_minutes,
 )
@@ -33,10 +36,28 @@ log = structlog.get_logger("exporter.traffic")
 
 # A traffic fragment not refreshed for this long (the upstream failing) leaves /metrics.
 FRAGMENT_MAX_AGE_SECONDS = 600.0
+# After a 504 or a timeout the longest window is halved for this long, then tried in full.
+SLOW_HOLD_SECONDS = 3600.0
+# A run whose settle read failed this often (while other reads were answered) is given up.
+SETTLE_ATTEMPTS = 5
+SETTLE_BACKOFF_MAX_SECONDS = 900.0
+# Beyond this |skew| (the Date header has whole seconds) windows follow the platform's clock.
+SKEW_TOLERANCE_SECONDS = 5.0
+# A state file that cannot be written is logged at most this often.
+SAVE_FAILURE_LOG_SECONDS = 600.0
+# A rejected upstream value is logged at most once per field in this many seconds.
+REJECTED_LOG_SECONDS = 3600.0
 # Unsettled runs this long past due (settle reads failing) are given up (their late data lost).
 GIVE_UP_MINUTES_AT_LEAST = 1440
 
 Fetched = tuple[Row, dict[str, ResourceRow]]
+
+
+def _slow(exc: UpstreamError) -> bool:
+    """The platform gave up on the window ("Request execution timeout exceeded") or we did."""
+    return exc.kind == "timeout" or exc.status == 504
+
+
 T = TypeVar("T")
 
 
@@ -82,11 +103,16 @@ class TrafficPoller:
             settings.resources_include, settings.resources_exclude, settings.max_resources
         )
         self._ledgers = state.load(settings.state_file) if settings.state_file else {}
+        self._on_disk = bool(self._ledgers)  # a snapshot a restart would load exists
         self._latest: dict[str, Latest] = {}
         self._folded: dict[str, frozenset[str]] = {}
         self._fragments: dict[str, Fragment] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._unsaved = False
+        self._rejected_logged: dict[str, float] = {}
+        self._save_failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
+        self._skew = 0.0  # the platform's clock minus ours, applied when beyond the tolerance
+        self._skewed = False
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="traffic")
 
     def ledger(self, account: str) -> AccountLedger:
@@ -95,6 +121,56 @@ class TrafficPoller:
         if led is None:
             led = self._ledgers[account] = AccountLedger()
         return led
+
+    # -- accounts served -----------------------------------------------------------------------
+    def serve(self, accounts: Iterable[str]) -> None:
+        """The accounts this replica serves now. The ledgers of the others (moved to another
+        replica, or gone) are kept, in memory and in the state file, for
+        ``series_retention_hours``, then dropped; an account that comes back meanwhile
+        continues its counters."""
+        now = self._clock.time()
+        owned = set(accounts)
+        for name, led in self._ledgers.items():
+            if name not in owned and not led.released_at:
+                led.released_at = now
+                self._unsaved = True
+                self._fragments.pop(name, None)
+                log.info(
+                    "traffic_account_released",
+                    account=name,
+                    kept_hours=self._settings.series_retention_hours,
+                )
+        self._drop_released(now)
+
+    def _drop_released(self, now: float) -> None:
+        keep = self._settings.series_retention_hours * 3600
+        for name in [
+            n
+            for n, led in self._ledgers.items()
+            if led.released_at and now > led.released_at + keep
+        ]:
+            del self._ledgers[name]
+            for cache in (self._latest, self._folded, self._fragments):
+                cache.pop(name, None)
+            self._unsaved = True
+            log.info("traffic_account_dropped", account=name)
+
+    def _resume(self, account: str, led: AccountLedger, now: float) -> None:
+        """An account served again after another replica had it: the minutes in between were
+        that replica's to count; read on from the newest ready minute, counters continued."""
+        led.released_at = 0.0
+        led.dirty = True
+        last = last_ready_minute(self.platform_time(now), self._settings.delay_seconds)
+        if led.cursor is None or led.cursor >= last - MINUTE:
+            return
+        skipped = (last - MINUTE - led.cursor) // MINUTE
+        led.cursor = last - MINUTE
+        log.info(
+            "traffic_account_resumed",
+            account=account,
+            skipped_minutes=skipped,
+            reason="read by the replica that served the account meanwhile",
+        )
 
     async def _work(self, step: Callable[..., T], *args: object) -> T:
         """Run ``step(*args)`` on the worker thread (after the steps queued before it)."""
@@ -105,7 +181,10 @@ class TrafficPoller:
         lock = self._locks.setdefault(account, asyncio.Lock())
         async with lock:
             now = self._clock.time()
+            self._drop_released(now)
             led = self.ledger(account)
+            if led.released_at:
+                self._resume(account, led, now)
             ok = False
             try:
                 await self._first_reads(account, led, now)
@@ -113,22 +192,32 @@ class TrafficPoller:
                 ok = True
             finally:
                 fresh = ok or led.dirty
-                fragment = await self._work(self._build, account, led)
-                if fresh:
-                    key = f"traffic/{account}"
-                    self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
-                if led.cursor is not None:
-                    self._metrics.traffic_lag.labels(account).set(now - (led.cursor + MINUTE))
+                fragment = await self._work(self._build, account, led, now)
                 if led.dirty:
                     led.dirty = False
                     self._unsaved = True
+                # Saved first: a value Prometheus scraped is always on disk, so a restart
+                # never publishes a counter lower than before. Unsaved counters wait.
+                saved = True
                 if self._unsaved and self._settings.state_file:
-                    await self._save()
+                    saved = await self._save()
+                # Without any snapshot on disk a restart starts afresh (a clean counter
+                # reset), so there is nothing to protect by holding counters back.
+                if fresh and (saved or not self._on_disk):
+                    key = f"traffic/{account}"
+                    self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
+                if led.cursor is not None:
+                    age = self.platform_time(now) - (led.cursor + MINUTE)
+                    self._metrics.traffic_lag.labels(account).set(age)
 
-    async def _first_reads(self, account: str, led: AccountLedger, now: float) -> None:
+    async def _first_reads(
+        self, account: str, led: AccountLedger, now: float, replan: bool = True
+    ) -> None:
         s = self._settings
-        longest = 1 if led.long_refused else MAX_WINDOW_MINUTES
-        plan = plan_reads(led.cursor, now, s.delay_seconds, s.catch_up_minutes, longest)
+        # After a failed 1-minute read (an outage) the next read is one minute: a probe.
+        longest = 1 if led.outage else self._longest(led, now)
+        ready = self.platform_time(now)  # which minutes closed: the platform's clock decides
+        plan = plan_reads(led.cursor, ready, s.delay_seconds, s.catch_up_minutes, longest)
         if plan.missed and led.cursor is not None:
             log.warning(
                 "traffic_minutes_missed",
@@ -142,17 +231,38 @@ class TrafficPoller:
             self._metrics.traffic_windows.labels(account, "missed").inc(plan.missed)
         outcome = "backfilled" if plan.backfill else "read"
         queue = list(plan.windows)
+        cap_before = (led.slow_cap, led.slow_until)
         while queue:
             w = queue.pop(0)
+            last = queue[-1] if queue else w
             try:
                 fetched = await self._fetch(account, (w,))
             except UpstreamError as exc:
-                if exc.status == 422 and w.minutes > 1:
+                if isinstance(exc, WindowMismatch):
+                    self._metrics.traffic_windows.labels(account, "mismatched").inc(w.minutes)
+                if self._refusal(exc) and w.minutes > 1:
                     self._refuse_long(account, led, w, exc)
-                    last = queue[-1] if queue else w
                     queue = list(chunks(w.start, last.last_minute, 1))
                     continue
+                if _slow(exc) and w.minutes > 1:  # try half the window at once, down to 1
+                    self._shrink(account, led, w, exc, now)
+                    queue = list(chunks(w.start, last.last_minute, led.slow_cap))
+                    continue
+                if w.minutes == 1:
+                    # Even one minute failed: the size was not the problem.
+                    led.slow_cap, led.slow_until = cap_before
+                    led.outage = True
                 raise
+            led.answered_at = now
+            if replan and abs(self.platform_time(now) - ready) > SKEW_TOLERANCE_SECONDS:
+                # The reply's Date header moved the platform's clock (first reply, or a clock
+                # jump): this window was chosen on the wrong clock. Plan again on the right one.
+                await self._first_reads(account, led, now, replan=False)
+                return
+            if led.outage:  # the probe was answered: the rest in full-size windows again
+                led.outage = False
+                if queue:
+                    queue = list(chunks(queue[0].start, last.last_minute, self._longest(led, now)))
             await self._work(self._count, account, led, w, fetched, now)
             self._metrics.traffic_windows.labels(account, outcome).inc(w.minutes)
             log.debug("traffic_window_read", account=account, window=str(w), outcome=outcome)
@@ -185,30 +295,80 @@ class TrafficPoller:
                 led.dirty = True
             return None
         give_up = (revisit + max(self._settings.catch_up_minutes, GIVE_UP_MINUTES_AT_LEAST)) * 60
-        while led.pending and now > led.pending[0].last_read_at + give_up:
-            stale = led.pending[0]
-            log.warning("traffic_settle_given_up", account=account, window=str(stale.window))
-            led.drop(stale)
+        for stale in [r for r in led.pending if now > r.last_read_at + give_up]:
+            self._give_up(account, led, stale, "no settle read for a day")
         return led.due(now, revisit * MINUTE)
+
+    def _give_up(self, account: str, led: AccountLedger, run: Run, why: str) -> None:
+        log.warning("traffic_settle_given_up", account=account, window=str(run.window), why=why)
+        self._metrics.traffic_windows.labels(account, "given_up").inc(run.minutes)
+        led.drop(run)
 
     async def _settle(self, account: str, led: AccountLedger, now: float) -> None:
         run = await self._work(self._due, account, led, now)
         if run is None:
             return
-        if run.minutes > 1 and led.long_refused:  # remembered before long windows were refused
-            windows = chunks(run.start, run.end - MINUTE, 1)
+        longest = self._longest(led, now)
+        if run.minutes > longest:  # remembered before long windows were refused or slow
+            windows = chunks(run.start, run.end - MINUTE, longest)
         else:
             windows = (run.window,)
         try:
             totals, rows = await self._fetch(account, windows)
         except UpstreamError as exc:
-            if exc.status == 422 and run.minutes > 1 and not led.long_refused:
+            if isinstance(exc, WindowMismatch):
+                self._metrics.traffic_windows.labels(account, "mismatched").inc(exc.window.minutes)
+            if self._refusal(exc) and run.minutes > 1 and not led.long_refused:
                 self._refuse_long(account, led, run.window, exc)
                 return  # re-read minute by minute next cycle
+            if _slow(exc) and windows[0].minutes > 1:
+                self._shrink(account, led, windows[0], exc, now)
+            self._settle_failed(account, led, run, now, exc)
             raise
+        led.answered_at = now
         if await self._work(led.settle, run, totals, rows, self._select.folds):
             self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
             log.debug("traffic_window_revised", account=account, window=str(run.window))
+
+    def _settle_failed(
+        self, account: str, led: AccountLedger, run: Run, now: float, exc: UpstreamError
+    ) -> None:
+        """Back off this run (the runs behind it go first); give it up after SETTLE_ATTEMPTS
+        failures that were not an outage (the platform answered other reads in between)."""
+        if led.answered_at > run.failed_at:
+            run.failures += 1
+        run.failed_at = now
+        run.retry_at = now + min(SETTLE_BACKOFF_MAX_SECONDS, MINUTE * 2.0**run.failures)
+        led.dirty = True
+        if run.failures >= SETTLE_ATTEMPTS:
+            self._give_up(account, led, run, f"settle read failed {run.failures} times: {exc}")
+
+    def _longest(self, led: AccountLedger, now: float) -> int:
+        """The longest window to ask for now, in minutes."""
+        if led.long_refused:
+            return 1
+        if led.slow_cap and now < led.slow_until:
+            return led.slow_cap
+        return MAX_WINDOW_MINUTES
+
+    def _shrink(
+        self, account: str, led: AccountLedger, w: Window, exc: UpstreamError, now: float
+    ) -> None:
+        """A window timed out: ask for half as many minutes for the next SLOW_HOLD_SECONDS."""
+        led.slow_cap = max(1, w.minutes // 2)
+        led.slow_until = now + SLOW_HOLD_SECONDS
+        log.warning(
+            "traffic_window_halved",
+            account=account,
+            window=str(w),
+            error=exc.message,
+            longest_minutes=led.slow_cap,
+        )
+
+    @staticmethod
+    def _refusal(exc: UpstreamError) -> bool:
+        """A long window refused: HTTP 422, or HTTP 200 covering less than was asked."""
+        return exc.status == 422 or isinstance(exc, WindowMismatch)
 
     def _refuse_long(self, account: str, led: AccountLedger, w: Window, exc: UpstreamError) -> None:
         led.long_refused = True
@@ -225,45 +385,99 @@ class TrafficPoller:
     async def _fetch(self, account: str, windows: Sequence[Window]) -> Fetched:
         """Totals (and per-resource rows) summed over ``windows``; both endpoints or nothing."""
         calls = []
+        asked: list[Window] = []
         for w in windows:
             calls.append(self._client.traffic(account, w.start, w.end, False))
+            asked.append(w)
             if self._settings.per_resource:
                 calls.append(self._client.traffic(account, w.start, w.end, True))
+                asked.append(w)
         replies = await asyncio.gather(*calls, return_exceptions=True)
-        errors = [r for r in replies if isinstance(r, BaseException)]
+        errors: list[BaseException] = []
+        for reply, w in zip(replies, asked, strict=True):
+            if isinstance(reply, MetricsReply):
+                try:
+                    check_echo(reply, account, w)
+                except WindowMismatch as exc:
+                    errors.append(exc)
+            else:
+                errors.append(reply)
         if errors:
-            refused = [e for e in errors if isinstance(e, UpstreamError) and e.status == 422]
+            refused = [e for e in errors if isinstance(e, UpstreamError) and self._refusal(e)]
             raise (refused or errors)[0]
         good = [r for r in replies if isinstance(r, MetricsReply)]
-        return await self._work(self._parse, good)
+        skews = sorted(r.skew_seconds for r in good if r.skew_seconds is not None)
+        if skews:
+            self._observe_skew(skews[len(skews) // 2])
+        return await self._work(self._parse, account, good)
 
-    def _parse(self, good: list[MetricsReply]) -> Fetched:
+    # -- the platform's clock ----------------------------------------------------------------
+    def platform_time(self, now: float) -> float:
+        """``now`` on the platform's clock: shifted by the measured skew once it is beyond
+        SKEW_TOLERANCE_SECONDS (below that, the Date header's precision is the difference)."""
+        return now + self._skew if self._skewed else now
+
+    def _observe_skew(self, skew: float) -> None:
+        self._skew = skew
+        self._metrics.clock_skew.set(skew)
+        # Hysteresis: a skew near the tolerance does not switch clocks back and forth.
+        limit = SKEW_TOLERANCE_SECONDS - 2.0 if self._skewed else SKEW_TOLERANCE_SECONDS
+        skewed = abs(skew) > limit
+        if skewed and not self._skewed:
+            log.warning(
+                "upstream_clock_skew",
+                skew_seconds=round(skew, 1),
+                action="traffic windows follow the platform's clock; fix the host's time (NTP)",
+            )
+        elif self._skewed and not skewed:
+            log.info("upstream_clock_skew_gone", skew_seconds=round(skew, 1))
+        self._skewed = skewed
+
+    def _parse(self, account: str, good: list[MetricsReply]) -> Fetched:
         step = 2 if self._settings.per_resource else 1
-        totals = merge(parse_totals(r) for r in good[::step])
+        rejected: list[str] = []
+        totals = merge(parse_totals(r, rejected) for r in good[::step])
         rows: dict[str, ResourceRow] = {}
         for reply in good[1::step] if step == 2 else ():
-            for rid, r in self._select.filter(parse_resources(reply)).items():
+            for rid, r in self._select.filter(parse_resources(reply, rejected)).items():
                 seen = rows.get(rid)
                 rows[rid] = (
                     r
                     if seen is None
                     else ResourceRow(r.id, r.name, r.cname, merge((seen.row, r.row)))
                 )
+        if rejected:
+            self._report_rejected(account, rejected)
         return totals, rows
 
+    def _report_rejected(self, account: str, fields: list[str]) -> None:
+        """Count each dropped value; log each field at most once an hour."""
+        now = self._clock.time()
+        for name in fields:
+            self._metrics.values_rejected.labels("traffic", name).inc()
+        for name in sorted(set(fields)):
+            if now < self._rejected_logged.get(name, -math.inf) + REJECTED_LOG_SECONDS:
+                continue
+            self._rejected_logged[name] = now
+            log.warning(
+                "upstream_value_rejected",
+                area="traffic",
+                account=account,
+                field=name,
+                values=fields.count(name),
+                action="dropped alone; the rest of the window is counted",
+            )
+
     # -- publishing and state ----------------------------------------------------------------
-    def _build(self, account: str, led: AccountLedger) -> Fragment:
-        """The account's fragment, rebuilt when its counters changed (series of resources
-        that left the selection are removed first)."""
+    def _build(self, account: str, led: AccountLedger, now: float) -> Fragment:
+        """The account's fragment, rebuilt when its counters changed (series not seen for
+        ``series_retention_hours`` are removed first)."""
         latest = self._latest.get(account)
-        if led.dirty or account not in self._fragments:
-            if latest is not None:
-                live = {r.id for r in latest.named}
-                if latest.other is not None:
-                    live.add(OTHER)
-                gone = led.prune(live)
-                if gone:
-                    log.info("traffic_series_removed", account=account, resources=len(gone))
+        if led.dirty or led.unshown or account not in self._fragments:
+            oldest = now - self._settings.series_retention_hours * 3600
+            gone = led.prune(oldest)
+            if gone:
+                log.info("traffic_series_removed", account=account, resources=len(gone))
             fragment = build_fragment(account, led, latest)
             fragment.packed()  # rendered and compressed here, not in the render thread
             self._fragments[account] = fragment
@@ -278,15 +492,31 @@ class TrafficPoller:
     def _write(self) -> bool:
         """Snapshot every ledger and replace the state file (on the worker thread)."""
         # A copy: the loop may add an account's ledger meanwhile (copying is atomic).
-        data = state.dump(dict(self._ledgers), self._clock.time())
+        now = self._clock.time()
+        data = state.dump(dict(self._ledgers), now)
         try:
             state.write_atomic(self._settings.state_file, data)
         except OSError as exc:
-            log.error("traffic_state_save_failed", path=self._settings.state_file, problem=str(exc))
+            self._metrics.state_save_failures.inc()
+            if now >= self._save_failure_logged + SAVE_FAILURE_LOG_SECONDS:
+                self._save_failure_logged = now
+                log.error(
+                    "traffic_state_save_failed",
+                    path=self._settings.state_file,
+                    problem=str(exc),
+                    effect="new traffic counters are held back until a save succeeds",
+                )
             return False
+        if self._save_failure_logged:
+            self._save_failure_logged = 0.0
+            log.info("traffic_state_saved_again", path=self._settings.state_file)
+        self._metrics.state_last_save.set(now)
+        self._on_disk = True
         return True
 
-    async def _save(self) -> None:
+    async def _save(self) -> bool:
         self._unsaved = False
-        if not await self._work(self._write):
-            self._unsaved = True
+        if await self._work(self._write):
+            return True
+        self._unsaved = True
+        return False

@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 
 from exporter import jsonpieces
-from exporter.traffic.ledger import AccountLedger, Run, Series
+from exporter.traffic.ledger import AccountLedger, Run, Series, shown_mask
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
 
 log = structlog.get_logger("exporter.traffic.state")
@@ -33,8 +33,13 @@ def _account(led: AccountLedger) -> dict[str, Any]:
     return {
         "cursor": led.cursor,
         "long_windows_refused": led.long_refused,
+        "released_at": led.released_at,
+        "slow_cap": led.slow_cap,
+        "slow_until": led.slow_until,
         "totals": _enc(led.totals),
-        "series": {k: [s.name, s.cname, _enc(s.values)] for k, s in led.series.items()},
+        "series": {
+            k: [s.name, s.cname, _enc(s.values), s.last_seen] for k, s in led.series.items()
+        },
         "pending": [
             {
                 "start": run.start,
@@ -42,6 +47,9 @@ def _account(led: AccountLedger) -> dict[str, Any]:
                 "last_read_at": run.last_read_at,
                 "totals": _enc(run.totals),
                 "resources": {rid: _enc(v) for rid, v in run.resources.items()},
+                "folded": sorted(run.folded),
+                "failures": run.failures,
+                "retry_at": run.retry_at,
             }
             for run in led.pending
         ],
@@ -77,6 +85,12 @@ def _int(value: Any, where: str, minute: bool = False) -> int:
     return int(value)
 
 
+def _float(value: Any, where: str) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    _need(ok, where, "a number")
+    return float(value)
+
+
 class _Decoder:
     """Maps the saved key order onto today's COUNT_KEYS (unknown saved keys are dropped)."""
 
@@ -97,7 +111,7 @@ class _Decoder:
                 out[i] = float(x)
         return out
 
-    def account(self, raw: Any, where: str) -> AccountLedger:
+    def account(self, raw: Any, where: str, saved_at: float) -> AccountLedger:
         d = _obj(raw, where)
         led = AccountLedger()
         cursor = d.get("cursor")
@@ -105,12 +119,20 @@ class _Decoder:
         refused = d.get("long_windows_refused", False)
         _need(isinstance(refused, bool), f"{where}.long_windows_refused", "true or false")
         led.long_refused = refused
+        led.released_at = _float(d.get("released_at", 0.0), f"{where}.released_at")
+        led.slow_cap = _int(d.get("slow_cap", 0), f"{where}.slow_cap")
+        led.slow_until = _float(d.get("slow_until", 0.0), f"{where}.slow_until")
         led.totals = self.values(d.get("totals"), f"{where}.totals")
+        led.totals_shown = shown_mask(led.totals)  # published before the restart
         for key, item in _obj(d.get("series", {}), f"{where}.series").items():
             w = f"{where}.series.{key}"
-            ok = isinstance(item, list) and len(item) == 3
-            _need(ok and all(isinstance(x, str) for x in item[:2]), w, "[name, cname, values]")
-            led.series[key] = Series(item[0], item[1], self.values(item[2], w))
+            ok = isinstance(item, list) and len(item) in (3, 4)
+            what = "[name, cname, values, last_seen]"
+            _need(ok and all(isinstance(x, str) for x in item[:2]), w, what)
+            seen = _float(item[3], f"{w}[3]") if len(item) == 4 else saved_at
+            series = Series(item[0], item[1], self.values(item[2], w), seen)
+            series.mark_shown()
+            led.series[key] = series
         pending = d.get("pending", [])
         _need(isinstance(pending, list), f"{where}.pending", "a list")
         for i, p in enumerate(pending):
@@ -119,10 +141,14 @@ class _Decoder:
             start = _int(p.get("start"), f"{w}.start", minute=True)
             end = _int(p.get("end"), f"{w}.end", minute=True)
             _need(end > start, f"{w}.end", "a minute after start")
-            at = p.get("last_read_at")
-            _need(isinstance(at, int | float) and not isinstance(at, bool), w, "last_read_at")
-            assert isinstance(at, int | float)
-            run = Run(start, end, float(at), self.values(p.get("totals"), f"{w}.totals"))
+            at = _float(p.get("last_read_at"), f"{w}.last_read_at")
+            run = Run(start, end, at, self.values(p.get("totals"), f"{w}.totals"))
+            run.failures = _int(p.get("failures", 0), f"{w}.failures")
+            folded = p.get("folded", [])
+            ok = isinstance(folded, list) and all(isinstance(x, str) for x in folded)
+            _need(ok, f"{w}.folded", "a list of resource ids")
+            run.folded = frozenset(folded)
+            run.retry_at = _float(p.get("retry_at", 0.0), f"{w}.retry_at")
             for rid, v in _obj(p.get("resources", {}), f"{w}.resources").items():
                 run.resources[rid] = self.values(v, f"{w}.resources.{rid}")
             led.pending.append(run)
@@ -139,8 +165,9 @@ def parse(data: bytes) -> dict[str, AccountLedger]:
     version = doc.get("version")
     _need(version == STATE_VERSION, "version", f"{STATE_VERSION}, got {version!r}")
     dec = _Decoder(doc.get("count_keys"))
+    saved_at = _float(doc.get("saved_at", 0.0), "saved_at")
     accounts = _obj(doc.get("accounts"), "accounts")
-    return {name: dec.account(raw, f"accounts.{name}") for name, raw in accounts.items()}
+    return {name: dec.account(raw, f"accounts.{name}", saved_at) for name, raw in accounts.items()}
 
 
 def load(path: str) -> dict[str, AccountLedger]:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -43,6 +45,8 @@ class Reply:
     body: bytes
     data: Any
     content_type: str
+    date: str = ""  # the `Date` header: the platform's clock (second precision)
+    received_at: float = 0.0  # our clock when the reply arrived
 
     @property
     def ok(self) -> bool:
@@ -55,6 +59,23 @@ def minute(ts: float) -> str:
 
 
 USER_AGENT = f"cdnvideo-exporter/{__version__}"
+
+
+def clock_skew(reply: Reply) -> float | None:
+    """The platform's clock minus ours, from the reply's `Date` header (None without one).
+
+    The header has whole seconds and is written before the body is sent, so the middle of
+    that second is taken; the result is within about a second plus the request's latency.
+    """
+    if not reply.date or not reply.received_at:
+        return None
+    try:
+        when = parsedate_to_datetime(reply.date)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp() + 0.5 - reply.received_at
 
 
 def seg(value: str, keep_slash: bool = False, area: str = "request") -> str:
@@ -133,6 +154,7 @@ class UpstreamClient:
                 ) as resp:
                     raw = await resp.read()
                     ctype = resp.headers.get("Content-Type", "")
+                    date = resp.headers.get("Date", "")
                     status = resp.status
             except TimeoutError:
                 self._count(area, "timeout", started)
@@ -154,7 +176,7 @@ class UpstreamClient:
             elif is_error_body(data):
                 label = "error_body"
         self._count(area, label, started)
-        return Reply(status, raw, data, ctype)
+        return Reply(status, raw, data, ctype, date, self._clock.time())
 
     def _count(self, area: str, label: str, started: float) -> None:
         if self._metrics is not None:
@@ -262,9 +284,11 @@ class UpstreamClient:
         if resource is not None:
             params.append(("resource", resource))
         path = "/app/metrics/v1/resources" if per_resource else "/app/metrics/v1/"
-        data = await self.get_json("traffic", path, params)
+        reply = await self.request("traffic", "GET", path, params)
+        data = self.checked("traffic", reply)
         # A per-resource reply is ~1 kB per resource: checked in a worker thread, off the loop.
-        return await asyncio.to_thread(models.parse_metrics, data, per_resource)
+        parsed = await asyncio.to_thread(models.parse_metrics, data, per_resource)
+        return dataclasses.replace(parsed, skew_seconds=clock_skew(reply))
 
     # --- restream ---------------------------------------------------------------------------
     @staticmethod

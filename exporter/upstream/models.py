@@ -105,6 +105,7 @@ class MetricsReply:
     end: str
     account: str
     rows: tuple[MetricsRow, ...]
+    skew_seconds: float | None = None  # the platform's clock minus ours (its Date header)
 
 
 _RESOURCE_KEYS = ("resource", "resource_name", "cname")

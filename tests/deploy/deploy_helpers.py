@@ -166,9 +166,14 @@ _DVR = ("account", "stream", "host")
 FAMILIES: dict[str, tuple[str, ...]] = {
     **{f"cdnvideo_account_{s}": ("account", *extra) for s, extra in _ACCOUNT_SUFFIXES.items()},
     **{
-        f"cdnvideo_resource_{s}": ("account", "resource", "resource_name", "cname", *extra)
+        f"cdnvideo_resource_{s}": (
+            ("account", "resource", *extra)
+            if s.endswith("_total")
+            else ("account", "resource", "resource_name", "cname", *extra)
+        )
         for s, extra in _ACCOUNT_SUFFIXES.items()
     },
+    "cdnvideo_resource_info": ("account", "resource", "resource_name", "cname"),
     "cdnvideo_restream_resource_info": ("account", "resource_id", "name", "type"),
     "cdnvideo_restream_resource_active": ("account", "resource_id"),
     "cdnvideo_restream_status_code": _TARGET,
@@ -197,6 +202,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_traffic_windows_total": ("account", "outcome"),
     "cdnvideo_traffic_lag_seconds": ("account",),
     "cdnvideo_series_dropped_total": (),
+    "cdnvideo_state_save_failures_total": (),
+    "cdnvideo_state_last_save_timestamp_seconds": (),
+    "cdnvideo_upstream_clock_skew_seconds": (),
+    "cdnvideo_upstream_values_rejected_total": ("area", "field"),
     "cdnvideo_exporter_build_info": ("version",),
 }
 HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}
@@ -208,7 +217,7 @@ TARGET_LABELS = {"job", "instance", "namespace", "pod", "service", "endpoint", "
 ENUMS = {
     "side": {"edge", "origin"},
     "area": {"traffic", "restream", "dvr", "talking_head", "auth"},
-    "outcome": {"read", "backfilled", "revised", "missed"},
+    "outcome": {"read", "backfilled", "revised", "missed", "mismatched", "given_up"},
 }
 
 

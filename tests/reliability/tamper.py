@@ -32,6 +32,7 @@ class Tamper:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = self.overrides.get(self.key(request.path, request.query.get("account", "")))
         if body is not None:
+            body = echo_window(body, request)
             return web.Response(body=body, content_type="application/json")
         async with self.session.request(
             request.method,
@@ -47,6 +48,27 @@ class Tamper:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self.handle)
         return app
+
+
+TEMPLATE_START = "2026-01-01T17:00:00"  # the window the metrics templates were read for
+TEMPLATE_END = "2026-01-01T17:01:00"
+
+
+def echo_window(body: bytes, request: web.Request) -> bytes:
+    """A metrics template answers for the window asked (the exporter checks the echo), unless
+    a mutation changed its ``start``/``end``."""
+    if not request.path.startswith("/app/metrics/") or "start" not in request.query:
+        return body
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return body
+    if not isinstance(doc, dict):
+        return body
+    for key, template in (("start", TEMPLATE_START), ("end", TEMPLATE_END)):
+        if doc.get(key) == template:
+            doc[key] = request.query.get(key, template)
+    return json.dumps(doc).encode()
 
 
 # --- mutations ------------------------------------------------------------------------------

@@ -83,3 +83,44 @@ async def test_empty_401_answers_a_bad_token_without_a_body(
     assert (await login.read() == b"") is quirk
     good = await client.get("/app/restream/v2/demo-media/resources", headers=TOKEN)
     assert good.status == 200
+
+
+async def test_one_minute_window_answers_the_last_minute_only(
+    aiohttp_client: ClientFactory,
+) -> None:
+    clock = FakeClock(1_767_225_600 + 3600)
+    sim = Simulator(SimConfig(late_seconds=0), clock)
+    client: Client = await aiohttp_client(sim.build_app())
+    q = {"account": "demo-media", "start": "2026-01-01T00:10:00", "end": "2026-01-01T00:15:00"}
+    full = await (await client.get("/app/metrics/v1/", params=q, headers=TOKEN)).json()
+    sim.set_quirks(["one-minute-window"])
+    resp = await client.get("/app/metrics/v1/", params=q, headers=TOKEN)
+    short = await resp.json()
+    assert resp.status == 200
+    assert (short["start"], short["end"]) == ("2026-01-01T00:14:00", "2026-01-01T00:15:00")
+    last = sim.traffic_final("demo-media", 1_767_225_600 + 14 * 60)
+    assert short["data"][0]["edge_requests_total"] == last["edge_requests_total"]
+    assert full["data"][0]["edge_requests_total"] > last["edge_requests_total"]
+    one = {**q, "start": "2026-01-01T00:14:00"}
+    same = await (await client.get("/app/metrics/v1/", params=one, headers=TOKEN)).json()
+    assert same == short
+
+
+async def test_string_values_bad_values_and_status_key_shapes(
+    aiohttp_client: ClientFactory,
+) -> None:
+    quirks = frozenset({"string-values", "bad-values", "status-key"})
+    sim = Simulator(SimConfig(quirks=quirks), FakeClock(1_767_225_600 + 3600))
+    client: Client = await aiohttp_client(sim.build_app())
+    q = {"account": "demo-media", "start": "2026-01-01T00:10:00", "end": "2026-01-01T00:11:00"}
+    body = await (await client.get("/app/metrics/v1/resources", params=q, headers=TOKEN)).json()
+    assert body["status"] == 200
+    second, first = body["data"][0], body["data"][-1]
+    assert set(second["edge_request_time"]) >= {"1M_2M", "750k_1M", "4M+"}
+    assert all(isinstance(v, str) for v in second["edge_request_time"].values())
+    float(second["edge_request_time"]["1M_2M"])
+    assert second["edge_hit_ratio"] >= 0
+    assert first["edge_hit_ratio"] != first["edge_hit_ratio"]  # NaN
+    assert first["edge_bandwidth"] == "n/a"
+    assert isinstance(first["edge_request_time"]["0_250k"], dict)
+    assert isinstance(first["edge_requests_total"], int)

@@ -12,6 +12,8 @@ What it sets up beyond a plain start:
 - a traffic state file putting ``demo-shop`` 30 minutes behind with ``catch_up_minutes: 5``:
   its first poll gives up on the older minutes, so ``cdnvideo_traffic_windows_total`` has
   ``outcome="missed"`` (as after a long outage);
+- the simulator quirk ``bad-values`` (unreadable gauge values in one resource row), so that
+  ``cdnvideo_upstream_values_rejected_total`` exists;
 - one talking-head task submitted through ``POST /api/v1/talking-head/{account}/generate``,
   so that ``cdnvideo_talking_head_tasks`` exists.
 """
@@ -346,6 +348,8 @@ def start_stack(tmp: Path, prometheus: str, procs: Processes) -> Stack:
     )
     # one failed DVR request, retried: an error code in the upstream counters, no failed poll
     stack.sim("POST", "/_sim/faults", {"area": "dvr", "kind": "503", "count": 1})
+    # unreadable gauge values in one resource row: cdnvideo_upstream_values_rejected_total
+    stack.sim("POST", "/_sim/quirks", {"quirks": ["bad-values"]})
 
     state = tmp / "traffic-state.json"
     _state_file(state)

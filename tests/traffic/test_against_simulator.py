@@ -202,3 +202,19 @@ async def test_one_minute_upstream_and_nested_request_times(
         assert cursor is not None
         covered = range(first, cursor + 60, 60)
         assert assert_counters_equal_truth(r, covered) == len(COUNT_KEYS) * 6
+
+
+async def assert_exact_after_drain(r: Rig, state_file: str, first: int) -> int:
+    """Drain the unsettled runs (a restart that reads nothing new), then compare every counter
+    with the final truth from ``first`` to the cursor; returns how many series were compared."""
+    drained = await drain(r, state_file)
+    cursor = drained.ledger(ACC).cursor
+    assert cursor is not None
+    return assert_counters_equal_truth(r, range(first, cursor + 60, 60))
+
+
+async def outage(r: Rig, poller: TrafficPoller, seconds: float, fault: str = "500") -> None:
+    """Every traffic request fails with ``fault`` for ``seconds`` of polls."""
+    r.sim.faults.set("traffic", fault)
+    await r.drive(poller, seconds, fails=True)
+    r.sim.faults.clear("traffic")

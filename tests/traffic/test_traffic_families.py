@@ -9,7 +9,14 @@ import pytest
 
 from exporter.clock import FakeClock
 from exporter.exposition import Store
-from exporter.traffic.families import ACCOUNT, RESOURCE, SPECS, Latest, build_fragment
+from exporter.traffic.families import (
+    ACCOUNT,
+    RESOURCE,
+    RESOURCE_INFO,
+    SPECS,
+    Latest,
+    build_fragment,
+)
 from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.parse import ResourceRow, parse_row
 from exporter.traffic.select import fold
@@ -35,7 +42,51 @@ def make() -> tuple[AccountLedger, Latest]:
     img = ResourceRow("102", "img", "img.acme.example", parse_row(FIGURES))
     w = Window(T, T + 120)
     led.count_first_read(w, totals, [www, img], frozenset({"101"}), T, (300, 5))
-    return led, Latest(w, totals, (www,), fold([img]))
+    latest = Latest(w, totals, (www,), fold([img]))
+    build_fragment("acme", led, latest)  # every counter's first refresh shows 0
+    return led, latest
+
+
+def test_a_new_counter_is_published_at_0_once_and_then_with_its_value() -> None:
+    led = AccountLedger()
+    w = Window(T, T + 60)
+    www = ResourceRow("101", "www", "www.acme.example", parse_row(FIGURES))
+    led.count_first_read(w, parse_row(FIGURES), [www], None, T, (300, 5))
+    first = build_fragment("acme", led, None)
+    assert first.value(ACCOUNT.requests_total, side="edge") == 0
+    assert first.value(RESOURCE.requests_total, resource="101", side="edge") == 0
+    assert first.value(RESOURCE.responses_total, resource="101", code="200") == 0
+    assert led.unshown  # the next refresh must show the values
+    second = build_fragment("acme", led, None)
+    assert second.value(ACCOUNT.requests_total, side="edge") == 600
+    assert second.value(RESOURCE.requests_total, resource="101", side="edge") == 600
+    assert not led.unshown
+    # A key the resource sends for the first time later (its first 5xx) starts at 0 too.
+    later = parse_row({**FIGURES, "edge_status_5xx": 4})
+    led.count_first_read(
+        Window(T + 60, T + 120), later, [ResourceRow("101", "www", "", later)], None, T, None
+    )
+    third = build_fragment("acme", led, None)
+    assert third.value(RESOURCE.responses_total, resource="101", code="5xx") == 0
+    assert third.value(RESOURCE.requests_total, resource="101", side="edge") == 1200
+    fourth = build_fragment("acme", led, None)
+    assert fourth.value(RESOURCE.responses_total, resource="101", code="5xx") == 4
+
+
+def test_resource_counters_carry_the_id_only_and_the_info_series_the_names() -> None:
+    led, latest = make()
+    f = build_fragment("acme", led, latest)
+    assert f.value(RESOURCE_INFO, resource="101", resource_name="www") == 1
+    assert f.value(RESOURCE_INFO, resource="101", cname="www.acme.example") == 1
+    assert f.value(RESOURCE_INFO, resource="__other__", resource_name="__other__", cname="") == 1
+    # Renamed: the counter continues under the same labels, the info series follows.
+    renamed = ResourceRow("101", "web", "web.acme.example", parse_row(FIGURES))
+    w = Window(T + 120, T + 180)
+    led.count_first_read(w, parse_row(FIGURES), [renamed], None, T + 180, None)
+    g = build_fragment("acme", led, None)
+    assert g.value(RESOURCE.requests_total, resource="101", side="edge") == 1200
+    assert g.value(RESOURCE_INFO, resource="101", resource_name="web") == 1
+    assert g.value(RESOURCE_INFO, resource="101", resource_name="www") is None
 
 
 def test_names_and_labels_follow_the_contract() -> None:
@@ -54,12 +105,17 @@ def test_names_and_labels_follow_the_contract() -> None:
             "window_end_timestamp_seconds",
         ):
             assert f"cdnvideo_{scope}_{suffix}" in names
-    assert len(SPECS) == 20
+    assert len(SPECS) == 21
+    assert RESOURCE_INFO.name == "cdnvideo_resource_info"
+    assert RESOURCE_INFO.labels == ("account", "resource", "resource_name", "cname")
     assert ACCOUNT.responses_total.labels == ("account", "side", "code")
+    assert RESOURCE.responses_total.labels == ("account", "resource", "side", "code")
+    assert RESOURCE.requests_total.labels == ("account", "resource", "side")
+    assert RESOURCE.edge_hit_bytes_total.labels == ("account", "resource")
     assert RESOURCE.response_time_median.labels == (
         "account", "resource", "resource_name", "cname", "side", "size_range",
     )  # fmt: skip
-    assert all(s.unit and s.source for s in SPECS)
+    assert all(s.unit and s.source for s in SPECS if s is not RESOURCE_INFO)
 
 
 def test_gauges_convert_bits_to_bytes_and_counts_to_rates() -> None:

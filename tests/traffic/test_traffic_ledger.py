@@ -83,10 +83,11 @@ def test_prune_keeps_series_owed_a_settle_read() -> None:
     led = AccountLedger()
     led.count_first_read(w(0), row(2), [res("a", 1), res("b", 1)], None, T, (60, 1))
     led.count_first_read(w(1), row(1), [res("a", 1)], None, T + 60, (60, 1))
-    assert led.prune({"a"}) == []  # b vanished, but its minute is unsettled
+    assert led.prune(T + 1) == []  # b was last seen before T + 1, but its minute is unsettled
     led.settle(led.pending[0], row(2), {"a": res("a", 1), "b": res("b", 1)}, fold=False)
-    assert led.prune({"a"}) == ["b"]
+    assert led.prune(T + 1) == ["b"]
     assert set(led.series) == {"a"}
+    assert led.prune(T + 60) == []  # a was seen at T + 60
 
 
 def test_a_thousand_resources_and_ten_runs_stay_small() -> None:
@@ -103,3 +104,24 @@ def test_a_thousand_resources_and_ten_runs_stay_small() -> None:
     tracemalloc.stop()
     assert len(led.pending) == 10
     assert used < 6_000_000, used
+
+
+def test_late_data_of_a_minute_a_resource_was_folded_in_goes_to_other() -> None:
+    led = AccountLedger()
+    # Minute 0: b is folded into __other__; minute 1: b is in the top N under its own series.
+    led.count_first_read(w(0), row(8), [res("a", 5), res("b", 3)], frozenset({"a"}), T, (300, 5))
+    led.count_first_read(w(1), row(8), [res("a", 1), res("b", 7)], frozenset({"b"}), T, (300, 5))
+    assert [(r.start, r.end) for r in led.pending] == [
+        (w(0).start, w(0).end),
+        (w(1).start, w(1).end),
+    ]
+    assert led.series[OTHER].values[REQ] == 3 + 1
+    assert led.series["b"].values[REQ] == 7
+    # Minute 0 re-read: b grew by 2 in a minute it was counted under __other__.
+    led.settle(led.pending[0], row(10), {"a": res("a", 5), "b": res("b", 5)}, fold=True)
+    assert led.series[OTHER].values[REQ] == 4 + 2
+    assert led.series["b"].values[REQ] == 7
+    # Minute 1 re-read: b grew by 1 in a minute it had its own series.
+    led.settle(led.pending[0], row(9), {"a": res("a", 1), "b": res("b", 8)}, fold=True)
+    assert led.series["b"].values[REQ] == 8
+    assert led.series[OTHER].values[REQ] == 6

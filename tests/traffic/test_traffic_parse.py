@@ -15,8 +15,8 @@ from exporter.traffic.parse import (
     parse_row,
     parse_totals,
 )
-from exporter.upstream.errors import UpstreamError
-from exporter.upstream.models import MetricsReply, MetricsRow
+from exporter.upstream.errors import UpstreamError, is_error_body
+from exporter.upstream.models import MetricsReply, MetricsRow, parse_metrics
 
 
 def g(row_gauges: object, key: str) -> float:
@@ -68,20 +68,66 @@ def test_absent_and_null_keys_are_nan_not_zero() -> None:
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("edge_requests_total", "12"),
+        ("edge_requests_total", "twelve"),
+        ("edge_requests_total", "NaN"),
+        ("edge_requests_total", float("nan")),
         ("edge_status_200", True),
-        ("edge_bandwidth", [1]),
+        ("edge_status_200", {"n": 1}),
         ("edge_hit_bytes", -5),
-        ("edge_request_time", "fast"),
-        ("edge_request_time", {"0_250k": "slow"}),
-        ("edge_hit_ratio", float("inf")),
+        ("edge_hit_bytes", "-5"),
+        ("origin_requests_total", 2.0**60),
     ],
 )
-def test_a_non_numeric_value_in_a_known_key_fails_the_window(key: str, value: object) -> None:
+def test_an_unreadable_count_fails_the_window(key: str, value: object) -> None:
     with pytest.raises(UpstreamError, match=key) as info:
         parse_row({key: value}, "data[3]")
     assert info.value.kind == "invalid_body"
     assert "data[3]" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [
+        ("edge_bandwidth", [1], "edge_bandwidth"),
+        ("edge_bandwidth", float("nan"), "edge_bandwidth"),
+        ("edge_hit_ratio", float("inf"), "edge_hit_ratio"),
+        ("edge_hit_ratio", "n/a", "edge_hit_ratio"),
+        ("origin_request_time_0_250k", True, "origin_request_time_0_250k"),
+        ("edge_request_time", "fast", "edge_request_time"),
+        ("edge_request_time", {"0_250k": "slow"}, "edge_request_time_0_250k"),
+        ("edge_request_time", {"1M_2M": [0.1]}, "edge_request_time_1m_2m"),
+    ],
+)
+def test_an_unreadable_gauge_value_is_dropped_alone(key: str, value: object, field: str) -> None:
+    rejected: list[str] = []
+    row = parse_row({key: value, "edge_requests_total": 7, "origin_bandwidth": 800}, "x", rejected)
+    assert rejected == [field]
+    assert row.counts[COUNT_INDEX["edge_requests_total"]] == 7
+    assert g(row.gauges, "origin_bandwidth") == 800
+    assert sum(1 for v in row.gauges if v == v) == 1
+
+
+def test_numeric_strings_are_numbers_and_nested_ranges_may_be_upper_case() -> None:
+    rejected: list[str] = []
+    row = parse_row(
+        {
+            "edge_requests_total": "12",
+            "edge_bandwidth": " 1600.5 ",
+            "edge_hit_ratio": "0.9",
+            "edge_request_time": {"1M_2M": "0.09091", "4M+": "1.5", "0_250K": "0.02"},
+            "origin_status_200": "",
+        },
+        "data[0]",
+        rejected,
+    )
+    assert rejected == []
+    assert row.counts[COUNT_INDEX["edge_requests_total"]] == 12
+    assert math.isnan(row.counts[COUNT_INDEX["origin_status_200"]])
+    assert g(row.gauges, "edge_bandwidth") == 1600.5
+    assert g(row.gauges, "edge_hit_ratio") == 0.9
+    assert g(row.gauges, "edge_request_time_1m_2m") == 0.09091
+    assert g(row.gauges, "edge_request_time_4M+") == 1.5
+    assert g(row.gauges, "edge_request_time_0_250k") == 0.02
 
 
 def test_totals_and_resources_replies() -> None:
@@ -104,6 +150,23 @@ def test_totals_and_resources_replies() -> None:
     assert g(rows["7"].row.gauges, "edge_bandwidth") == 8
 
 
-def test_an_empty_totals_reply_is_all_absent() -> None:
-    totals = parse_totals(MetricsReply("", "", "acme", ()))
-    assert all(math.isnan(v) for v in totals.counts)
+def test_an_empty_totals_reply_fails_the_window() -> None:
+    with pytest.raises(UpstreamError, match="empty data list") as info:
+        parse_totals(MetricsReply("", "", "acme", ()))
+    assert info.value.kind == "invalid_body"
+    assert parse_resources(MetricsReply("", "", "acme", ())) == {}  # no resources is an answer
+
+
+@pytest.mark.parametrize("status", [200, "200", "ok", "success", "OK"])
+def test_a_status_key_in_a_success_body_is_not_an_error(status: object) -> None:
+    body = {"status": status, "start": "2026-01-01T00:00:00", "data": [{"edge_hit_bytes": 3}]}
+    assert not is_error_body(body)
+    totals = parse_totals(parse_metrics(body, per_resource=False))
+    assert totals.counts[COUNT_INDEX["edge_hit_bytes"]] == 3
+
+
+@pytest.mark.parametrize("body", [{"status": 200}, {"status": 200, "data": None}, {"data": {}}])
+def test_a_success_body_without_a_data_list_fails_the_window(body: dict[str, object]) -> None:
+    with pytest.raises(UpstreamError, match="data") as info:
+        parse_metrics(body, per_resource=True)
+    assert info.value.kind == "invalid_body"

@@ -130,8 +130,11 @@ async def test_a_late_increase_is_added_once(
     m0 = minute_floor(clock.time()) - 180  # the newest ready minute at 01:00:05
     key = "edge_requests_total"
     await poller.poll("acme")
+    assert counter(store, key) == 0  # a new series is shown at 0 on its first refresh
+    clock.advance(5)
+    await poller.poll("acme")
     assert counter(store, key) == expected(source, key, range(0), range(m0, m0 + 60, 60))
-    clock.advance(60)
+    clock.advance(55)
     await poller.poll("acme")  # m0 re-read (now final), m1 first read (partial)
     once = expected(source, key, range(m0, m0 + 60, 60), range(m0 + 60, m0 + 120, 60))
     assert counter(store, key) == once
@@ -184,7 +187,7 @@ async def test_settle_reads_never_change_gauges(
     assert rate != before
 
 
-async def test_an_outage_of_25_minutes_is_backfilled_as_10_10_5(
+async def test_an_outage_of_25_minutes_is_backfilled_after_a_1_minute_probe(
     source: FakeSource,
     make_poller: MakePoller,
     clock: FakeClock,
@@ -212,9 +215,10 @@ async def test_an_outage_of_25_minutes_is_backfilled_as_10_10_5(
     clock.set(back)
     await poller.poll("acme")
     totals = [c for c in source.calls if not c.per_resource]
-    assert [c.minutes for c in totals] == [10, 10, 5, 5]  # + the settle read that was due
+    # The last failure was a 1-minute read (an outage): one minute first, then full windows.
+    assert [c.minutes for c in totals] == [1, 10, 10, 4, 5]  # + the settle read that was due
     assert totals[0].start == cursor + 60
-    assert totals[3].start == first + 5 * 60  # the second pre-outage run
+    assert totals[4].start == first + 5 * 60  # the second pre-outage run
     assert windows(metrics, "backfilled") == 25
     await drive(poller, clock, 30 * 60)
     settled, unsettled = split(poller, first)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from structlog.testing import capture_logs
-from test_traffic_poller import LATE, counter, drive, expected, fragment, late, split
+from test_traffic_poller import counter, drive, expected, fragment, late, split
 from traffic_fakes import COUNTED, FakeSource, MakePoller
 
 from exporter.clock import FakeClock
 from exporter.exposition import Store
 from exporter.selfmetrics import SelfMetrics
-from exporter.traffic.families import ACCOUNT, RESOURCE
+from exporter.traffic.families import ACCOUNT, RESOURCE, RESOURCE_INFO
 
 
 async def test_a_restart_with_the_state_file_resumes_exactly(
@@ -99,31 +99,46 @@ async def test_include_and_exclude_shape_resource_series_not_account_totals(
     assert f.value(ACCOUNT.requests_total, side="edge") == want  # all three resources
 
 
-async def test_a_vanished_resource_keeps_its_counters_until_its_minutes_settle(
+async def test_a_quiet_resource_keeps_its_counter_for_the_retention_and_continues_it(
     source: FakeSource, make_poller: MakePoller, clock: FakeClock, store: Store
 ) -> None:
-    gone_at = int(clock.time()) // 60 * 60  # r2 sends nothing from 01:00 on
-    source.present = lambda rid, m: rid != "r2" or m < gone_at
-    source.visible = late
-    poller = make_poller(revisit_minutes=3)
-    await drive(poller, clock, 150)  # 00:57..00:59 read, 01:00 not yet
-    await drive(poller, clock, 60)  # 01:00 read: r2 is absent
+    start = int(clock.time()) // 60 * 60
+    quiet = range(start - 60, start + 10 * 60)  # r2 sends nothing for 11 minutes
+    source.present = lambda rid, m: rid != "r2" or m not in quiet
+    poller = make_poller(revisit_minutes=3, series_retention_hours=0.5)
+    await poller.poll("acme")
+    first = poller.ledger("acme").cursor
+    assert first is not None
+    await drive(poller, clock, 5 * 60)
     f = fragment(store)
     assert f.value(RESOURCE.requests_per_second, resource="r2") is None  # no gauges
-    assert f.value(RESOURCE.requests_total, resource="r2", side="edge") is not None
-    await drive(poller, clock, 6 * 60)  # the run holding r2's last minutes settles
+    before = f.value(RESOURCE.requests_total, resource="r2", side="edge")
+    assert before == source.final("edge_requests_total", range(first, start - 60, 60), "r2")
+    assert f.value(RESOURCE_INFO, resource="r2", resource_name="img") == 1
+    await drive(poller, clock, 10 * 60)  # r2 is back: its counter continues
+    cursor = poller.ledger("acme").cursor
+    assert cursor is not None
+    after = fragment(store).value(RESOURCE.requests_total, resource="r2", side="edge")
+    assert after == source.final("edge_requests_total", range(first, cursor + 60, 60), "r2")
+    assert after is not None
+    assert before is not None
+    assert after > before
+    source.present = lambda rid, m: rid != "r2" or m < cursor  # gone for good
+    await drive(poller, clock, 25 * 60)
+    assert fragment(store).value(RESOURCE.requests_total, resource="r2", side="edge") == after
+    await drive(poller, clock, 10 * 60)  # last seen more than half an hour ago
     f = fragment(store)
     assert f.value(RESOURCE.requests_total, resource="r2", side="edge") is None
+    assert f.value(RESOURCE_INFO, resource="r2") is None
     assert f.value(RESOURCE.requests_total, resource="r1", side="edge") is not None
-    assert LATE > 120
 
 
-async def test_revisit_zero_makes_no_settle_reads_and_drops_vanished_series_at_once(
+async def test_revisit_zero_and_no_retention_drop_vanished_series_at_once(
     source: FakeSource, make_poller: MakePoller, clock: FakeClock, store: Store
 ) -> None:
     gone_at = int(clock.time()) // 60 * 60 + 120
     source.present = lambda rid, m: rid != "r2" or m < gone_at
-    poller = make_poller(revisit_minutes=0)
+    poller = make_poller(revisit_minutes=0, series_retention_hours=0)
     await drive(poller, clock, 10 * 60)
     assert all(c.minutes == 1 for c in source.calls)
     assert len(source.calls) == 2 * 10

@@ -41,6 +41,26 @@ def test_round_trip_keeps_cursor_counters_and_runs() -> None:
     assert state.dump({"acme": led}, T) == data
 
 
+def test_round_trip_keeps_last_seen_folds_retries_and_marks_restored_series_shown() -> None:
+    before = sample()
+    before.pending[0].folded = frozenset({"r9"})
+    before.pending[0].failures = 2
+    before.pending[0].retry_at = T + 900.0
+    before.slow_cap, before.slow_until = 5, T + 3600.0
+    led = state.parse(state.dump({"acme": before}, T + 7))["acme"]
+    assert led.series["r1"].last_seen == T + 0.5
+    assert led.pending[0].folded == frozenset({"r9"})
+    assert (led.pending[0].failures, led.pending[0].retry_at) == (2, T + 900.0)
+    assert (led.slow_cap, led.slow_until) == (5, T + 3600.0)
+    # Published before the restart: shown with their value at once, never at 0 again.
+    assert led.series["r1"].shown[REQ] == 1
+    assert led.totals_shown[COUNT_INDEX["edge_hit_bytes"]] == 1
+    # An older file without last_seen: the series counts as seen when the file was saved.
+    doc = json.loads(state.dump({"acme": before}, T + 7))
+    doc["accounts"]["acme"]["series"]["r1"] = doc["accounts"]["acme"]["series"]["r1"][:3]
+    assert state.parse(json.dumps(doc).encode())["acme"].series["r1"].last_seen == T + 7
+
+
 def test_saved_keys_are_matched_by_name_not_position() -> None:
     doc = json.loads(state.dump({"acme": sample()}, T))
     doc["count_keys"] = ["retired_metric", *reversed(doc["count_keys"])]

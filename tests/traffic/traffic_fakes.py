@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from exporter.traffic import TrafficPoller
+from exporter.upstream.client import minute
 from exporter.upstream.errors import UpstreamError
 from exporter.upstream.models import MetricsReply, MetricsRow
 
@@ -77,6 +78,9 @@ class FakeSource:
     present: Callable[[str, int], bool] = lambda resource, minute: True
     extra: dict[str, object] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
+    one_minute: bool = False  # answer a longer window with its last minute (HTTP 200)
+    slow_over: int = 0  # windows longer than this many minutes time out (504); 0 = none
+    fail_when: Callable[[int, int], bool] = lambda start, end: False  # 500 for these windows
 
     async def traffic(
         self,
@@ -99,15 +103,22 @@ class FakeSource:
             raise self.fail_per_resource
         if (e - s) // 60 > self.max_minutes:
             raise UpstreamError("traffic", "http", "Invalid period", 422)
+        if self.slow_over and (e - s) // 60 > self.slow_over:
+            raise UpstreamError("traffic", "http", "Request execution timeout exceeded", 504)
+        if self.fail_when(s, e):
+            raise UpstreamError("traffic", "http", "Internal Server Error", 500)
         call.ok = True
         now = self.clock()
+        if self.one_minute:
+            s = e - 60
+        echo = (minute(s), minute(e), account)
         if per_resource:
             rows = []
             for rid, (name, cname) in self.resources.items():
                 values = self.window(rid, s, e, now)
                 if values is not None:
                     rows.append(MetricsRow({**values, **self.extra}, rid, name, cname))
-            return MetricsReply("", "", account, tuple(rows))
+            return MetricsReply(*echo, tuple(rows))
         total: Figures = {}
         for rid in self.resources:
             values = self.window(rid, s, e, now)
@@ -116,7 +127,7 @@ class FakeSource:
         if "edge_hit_ratio" in total:
             total["edge_hit_ratio"] = 0.9
             total["edge_request_time_0_250k"] = 0.02
-        return MetricsReply("", "", account, (MetricsRow({**total, **self.extra}),))
+        return MetricsReply(*echo, (MetricsRow({**total, **self.extra}),))
 
     def window(self, rid: str, s: int, e: int, now: float) -> Figures | None:
         out: Figures = {}

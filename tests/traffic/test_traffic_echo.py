@@ -1,0 +1,131 @@
+"""The window a reply says it covers is checked: a shorter answer fails, long windows stop."""
+
+from __future__ import annotations
+
+import pytest
+from traffic_fakes import COUNTED, T0, FakeSource, MakePoller
+
+from exporter.clock import FakeClock
+from exporter.exposition import Store
+from exporter.selfmetrics import SelfMetrics
+from exporter.traffic.echo import WindowMismatch, check_echo, echo_seconds
+from exporter.traffic.parse import COUNT_INDEX
+from exporter.traffic.windows import Window
+from exporter.upstream.models import MetricsReply
+
+
+def reply(start: str, end: str, account: str = "acme") -> MetricsReply:
+    return MetricsReply(start, end, account, ())
+
+
+def test_echo_seconds_reads_the_documented_form_and_variants() -> None:
+    assert echo_seconds("2026-01-01T00:00:00") == T0
+    assert echo_seconds("2026-01-01T00:01:00Z") == T0 + 60
+    assert echo_seconds("2026-01-01T03:01:00+03:00") == T0 + 60
+    assert echo_seconds("2026-01-01T00:02") == T0 + 120
+    assert echo_seconds("yesterday") is None
+
+
+def test_check_echo_accepts_the_window_asked_and_missing_fields() -> None:
+    w = Window(T0, T0 + 600)
+    check_echo(reply("2026-01-01T00:00:00", "2026-01-01T00:10:00"), "acme", w)
+    check_echo(reply("", "", ""), "acme", w)
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "account", "problem"),
+    [
+        ("2026-01-01T00:09:00", "2026-01-01T00:10:00", "acme", "start"),
+        ("2026-01-01T00:00:00", "2026-01-01T00:01:00", "acme", "end"),
+        ("2026-01-01T00:00:00", "2026-01-01T00:10:00", "other", "account 'other'"),
+    ],
+)
+def test_check_echo_refuses_another_window_or_account(
+    start: str, end: str, account: str, problem: str
+) -> None:
+    w = Window(T0, T0 + 600)
+    with pytest.raises(WindowMismatch, match=problem) as err:
+        check_echo(reply(start, end, account), "acme", w)
+    assert err.value.window == w
+    assert err.value.status == 200
+
+
+async def test_a_shortened_backfill_window_fails_and_switches_to_one_minute_reads(
+    make_poller: MakePoller, source: FakeSource, clock: FakeClock, metrics: SelfMetrics
+) -> None:
+    source.one_minute = True
+    poller = make_poller(catch_up_minutes=30)
+    await poller.poll("acme")
+    led = poller.ledger("acme")
+    first = led.cursor
+    assert first is not None
+    clock.advance(12 * 60)  # 12 new minutes: 10 + 2 planned, the 10 answered with one
+    await poller.poll("acme")
+    assert led.long_refused
+    mismatched = {"account": "acme", "outcome": "mismatched"}
+    assert metrics.registry.get_sample_value("cdnvideo_traffic_windows_total", mismatched) == 10
+    assert led.cursor == first + 12 * 60
+    covered = range(first, led.cursor + 60, 60)
+    for key in COUNTED:
+        assert led.totals[COUNT_INDEX[key]] == source.final(key, covered), key
+        assert led.series["r2"].values[COUNT_INDEX[key]] == source.final(key, covered, "r2")
+    assert max(c.minutes for c in source.calls[-4:]) == 1
+
+
+def test_clock_skew_is_read_from_the_date_header() -> None:
+    from exporter.upstream.client import Reply, clock_skew
+
+    def reply(date: str, received_at: float) -> Reply:
+        return Reply(200, b"{}", {}, "application/json", date, received_at)
+
+    assert clock_skew(reply("Thu, 01 Jan 2026 00:00:00 GMT", T0 + 480.2)) == pytest.approx(-479.7)
+    assert clock_skew(reply("Thu, 01 Jan 2026 00:05:00 GMT", T0)) == pytest.approx(300.5)
+    assert clock_skew(reply("", T0)) is None
+    assert clock_skew(reply("not a date", T0)) is None
+
+
+def test_the_platform_clock_is_followed_beyond_5_s_until_back_within_3_s(
+    make_poller: MakePoller, metrics: SelfMetrics
+) -> None:
+    poller = make_poller()
+    steps = []
+    for skew in (4.0, 6.0, 4.0, 2.5, -5.5):
+        poller._observe_skew(skew)
+        steps.append(poller.platform_time(T0) - T0)
+    assert steps == [0.0, 6.0, 4.0, 0.0, -5.5]
+    assert metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds") == -5.5
+
+
+async def test_a_bad_gauge_value_is_counted_each_time_and_logged_once_an_hour(
+    make_poller: MakePoller,
+    source: FakeSource,
+    clock: FakeClock,
+    metrics: SelfMetrics,
+    store: Store,
+) -> None:
+    from structlog.testing import capture_logs
+    from test_traffic_poller import counter, drive
+
+    source.extra = {"edge_hit_ratio": "n/a", "edge_bandwidth": float("nan")}
+    poller = make_poller(revisit_minutes=0)
+    with capture_logs() as logs:
+        await poller.poll("acme")
+        first = poller.ledger("acme").cursor
+        clock.advance(15)
+        await drive(poller, clock, 10 * 60 - 15)
+    rejected = {"area": "traffic", "field": "edge_hit_ratio"}
+    # 10 minutes x (1 totals row + 3 resource rows)
+    assert (
+        metrics.registry.get_sample_value("cdnvideo_upstream_values_rejected_total", rejected) == 40
+    )
+    events = [e for e in logs if e["event"] == "upstream_value_rejected"]
+    assert sorted(e["field"] for e in events) == ["edge_bandwidth", "edge_hit_ratio"]
+    assert all(e["account"] == "acme" for e in events)
+    with capture_logs() as logs:
+        await drive(poller, clock, 3600)
+    events = [e for e in logs if e["event"] == "upstream_value_rejected"]
+    assert len(events) == 2 * 1  # once more per field after an hour
+    assert counter(store, "edge_requests_total") == source.final(
+        "edge_requests_total",
+        range(first, poller.ledger("acme").cursor + 60, 60),  # type: ignore[operator]
+    )

@@ -36,7 +36,9 @@ class UpstreamSettings:
     token: str = field(
         default="",
         metadata=_doc(
-            "Static `CDN-AUTH-TOKEN`, sent as is and never renewed. Env `CDNVIDEO_TOKEN`.",
+            "Static `CDN-AUTH-TOKEN`, sent as is and never renewed: when the platform refuses "
+            "it (401, or 403 saying the token is invalid or expired) the area's `cdnvideo_up` "
+            "turns 0 and one `upstream_token_rejected` line is logged. Env `CDNVIDEO_TOKEN`.",
             secret=True,
             rule="either `token` or `username` + `password`",
         ),
@@ -45,7 +47,9 @@ class UpstreamSettings:
         default="",
         metadata=_doc(
             "Portal login. A token is fetched from `/app/oauth/v1/token/`, renewed after 80% "
-            "of its lifetime and once on a 403 that says it expired; a rejected password is "
+            "of its lifetime, and once (with one retry of the request) when the platform refuses "
+            "it: 401 with or without a body, or 403 saying the token is invalid or expired. A "
+            "token under 30 s old is not renewed again. A rejected password is "
             "never tried again until restart. Env `CDNVIDEO_USERNAME`.",
             rule="with `password`, instead of `token`",
         ),

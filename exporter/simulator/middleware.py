@@ -67,7 +67,9 @@ async def apply_fault(fault: Fault, request: web.Request, area: str) -> web.Stre
     return None
 
 
-def token_message(area: str, problem: TokenProblem) -> str:
+def token_message(area: str, problem: TokenProblem, invalid_only: bool = False) -> str:
+    if invalid_only:
+        return "Invalid token or no access"
     if problem is TokenProblem.EXPIRED:
         return "Token is expired"
     if area == "traffic":
@@ -112,7 +114,8 @@ def upstream_middleware(sim: Simulator) -> Middleware:
                 if problem is not None:
                     if sim.has_quirk("empty-401"):
                         return web.Response(status=401)
-                    return error(area, 403, token_message(area, problem))
+                    invalid_only = sim.has_quirk("token-invalid-403")
+                    return error(area, 403, token_message(area, problem, invalid_only))
         try:
             return await handler(request)
         except web.HTTPException as exc:

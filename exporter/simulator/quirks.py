@@ -17,6 +17,19 @@ QUIRKS: dict[str, str] = {
         "a missing, unknown or expired token is answered HTTP 401 with an empty body on every "
         "endpoint (the token endpoint included), instead of 403 with a JSON error body"
     ),
+    "auth-token-field": (
+        "the token endpoint names the token `auth_token` (as one docs field table does) "
+        "instead of `token`"
+    ),
+    "cdn2-prefix": "issued tokens start with `cdn2_` instead of `cdn1_`",
+    "token-status-body": (
+        "a refused login is answered HTTP 200 with a body `status` other than 200 "
+        '(`{"status": 403, "message": ...}`); wins over `empty-401` at the token endpoint'
+    ),
+    "token-invalid-403": (
+        "a missing, unknown or expired token is answered 403 `Invalid token or no access` in "
+        "every area (never `Token is expired`); `empty-401` wins when both are on"
+    ),
 }
 
 

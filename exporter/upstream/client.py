@@ -23,7 +23,14 @@ from exporter.logs import Redactor
 from exporter.selfmetrics import SelfMetrics
 from exporter.upstream import models
 from exporter.upstream.auth import PasswordLogin, StaticToken, TokenSource
-from exporter.upstream.errors import UpstreamError, error_message, is_error_body
+from exporter.upstream.errors import (
+    UpstreamError,
+    body_status,
+    error_message,
+    is_error_body,
+    says_token_refused,
+    status_text,
+)
 
 log = structlog.get_logger("exporter.upstream")
 
@@ -77,7 +84,9 @@ class UpstreamClient:
     """Typed methods for every endpoint of the platform API.
 
     Reads (GET) are retried with jittered backoff on 5xx, timeouts and connection errors;
-    nothing else is retried. A 403 saying the token expired renews a login token once.
+    nothing else is retried. A refused token (401 with or without a body, or a 403 saying the
+    token is invalid or expired) renews a login token once and the request is sent once more;
+    a static token cannot be renewed, so the request fails and one line says so.
     """
 
     def __init__(
@@ -191,11 +200,13 @@ class UpstreamClient:
                     await self._backoff(attempt, area, path, exc.message)
                     continue
                 raise
-            if reply.status == 403 and not renewed and _says_expired(reply.data):
+            if not renewed and says_token_refused(reply.status, error_message(reply.data)):
                 renewed = True
                 if await self.auth.expired(token):
                     attempt -= 1
                     continue
+            elif reply.ok:
+                self.auth.accepted(token)
             if reply.status >= 500 and attempt < attempts:
                 await self._backoff(attempt, area, path, f"HTTP {reply.status}")
                 continue
@@ -212,14 +223,17 @@ class UpstreamClient:
         return self.checked(area, reply)
 
     def checked(self, area: str, reply: Reply) -> Any:
+        """The JSON of a good answer, else UpstreamError. The error text comes from the body's
+        ``message`` or ``description``; a body-less error is described by its status alone."""
         if not reply.ok:
-            msg = error_message(reply.data) or _snippet(reply.body) or "no body"
+            msg = error_message(reply.data) or _snippet(reply.body) or status_text(reply.status)
             raise UpstreamError(area, "http", msg, reply.status, reply.data)
         if reply.data is None:
             raise UpstreamError(area, "invalid_body", "reply is not JSON", reply.status)
         if is_error_body(reply.data):
             msg = error_message(reply.data) or "error body"
-            raise UpstreamError(area, "error_body", msg, reply.status, reply.data)
+            status = body_status(reply.data) or reply.status
+            raise UpstreamError(area, "error_body", msg, status, reply.data)
         return reply.data
 
     # --- auth and inventory ------------------------------------------------------------------
@@ -424,11 +438,6 @@ def _decode(raw: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:
         return loads(raw)
     except (ValueError, RecursionError):
         return None
-
-
-def _says_expired(data: Any) -> bool:
-    message = error_message(data)
-    return bool(message) and "expired" in (message or "").lower()
 
 
 def _snippet(raw: bytes) -> str:

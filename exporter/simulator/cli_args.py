@@ -41,6 +41,12 @@ _OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
         int,
         "longest metrics window accepted (10; 1 behaves like the newer docs)",
     ),
+    (
+        "--api-requests-per-minute",
+        "api_requests_per_minute",
+        int,
+        "requests a minute per account over the APIs (0 = no limit); more get 429",
+    ),
     ("--slow-seconds", "slow_seconds", float, "default delay of the 'slow' fault (5)"),
     ("--th-quota", "th_quota_limit", int, "talking-head quota limit per account (100)"),
     ("--th-queue-seconds", "th_queue_seconds", float, "talking-head time in queue (20)"),

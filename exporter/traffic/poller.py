@@ -147,7 +147,7 @@ class TrafficPoller:
             try:
                 fetched = await self._fetch(account, (w,))
             except UpstreamError as exc:
-                if exc.status == 422 and w.minutes > 1:
+                if exc.invalid_parameters and w.minutes > 1:
                     self._refuse_long(account, led, w, exc)
                     last = queue[-1] if queue else w
                     queue = list(chunks(w.start, last.last_minute, 1))
@@ -202,7 +202,7 @@ class TrafficPoller:
         try:
             totals, rows = await self._fetch(account, windows)
         except UpstreamError as exc:
-            if exc.status == 422 and run.minutes > 1 and not led.long_refused:
+            if exc.invalid_parameters and run.minutes > 1 and not led.long_refused:
                 self._refuse_long(account, led, run.window, exc)
                 return  # re-read minute by minute next cycle
             raise
@@ -232,7 +232,7 @@ class TrafficPoller:
         replies = await asyncio.gather(*calls, return_exceptions=True)
         errors = [r for r in replies if isinstance(r, BaseException)]
         if errors:
-            refused = [e for e in errors if isinstance(e, UpstreamError) and e.status == 422]
+            refused = [e for e in errors if isinstance(e, UpstreamError) and e.invalid_parameters]
             raise (refused or errors)[0]
         good = [r for r in replies if isinstance(r, MetricsReply)]
         return await self._work(self._parse, good)

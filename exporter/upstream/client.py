@@ -7,8 +7,9 @@ import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -40,20 +41,44 @@ TOKEN_PATH = "/app/oauth/v1/token/"
 ACCOUNTS_PATH = "/app/inventory/v1/accounts/"
 # Bodies larger than this are decoded in a worker thread, an element at a time (jsonpieces).
 DECODE_OFF_LOOP_BYTES = 64 * 1024
+# Reply headers kept on a Reply (CIMultiDict keys compare case-insensitively on the way in).
+KEPT_HEADERS = frozenset({"Retry-After", "Date"})
 
 
 @dataclass(frozen=True)
 class Reply:
-    """A platform answer as received: status, raw body, and the JSON when it parsed."""
+    """A platform answer as received: status, raw body, the JSON when it parsed, headers."""
 
     status: int
     body: bytes
     data: Any
     content_type: str
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return 200 <= self.status < 300
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds the ``Retry-After`` header asks to wait (delta-seconds or an HTTP date)."""
+        return retry_after_seconds(self.headers.get("Retry-After"), time.time())
+
+
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """A ``Retry-After`` value in seconds from ``now``; None when absent or unreadable."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - now)
 
 
 def minute(ts: float) -> str:
@@ -143,6 +168,7 @@ class UpstreamClient:
                     raw = await resp.read()
                     ctype = resp.headers.get("Content-Type", "")
                     status = resp.status
+                    reply_headers = {k: v for k, v in resp.headers.items() if k in KEPT_HEADERS}
             except TimeoutError:
                 self._count(area, "timeout", started)
                 raise UpstreamError(area, "timeout", f"{method} {path} timed out") from None
@@ -163,7 +189,7 @@ class UpstreamClient:
             elif is_error_body(data):
                 label = "error_body"
         self._count(area, label, started)
-        return Reply(status, raw, data, ctype)
+        return Reply(status, raw, data, ctype, reply_headers)
 
     def _count(self, area: str, label: str, started: float) -> None:
         if self._metrics is not None:

@@ -70,6 +70,19 @@ class UpstreamSettings:
         default=8,
         metadata=_doc("Upstream requests in flight at most, over all areas.", rule="> 0"),
     )
+    max_requests_per_minute: int = field(
+        default=0,
+        metadata=_doc(
+            "Request budget per account, shared by every area (one token bucket): traffic "
+            "reads come first, restream history and DVR reads are spread over their interval, "
+            "and a poll the budget cannot afford is postponed to its next interval and counted "
+            "in `cdnvideo_upstream_polls_postponed_total`. 0 = no limit. Whatever the value, "
+            "a rate-limit answer of the platform (429, 420, or a 200 body `Rate limit "
+            "exceeded`) pauses the account for its `Retry-After` and then lets it recover "
+            "gradually (docs/performance.md).",
+            rule=">= 0",
+        ),
+    )
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,13 @@ from exporter.logs import Redactor
 from exporter.selfmetrics import SelfMetrics
 from exporter.upstream import models
 from exporter.upstream.auth import PasswordLogin, StaticToken, TokenSource
+from exporter.upstream.budget import RequestBudget
 from exporter.upstream.errors import (
     UpstreamError,
     body_status,
     error_message,
     is_error_body,
+    says_rate_limited,
     says_token_refused,
     status_text,
 )
@@ -133,6 +135,7 @@ class UpstreamClient:
         self._redactor = redactor
         self.retries = retries
         self.backoff_seconds = backoff_seconds
+        self.budget = RequestBudget(settings.max_requests_per_minute, self._clock, metrics)
         self.auth: TokenSource
         if settings.token:
             self.auth = StaticToken(settings.token)
@@ -204,10 +207,14 @@ class UpstreamClient:
         params: Params = None,
         body: Any = None,
         retry: bool | None = None,
+        account: str = "",
+        budgeted: bool = True,
     ) -> Reply:
         """Send one authenticated request; return the reply whatever its status.
 
-        Raises UpstreamError only when there is no reply (timeout, connection, no token).
+        Raises UpstreamError only when there is no reply (timeout, connection, no token), and
+        Postponed when ``account``'s request budget cannot afford it (unless not ``budgeted``:
+        the request is sent and counted). A rate-limit answer backs the account off.
         Retries GETs on 5xx/timeouts/connection errors unless ``retry`` is False.
         """
         retry = method == "GET" if retry is None else retry and method == "GET"
@@ -217,6 +224,11 @@ class UpstreamClient:
         while True:
             attempt += 1
             token = await self.auth.token()
+            if account:
+                if budgeted:
+                    self.budget.take(account, area)
+                else:
+                    self.budget.spend(account)
             try:
                 reply = await self._send(
                     area, method, path, params, body, {"CDN-AUTH-TOKEN": token}
@@ -233,6 +245,8 @@ class UpstreamClient:
                     continue
             elif reply.ok:
                 self.auth.accepted(token)
+            if _rate_limited(reply):
+                self.budget.signal(account, area, reply.retry_after)
             if reply.status >= 500 and attempt < attempts:
                 await self._backoff(attempt, area, path, f"HTTP {reply.status}")
                 continue
@@ -243,9 +257,9 @@ class UpstreamClient:
         log.info("upstream_retry", area=area, path=path, reason=why, delay=round(delay, 2))
         await asyncio.sleep(delay)
 
-    async def get_json(self, area: str, path: str, params: Params = None) -> Any:
+    async def get_json(self, area: str, path: str, params: Params = None, account: str = "") -> Any:
         """GET and return the JSON body, raising UpstreamError for anything but a good answer."""
-        reply = await self.request(area, "GET", path, params)
+        reply = await self.request(area, "GET", path, params, account=account)
         return self.checked(area, reply)
 
     def checked(self, area: str, reply: Reply) -> Any:
@@ -274,6 +288,8 @@ class UpstreamClient:
             {},
             form={"username": username, "password": password},
         )
+        if _rate_limited(reply):
+            self.budget.signal("", "auth", reply.retry_after)
         data = self.checked("auth", reply)
         token, lifetime = models.parse_token(data)
         if self._redactor is not None:
@@ -302,7 +318,7 @@ class UpstreamClient:
         if resource is not None:
             params.append(("resource", resource))
         path = "/app/metrics/v1/resources" if per_resource else "/app/metrics/v1/"
-        data = await self.get_json("traffic", path, params)
+        data = await self.get_json("traffic", path, params, account)
         # A per-resource reply is ~1 kB per resource: checked in a worker thread, off the loop.
         return await asyncio.to_thread(models.parse_metrics, data, per_resource)
 
@@ -317,12 +333,16 @@ class UpstreamClient:
         return UpstreamClient.restream_path(account, f"/resources/{rid}")
 
     async def restream_resources(self, account: str) -> list[models.RestreamResource]:
-        data = await self.get_json("restream", self.restream_path(account, "/resources"))
+        data = await self.get_json(
+            "restream", self.restream_path(account, "/resources"), account=account
+        )
         return models.parse_restream_resources(data)
 
     async def restream_resource(self, account: str, resource_id: str) -> models.RestreamResource:
         path = self.restream_resource_path(account, resource_id)
-        data = models.obj(await self.get_json("restream", path), "restream", "resource reply")
+        data = models.obj(
+            await self.get_json("restream", path, account=account), "restream", "resource reply"
+        )
         item = dict(models.obj(data.get("data"), "restream", "resource reply.data"))
         if item.get("resource_id") in (None, ""):  # the id is echoed beside "data"
             item["resource_id"] = data.get("resource_id") or resource_id
@@ -332,14 +352,16 @@ class UpstreamClient:
         self, account: str, resource_id: str | None = None
     ) -> list[models.StatusRecord]:
         params = {"resource_id": resource_id} if resource_id else None
-        data = await self.get_json("restream", self.restream_path(account, "/status"), params)
+        path = self.restream_path(account, "/status")
+        data = await self.get_json("restream", path, params, account)
         return models.parse_restream_status(data)
 
     async def restream_history(
         self, account: str, resource_id: str, start: str, end: str
     ) -> list[models.HistoryPoint]:
         params = {"resource_id": resource_id, "start": start, "end": end}
-        data = await self.get_json("restream", self.restream_path(account, "/history"), params)
+        path = self.restream_path(account, "/history")
+        data = await self.get_json("restream", path, params, account)
         return models.parse_restream_history(data)
 
     # --- DVR --------------------------------------------------------------------------------
@@ -351,7 +373,8 @@ class UpstreamClient:
         )
 
     async def dvr_stream(self, account: str, stream: str) -> list[models.DvrNode]:
-        return models.parse_dvr_stream(await self.get_json("dvr", self.dvr_path(account, stream)))
+        data = await self.get_json("dvr", self.dvr_path(account, stream), account=account)
+        return models.parse_dvr_stream(data)
 
     # --- talking head -----------------------------------------------------------------------
     @staticmethod
@@ -365,11 +388,13 @@ class UpstreamClient:
         return UpstreamClient.th_path(account, f"/{operation}/{task}")
 
     async def th_configurations(self, account: str) -> models.ThConfigurations:
-        data = await self.get_json("talking_head", self.th_path(account, "/configurations"))
+        path = self.th_path(account, "/configurations")
+        data = await self.get_json("talking_head", path, account=account)
         return models.parse_th_configurations(data)
 
     async def th_status(self, account: str, task_id: str) -> models.ThTask:
-        data = await self.get_json("talking_head", self.th_task_path(account, "status", task_id))
+        path = self.th_task_path(account, "status", task_id)
+        data = await self.get_json("talking_head", path, account=account)
         return models.parse_th_status(data)
 
 
@@ -383,78 +408,92 @@ class Operations:
     def __init__(self, client: UpstreamClient) -> None:
         self._c = client
 
-    async def restream_list(self, account: str) -> Reply:
+    async def _req(
+        self,
+        account: str,
+        area: str,
+        method: str,
+        path: str,
+        params: Params = None,
+        body: Any = None,
+    ) -> Reply:
+        """Counted in the account's request budget but never postponed: a person is waiting."""
         return await self._c.request(
-            "restream", "GET", UpstreamClient.restream_path(account, "/resources")
+            area, method, path, params, body=body, account=account, budgeted=False
+        )
+
+    async def restream_list(self, account: str) -> Reply:
+        return await self._req(
+            account, "restream", "GET", UpstreamClient.restream_path(account, "/resources")
         )
 
     async def restream_get(self, account: str, resource_id: str) -> Reply:
         path = UpstreamClient.restream_resource_path(account, resource_id)
-        return await self._c.request("restream", "GET", path)
+        return await self._req(account, "restream", "GET", path)
 
     async def restream_create(self, account: str, body: Mapping[str, Any]) -> Reply:
         path = UpstreamClient.restream_path(account, "/resources")
-        return await self._c.request("restream", "POST", path, body=body)
+        return await self._req(account, "restream", "POST", path, body=body)
 
     async def restream_update(
         self, account: str, resource_id: str, body: Mapping[str, Any]
     ) -> Reply:
         path = UpstreamClient.restream_resource_path(account, resource_id)
-        return await self._c.request("restream", "PUT", path, body=body)
+        return await self._req(account, "restream", "PUT", path, body=body)
 
     async def restream_status(self, account: str, resource_id: str | None = None) -> Reply:
         params = {"resource_id": resource_id} if resource_id else None
-        return await self._c.request(
-            "restream", "GET", UpstreamClient.restream_path(account, "/status"), params
+        return await self._req(
+            account, "restream", "GET", UpstreamClient.restream_path(account, "/status"), params
         )
 
     async def restream_history(self, account: str, resource_id: str, start: str, end: str) -> Reply:
         params = {"resource_id": resource_id, "start": start, "end": end}
-        return await self._c.request(
-            "restream", "GET", UpstreamClient.restream_path(account, "/history"), params
+        return await self._req(
+            account, "restream", "GET", UpstreamClient.restream_path(account, "/history"), params
         )
 
     async def dvr_get(self, account: str, stream: str) -> Reply:
-        return await self._c.request("dvr", "GET", UpstreamClient.dvr_path(account, stream))
+        return await self._req(account, "dvr", "GET", UpstreamClient.dvr_path(account, stream))
 
     async def dvr_delete(self, account: str, stream: str, body: Mapping[str, Any]) -> Reply:
         """Delete a range (host, from_ts, duration_sec | to_ts) or everything (host, all)."""
-        return await self._c.request(
-            "dvr", "DELETE", UpstreamClient.dvr_path(account, stream), body=body
+        return await self._req(
+            account, "dvr", "DELETE", UpstreamClient.dvr_path(account, stream), body=body
         )
 
     async def th_configurations(self, account: str) -> Reply:
-        return await self._c.request(
-            "talking_head", "GET", UpstreamClient.th_path(account, "/configurations")
+        return await self._req(
+            account, "talking_head", "GET", UpstreamClient.th_path(account, "/configurations")
         )
 
     async def th_generate(self, account: str, body: Mapping[str, Any]) -> Reply:
         path = UpstreamClient.th_path(account, "/generate")
-        return await self._c.request("talking_head", "POST", path, body=body)
+        return await self._req(account, "talking_head", "POST", path, body=body)
 
     async def th_status(self, account: str, task_id: str) -> Reply:
         path = UpstreamClient.th_task_path(account, "status", task_id)
-        return await self._c.request("talking_head", "GET", path)
+        return await self._req(account, "talking_head", "GET", path)
 
     async def th_cancel(self, account: str, task_id: str) -> Reply:
         path = UpstreamClient.th_task_path(account, "cancel", task_id)
-        return await self._c.request("talking_head", "DELETE", path)
+        return await self._req(account, "talking_head", "DELETE", path)
 
     async def th_video_link(self, account: str, task_id: str) -> Reply:
         path = UpstreamClient.th_task_path(account, "video", task_id)
-        return await self._c.request("talking_head", "GET", path)
+        return await self._req(account, "talking_head", "GET", path)
 
     async def th_rename(self, account: str, task_id: str, body: Mapping[str, Any]) -> Reply:
         path = UpstreamClient.th_task_path(account, "video", task_id)
-        return await self._c.request("talking_head", "PATCH", path, body=body)
+        return await self._req(account, "talking_head", "PATCH", path, body=body)
 
     async def th_delete(self, account: str, task_id: str) -> Reply:
         path = UpstreamClient.th_task_path(account, "video", task_id)
-        return await self._c.request("talking_head", "DELETE", path)
+        return await self._req(account, "talking_head", "DELETE", path)
 
     async def th_tasks(self, account: str, params: Sequence[tuple[str, str]]) -> Reply:
-        return await self._c.request(
-            "talking_head", "GET", UpstreamClient.th_path(account, "/tasks"), params
+        return await self._req(
+            account, "talking_head", "GET", UpstreamClient.th_path(account, "/tasks"), params
         )
 
 
@@ -464,6 +503,13 @@ def _decode(raw: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:
         return loads(raw)
     except (ValueError, RecursionError):
         return None
+
+
+def _rate_limited(reply: Reply) -> bool:
+    """429, 420 or a 2xx error body that speaks of a rate limit."""
+    if reply.status in (420, 429) or (reply.ok and is_error_body(reply.data)):
+        return says_rate_limited(reply.status, error_message(reply.data))
+    return False
 
 
 def _snippet(raw: bytes) -> str:

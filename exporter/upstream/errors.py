@@ -86,8 +86,9 @@ class UpstreamError(Exception):
 
 
 def says_rate_limited(status: int, message: str | None) -> bool:
-    """429 always; 420 or any other reply whose error text speaks of a rate limit."""
-    if status == 429:
+    """429 always, and a 420 without any text; otherwise a reply (420, a 2xx error body)
+    whose error text speaks of a rate limit."""
+    if status == 429 or (status == 420 and not message):
         return True
     text = (message or "").lower()
     return any(word in text for word in _RATE_WORDS)

@@ -104,12 +104,12 @@ class RestreamPoller:
         self._resource_ids: dict[str, tuple[str, ...]] = {}
         self._changes: dict[str, dict[TargetId, Change]] = {}
         self._slices = max(1, slices)
-        # per account: status signature per resource (latest status poll), signature and end
-        # of each resource's last history read, and the round-robin position
+        # per account: status signature per resource (latest status poll), and signature and
+        # end of each resource's last history read
         self._status_sig: dict[str, dict[str, Signature]] = {}
         self._read_sig: dict[str, dict[str, Signature | None]] = {}
         self._read_end: dict[str, dict[str, float]] = {}
-        self._cursor: dict[str, int] = {}
+        self._credit: dict[str, float] = {}  # round-robin reads owed (a fraction of one)
 
     async def fingerprint(self) -> KeyFingerprint:
         """The target_key fingerprint in use (built on first use)."""
@@ -152,18 +152,22 @@ class RestreamPoller:
         """The resources the next history poll reads (see the class docstring)."""
         return self._plan(account, self._resource_ids.get(account, ()) if ids is None else ids)[0]
 
-    def _plan(self, account: str, ids: tuple[str, ...]) -> tuple[list[str], int]:
-        """(resources to read, how many of them are the round-robin share)."""
+    def _plan(self, account: str, ids: tuple[str, ...]) -> tuple[list[str], float]:
+        """(resources to read, round-robin credit left after this poll)."""
         sig = self._status_sig.get(account, {})
         read = self._read_sig.get(account, {})
         never = [rid for rid in ids if rid not in read]
         changed = [rid for rid in ids if rid in read and read[rid] != sig.get(rid)]
         rest = [rid for rid in ids if rid in read and read[rid] == sig.get(rid)]
         new = never[: math.ceil(len(ids) / self._slices)]
-        share = math.ceil(len(rest) / (HISTORY_ROUND_ROBIN_POLLS * self._slices))
-        at = self._cursor.get(account, 0) % len(rest) if rest else 0
-        picked = (rest[at:] + rest[:at])[:share]
-        return changed + new + picked, len(picked)
+        # the share accrues a fraction per poll, so small accounts are not read every time
+        credit = self._credit.get(account, 0.0) + len(rest) / (
+            HISTORY_ROUND_ROBIN_POLLS * self._slices
+        )
+        share = min(len(rest), math.floor(credit + 1e-9))
+        ends = self._read_end.get(account, {})
+        picked = sorted(rest, key=lambda rid: ends.get(rid, 0.0))[:share]  # longest unread
+        return changed + new + picked, credit - share
 
     async def poll_history(self, account: str) -> None:
         fingerprint = await self.fingerprint()
@@ -173,7 +177,7 @@ class RestreamPoller:
             self._redactor.add(*resource_secrets(resources))
             ids = tuple(r.resource_id for r in resources)
         now = self._clock.time()
-        plan, share = self._plan(account, ids)
+        plan, credit = self._plan(account, ids)
         ends = self._read_end.setdefault(account, {})
         starts = {
             rid: now - FIRST_HISTORY_LOOKBACK_SECONDS
@@ -202,10 +206,10 @@ class RestreamPoller:
             state = fold_history(state, rid, points, fingerprint)
             read[rid] = sig.get(rid)
             ends[rid] = now
+        self._credit[account] = credit
         for gone in [rid for rid in read if rid not in known]:
             del read[gone]
             ends.pop(gone, None)
-        self._cursor[account] = self._cursor.get(account, 0) + share
         self._changes[account] = state
         self._store.publish(
             history_key(account),

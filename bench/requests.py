@@ -89,12 +89,12 @@ async def measure(
         ctx, service = app[CTX], app[SERVICE]
         ctx.client.backoff_seconds = 0.0
         if every_resource:
-            restream = service.restream
+            restream = service.restream  # the plan of every history poll: every resource
 
-            def read_all(account: str, ids: tuple[str, ...] | None = None) -> list[str]:
-                return list(ids if ids is not None else restream._resource_ids.get(account, ()))
+            def read_all(account: str, ids: tuple[str, ...]) -> tuple[list[str], float]:
+                return list(ids), 0.0
 
-            restream.history_plan = read_all  # type: ignore[method-assign]
+            restream._plan = read_all  # type: ignore[method-assign]
         jobs = service.jobs(ACCOUNT)
         due = [clock.time()] * len(jobs)
         end = T0 + (warmup_minutes + minutes) * 60

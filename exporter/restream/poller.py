@@ -69,8 +69,8 @@ class RestreamPoller:
     only where it can have changed: resources never read (the last 24 hours at first),
     resources whose status (the codes of their targets) changed since their last history
     read, and a round-robin share of the rest, so that every resource is read again at least
-    every HISTORY_ROUND_ROBIN_POLLS polls. Each read starts where that resource's last one
-    ended. With ``slices`` > 1 the history job runs that many times per interval, and the
+    every HISTORY_ROUND_ROBIN_POLLS polls, and at least one resource per poll (so a failing
+    history endpoint or token shows). Each read starts where that resource's last one ended. With ``slices`` > 1 the history job runs that many times per interval, and the
     first reads of new resources are spread over those runs.
     A failed poll raises and publishes nothing: the last fragment stays until it is
     ``5 x interval`` old. Every secret seen in a reply is taught to the log redactor first.
@@ -166,8 +166,10 @@ class RestreamPoller:
         )
         share = min(len(rest), math.floor(credit + 1e-9))
         ends = self._read_end.get(account, {})
+        if rest and not (changed or new or share):
+            share = 1  # at least one read per poll: the history endpoint's health shows
         picked = sorted(rest, key=lambda rid: ends.get(rid, 0.0))[:share]  # longest unread
-        return changed + new + picked, credit - share
+        return changed + new + picked, max(0.0, credit - share)
 
     async def poll_history(self, account: str) -> None:
         fingerprint = await self.fingerprint()

@@ -1,4 +1,4 @@
-"""The request budget of each account: one token bucket all areas draw from, and back-off."""
+"""The request budget of each account, shared by all areas, and backing off on rate limits."""
 
 from __future__ import annotations
 
@@ -35,9 +35,7 @@ class Postponed(UpstreamError):
 
 @dataclass
 class _Bucket:
-    tokens: float
-    updated: float
-    sent: deque[float] = field(default_factory=deque)
+    sent: deque[float] = field(default_factory=deque)  # send times of the last 60 s
     paused_until: float = 0.0
     allowance: float | None = None  # requests a minute while recovering; None = normal
     restore_at: float = math.inf  # allowance at which recovery is complete
@@ -47,8 +45,11 @@ class _Bucket:
 class RequestBudget:
     """``upstream.max_requests_per_minute`` per account (0 = no limit), shared by every area.
 
-    A bucket holds up to one minute's allowance and refills continuously. Traffic and auth may
-    use all of it; the other areas leave RESERVE_FRACTION to them. A rate-limit signal from the
+    The bucket of an account is its requests of the last 60 seconds: a request may go while
+    fewer than the allowance were sent in that window, so no 60 seconds ever hold more (a
+    classic token bucket would allow its capacity plus a minute's refill within one minute,
+    and the platform's limits are "N a minute"). Traffic and auth may use all of it; the other
+    areas leave RESERVE_FRACTION to them. A rate-limit signal from the
     platform (429, 420 or a 200 "Rate limit exceeded" body) pauses the account for Retry-After
     (DEFAULT_PAUSE_SECONDS without one), then lets it send half of what it sent in the minute
     before, growing by half again every minute until the normal allowance is back; this also
@@ -81,15 +82,14 @@ class RequestBudget:
 
     def affords(self, account: str, area: str, count: int) -> bool:
         """Whether ``count`` requests of ``area`` could go now (a poll asks before it starts;
-        a poll larger than the bucket may start when the bucket is full)."""
+        a poll larger than the allowance may start when the window is empty)."""
         limit = self.limit(account)
         if limit is None:
             return True
         if limit <= 0:
             return False
-        b = self._bucket(account)
-        reserve = 0.0 if area in PRIORITY_AREAS else RESERVE_FRACTION * limit
-        return b.tokens - reserve >= min(float(count), max(1.0, limit - reserve))
+        usable = limit if area in PRIORITY_AREAS else max(1.0, limit * (1 - RESERVE_FRACTION))
+        return self.in_use(account) + min(float(count), usable) <= usable
 
     # --- spending ----------------------------------------------------------------------------
     def take(self, account: str, area: str) -> None:
@@ -126,8 +126,6 @@ class RequestBudget:
             b.allowance = min(b.allowance, float(self.per_minute))
         b.restore_at = float(self.per_minute) if self.per_minute else recent * 2
         b.next_step = b.paused_until + RECOVERY_STEP_SECONDS
-        b.tokens = 0.0
-        b.updated = b.paused_until
         self.watch(account)
         self.log_once(
             "upstream_rate_limited",
@@ -163,21 +161,11 @@ class RequestBudget:
 
     # --- internals ---------------------------------------------------------------------------
     def _bucket(self, account: str) -> _Bucket:
-        now = self._clock.time()
         b = self._buckets.get(account)
         if b is None:
-            b = self._buckets[account] = _Bucket(float(self.per_minute), now)
+            b = self._buckets[account] = _Bucket()
             self.watch(account)
-        rate = self._rate(b, now)
-        if rate is not None and now > b.updated:
-            b.tokens = min(rate, b.tokens + (now - b.updated) * rate / 60.0)
-        b.updated = max(b.updated, now)
         return b
-
-    def _rate(self, b: _Bucket, now: float) -> float | None:
-        self._recover(b, now)
-        limits = [x for x in (b.allowance, float(self.per_minute or 0) or None) if x is not None]
-        return min(limits) if limits else None
 
     def _recover(self, b: _Bucket, now: float) -> None:
         while b.allowance is not None and now >= b.next_step:
@@ -190,7 +178,6 @@ class RequestBudget:
     def _spend(self, account: str) -> None:
         b = self._bucket(account)
         now = self._clock.time()
-        b.tokens -= 1.0
         b.sent.append(now)
         self._trim(b, now)
 

@@ -29,22 +29,21 @@ def takes(budget: RequestBudget, account: str, area: str) -> int:
         n += 1
 
 
-def test_one_bucket_per_account_with_a_reserve_for_traffic() -> None:
+def test_one_budget_per_account_with_a_reserve_for_traffic() -> None:
     clock = FakeClock(1000.0)
     metrics = SelfMetrics()
     budget = RequestBudget(8, clock, metrics)
     assert takes(budget, "a", "dvr") == 6  # a quarter is left to traffic
     assert takes(budget, "a", "traffic") == 2
-    assert takes(budget, "b", "traffic") == 8  # another account has its own bucket
-    clock.advance(15)  # a quarter of a minute refills 2 requests
-    assert takes(budget, "a", "restream") == 0
-    assert takes(budget, "a", "traffic") == 2
-    assert budget.in_use("a") == 10
+    assert takes(budget, "b", "traffic") == 8  # another account has its own budget
+    clock.advance(30)
+    assert takes(budget, "a", "traffic") == 0  # never more than 8 in any 60 s
+    assert budget.in_use("a") == 8
     assert (
         metrics.registry.get_sample_value(
             "cdnvideo_upstream_budget_requests_per_minute", {"account": "a"}
         )
-        == 10
+        == 8
     )
     assert (
         metrics.registry.get_sample_value(
@@ -52,10 +51,13 @@ def test_one_bucket_per_account_with_a_reserve_for_traffic() -> None:
         )
         == 8
     )
-    clock.advance(61)
+    clock.advance(30)
     assert budget.in_use("a") == 0
-    assert budget.affords("a", "dvr", 100)  # a poll larger than the bucket starts when full
-    assert not budget.affords("a", "dvr", 7) or takes(budget, "a", "dvr") == 6
+    assert budget.affords("a", "dvr", 100)  # a poll larger than the budget starts when idle
+    assert budget.affords("a", "dvr", 6)
+    assert takes(budget, "a", "restream") == 6
+    assert not budget.affords("a", "dvr", 1)
+    assert budget.affords("a", "traffic", 2)
 
 
 def test_no_limit_takes_everything_and_reports_inf() -> None:
@@ -94,8 +96,9 @@ def test_rate_limit_pauses_then_recovers_gradually() -> None:
         budget.take("a", "traffic")  # paused: even traffic waits
     clock.advance(20)
     assert budget.limit("a") == 20  # half of the 40 sent in the minute before
-    clock.advance(30)
-    assert takes(budget, "a", "traffic") == 10  # refilled at 20 a minute for 30 s
+    assert takes(budget, "a", "traffic") == 0  # the 40 are still within the last 60 s
+    clock.advance(40)
+    assert takes(budget, "a", "traffic") == 20
     limits = []
     for _ in range(4):
         clock.advance(RECOVERY_STEP_SECONDS)

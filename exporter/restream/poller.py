@@ -70,7 +70,8 @@ class RestreamPoller:
     resources whose status (the codes of their targets) changed since their last history
     read, and a round-robin share of the rest, so that every resource is read again at least
     every HISTORY_ROUND_ROBIN_POLLS polls, and at least one resource per poll (so a failing
-    history endpoint or token shows). Each read starts where that resource's last one ended. With ``slices`` > 1 the history job runs that many times per interval, and the
+    history endpoint or token shows). Each read starts where that resource's last one
+    ended. With ``slices`` > 1 the history job runs that many times per interval, and the
     first reads of new resources are spread over those runs.
     A failed poll raises and publishes nothing: the last fragment stays until it is
     ``5 x interval`` old. Every secret seen in a reply is taught to the log redactor first.

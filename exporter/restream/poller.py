@@ -69,7 +69,7 @@ class RestreamPoller:
     only where it can have changed: resources never read (the last 24 hours at first),
     resources whose status (the codes of their targets) changed since their last history
     read, and a round-robin share of the rest, so that every resource is read again at least
-    every HISTORY_ROUND_ROBIN_POLLS polls, and at least one resource per poll (so a failing
+    every HISTORY_ROUND_ROBIN_POLLS polls, and at least one resource per interval (so a failing
     history endpoint or token shows). Each read starts where that resource's last one
     ended. With ``slices`` > 1 the history job runs that many times per interval, and the
     first reads of new resources are spread over those runs.
@@ -111,6 +111,7 @@ class RestreamPoller:
         self._read_sig: dict[str, dict[str, Signature | None]] = {}
         self._read_end: dict[str, dict[str, float]] = {}
         self._credit: dict[str, float] = {}  # round-robin reads owed (a fraction of one)
+        self._runs: dict[str, int] = {}  # history polls done, to tell the slices apart
 
     async def fingerprint(self) -> KeyFingerprint:
         """The target_key fingerprint in use (built on first use)."""
@@ -167,8 +168,9 @@ class RestreamPoller:
         )
         share = min(len(rest), math.floor(credit + 1e-9))
         ends = self._read_end.get(account, {})
-        if rest and not (changed or new or share):
-            share = 1  # at least one read per poll: the history endpoint's health shows
+        first_slice = self._runs.get(account, 0) % self._slices == 0
+        if rest and first_slice and not (changed or new or share):
+            share = 1  # one read per interval at least: the history endpoint's health shows
         picked = sorted(rest, key=lambda rid: ends.get(rid, 0.0))[:share]  # longest unread
         return changed + new + picked, max(0.0, credit - share)
 
@@ -210,6 +212,7 @@ class RestreamPoller:
             read[rid] = sig.get(rid)
             ends[rid] = now
         self._credit[account] = credit
+        self._runs[account] = self._runs.get(account, 0) + 1
         for gone in [rid for rid in read if rid not in known]:
             del read[gone]
             ends.pop(gone, None)

@@ -138,7 +138,9 @@ async def test_platform_rate_limit_backs_the_account_off(
         await r.client.dvr_stream("demo-media", "live/main")
     assert len(r.sent(DVR_MAIN)) == sent
     assert await r.client.dvr_stream("demo-shop", "live/main")  # other accounts go on
-    r.clock.advance(pause)  # Retry-After (60 s from the simulator's 429), else 30 s
+    r.clock.advance(pause - 1)
+    assert r.client.budget.limit("demo-media") == 0  # still paused
+    r.clock.advance(1)  # Retry-After (60 s from the simulator's 429), else 30 s
     assert r.client.budget.limit("demo-media") == 2.5  # half of the 5 sent
     assert r.sample("cdnvideo_upstream_budget_limit_per_minute", account="demo-media") == 2.5
     r.clock.advance(60)  # a minute at 2.5 a minute refills the bucket

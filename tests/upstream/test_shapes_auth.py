@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import DVR_MAIN, MakeShapeRig
+from conftest import DVR_MAIN, MakeShapeRig, ShapeRig
 from structlog.testing import capture_logs
 
 from exporter.simulator.auth import TokenProblem
@@ -50,13 +50,19 @@ async def test_refused_login_is_never_retried(make_rig: MakeShapeRig, quirk: str
     assert r.sample("cdnvideo_upstream_requests_total", area="auth", code=code) == 1
 
 
+async def read_once_then_wait(make_rig: MakeShapeRig, quirk: str) -> ShapeRig:
+    """Logged in with ``quirk`` on, one read done, the token old enough to be renewed."""
+    r = await make_rig((quirk,))
+    await r.client.dvr_stream("demo-media", "live/main")
+    r.clock.advance(MIN_TOKEN_AGE_FOR_RENEWAL + 1)
+    return r
+
+
 @pytest.mark.parametrize("quirk", ["empty-401", "token-invalid-403"])
 async def test_refused_token_is_renewed_once_and_the_request_retried(
     make_rig: MakeShapeRig, quirk: str
 ) -> None:
-    r = await make_rig((quirk,))
-    await r.client.dvr_stream("demo-media", "live/main")
-    r.clock.advance(MIN_TOKEN_AGE_FOR_RENEWAL + 1)
+    r = await read_once_then_wait(make_rig, quirk)
     r.sim.expire_tokens()
     nodes = await r.client.dvr_stream("demo-media", "live/main")
     assert nodes  # the retry succeeded
@@ -71,9 +77,7 @@ async def test_refused_token_is_renewed_once_and_the_request_retried(
 async def test_a_token_refused_again_after_renewal_fails_without_a_loop(
     make_rig: MakeShapeRig, quirk: str
 ) -> None:
-    r = await make_rig((quirk,))
-    await r.client.dvr_stream("demo-media", "live/main")
-    r.clock.advance(MIN_TOKEN_AGE_FOR_RENEWAL + 1)
+    r = await read_once_then_wait(make_rig, quirk)
     r.sim.auth.check = lambda token: TokenProblem.INVALID  # type: ignore[method-assign]
     with pytest.raises(UpstreamError) as info:
         await r.client.dvr_stream("demo-media", "live/main")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import deque
 from dataclasses import dataclass, field
@@ -35,11 +36,26 @@ class Postponed(UpstreamError):
 
 @dataclass
 class _Bucket:
+    """One account's state. Only the event loop changes it; the gauges read it from the
+    render thread, so reading never changes anything."""
+
     sent: deque[float] = field(default_factory=deque)  # send times of the last 60 s
     paused_until: float = 0.0
-    allowance: float | None = None  # requests a minute while recovering; None = normal
+    allowance: float | None = None  # requests a minute when the pause ends; None = normal
     restore_at: float = math.inf  # allowance at which recovery is complete
-    next_step: float = 0.0
+
+    def allowance_at(self, now: float) -> float | None:
+        """The recovering allowance at ``now`` (grown once per step since the pause ended)."""
+        if self.allowance is None:
+            return None
+        steps = max(0, math.floor((now - self.paused_until) / RECOVERY_STEP_SECONDS))
+        grown = self.allowance * RECOVERY_FACTOR**steps
+        return None if grown >= self.restore_at else grown
+
+    def count(self, now: float) -> int:
+        """Requests sent in the 60 seconds before ``now``."""
+        sent = list(self.sent)  # one C call: a consistent copy while the loop appends
+        return len(sent) - bisect.bisect_right(sent, now - 60.0)
 
 
 class RequestBudget:
@@ -66,19 +82,20 @@ class RequestBudget:
     # --- reading -----------------------------------------------------------------------------
     def limit(self, account: str) -> float | None:
         """Requests a minute the account may send now; None for no limit, 0 while paused."""
-        b = self._bucket(account)
+        b = self._buckets.get(account)
+        configured = float(self.per_minute) if self.per_minute else None
+        if b is None:
+            return configured
         now = self._clock.time()
-        self._recover(b, now)
         if now < b.paused_until:
             return 0.0
-        limits = [x for x in (b.allowance, float(self.per_minute or 0) or None) if x is not None]
+        limits = [x for x in (b.allowance_at(now), configured) if x is not None]
         return min(limits) if limits else None
 
     def in_use(self, account: str) -> int:
         """Requests sent for the account in the last 60 seconds."""
-        b = self._bucket(account)
-        self._trim(b, self._clock.time())
-        return len(b.sent)
+        b = self._buckets.get(account)
+        return 0 if b is None else b.count(self._clock.time())
 
     def affords(self, account: str, area: str, count: int) -> bool:
         """Whether ``count`` requests of ``area`` could go now (a poll asks before it starts;
@@ -118,14 +135,16 @@ class RequestBudget:
         b = self._bucket(account)
         now = self._clock.time()
         self._trim(b, now)
+        current = b.allowance_at(now) if now >= b.paused_until else b.allowance
         pause = DEFAULT_PAUSE_SECONDS if retry_after is None else max(0.0, retry_after)
         b.paused_until = max(b.paused_until, now + pause)
         recent = max(1.0, float(len(b.sent)))
         b.allowance = max(1.0, recent / 2)
         if self.per_minute:
             b.allowance = min(b.allowance, float(self.per_minute))
+        if current is not None:  # signalled again while recovering: never above the last
+            b.allowance = min(b.allowance, current)
         b.restore_at = float(self.per_minute) if self.per_minute else recent * 2
-        b.next_step = b.paused_until + RECOVERY_STEP_SECONDS
         self.watch(account)
         self.log_once(
             "upstream_rate_limited",
@@ -161,19 +180,12 @@ class RequestBudget:
 
     # --- internals ---------------------------------------------------------------------------
     def _bucket(self, account: str) -> _Bucket:
+        """The account's state, made (and its gauges exposed) on first use; loop only."""
         b = self._buckets.get(account)
         if b is None:
             b = self._buckets[account] = _Bucket()
             self.watch(account)
         return b
-
-    def _recover(self, b: _Bucket, now: float) -> None:
-        while b.allowance is not None and now >= b.next_step:
-            b.allowance *= RECOVERY_FACTOR
-            b.next_step += RECOVERY_STEP_SECONDS
-            if b.allowance >= b.restore_at:
-                b.allowance = None
-                b.restore_at = math.inf
 
     def _spend(self, account: str) -> None:
         b = self._bucket(account)

@@ -208,8 +208,8 @@ class Simulator:
         self.auth.expire_all(include_static=include_static)
 
     def reset(self) -> None:
-        """Clear faults, the request log, auth lock-out, forced restream codes and DVR node
-        switches. Data (resources, deletions, tasks, issued tokens) stays."""
+        """Clear faults, the request log, auth lock-out, rate-limit windows, forced restream codes
+        and DVR node switches. Data (resources, deletions, tasks, issued tokens) stays."""
         self.faults.clear()
         self.restream.clear_all_forces()
         self.requests.clear()

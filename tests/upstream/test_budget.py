@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import DVR_MAIN, MakeShapeRig
+from shapes_rig import DVR_MAIN, MakeShapeRig
 from structlog.testing import capture_logs
 
 from exporter.clock import FakeClock

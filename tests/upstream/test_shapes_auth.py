@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import DVR_MAIN, MakeShapeRig, ShapeRig
+from shapes_rig import DVR_MAIN, MakeShapeRig, ShapeRig
 from structlog.testing import capture_logs
 
 from exporter.simulator.auth import TokenProblem

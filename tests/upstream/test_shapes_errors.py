@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from conftest import DVR_MAIN, MakeShapeRig
+from shapes_rig import DVR_MAIN, MakeShapeRig
 
 from exporter.config import TrafficSettings
 from exporter.exposition import Store

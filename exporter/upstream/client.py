@@ -43,7 +43,7 @@ TOKEN_PATH = "/app/oauth/v1/token/"
 ACCOUNTS_PATH = "/app/inventory/v1/accounts/"
 # Bodies larger than this are decoded in a worker thread, an element at a time (jsonpieces).
 DECODE_OFF_LOOP_BYTES = 64 * 1024
-# Reply headers kept on a Reply (CIMultiDict keys compare case-insensitively on the way in).
+# Reply headers kept on a Reply, under these names whatever case the server sent them in.
 KEPT_HEADERS = frozenset({"Retry-After", "Date"})
 
 
@@ -171,7 +171,7 @@ class UpstreamClient:
                     raw = await resp.read()
                     ctype = resp.headers.get("Content-Type", "")
                     status = resp.status
-                    reply_headers = {k: v for k, v in resp.headers.items() if k in KEPT_HEADERS}
+                    reply_headers = {h: resp.headers[h] for h in KEPT_HEADERS if h in resp.headers}
             except TimeoutError:
                 self._count(area, "timeout", started)
                 raise UpstreamError(area, "timeout", f"{method} {path} timed out") from None

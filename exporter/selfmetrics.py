@@ -122,6 +122,9 @@ class SelfMetrics:
             registry=r,
         )
         self.build_info.labels(__version__).set(1)
+        for area in AREAS:  # exposed at 0 from the start, so the first one is an increase
+            self.rate_limited.labels(area)
+            self.polls_postponed.labels(area)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

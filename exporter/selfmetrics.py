@@ -91,8 +91,9 @@ class SelfMetrics:
         )
         self.budget_limit = Gauge(
             "cdnvideo_upstream_budget_limit_per_minute",
-            "Requests a minute this account may send now: upstream.max_requests_per_minute, "
-            "lower while recovering from a rate limit, 0 while paused, +Inf for no limit.",
+            "Requests a minute this account may send: upstream.max_requests_per_minute, lower "
+            "while recovering from a rate limit (during the pause itself: what it resumes at); "
+            "0 = no limit, as in the config.",
             ["account"],
             registry=r,
         )

@@ -171,8 +171,14 @@ class RequestBudget:
         self._metrics.budget_limit.labels(account).set_function(lambda: self._shown_limit(account))
 
     def _shown_limit(self, account: str) -> float:
-        limit = self.limit(account)
-        return math.inf if limit is None else limit
+        """The allowance for the gauge: 0 for no limit (as in the config); while paused, the
+        allowance the account resumes at (the pause shows in the rate-limited counter)."""
+        configured = float(self.per_minute) if self.per_minute else None
+        b = self._buckets.get(account)
+        now = self._clock.time()
+        allowance = None if b is None else b.allowance_at(max(now, b.paused_until))
+        limits = [x for x in (allowance, configured) if x is not None]
+        return min(limits) if limits else 0.0
 
     def forget(self, account: str) -> None:
         self._buckets.pop(account, None)

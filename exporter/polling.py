@@ -9,6 +9,10 @@ import structlog
 
 from exporter.clock import Clock
 from exporter.selfmetrics import SelfMetrics
+from exporter.upstream.budget import Postponed
+
+# One poll_postponed line per (area, account) per this many seconds.
+POSTPONED_LOG_SECONDS = 60.0
 
 log = structlog.get_logger("exporter.polling")
 
@@ -22,6 +26,7 @@ class PollRunner:
         # Last outcome per (area, account, job): an area with two jobs (restream status and
         # history) is up only while both are; one succeeding does not hide the other failing.
         self._jobs: dict[tuple[str, str], dict[str, bool]] = {}
+        self._postponed_logged: dict[tuple[str, str], float] = {}
 
     async def run(
         self, area: str, account: str, poll: Callable[[], Awaitable[None]], job: str = ""
@@ -32,6 +37,10 @@ class PollRunner:
         try:
             await poll()
             ok = True
+        except Postponed as exc:
+            # Not run for want of budget: counted, and cdnvideo_up keeps what it said.
+            self._postponed(area, account, job, exc)
+            return False
         except Exception as exc:  # a poll must never take the process down
             ok = False
             where = {"job": job} if job else {}
@@ -55,6 +64,15 @@ class PollRunner:
             log.info("poll_recovered", area=area, account=account)
         return ok
 
+    def _postponed(self, area: str, account: str, job: str, exc: Postponed) -> None:
+        self._metrics.polls_postponed.labels(area).inc()
+        now = self._clock.time()
+        key = (area, account)
+        if now - self._postponed_logged.get(key, float("-inf")) >= POSTPONED_LOG_SECONDS:
+            self._postponed_logged[key] = now
+            where = {"job": job} if job else {}
+            log.warning("poll_postponed", area=area, account=account, reason=exc.message, **where)
+
     def done_once(self, area: str, account: str) -> bool:
         return (area, account) in self._jobs
 
@@ -67,3 +85,5 @@ class PollRunner:
         """Drop the state of an account this replica no longer serves."""
         for key in [k for k in self._jobs if k[1] == account]:
             del self._jobs[key]
+        for key in [k for k in self._postponed_logged if k[1] == account]:
+            del self._postponed_logged[key]

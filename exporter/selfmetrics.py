@@ -68,6 +68,35 @@ class SelfMetrics:
             buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
             registry=r,
         )
+        self.rate_limited = Counter(
+            "cdnvideo_upstream_rate_limited",
+            "Replies of the platform saying slow down (HTTP 429, a 420 or a 200 body about a "
+            "rate limit); each pauses the account and lowers its allowance for a while.",
+            ["area"],
+            registry=r,
+        )
+        self.polls_postponed = Counter(
+            "cdnvideo_upstream_polls_postponed",
+            "Polls not run (or cut short) because the account's request budget was spent or it "
+            "was backing off after a rate limit; they run again at their next interval.",
+            ["area"],
+            registry=r,
+        )
+        self.budget_in_use = Gauge(
+            "cdnvideo_upstream_budget_requests_per_minute",
+            "Requests sent to the platform for this account in the last 60 seconds "
+            "(the request budget in use).",
+            ["account"],
+            registry=r,
+        )
+        self.budget_limit = Gauge(
+            "cdnvideo_upstream_budget_limit_per_minute",
+            "Requests a minute this account may send: upstream.max_requests_per_minute, lower "
+            "while recovering from a rate limit (during the pause itself: what it resumes at); "
+            "0 = no limit, as in the config.",
+            ["account"],
+            registry=r,
+        )
         self.traffic_windows = Counter(
             "cdnvideo_traffic_windows",
             "Traffic windows by outcome: read (first read), backfilled (after a gap), "
@@ -121,6 +150,9 @@ class SelfMetrics:
             registry=r,
         )
         self.build_info.labels(__version__).set(1)
+        for area in AREAS:  # exposed at 0 from the start, so the first one is an increase
+            self.rate_limited.labels(area)
+            self.polls_postponed.labels(area)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
@@ -134,5 +166,6 @@ class SelfMetrics:
         for outcome in WINDOW_OUTCOMES:
             with contextlib.suppress(KeyError):
                 self.traffic_windows.remove(account, outcome)
-        with contextlib.suppress(KeyError):
-            self.traffic_lag.remove(account)
+        for gauge in (self.traffic_lag, self.budget_in_use, self.budget_limit):
+            with contextlib.suppress(KeyError):
+                gauge.remove(account)

@@ -28,6 +28,9 @@ log = structlog.get_logger("exporter.service")
 TRAFFIC_TICK_SECONDS = 15.0
 DISCOVERY_SECONDS = 600.0
 AUTH_CHECK_SECONDS = 60.0
+# With a request budget, restream history and DVR jobs run this many times per interval, each
+# run reading its share, so their requests are spread over the interval instead of a burst.
+SPREAD_SLICES = 6
 
 
 def build_context(
@@ -68,6 +71,7 @@ class Service:
         s = ctx.settings
         self.ctx = ctx
         self.scheduler = scheduler
+        self.slices = SPREAD_SLICES if s.upstream.max_requests_per_minute else 1
         self.traffic = TrafficPoller(ctx.client, ctx.store, ctx.metrics, ctx.clock, s.traffic)
         self.restream = RestreamPoller(
             ctx.client,
@@ -76,9 +80,10 @@ class Service:
             s.restream,
             ctx.redactor,
             fingerprint_secret=s.upstream.token or s.upstream.password,
+            slices=self.slices,
         )
         streams = {a.name: a.dvr_streams for a in (s.accounts or ())}
-        self.dvr = DvrPoller(ctx.client, ctx.store, ctx.clock, s.dvr, streams)
+        self.dvr = DvrPoller(ctx.client, ctx.store, ctx.clock, s.dvr, streams, self.slices)
         self.talking_head = TalkingHeadPoller(ctx.client, ctx.store, ctx.clock, s.talking_head)
         ctx.th_configurations = self.talking_head.latest_configurations
         ctx.refresh_quota = self._refresh_quota
@@ -90,35 +95,52 @@ class Service:
         await self.ctx.runner.run("talking_head", account, lambda: self.talking_head.poll(account))
 
     def jobs(self, account: str) -> list[tuple[str, float, Callable[[], Awaitable[None]], str]]:
-        """(area, interval seconds, poll, job name) of every poll scheduled for ``account``."""
+        """(area, interval seconds, poll, job name) of every poll scheduled for ``account``.
+
+        Traffic draws on the request budget request by request (it may use all of it); the
+        other polls first check that the budget affords their requests, else they are
+        postponed whole (and counted) rather than cut short.
+        """
         s = self.ctx.settings
         jobs: list[tuple[str, float, Callable[[], Awaitable[None]], str]] = []
         if s.traffic.enabled:
             jobs.append(("traffic", TRAFFIC_TICK_SECONDS, lambda: self.traffic.poll(account), ""))
         if s.restream.enabled:
-            jobs.append(
-                ("restream", s.restream.interval_seconds, lambda: self.restream.poll(account), "")
+            status = self._afforded(account, "restream", lambda: 2, self.restream.poll)
+            jobs.append(("restream", s.restream.interval_seconds, status, ""))
+            history = self._afforded(
+                account,
+                "restream",
+                lambda: len(self.restream.history_plan(account)),
+                self.restream.poll_history,
             )
-            jobs.append(
-                (
-                    "restream",
-                    s.restream.history_interval_seconds,
-                    lambda: self.restream.poll_history(account),
-                    "history",
-                )
-            )
+            every = s.restream.history_interval_seconds / self.slices
+            jobs.append(("restream", every, history, "history"))
         if s.dvr.enabled:
-            jobs.append(("dvr", s.dvr.interval_seconds, lambda: self.dvr.poll(account), ""))
+            dvr = self._afforded(account, "dvr", lambda: len(self.dvr.due(account)), self.dvr.poll)
+            jobs.append(("dvr", s.dvr.interval_seconds / self.slices, dvr, ""))
         if s.talking_head.enabled:
-            jobs.append(
-                (
-                    "talking_head",
-                    s.talking_head.interval_seconds,
-                    lambda: self.talking_head.poll(account),
-                    "",
-                )
-            )
+            th = self._afforded(account, "talking_head", lambda: 1, self.talking_head.poll)
+            jobs.append(("talking_head", s.talking_head.interval_seconds, th, ""))
         return jobs
+
+    def _afforded(
+        self,
+        account: str,
+        area: str,
+        cost: Callable[[], int],
+        poll: Callable[[str], Awaitable[None]],
+    ) -> Callable[[], Awaitable[None]]:
+        """``poll(account)``, postponed (Postponed raised) when the budget cannot afford it."""
+        budget = self.ctx.client.budget
+
+        async def run() -> None:
+            n = cost()
+            if n and not budget.affords(account, area, n):
+                budget.postpone(account, area)
+            await poll(account)
+
+        return run
 
     def serve_accounts(self, accounts: tuple[str, ...]) -> None:
         """Schedule new accounts and forget the ones this replica no longer serves."""
@@ -127,6 +149,7 @@ class Service:
             self.ctx.metrics.forget_account(gone)
             self.ctx.runner.forget(gone)
             self.ctx.traffic_history.forget(gone)
+            self.ctx.client.budget.forget(gone)
             for key in self.ctx.store.names():
                 if key.endswith(f"/{gone}"):
                     self.ctx.store.drop(key)

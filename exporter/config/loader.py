@@ -231,6 +231,7 @@ def _validate(s: Settings) -> None:
         )
     _positive("upstream.timeout_seconds", up.timeout_seconds)
     _positive("upstream.max_concurrency", up.max_concurrency)
+    _at_least("upstream.max_requests_per_minute", up.max_requests_per_minute, 0)
     t = s.traffic
     _at_least("traffic.delay_seconds", t.delay_seconds, 0)
     if not 0 <= t.revisit_minutes <= 10:

@@ -36,7 +36,9 @@ class UpstreamSettings:
     token: str = field(
         default="",
         metadata=_doc(
-            "Static `CDN-AUTH-TOKEN`, sent as is and never renewed. Env `CDNVIDEO_TOKEN`.",
+            "Static `CDN-AUTH-TOKEN`, sent as is and never renewed: when the platform refuses "
+            "it (401, or 403 saying the token is invalid or expired) the area's `cdnvideo_up` "
+            "turns 0 and one `upstream_token_rejected` line is logged. Env `CDNVIDEO_TOKEN`.",
             secret=True,
             rule="either `token` or `username` + `password`",
         ),
@@ -45,7 +47,9 @@ class UpstreamSettings:
         default="",
         metadata=_doc(
             "Portal login. A token is fetched from `/app/oauth/v1/token/`, renewed after 80% "
-            "of its lifetime and once on a 403 that says it expired; a rejected password is "
+            "of its lifetime, and once (with one retry of the request) when the platform refuses "
+            "it: 401 with or without a body, or 403 saying the token is invalid or expired. A "
+            "token under 30 s old is not renewed again. A rejected password is "
             "never tried again until restart. Env `CDNVIDEO_USERNAME`.",
             rule="with `password`, instead of `token`",
         ),
@@ -65,6 +69,19 @@ class UpstreamSettings:
     max_concurrency: int = field(
         default=8,
         metadata=_doc("Upstream requests in flight at most, over all areas.", rule="> 0"),
+    )
+    max_requests_per_minute: int = field(
+        default=0,
+        metadata=_doc(
+            "Request budget per account, shared by every area (one token bucket): traffic "
+            "reads come first, restream history and DVR reads are spread over their interval, "
+            "and a poll the budget cannot afford is postponed to its next interval and counted "
+            "in `cdnvideo_upstream_polls_postponed_total`. 0 = no limit. Whatever the value, "
+            "a rate-limit answer of the platform (429, 420, or a 200 body `Rate limit "
+            "exceeded`) pauses the account for its `Retry-After` and then lets it recover "
+            "gradually (docs/performance.md).",
+            rule=">= 0",
+        ),
     )
 
 

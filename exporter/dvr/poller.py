@@ -12,6 +12,7 @@ from exporter.clock import Clock
 from exporter.config import DvrSettings
 from exporter.dvr.transform import dvr_fragment
 from exporter.exposition import Store
+from exporter.upstream.budget import Postponed
 from exporter.upstream.models import DvrNode
 
 log = structlog.get_logger("exporter.dvr")
@@ -42,6 +43,11 @@ class DvrPoller:
     the last good reply of each failed stream (kept while it is under ``5 x interval`` old),
     and then the poll raises ``DvrStreamsFailed`` so ``cdnvideo_up`` shows the failure: one
     misconfigured stream name does not blank the account's other streams.
+
+    With ``slices`` > 1 the poll runs that many times per interval and each run reads every
+    ``slices``-th stream in turn (the others keep their last reply), so each stream is still
+    read once per interval but the requests are spread over it. A read the request budget
+    postpones keeps its last reply too; the poll then raises Postponed after publishing.
     """
 
     def __init__(
@@ -51,6 +57,7 @@ class DvrPoller:
         clock: Clock,
         settings: DvrSettings,
         streams: Mapping[str, tuple[str, ...]],
+        slices: int = 1,
     ) -> None:
         self._client = client
         self._store = store
@@ -58,6 +65,8 @@ class DvrPoller:
         self._settings = settings
         self._streams = {account: tuple(dict.fromkeys(s)) for account, s in streams.items()}
         self._last: dict[str, dict[str, tuple[float, tuple[DvrNode, ...]]]] = {}
+        self._slices = max(1, slices)
+        self._turn: dict[str, int] = {}
 
     @property
     def max_age(self) -> float:
@@ -66,27 +75,46 @@ class DvrPoller:
     def streams(self, account: str) -> tuple[str, ...]:
         return self._streams.get(account, ())
 
-    async def poll(self, account: str) -> None:
+    def due(self, account: str) -> tuple[str, ...]:
+        """The streams the next poll of ``account`` reads."""
         streams = self.streams(account)
+        if self._slices == 1:
+            return streams
+        turn = self._turn.get(account, 0) % self._slices
+        return tuple(s for i, s in enumerate(streams) if i % self._slices == turn)
+
+    async def poll(self, account: str) -> None:
+        streams = self.due(account)
+        self._turn[account] = self._turn.get(account, 0) + 1
         replies = await asyncio.gather(
             *(self._client.dvr_stream(account, s) for s in streams), return_exceptions=True
         )
         now = self._clock.time()
         previous = self._last.get(account, {})
-        current: dict[str, tuple[float, tuple[DvrNode, ...]]] = {}
+        current: dict[str, tuple[float, tuple[DvrNode, ...]]] = {
+            s: kept
+            for s, kept in previous.items()
+            if s in self.streams(account) and s not in streams and now - kept[0] <= self.max_age
+        }
         failures: list[tuple[str, Exception]] = []
+        postponed: list[Postponed] = []
         for stream, reply in zip(streams, replies, strict=True):
             if isinstance(reply, list):
                 current[stream] = (now, tuple(reply))
                 continue
             if not isinstance(reply, Exception):  # cancellation and the like
                 raise reply
-            failures.append((stream, reply))
+            if isinstance(reply, Postponed):
+                postponed.append(reply)
+            else:
+                failures.append((stream, reply))
             kept = previous.get(stream)
             if kept is not None and now - kept[0] <= self.max_age:
                 current[stream] = kept
         if streams and len(failures) == len(streams):
             raise failures[0][1]
+        if streams and len(postponed) == len(streams):
+            raise postponed[0]
         self._last[account] = current
         fragment = dvr_fragment(account, {s: nodes for s, (_, nodes) in current.items()})
         self._store.publish(store_key(account), fragment, max_age=self.max_age)
@@ -96,3 +124,5 @@ class DvrPoller:
             raise DvrStreamsFailed(
                 f"{len(failures)} of {len(streams)} DVR streams failed: {detail}"
             )
+        if postponed:
+            raise postponed[0]

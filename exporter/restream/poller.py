@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Protocol
 
 import structlog
@@ -30,6 +31,11 @@ STALE_AFTER_INTERVALS = 5
 FIRST_HISTORY_LOOKBACK_SECONDS = 86400.0
 # Later reads start this long before the end of the previous read (late or boundary points).
 HISTORY_OVERLAP_SECONDS = 60.0
+# A resource whose status did not change is still re-read once in this many history polls
+# (a change and its undoing between two status polls shows only in the history).
+HISTORY_ROUND_ROBIN_POLLS = 12
+
+Signature = tuple[tuple[str, str, str, int], ...]
 
 
 class RestreamClient(Protocol):
@@ -58,8 +64,15 @@ class RestreamPoller:
     """Restream metrics of every account.
 
     ``poll`` sends one ``/resources`` and one ``/status`` request and publishes
-    ``restream/<account>``; ``poll_history`` reads ``/history`` of each resource since the
-    previous read (the last 24 hours at first) and publishes ``restream_history/<account>``.
+    ``restream/<account>``; ``poll_history`` reads ``/history`` and publishes
+    ``restream_history/<account>``. History costs one request per resource, so it is read
+    only where it can have changed: resources never read (the last 24 hours at first),
+    resources whose status (the codes of their targets) changed since their last history
+    read, and a round-robin share of the rest, so that every resource is read again at least
+    every HISTORY_ROUND_ROBIN_POLLS polls, and at least one resource per interval (so a failing
+    history endpoint or token shows). Each read starts where that resource's last one
+    ended. With ``slices`` > 1 the history job runs that many times per interval, and the
+    first reads of new resources are spread over those runs.
     A failed poll raises and publishes nothing: the last fragment stays until it is
     ``5 x interval`` old. Every secret seen in a reply is taught to the log redactor first.
 
@@ -76,6 +89,7 @@ class RestreamPoller:
         settings: RestreamSettings,
         redactor: Redactor,
         fingerprint_secret: str | bytes | None = None,
+        slices: int = 1,
     ) -> None:
         self._client = client
         self._store = store
@@ -90,7 +104,14 @@ class RestreamPoller:
         self._fingerprint: KeyFingerprint | None = None
         self._resource_ids: dict[str, tuple[str, ...]] = {}
         self._changes: dict[str, dict[TargetId, Change]] = {}
-        self._history_end: dict[str, float] = {}
+        self._slices = max(1, slices)
+        # per account: status signature per resource (latest status poll), and signature and
+        # end of each resource's last history read
+        self._status_sig: dict[str, dict[str, Signature]] = {}
+        self._read_sig: dict[str, dict[str, Signature | None]] = {}
+        self._read_end: dict[str, dict[str, float]] = {}
+        self._credit: dict[str, float] = {}  # round-robin reads owed (a fraction of one)
+        self._runs: dict[str, int] = {}  # history polls done, to tell the slices apart
 
     async def fingerprint(self) -> KeyFingerprint:
         """The target_key fingerprint in use (built on first use)."""
@@ -116,6 +137,7 @@ class RestreamPoller:
         if duplicates:
             log.warning("restream_duplicate_series", account=account, dropped=duplicates)
         self._resource_ids[account] = tuple(r.resource_id for r in resources)
+        self._status_sig[account] = {rec.resource_id: signature(rec) for rec in statuses}
         self._store.publish(
             status_key(account),
             fragment,
@@ -128,6 +150,30 @@ class RestreamPoller:
             targets=sum(len(s.targets) for s in statuses),
         )
 
+    def history_plan(self, account: str, ids: tuple[str, ...] | None = None) -> list[str]:
+        """The resources the next history poll reads (see the class docstring)."""
+        return self._plan(account, self._resource_ids.get(account, ()) if ids is None else ids)[0]
+
+    def _plan(self, account: str, ids: tuple[str, ...]) -> tuple[list[str], float]:
+        """(resources to read, round-robin credit left after this poll)."""
+        sig = self._status_sig.get(account, {})
+        read = self._read_sig.get(account, {})
+        never = [rid for rid in ids if rid not in read]
+        changed = [rid for rid in ids if rid in read and read[rid] != sig.get(rid)]
+        rest = [rid for rid in ids if rid in read and read[rid] == sig.get(rid)]
+        new = never[: math.ceil(len(ids) / self._slices)]
+        # the share accrues a fraction per poll, so small accounts are not read every time
+        credit = self._credit.get(account, 0.0) + len(rest) / (
+            HISTORY_ROUND_ROBIN_POLLS * self._slices
+        )
+        share = min(len(rest), math.floor(credit + 1e-9))
+        ends = self._read_end.get(account, {})
+        first_slice = self._runs.get(account, 0) % self._slices == 0
+        if rest and first_slice and not (changed or new or share):
+            share = 1  # one read per interval at least: the history endpoint's health shows
+        picked = sorted(rest, key=lambda rid: ends.get(rid, 0.0))[:share]  # longest unread
+        return changed + new + picked, max(0.0, credit - share)
+
     async def poll_history(self, account: str) -> None:
         fingerprint = await self.fingerprint()
         ids = self._resource_ids.get(account)
@@ -136,36 +182,55 @@ class RestreamPoller:
             self._redactor.add(*resource_secrets(resources))
             ids = tuple(r.resource_id for r in resources)
         now = self._clock.time()
-        previous_end = self._history_end.get(account)
-        start = (
-            now - FIRST_HISTORY_LOOKBACK_SECONDS
-            if previous_end is None
-            else previous_end - HISTORY_OVERLAP_SECONDS
-        )
-        start_text, end_text = utc_text(start), utc_text(now)
+        plan, credit = self._plan(account, ids)
+        ends = self._read_end.setdefault(account, {})
+        starts = {
+            rid: now - FIRST_HISTORY_LOOKBACK_SECONDS
+            if rid not in ends
+            else ends[rid] - HISTORY_OVERLAP_SECONDS
+            for rid in plan
+        }
+        end_text = utc_text(now)
         try:
             async with asyncio.TaskGroup() as group:
                 tasks = [
                     group.create_task(
-                        self._client.restream_history(account, rid, start_text, end_text)
+                        self._client.restream_history(account, rid, utc_text(starts[rid]), end_text)
                     )
-                    for rid in ids
+                    for rid in plan
                 ]
         except ExceptionGroup as group_error:  # report the upstream error itself
             raise group_error.exceptions[0] from None
         known = set(ids)
         state = {t: c for t, c in self._changes.get(account, {}).items() if t[0] in known}
-        for rid, task in zip(ids, tasks, strict=True):
+        sig = self._status_sig.get(account, {})
+        read = self._read_sig.setdefault(account, {})
+        for rid, task in zip(plan, tasks, strict=True):
             points = task.result()
             self._redactor.add(*history_secrets(points))
             state = fold_history(state, rid, points, fingerprint)
+            read[rid] = sig.get(rid)
+            ends[rid] = now
+        self._credit[account] = credit
+        self._runs[account] = self._runs.get(account, 0) + 1
+        for gone in [rid for rid in read if rid not in known]:
+            del read[gone]
+            ends.pop(gone, None)
         self._changes[account] = state
-        self._history_end[account] = now
         self._store.publish(
             history_key(account),
             history_fragment(account, state),
             max_age=STALE_AFTER_INTERVALS * self._settings.history_interval_seconds,
         )
         log.debug(
-            "restream_history_polled", account=account, resources=len(ids), targets=len(state)
+            "restream_history_polled",
+            account=account,
+            resources=len(ids),
+            read=len(plan),
+            targets=len(state),
         )
+
+
+def signature(record: StatusRecord) -> Signature:
+    """What a history read would change: each target's code (targets in a stable order)."""
+    return tuple(sorted((t.source, t.target_url, t.target_key, t.code) for t in record.targets))

@@ -52,7 +52,9 @@ class AuthState:
             return TokenProblem.INVALID
         return TokenProblem.EXPIRED if expiry <= self._clock.time() else None
 
-    def login(self, username: str, password: str, refuse: bool = False) -> dict[str, object]:
+    def login(
+        self, username: str, password: str, refuse: bool = False, prefix: str = "cdn1_"
+    ) -> dict[str, object]:
         """The token endpoint: a new token, or LoginRefused (403 wrong/locked, 429 too often)."""
         now = self._clock.time()
         while self._attempts and self._attempts[0] <= now - 60:
@@ -71,7 +73,7 @@ class AuthState:
             raise LoginRefused(403, "Invalid username or password")
         self.consecutive_failures = 0
         self.issued_count += 1
-        token = "cdn1_" + hex_id(self._config.seed, "token", self.issued_count, now, length=40)
+        token = prefix + hex_id(self._config.seed, "token", self.issued_count, now, length=40)
         lifetime = self._config.token_lifetime_seconds
         self._issued[token] = now + lifetime
         return {

@@ -47,6 +47,12 @@ _OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
         float,
         "shift the simulated platform's clock (Date header, data) by this much (0)",
     ),
+    (
+        "--api-requests-per-minute",
+        "api_requests_per_minute",
+        int,
+        "requests a minute per account over the APIs (0 = no limit); more get 429",
+    ),
     ("--slow-seconds", "slow_seconds", float, "default delay of the 'slow' fault (5)"),
     ("--th-quota", "th_quota_limit", int, "talking-head quota limit per account (100)"),
     ("--th-queue-seconds", "th_queue_seconds", float, "talking-head time in queue (20)"),

@@ -36,6 +36,8 @@ class SimConfig:
     login_max_failures: int = 7
     login_lock_seconds: float = 10800.0
     token_requests_per_minute: int = 20
+    # requests a minute per account over the other APIs (0 = no limit); over it: 429
+    api_requests_per_minute: int = 0
     # data set scale
     seed: int = 1
     resources_per_account: int = 5
@@ -87,6 +89,7 @@ class SimConfig:
             "th_monthly_requests",
             "login_max_failures",
             "token_requests_per_minute",
+            "api_requests_per_minute",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}: must not be negative")

@@ -14,6 +14,7 @@ from aiohttp.typedefs import Handler, Middleware
 from exporter.simulator.auth import TokenProblem
 from exporter.simulator.faults import Fault
 from exporter.simulator.http_common import FAULT_MESSAGES, area_for, error
+from exporter.simulator.ratelimit import account_of, breach_reply
 from exporter.simulator.requests_log import RecordedRequest
 
 if TYPE_CHECKING:
@@ -67,7 +68,9 @@ async def apply_fault(fault: Fault, request: web.Request, area: str) -> web.Stre
     return None
 
 
-def token_message(area: str, problem: TokenProblem) -> str:
+def token_message(area: str, problem: TokenProblem, invalid_only: bool = False) -> str:
+    if invalid_only:
+        return "Invalid token or no access"
     if problem is TokenProblem.EXPIRED:
         return "Token is expired"
     if area == "traffic":
@@ -75,6 +78,39 @@ def token_message(area: str, problem: TokenProblem) -> str:
     if problem is TokenProblem.MISSING:
         return f"Missing {TOKEN_HEADER} header"
     return "Invalid token"
+
+
+def shaped(sim: Simulator, reply: web.StreamResponse) -> web.StreamResponse:
+    """An error reply in the shapes the quirks switch on (parameter errors as 420, the text in
+    `description` only, no body at all), applied in that order."""
+    if reply.status < 400 or not isinstance(reply, web.Response):
+        return reply
+    status = reply.status
+    data: Any = None
+    if isinstance(reply.body, bytes) and reply.content_type == "application/json":
+        try:
+            data = json.loads(reply.body)
+        except ValueError:
+            data = None
+    changed = False
+    if isinstance(data, dict):
+        if sim.has_quirk("error-420") and status in (400, 422):
+            text = data.get("message") or data.get("description") or data.get("error") or ""
+            status, data, changed = 420, {"status": "error", "description": str(text)}, True
+        if sim.has_quirk("description-errors") and "message" in data:
+            text = data.pop("message")
+            data["description"] = str(text or data.get("description") or "")
+            changed = True
+    if sim.has_quirk("bodyless-errors"):
+        out = web.Response(status=status)
+    elif changed:
+        out = web.json_response(data, status=status)
+    else:
+        return reply
+    for name in ("Retry-After", "Date"):
+        if name in reply.headers:
+            out.headers[name] = reply.headers[name]
+    return out
 
 
 def upstream_middleware(sim: Simulator) -> Middleware:
@@ -88,6 +124,10 @@ def upstream_middleware(sim: Simulator) -> Middleware:
                 if exc.status < 400:
                     raise
                 return web.json_response({"error": exc.reason}, status=exc.status)
+        return shaped(sim, await answer(request, handler))
+
+    async def answer(request: web.Request, handler: Handler) -> web.StreamResponse:
+        path = request.path
         area = area_for(path)
         token = request.headers.get(TOKEN_HEADER)
         sim.requests.append(
@@ -112,7 +152,12 @@ def upstream_middleware(sim: Simulator) -> Middleware:
                 if problem is not None:
                     if sim.has_quirk("empty-401"):
                         return web.Response(status=401)
-                    return error(area, 403, token_message(area, problem))
+                    invalid_only = sim.has_quirk("token-invalid-403")
+                    return error(area, 403, token_message(area, problem, invalid_only))
+                if area != "inventory":
+                    wait = sim.rate.wait(account_of(request, area), sim.clock.time())
+                    if wait is not None:
+                        return breach_reply(sim, area, wait)
         try:
             return await handler(request)
         except web.HTTPException as exc:

@@ -37,6 +37,41 @@ QUIRKS: dict[str, str] = {
         "a metrics window longer than 2 minutes is answered HTTP 504 "
         '`{"status": "error", "description": "Request execution timeout exceeded"}`'
     ),
+    "auth-token-field": (
+        "the token endpoint names the token `auth_token` (as one docs field table does) "
+        "instead of `token`"
+    ),
+    "cdn2-prefix": "issued tokens start with `cdn2_` instead of `cdn1_`",
+    "token-status-body": (
+        "a refused login is answered HTTP 200 with a body `status` other than 200 "
+        '(`{"status": 403, "message": ...}`); wins over `empty-401` at the token endpoint'
+    ),
+    "token-invalid-403": (
+        "a missing, unknown or expired token is answered 403 `Invalid token or no access` in "
+        "every area (never `Token is expired`); `empty-401` wins when both are on"
+    ),
+    "bodyless-errors": (
+        "every error reply (4xx and 5xx, faults included) comes without a body, as several "
+        "endpoints document it"
+    ),
+    "description-errors": (
+        "error bodies carry their text in `description` only, also where the spec's shape "
+        "says `message` (restream, talking-head, token endpoint)"
+    ),
+    "error-420": (
+        "parameter errors (400, 422) are answered HTTP 420 with "
+        '`{"status": "error", "description": ...}`, as another API of the platform does'
+    ),
+    "rate-limit-420": (
+        "requests over `api_requests_per_minute` are answered HTTP 420 "
+        '`{"status": "error", "description": "Rate limit exceeded"}` without `Retry-After` '
+        "(instead of 429 with `Retry-After`)"
+    ),
+    "rate-limit-200": (
+        "requests over `api_requests_per_minute` are answered HTTP 200 with the live API's "
+        '`{"status": "error", "message": "Rate limit exceeded", "description": "Request is '
+        'forbidden"}`; wins over `rate-limit-420`'
+    ),
 }
 
 

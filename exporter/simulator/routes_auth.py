@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from exporter.simulator.auth import LoginRefused
-from exporter.simulator.http_common import error
+from exporter.simulator.http_common import error, error_body
 
 if TYPE_CHECKING:
     from exporter.simulator.simulator import Simulator
@@ -48,12 +48,17 @@ class AuthRoutes:
         if not isinstance(username, str) or not isinstance(password, str):
             return error("auth", 400, "username and password are required")
         refuse = self.sim.faults.take("auth", request.path, kind="refuse_password") is not None
+        prefix = "cdn2_" if self.sim.has_quirk("cdn2-prefix") else "cdn1_"
         try:
-            reply = self.sim.auth.login(username, password, refuse=refuse)
+            reply = self.sim.auth.login(username, password, refuse=refuse, prefix=prefix)
         except LoginRefused as exc:
+            if exc.status == 403 and self.sim.has_quirk("token-status-body"):
+                return web.json_response(error_body("auth", exc.status, exc.message))
             if exc.status == 403 and self.sim.has_quirk("empty-401"):
                 return web.Response(status=401)
             return error("auth", exc.status, exc.message)
+        if self.sim.has_quirk("auth-token-field"):
+            reply["auth_token"] = reply.pop("token")
         return web.json_response(reply)
 
     async def accounts(self, request: web.Request) -> web.Response:

@@ -17,6 +17,7 @@ from exporter.simulator.faults import Faults
 from exporter.simulator.hashing import hex_id
 from exporter.simulator.middleware import upstream_middleware
 from exporter.simulator.quirks import QUIRKS, check_quirks
+from exporter.simulator.ratelimit import RateLimiter
 from exporter.simulator.requests_log import RequestLog
 from exporter.simulator.restream import STATUS_TEXT, RestreamState
 from exporter.simulator.routes_auth import AuthRoutes
@@ -67,6 +68,7 @@ class Simulator:
         self.faults = Faults(config.slow_seconds)
         self.requests = RequestLog(config.request_log_size)
         self.auth = AuthState(config, clock)
+        self.rate = RateLimiter(config.api_requests_per_minute)
         self._cdn = {
             acc: cdn_resources(i + 1, acc, config.resources_per_account)
             for i, acc in enumerate(config.accounts)
@@ -226,12 +228,13 @@ class Simulator:
         self.auth.expire_all(include_static=include_static)
 
     def reset(self) -> None:
-        """Clear faults, the request log, auth lock-out, forced restream codes and DVR node
-        switches. Data (resources, deletions, tasks, issued tokens) stays."""
+        """Clear faults, the request log, auth lock-out, rate-limit windows, forced restream codes
+        and DVR node switches. Data (resources, deletions, tasks, issued tokens) stays."""
         self.faults.clear()
         self.restream.clear_all_forces()
         self.requests.clear()
         self.auth.reset()
+        self.rate.reset()
         self.dvr.reset_nodes()
 
     def describe(self) -> dict[str, Any]:
@@ -258,6 +261,8 @@ class Simulator:
                 "max_window_minutes": self.config.max_window_minutes,
                 "clock_offset_seconds": self.config.clock_offset_seconds,
                 "token_lifetime_seconds": self.config.token_lifetime_seconds,
+                "api_requests_per_minute": self.config.api_requests_per_minute,
+                "rate_limited": self.rate.refused,
                 "seed": self.config.seed,
             },
         }

@@ -367,8 +367,9 @@ class TrafficPoller:
 
     @staticmethod
     def _refusal(exc: UpstreamError) -> bool:
-        """A long window refused: HTTP 422, or HTTP 200 covering less than was asked."""
-        return exc.status == 422 or isinstance(exc, WindowMismatch)
+        """A long window refused: HTTP 422 (or a 420 not about a rate limit), or HTTP 200
+        covering less than was asked."""
+        return exc.invalid_parameters or isinstance(exc, WindowMismatch)
 
     def _refuse_long(self, account: str, led: AccountLedger, w: Window, exc: UpstreamError) -> None:
         led.long_refused = True

@@ -17,6 +17,10 @@ log = structlog.get_logger("exporter.upstream.auth")
 RENEW_AT_FRACTION = 0.8
 # The token endpoint allows about 20 requests a minute; never ask more often than this.
 MIN_SECONDS_BETWEEN_LOGINS = 5.0
+# A token refused sooner than this after it was issued is not renewed again: the refusal is
+# about something else (an account without access), and a renewal per request would hammer
+# the token endpoint.
+MIN_TOKEN_AGE_FOR_RENEWAL = 30.0
 
 LoginFn = Callable[[str, str], Awaitable[tuple[str, float]]]
 
@@ -27,7 +31,12 @@ class TokenSource(Protocol):
     async def token(self) -> str: ...
 
     async def expired(self, token: str) -> bool:
-        """The platform said ``token`` expired; return True when a fresh one is worth a retry."""
+        """The platform refused ``token`` (invalid or expired); True when a fresh one is worth
+        a retry."""
+        ...
+
+    def accepted(self, token: str) -> None:
+        """The platform accepted ``token`` (a 2xx reply)."""
         ...
 
     async def check(self) -> None:
@@ -37,16 +46,33 @@ class TokenSource(Protocol):
 
 
 class StaticToken:
-    """A token from the config; it cannot be renewed."""
+    """A token from the config; it cannot be renewed.
+
+    When the platform refuses it, one error line ``upstream_token_rejected`` says so (not one
+    per request); the next accepted request logs ``upstream_token_accepted``.
+    """
 
     def __init__(self, token: str) -> None:
         self._token = token
+        self.rejected = False
 
     async def token(self) -> str:
         return self._token
 
     async def expired(self, token: str) -> bool:
+        if not self.rejected:
+            self.rejected = True
+            log.error(
+                "upstream_token_rejected",
+                hint="the platform refused upstream.token (invalid or expired); it cannot be "
+                "renewed: set a valid token, or username + password for automatic renewal",
+            )
         return False
+
+    def accepted(self, token: str) -> None:
+        if self.rejected:
+            self.rejected = False
+            log.info("upstream_token_accepted")
 
     async def check(self) -> None:
         return None
@@ -58,7 +84,7 @@ class LoginRejected(UpstreamError):
 
 def _transient(exc: UpstreamError) -> bool:
     """A token-endpoint failure that says nothing about the password (rate limit, 5xx)."""
-    if exc.status == 429 or exc.retryable:
+    if exc.status in (420, 429) or exc.status >= 500 or exc.retryable:
         return True
     text = exc.message.lower()
     return "rate limit" in text or "too many" in text
@@ -82,6 +108,7 @@ class PasswordLogin:
         self._token = ""
         self._renew_at = 0.0
         self._expires_at = 0.0
+        self._issued_at = float("-inf")
         self._last_attempt = float("-inf")
         self._rejected: LoginRejected | None = None
         self._failure: UpstreamError | None = None  # of the last login attempt
@@ -99,10 +126,15 @@ class PasswordLogin:
         async with self._lock:
             if token != self._token:  # somebody renewed it meanwhile
                 return True
+            if self._clock.time() - self._issued_at < MIN_TOKEN_AGE_FOR_RENEWAL:
+                return False  # a token this fresh is not what was refused
             self._renew_at = 0.0
             self._expires_at = min(self._expires_at, self._clock.time())  # the platform says so
             # False when the last login was too recent to ask again: retrying is pointless.
             return await self._refresh(reason="expired") != token
+
+    def accepted(self, token: str) -> None:
+        return None
 
     @staticmethod
     def _raise_rejected(rejected: LoginRejected) -> NoReturn:
@@ -164,6 +196,7 @@ class PasswordLogin:
             raise
         self._failure = None
         self._token = token
+        self._issued_at = now
         self._renew_at = now + max(lifetime * RENEW_AT_FRACTION, 1.0)
         self._expires_at = now + lifetime
         log.info("token_renewed", reason=reason, lifetime_seconds=round(lifetime))

@@ -8,7 +8,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -25,7 +25,16 @@ from exporter.logs import Redactor
 from exporter.selfmetrics import SelfMetrics
 from exporter.upstream import models
 from exporter.upstream.auth import PasswordLogin, StaticToken, TokenSource
-from exporter.upstream.errors import UpstreamError, error_message, is_error_body
+from exporter.upstream.budget import RequestBudget
+from exporter.upstream.errors import (
+    UpstreamError,
+    body_status,
+    error_message,
+    is_error_body,
+    says_rate_limited,
+    says_token_refused,
+    status_text,
+)
 
 log = structlog.get_logger("exporter.upstream")
 
@@ -35,11 +44,13 @@ TOKEN_PATH = "/app/oauth/v1/token/"
 ACCOUNTS_PATH = "/app/inventory/v1/accounts/"
 # Bodies larger than this are decoded in a worker thread, an element at a time (jsonpieces).
 DECODE_OFF_LOOP_BYTES = 64 * 1024
+# Reply headers kept on a Reply, under these names whatever case the server sent them in.
+KEPT_HEADERS = frozenset({"Retry-After", "Date"})
 
 
 @dataclass(frozen=True)
 class Reply:
-    """A platform answer as received: status, raw body, and the JSON when it parsed."""
+    """A platform answer as received: status, raw body, the JSON when it parsed, headers."""
 
     status: int
     body: bytes
@@ -47,10 +58,32 @@ class Reply:
     content_type: str
     date: str = ""  # the `Date` header: the platform's clock (second precision)
     received_at: float = 0.0  # our clock when the reply arrived
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return 200 <= self.status < 300
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds the ``Retry-After`` header asks to wait (delta-seconds or an HTTP date)."""
+        return retry_after_seconds(self.headers.get("Retry-After"), time.time())
+
+
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """A ``Retry-After`` value in seconds from ``now``; None when absent or unreadable."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - now)
 
 
 def minute(ts: float) -> str:
@@ -98,7 +131,9 @@ class UpstreamClient:
     """Typed methods for every endpoint of the platform API.
 
     Reads (GET) are retried with jittered backoff on 5xx, timeouts and connection errors;
-    nothing else is retried. A 403 saying the token expired renews a login token once.
+    nothing else is retried. A refused token (401 with or without a body, or a 403 saying the
+    token is invalid or expired) renews a login token once and the request is sent once more;
+    a static token cannot be renewed, so the request fails and one line says so.
     """
 
     def __init__(
@@ -120,6 +155,7 @@ class UpstreamClient:
         self._redactor = redactor
         self.retries = retries
         self.backoff_seconds = backoff_seconds
+        self.budget = RequestBudget(settings.max_requests_per_minute, self._clock, metrics)
         self.auth: TokenSource
         if settings.token:
             self.auth = StaticToken(settings.token)
@@ -156,6 +192,7 @@ class UpstreamClient:
                     ctype = resp.headers.get("Content-Type", "")
                     date = resp.headers.get("Date", "")
                     status = resp.status
+                    reply_headers = {h: resp.headers[h] for h in KEPT_HEADERS if h in resp.headers}
             except TimeoutError:
                 self._count(area, "timeout", started)
                 raise UpstreamError(area, "timeout", f"{method} {path} timed out") from None
@@ -176,7 +213,9 @@ class UpstreamClient:
             elif is_error_body(data):
                 label = "error_body"
         self._count(area, label, started)
-        return Reply(status, raw, data, ctype, date, self._clock.time())
+        return Reply(
+            status, raw, data, ctype, date, received_at=self._clock.time(), headers=reply_headers
+        )
 
     def _count(self, area: str, label: str, started: float) -> None:
         if self._metrics is not None:
@@ -191,10 +230,14 @@ class UpstreamClient:
         params: Params = None,
         body: Any = None,
         retry: bool | None = None,
+        account: str = "",
+        budgeted: bool = True,
     ) -> Reply:
         """Send one authenticated request; return the reply whatever its status.
 
-        Raises UpstreamError only when there is no reply (timeout, connection, no token).
+        Raises UpstreamError only when there is no reply (timeout, connection, no token), and
+        Postponed when ``account``'s request budget cannot afford it (unless not ``budgeted``:
+        the request is sent and counted). A rate-limit answer backs the account off.
         Retries GETs on 5xx/timeouts/connection errors unless ``retry`` is False.
         """
         retry = method == "GET" if retry is None else retry and method == "GET"
@@ -204,6 +247,11 @@ class UpstreamClient:
         while True:
             attempt += 1
             token = await self.auth.token()
+            if account:
+                if budgeted:
+                    self.budget.take(account, area)
+                else:
+                    self.budget.spend(account)
             try:
                 reply = await self._send(
                     area, method, path, params, body, {"CDN-AUTH-TOKEN": token}
@@ -213,11 +261,15 @@ class UpstreamClient:
                     await self._backoff(attempt, area, path, exc.message)
                     continue
                 raise
-            if reply.status == 403 and not renewed and _says_expired(reply.data):
+            if not renewed and says_token_refused(reply.status, error_message(reply.data)):
                 renewed = True
                 if await self.auth.expired(token):
                     attempt -= 1
                     continue
+            elif reply.ok:
+                self.auth.accepted(token)
+            if _rate_limited(reply):
+                self.budget.signal(account, area, reply.retry_after)
             if reply.status >= 500 and attempt < attempts:
                 await self._backoff(attempt, area, path, f"HTTP {reply.status}")
                 continue
@@ -228,20 +280,23 @@ class UpstreamClient:
         log.info("upstream_retry", area=area, path=path, reason=why, delay=round(delay, 2))
         await asyncio.sleep(delay)
 
-    async def get_json(self, area: str, path: str, params: Params = None) -> Any:
+    async def get_json(self, area: str, path: str, params: Params = None, account: str = "") -> Any:
         """GET and return the JSON body, raising UpstreamError for anything but a good answer."""
-        reply = await self.request(area, "GET", path, params)
+        reply = await self.request(area, "GET", path, params, account=account)
         return self.checked(area, reply)
 
     def checked(self, area: str, reply: Reply) -> Any:
+        """The JSON of a good answer, else UpstreamError. The error text comes from the body's
+        ``message`` or ``description``; a body-less error is described by its status alone."""
         if not reply.ok:
-            msg = error_message(reply.data) or _snippet(reply.body) or "no body"
+            msg = error_message(reply.data) or _snippet(reply.body) or status_text(reply.status)
             raise UpstreamError(area, "http", msg, reply.status, reply.data)
         if reply.data is None:
             raise UpstreamError(area, "invalid_body", "reply is not JSON", reply.status)
         if is_error_body(reply.data):
             msg = error_message(reply.data) or "error body"
-            raise UpstreamError(area, "error_body", msg, reply.status, reply.data)
+            status = body_status(reply.data) or reply.status
+            raise UpstreamError(area, "error_body", msg, status, reply.data)
         return reply.data
 
     # --- auth and inventory ------------------------------------------------------------------
@@ -256,6 +311,8 @@ class UpstreamClient:
             {},
             form={"username": username, "password": password},
         )
+        if _rate_limited(reply):
+            self.budget.signal("", "auth", reply.retry_after)
         data = self.checked("auth", reply)
         token, lifetime = models.parse_token(data)
         if self._redactor is not None:
@@ -284,7 +341,7 @@ class UpstreamClient:
         if resource is not None:
             params.append(("resource", resource))
         path = "/app/metrics/v1/resources" if per_resource else "/app/metrics/v1/"
-        reply = await self.request("traffic", "GET", path, params)
+        reply = await self.request("traffic", "GET", path, params, account=account)
         data = self.checked("traffic", reply)
         # A per-resource reply is ~1 kB per resource: checked in a worker thread, off the loop.
         parsed = await asyncio.to_thread(models.parse_metrics, data, per_resource)
@@ -301,12 +358,16 @@ class UpstreamClient:
         return UpstreamClient.restream_path(account, f"/resources/{rid}")
 
     async def restream_resources(self, account: str) -> list[models.RestreamResource]:
-        data = await self.get_json("restream", self.restream_path(account, "/resources"))
+        data = await self.get_json(
+            "restream", self.restream_path(account, "/resources"), account=account
+        )
         return models.parse_restream_resources(data)
 
     async def restream_resource(self, account: str, resource_id: str) -> models.RestreamResource:
         path = self.restream_resource_path(account, resource_id)
-        data = models.obj(await self.get_json("restream", path), "restream", "resource reply")
+        data = models.obj(
+            await self.get_json("restream", path, account=account), "restream", "resource reply"
+        )
         item = dict(models.obj(data.get("data"), "restream", "resource reply.data"))
         if item.get("resource_id") in (None, ""):  # the id is echoed beside "data"
             item["resource_id"] = data.get("resource_id") or resource_id
@@ -316,14 +377,16 @@ class UpstreamClient:
         self, account: str, resource_id: str | None = None
     ) -> list[models.StatusRecord]:
         params = {"resource_id": resource_id} if resource_id else None
-        data = await self.get_json("restream", self.restream_path(account, "/status"), params)
+        path = self.restream_path(account, "/status")
+        data = await self.get_json("restream", path, params, account)
         return models.parse_restream_status(data)
 
     async def restream_history(
         self, account: str, resource_id: str, start: str, end: str
     ) -> list[models.HistoryPoint]:
         params = {"resource_id": resource_id, "start": start, "end": end}
-        data = await self.get_json("restream", self.restream_path(account, "/history"), params)
+        path = self.restream_path(account, "/history")
+        data = await self.get_json("restream", path, params, account)
         return models.parse_restream_history(data)
 
     # --- DVR --------------------------------------------------------------------------------
@@ -335,7 +398,8 @@ class UpstreamClient:
         )
 
     async def dvr_stream(self, account: str, stream: str) -> list[models.DvrNode]:
-        return models.parse_dvr_stream(await self.get_json("dvr", self.dvr_path(account, stream)))
+        data = await self.get_json("dvr", self.dvr_path(account, stream), account=account)
+        return models.parse_dvr_stream(data)
 
     # --- talking head -----------------------------------------------------------------------
     @staticmethod
@@ -349,11 +413,13 @@ class UpstreamClient:
         return UpstreamClient.th_path(account, f"/{operation}/{task}")
 
     async def th_configurations(self, account: str) -> models.ThConfigurations:
-        data = await self.get_json("talking_head", self.th_path(account, "/configurations"))
+        path = self.th_path(account, "/configurations")
+        data = await self.get_json("talking_head", path, account=account)
         return models.parse_th_configurations(data)
 
     async def th_status(self, account: str, task_id: str) -> models.ThTask:
-        data = await self.get_json("talking_head", self.th_task_path(account, "status", task_id))
+        path = self.th_task_path(account, "status", task_id)
+        data = await self.get_json("talking_head", path, account=account)
         return models.parse_th_status(data)
 
 
@@ -367,78 +433,92 @@ class Operations:
     def __init__(self, client: UpstreamClient) -> None:
         self._c = client
 
-    async def restream_list(self, account: str) -> Reply:
+    async def _req(
+        self,
+        account: str,
+        area: str,
+        method: str,
+        path: str,
+        params: Params = None,
+        body: Any = None,
+    ) -> Reply:
+        """Counted in the account's request budget but never postponed: a person is waiting."""
         return await self._c.request(
-            "restream", "GET", UpstreamClient.restream_path(account, "/resources")
+            area, method, path, params, body=body, account=account, budgeted=False
+        )
+
+    async def restream_list(self, account: str) -> Reply:
+        return await self._req(
+            account, "restream", "GET", UpstreamClient.restream_path(account, "/resources")
         )
 
     async def restream_get(self, account: str, resource_id: str) -> Reply:
         path = UpstreamClient.restream_resource_path(account, resource_id)
-        return await self._c.request("restream", "GET", path)
+        return await self._req(account, "restream", "GET", path)
 
     async def restream_create(self, account: str, body: Mapping[str, Any]) -> Reply:
         path = UpstreamClient.restream_path(account, "/resources")
-        return await self._c.request("restream", "POST", path, body=body)
+        return await self._req(account, "restream", "POST", path, body=body)
 
     async def restream_update(
         self, account: str, resource_id: str, body: Mapping[str, Any]
     ) -> Reply:
         path = UpstreamClient.restream_resource_path(account, resource_id)
-        return await self._c.request("restream", "PUT", path, body=body)
+        return await self._req(account, "restream", "PUT", path, body=body)
 
     async def restream_status(self, account: str, resource_id: str | None = None) -> Reply:
         params = {"resource_id": resource_id} if resource_id else None
-        return await self._c.request(
-            "restream", "GET", UpstreamClient.restream_path(account, "/status"), params
+        return await self._req(
+            account, "restream", "GET", UpstreamClient.restream_path(account, "/status"), params
         )
 
     async def restream_history(self, account: str, resource_id: str, start: str, end: str) -> Reply:
         params = {"resource_id": resource_id, "start": start, "end": end}
-        return await self._c.request(
-            "restream", "GET", UpstreamClient.restream_path(account, "/history"), params
+        return await self._req(
+            account, "restream", "GET", UpstreamClient.restream_path(account, "/history"), params
         )
 
     async def dvr_get(self, account: str, stream: str) -> Reply:
-        return await self._c.request("dvr", "GET", UpstreamClient.dvr_path(account, stream))
+        return await self._req(account, "dvr", "GET", UpstreamClient.dvr_path(account, stream))
 
     async def dvr_delete(self, account: str, stream: str, body: Mapping[str, Any]) -> Reply:
         """Delete a range (host, from_ts, duration_sec | to_ts) or everything (host, all)."""
-        return await self._c.request(
-            "dvr", "DELETE", UpstreamClient.dvr_path(account, stream), body=body
+        return await self._req(
+            account, "dvr", "DELETE", UpstreamClient.dvr_path(account, stream), body=body
         )
 
     async def th_configurations(self, account: str) -> Reply:
-        return await self._c.request(
-            "talking_head", "GET", UpstreamClient.th_path(account, "/configurations")
+        return await self._req(
+            account, "talking_head", "GET", UpstreamClient.th_path(account, "/configurations")
         )
 
     async def th_generate(self, account: str, body: Mapping[str, Any]) -> Reply:
         path = UpstreamClient.th_path(account, "/generate")
-        return await self._c.request("talking_head", "POST", path, body=body)
+        return await self._req(account, "talking_head", "POST", path, body=body)
 
     async def th_status(self, account: str, task_id: str) -> Reply:
         path = UpstreamClient.th_task_path(account, "status", task_id)
-        return await self._c.request("talking_head", "GET", path)
+        return await self._req(account, "talking_head", "GET", path)
 
     async def th_cancel(self, account: str, task_id: str) -> Reply:
         path = UpstreamClient.th_task_path(account, "cancel", task_id)
-        return await self._c.request("talking_head", "DELETE", path)
+        return await self._req(account, "talking_head", "DELETE", path)
 
     async def th_video_link(self, account: str, task_id: str) -> Reply:
         path = UpstreamClient.th_task_path(account, "video", task_id)
-        return await self._c.request("talking_head", "GET", path)
+        return await self._req(account, "talking_head", "GET", path)
 
     async def th_rename(self, account: str, task_id: str, body: Mapping[str, Any]) -> Reply:
         path = UpstreamClient.th_task_path(account, "video", task_id)
-        return await self._c.request("talking_head", "PATCH", path, body=body)
+        return await self._req(account, "talking_head", "PATCH", path, body=body)
 
     async def th_delete(self, account: str, task_id: str) -> Reply:
         path = UpstreamClient.th_task_path(account, "video", task_id)
-        return await self._c.request("talking_head", "DELETE", path)
+        return await self._req(account, "talking_head", "DELETE", path)
 
     async def th_tasks(self, account: str, params: Sequence[tuple[str, str]]) -> Reply:
-        return await self._c.request(
-            "talking_head", "GET", UpstreamClient.th_path(account, "/tasks"), params
+        return await self._req(
+            account, "talking_head", "GET", UpstreamClient.th_path(account, "/tasks"), params
         )
 
 
@@ -450,9 +530,11 @@ def _decode(raw: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:
         return None
 
 
-def _says_expired(data: Any) -> bool:
-    message = error_message(data)
-    return bool(message) and "expired" in (message or "").lower()
+def _rate_limited(reply: Reply) -> bool:
+    """429, 420 or a 2xx error body that speaks of a rate limit."""
+    if reply.status in (420, 429) or (reply.ok and is_error_body(reply.data)):
+        return says_rate_limited(reply.status, error_message(reply.data))
+    return False
 
 
 def _snippet(raw: bytes) -> str:

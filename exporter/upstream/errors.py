@@ -12,11 +12,33 @@ ErrorKind = Literal[
     "connection",
     "auth",  # no usable token (login rejected or token endpoint failing)
     "invalid_request",  # refused locally, nothing sent (e.g. a '..' path segment)
+    "budget",  # not sent: the account's request budget is spent or it is backing off
 ]
+
+# Reason phrases for statuses that come without a body (420 is not in http.HTTPStatus).
+_PHRASES = {
+    400: "bad request",
+    401: "unauthorized (token missing, invalid or expired)",
+    403: "forbidden",
+    404: "not found",
+    420: "rate limit or invalid parameters",
+    422: "invalid parameters",
+    429: "too many requests",
+    500: "internal server error",
+    502: "bad gateway",
+    503: "service unavailable",
+    504: "gateway timeout",
+}
+_RATE_WORDS = ("rate limit", "too many", "throttl")
+_TOKEN_WORDS = ("invalid", "expired")
 
 
 class UpstreamError(Exception):
-    """A failed platform request: HTTP status (0 when there was none), area and message."""
+    """A failed platform request: status, area and message.
+
+    ``status`` is the HTTP status (0 when there was none); for a 2xx reply whose body carries
+    a numeric error status of its own (``{"status": 403, ...}``) it is that status.
+    """
 
     def __init__(
         self,
@@ -50,6 +72,54 @@ class UpstreamError(Exception):
         """A 403 whose message says the token expired."""
         return self.status == 403 and "expired" in self.message.lower()
 
+    @property
+    def rate_limited(self) -> bool:
+        """The platform said slow down: 429, a 420 or 2xx error body about a rate limit."""
+        return says_rate_limited(self.status, self.message)
+
+    @property
+    def invalid_parameters(self) -> bool:
+        """The platform refused the request's parameters: 422, or a 420 not about a rate limit."""
+        return self.kind == "http" and (
+            self.status == 422 or (self.status == 420 and not self.rate_limited)
+        )
+
+
+def says_rate_limited(status: int, message: str | None) -> bool:
+    """429 always, and a 420 without any text; otherwise a reply (420, a 2xx error body)
+    whose error text speaks of a rate limit."""
+    if status == 429 or (status == 420 and not message):
+        return True
+    text = (message or "").lower()
+    return any(word in text for word in _RATE_WORDS)
+
+
+def says_token_refused(status: int, message: str | None) -> bool:
+    """401 whatever the body (often none), or 403 whose text says the token is invalid or
+    expired ("Invalid token or no access", "Token is expired"). A bare 403 is not enough."""
+    if status == 401:
+        return True
+    text = (message or "").lower()
+    return status == 403 and "token" in text and any(w in text for w in _TOKEN_WORDS)
+
+
+def status_text(status: int) -> str:
+    """What a body-less error reply means, from its status alone."""
+    phrase = _PHRASES.get(status) or ("server error" if status >= 500 else "client error")
+    return f"HTTP {status} {phrase} (no body)"
+
+
+def body_status(body: Any) -> int | None:
+    """The integer ``status`` of a reply body (the token endpoint's ``"status": 200``), if any."""
+    status = body.get("status") if isinstance(body, dict) else None
+    if isinstance(status, bool):
+        return None
+    if isinstance(status, int):
+        return status
+    if isinstance(status, str) and status.strip().isdigit():
+        return int(status)
+    return None
+
 
 def failed_hosts(body: Any) -> list[str]:
     """``failed_hosts`` of a DVR error body as strings; [] when absent."""
@@ -82,10 +152,14 @@ def error_message(body: Any) -> str | None:
 
 
 def is_error_body(body: Any) -> bool:
-    """An error shape returned with HTTP 2xx (e.g. ``{"status": "error", "message": ...}``)."""
+    """An error shape returned with HTTP 2xx (e.g. ``{"status": "error", "message": ...}``, or
+    a numeric ``status`` other than 2xx such as a refused login's ``{"status": 403, ...}``)."""
     if not isinstance(body, dict):
         return False
     if body.get("success") is False:
         return True
+    code = body_status(body)
+    if code is not None:
+        return not 200 <= code < 300
     status = body.get("status")
     return isinstance(status, str) and status.strip().lower() in ("error", "fail", "failed")

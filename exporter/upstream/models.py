@@ -79,11 +79,16 @@ def parse_accounts(body: Any) -> list[AccountInfo]:
 
 
 def parse_token(body: Any) -> tuple[str, float]:
-    """(token, lifetime in seconds) from the token endpoint's reply (lifetime is in ms)."""
+    """(token, lifetime in seconds) from the token endpoint's reply.
+
+    The token is ``token`` (as sent) or ``auth_token`` (as one docs table names it); any
+    prefix (``cdn1_``, ``cdn2_``) is kept. ``lifetime`` is in milliseconds.
+    """
     d = obj(body, "auth", "token reply")
-    token = text(d, "token", "auth", "token reply")
+    key = "token" if "token" in d or "auth_token" not in d else "auth_token"
+    token = text(d, key, "auth", "token reply")
     if not token:
-        raise _fail("auth", "token reply.token", "empty token")
+        raise _fail("auth", f"token reply.{key}", "empty token")
     lifetime_ms = number(d, "lifetime", "auth", "token reply", default=21_599_000)
     return token, lifetime_ms / 1000.0
 

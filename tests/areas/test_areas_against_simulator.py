@@ -326,10 +326,14 @@ async def test_status_changed_timestamps_follow_the_history(rig: Rig) -> None:
     changed_at = rig.clock.time()
     rig.sim.force_restream_status("demo-media", "1001", YOUTUBE, 11)
     rig.clock.advance(HISTORY_S - 100)
+    assert await rig.poll("restream", "demo-media")  # the status poll sees 1001 change
     rig.sim.requests.clear()
     assert await rig.poll("restream_history", "demo-media")
     sent = rig.sim.requests.find(path_prefix="/app/restream/v2/demo-media/history")
-    assert {r.params["start"][0] for r in sent} == {"2026-01-01T16:59:30Z"}  # 60 s overlap
+    # only the changed resource is read again, from its last read (60 s overlap)
+    assert [(r.params["resource_id"][0], r.params["start"][0]) for r in sent] == [
+        ("1001", "2026-01-01T16:59:30Z")
+    ]
     samples = await rig.scrape()
     changed = ("cdnvideo_restream_status_changed_timestamp_seconds", lab(**YT_1001))
     assert samples[changed] == changed_at
@@ -501,9 +505,13 @@ async def test_no_secret_reaches_the_exposition_or_the_log(
 ) -> None:
     configure_logging(level="debug", fmt="json", stream=log_buffer, redactor=rig.redactor)
     await rig.poll_everything()
-    rig.sim.faults.set("restream", "error_200")
+    # an error body that is not a rate limit (that would pause the account's polls)
+    rig.sim.faults.set("restream", "error_200", body={"status": "error", "message": "failed"})
     rig.clock.advance(RESTREAM_S)
     assert not await rig.poll("restream", "demo-media")
+    rig.sim.faults.clear()
+    rig.sim.force_restream_status("demo-media", "1001", YOUTUBE, 11)
+    assert await rig.poll("restream", "demo-media")  # a change: its history is read next
     rig.sim.faults.set("restream", "500", match="/history")
     assert not await rig.poll("restream_history", "demo-media")
     rig.sim.faults.clear()

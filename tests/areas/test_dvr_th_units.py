@@ -12,6 +12,7 @@ from exporter.exposition import Store
 from exporter.talking_head import TalkingHeadPoller, configurations_fragment, requests_per_month
 from exporter.talking_head import families as t
 from exporter.upstream import UpstreamError
+from exporter.upstream.budget import Postponed
 from exporter.upstream.models import DvrNode, DvrRange, ThConfigurations
 
 NOW = 1_767_225_600.0
@@ -192,3 +193,42 @@ async def test_talking_head_poll_caches_the_reply_and_publishes(clock: FakeClock
     assert store.fragment("talking_head/acme") is not None
     clock.advance(1)
     assert store.fragment("talking_head/acme") is None
+
+
+async def test_dvr_slices_spread_the_streams_over_the_interval(clock: FakeClock) -> None:
+    fake, store = FakeDvr(), Store(clock)
+    streams = tuple(f"s{i}" for i in range(6))
+    fake.nodes = {s: [node(f"n-{s}")] for s in streams}
+    poller = DvrPoller(fake, store, clock, DvrSettings(interval_seconds=60), {"acme": streams}, 3)
+    per_run = []
+    for _ in range(3):
+        await poller.poll("acme")
+        per_run.append(sorted(s for _, s in fake.calls))
+        fake.calls.clear()
+        clock.advance(20)
+    assert per_run == [["s0", "s3"], ["s1", "s4"], ["s2", "s5"]]
+    frag = store.fragment("dvr/acme")
+    assert frag is not None
+    assert all(frag.value(d.ALIVE, stream=s, host=f"n-{s}") == 1 for s in streams)
+
+
+async def test_dvr_postponed_reads_keep_their_values_and_fail_nothing(clock: FakeClock) -> None:
+    class Budgeted(FakeDvr):
+        async def dvr_stream(self, account: str, stream: str) -> list[DvrNode]:
+            if stream in self.failing:
+                raise Postponed("dvr", "budget", "request budget of 'acme': budget spent")
+            return await super().dvr_stream(account, stream)
+
+    fake, store = Budgeted(), Store(clock)
+    fake.nodes = {"a": [node("n1")], "b": [node("n2")]}
+    poller = DvrPoller(fake, store, clock, DvrSettings(interval_seconds=60), {"acme": ("a", "b")})
+    await poller.poll("acme")
+    fake.failing = {"b"}
+    fake.nodes["a"] = [node("n1", alive=False)]
+    clock.advance(60)
+    with pytest.raises(Postponed):
+        await poller.poll("acme")
+    frag = store.fragment("dvr/acme")
+    assert frag is not None
+    assert frag.value(d.ALIVE, stream="a", host="n1") == 0  # fresh
+    assert frag.value(d.ALIVE, stream="b", host="n2") == 1  # kept

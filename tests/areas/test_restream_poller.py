@@ -10,6 +10,7 @@ from exporter.exposition import Store
 from exporter.logs import Redactor
 from exporter.restream import KeyFingerprint, RestreamPoller
 from exporter.restream import families as f
+from exporter.restream.poller import HISTORY_ROUND_ROBIN_POLLS
 from exporter.upstream import UpstreamError
 from exporter.upstream.auth import StaticToken
 from exporter.upstream.models import (
@@ -101,8 +102,11 @@ async def test_first_history_read_looks_back_a_day_then_since_the_last_read(
     assert {c[3:] for c in hist} == {("2025-12-31T00:00:00Z", "2026-01-01T00:00:00Z")}
     fake.calls.clear()
     clock.advance(300)
+    fake.status = [StatusRecord("r1", (TargetStatus(SRC, URL, "key-one-1234", 3, "down"),))]
+    await poller.poll("acme")  # r1 changed: its history is read again
     await poller.poll_history("acme")
-    assert {c[3:] for c in fake.calls} == {("2025-12-31T23:59:00Z", "2026-01-01T00:05:00Z")}
+    hist = [c for c in fake.calls if c[0] == "history"]
+    assert [c[2:] for c in hist] == [("r1", "2025-12-31T23:59:00Z", "2026-01-01T00:05:00Z")]
 
 
 async def test_history_before_any_status_poll_lists_resources_itself(clock: FakeClock) -> None:
@@ -173,3 +177,77 @@ async def test_failed_status_poll_keeps_the_last_fragment_for_five_intervals(
     assert store.fragment("restream/acme") is not None
     clock.advance(1)
     assert store.fragment("restream/acme") is None
+
+
+def many(fake: FakeRestream, n: int) -> None:
+    """``n`` resources r00.. with one target each, all reported up."""
+    fake.resources = [
+        RestreamResource(f"r{i:02d}", "", "short", True, (RestreamEntry(SRC, URL, f"k{i:02d}"),))
+        for i in range(n)
+    ]
+    fake.status = [
+        StatusRecord(f"r{i:02d}", (TargetStatus(SRC, URL, f"k{i:02d}", 0, "OK"),)) for i in range(n)
+    ]
+
+
+def history_reads(fake: FakeRestream) -> list[str]:
+    reads = [c[2] for c in fake.calls if c[0] == "history"]
+    fake.calls.clear()
+    return reads
+
+
+async def test_history_is_read_where_the_status_changed_plus_a_round_robin_share(
+    clock: FakeClock,
+) -> None:
+    fake = FakeRestream()
+    many(fake, 24)
+    poller = make(fake, clock)
+    await poller.poll("acme")
+    await poller.poll_history("acme")
+    assert len(history_reads(fake)) == 24  # everything once, the last 24 hours
+    seen: set[str] = set()
+    for n in range(HISTORY_ROUND_ROBIN_POLLS):
+        clock.advance(300)
+        if n == 3:  # r20 went down between two history polls
+            fake.status[20] = StatusRecord("r20", (TargetStatus(SRC, URL, "k20", 3, "x"),))
+        await poller.poll("acme")
+        await poller.poll_history("acme")
+        reads = history_reads(fake)
+        if n == 3:
+            assert reads[0] == "r20"
+            assert len(reads) == 1 + 1  # the changed one, and 23/12 of the others
+        else:
+            assert len(reads) == 2  # 24 / 12, not 24
+        seen.update(reads)
+    assert seen == {f"r{i:02d}" for i in range(24)}  # each re-read within 12 polls
+
+
+async def test_history_read_starts_where_that_resource_was_last_read(clock: FakeClock) -> None:
+    fake = FakeRestream()
+    many(fake, 24)
+    poller = make(fake, clock)
+    await poller.poll("acme")
+    await poller.poll_history("acme")
+    fake.calls.clear()
+    clock.advance(600)
+    fake.status[7] = StatusRecord("r07", (TargetStatus(SRC, URL, "k07", 2, "x"),))
+    await poller.poll("acme")
+    fake.calls.clear()
+    await poller.poll_history("acme")
+    changed = [c for c in fake.calls if c[0] == "history" and c[2] == "r07"]
+    assert [c[3:] for c in changed] == [("2025-12-31T23:59:00Z", "2026-01-01T00:10:00Z")]
+
+
+async def test_first_history_reads_are_spread_over_the_slices(clock: FakeClock) -> None:
+    fake = FakeRestream()
+    many(fake, 24)
+    poller = RestreamPoller(
+        fake, Store(clock), clock, RestreamSettings(), Redactor(), "s", slices=6
+    )
+    await poller.poll("acme")
+    counts = []
+    for _ in range(6):
+        await poller.poll_history("acme")
+        counts.append(len(history_reads(fake)))
+        clock.advance(50)
+    assert counts == [4, 4, 4, 4, 4, 4]  # a sixth of the new resources per run

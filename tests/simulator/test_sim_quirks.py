@@ -124,3 +124,21 @@ async def test_string_values_bad_values_and_status_key_shapes(
     assert first["edge_bandwidth"] == "n/a"
     assert isinstance(first["edge_request_time"]["0_250k"], dict)
     assert isinstance(first["edge_requests_total"], int)
+
+
+async def test_api_rate_limit_answers_429_with_retry_after_per_account(
+    aiohttp_client: ClientFactory,
+) -> None:
+    clock = FakeClock()
+    sim = Simulator(SimConfig(api_requests_per_minute=1), clock)
+    client: Client = await aiohttp_client(sim.build_app())
+    path = "/app/dvr-net/v1/{}/streams/live/main"
+    assert (await client.get(path.format("demo-media"), headers=TOKEN)).status == 200
+    clock.advance(20)
+    over = await client.get(path.format("demo-media"), headers=TOKEN)
+    assert over.status == 429
+    assert over.headers["Retry-After"] == "40"
+    assert (await over.json())["description"] == "Rate limit exceeded"
+    assert (await client.get(path.format("demo-shop"), headers=TOKEN)).status == 200
+    sim.reset()
+    assert (await client.get(path.format("demo-media"), headers=TOKEN)).status == 200

@@ -35,6 +35,7 @@ Handler = Callable[["Call"], Awaitable[web.StreamResponse]]
 Masker = Callable[[Any, Any], Any]
 
 GENERATE_PER_MINUTE = 10
+MAX_JSON_DEPTH = 32  # deeper request bodies are refused (400) before anything walks them
 _PARAM = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
 
@@ -270,15 +271,42 @@ async def _prepare(call: Call) -> None:
 
 
 async def _read_body(request: web.Request, required: bool) -> Any:
-    raw = await request.read()
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise Rejected(
+            413,
+            "body_too_large",
+            f"the request body is larger than {request.client_max_size} bytes",
+        ) from None
     if not raw.strip():
         if required:
             raise invalid([FieldError("body", "required: a JSON object")], 400)
         return {}
     try:
-        return _loads_strict(raw)
+        body = _loads_strict(raw)
     except (ValueError, RecursionError):
         raise invalid([FieldError("body", "not valid JSON")], 400) from None
+    if json_depth(body) > MAX_JSON_DEPTH:
+        message = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        raise invalid([FieldError("body", message)], 400)
+    return body
+
+
+def json_depth(value: Any) -> int:
+    """How deeply objects and lists nest in a JSON value (a scalar is 0); no recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > MAX_JSON_DEPTH:
+                return depth
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth) for child in children)
+    return deepest
 
 
 _OUTCOMES = {401: "unauthenticated", 403: "forbidden", 404: "not_found", 429: "rate_limited"}

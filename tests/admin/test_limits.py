@@ -29,9 +29,7 @@ async def test_json_nested_too_deep_is_400_naming_the_limit(admin: Admin) -> Non
         headers={"Content-Type": "application/json"},
     )
     assert status == 400
-    assert data["fields"] == [
-        {"field": "body", "message": "JSON nested deeper than 32 levels"}
-    ]
+    assert data["fields"] == [{"field": "body", "message": "JSON nested deeper than 32 levels"}]
     assert admin.upstream.requests == []
 
 

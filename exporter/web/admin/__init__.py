@@ -9,8 +9,10 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from exporter.context import Context
+from exporter.restream.identity import KeyFingerprint, fingerprint_secret
 from exporter.talking_head_tasks import TaskTracker
 from exporter.web.admin.core import GENERATE_PER_MINUTE, AdminState, Route, make_handler
+from exporter.web.admin.masking import SecretMask
 from exporter.web.admin.openapi import build_openapi
 from exporter.web.admin.ratelimit import WindowLimit
 from exporter.web.admin.routes import ROUTES
@@ -32,7 +34,10 @@ def admin_app(ctx: Context) -> web.Application:
     if not isinstance(tracker, TaskTracker):
         tracker = TaskTracker(ctx)
         ctx.extras["task_tracker"] = tracker
-    state = AdminState(WindowLimit(ctx.clock, GENERATE_PER_MINUTE, 60.0), tracker)
+    settings = ctx.settings
+    fingerprint = KeyFingerprint(fingerprint_secret(settings.upstream))
+    masks = SecretMask(fingerprint, settings.secrets())
+    state = AdminState(WindowLimit(ctx.clock, GENERATE_PER_MINUTE, 60.0), tracker, masks)
     app = web.Application()
     app[ADMIN_STATE] = state
     for route in ROUTES:

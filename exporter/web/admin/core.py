@@ -18,7 +18,7 @@ from exporter.logs import MASK
 from exporter.talking_head_tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import error_message, is_error_body
-from exporter.web.admin.masking import mask, secrets_in
+from exporter.web.admin.masking import SecretMask, mask, secrets_in
 from exporter.web.admin.ratelimit import WindowLimit
 from exporter.web.admin.validation import (
     FieldError,
@@ -32,7 +32,7 @@ log = structlog.get_logger("exporter.admin")
 
 Role = Literal["read", "write"]
 Handler = Callable[["Call"], Awaitable[web.StreamResponse]]
-Masker = Callable[[Any, Any], Any]
+Masker = Callable[[Any, SecretMask], Any]
 
 GENERATE_PER_MINUTE = 10
 MAX_JSON_DEPTH = 32  # deeper request bodies are refused (400) before anything walks them
@@ -81,6 +81,7 @@ class AdminState:
 
     limiter: WindowLimit
     tracker: TaskTracker
+    masks: SecretMask
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
@@ -188,15 +189,15 @@ class Call:
         if reply.status in (204, 304) or not reply.body:
             return web.Response(status=reply.status, headers=headers)
         if reply.data is not None:
-            self.ctx.redactor.add(*(s for s in secrets_in(reply.data) if s != MASK))
-            text = json.dumps(masker(reply.data, self.ctx.redactor), ensure_ascii=False)
+            self.ctx.redactor.add(*secrets_in(reply.data))
+            text = json.dumps(masker(reply.data, self.state.masks), ensure_ascii=False)
             return web.Response(
                 status=reply.status, text=text, content_type="application/json", headers=headers
             )
         raw = reply.body.decode("utf-8", "replace")
         return web.Response(
             status=reply.status,
-            text=str(masker(raw, self.ctx.redactor)),
+            text=str(masker(raw, self.state.masks)),
             content_type="text/plain",
             headers=headers,
         )

@@ -11,13 +11,7 @@ from aiohttp import web
 
 from exporter.upstream.models import ThConfigurations
 from exporter.web.admin.core import Call, Rejected, invalid
-from exporter.web.admin.masking import (
-    has_mask,
-    mask_errors_on_create,
-    mask_history,
-    restore_secrets,
-    stored_entries,
-)
+from exporter.web.admin.masking import has_mask, mask_history, restore_secrets
 from exporter.web.admin.validation import (
     check_dvr_delete,
     check_history_query,
@@ -48,7 +42,10 @@ async def restream_get(call: Call) -> web.StreamResponse:
 
 
 async def restream_create(call: Call) -> web.StreamResponse:
-    errors = check_restream_resource(call.body) or mask_errors_on_create(call.body)
+    errors = check_restream_resource(call.body)
+    if not errors and has_mask(call.body):
+        # Nothing is stored yet, so no mask can stand for a secret.
+        errors = restore_secrets(call.body, None, call.state.masks, "a new resource")[1]
     if errors:
         raise invalid(errors)
     reply = await call.upstream(call.ctx.ops.restream_create(call.account, call.body))
@@ -67,7 +64,8 @@ async def restream_update(call: Call) -> web.StreamResponse:
         current = await call.upstream(call.ctx.ops.restream_get(call.account, resource_id))
         if not current.ok:
             return call.passthrough(current)
-        body, errors = restore_secrets(body, stored_entries(current.data))
+        where = f"resource {resource_id}"
+        body, errors = restore_secrets(body, current.data, call.state.masks, where)
         if errors:
             raise invalid(errors)
     reply = await call.upstream(call.ctx.ops.restream_update(call.account, resource_id, body))

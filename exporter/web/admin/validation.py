@@ -114,7 +114,7 @@ def check_restream_resource(body: Any) -> list[FieldError]:
     """Types of a create/update body; schedule windows in ISO 8601 ``Z`` form with start < stop.
 
     Unknown top-level fields pass through (the platform may know more than the spec shows);
-    every entry needs ``source`` and ``target_url``, which also identify it for secret keeping.
+    every entry needs ``source`` and ``target_url``.
     """
     p = Problems()
     if not isinstance(body, dict):

@@ -190,7 +190,7 @@ class AdminSettings:
         metadata=_doc(
             "Bearer token for reads. Env `CDNVIDEO_ADMIN_READ_TOKEN`.",
             secret=True,
-            rule="differs from `write_token`",
+            rule="at least 16 characters; differs from `write_token`",
         ),
     )
     write_token: str = field(
@@ -198,7 +198,7 @@ class AdminSettings:
         metadata=_doc(
             "Bearer token for reads and changes. Env `CDNVIDEO_ADMIN_WRITE_TOKEN`.",
             secret=True,
-            rule="required when `enabled` is true",
+            rule="at least 16 characters; required when `enabled` is true",
         ),
     )
 

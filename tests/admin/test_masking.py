@@ -294,3 +294,23 @@ def test_every_mask_carries_a_twelve_digit_fingerprint() -> None:
     masks = SecretMask(KeyFingerprint(b"k"))
     text = json.dumps(mask(RESOURCE, masks))
     assert re.findall(r"\*{8}(?!#[0-9a-f]{12})", text) == []
+
+
+async def test_only_writes_the_platform_accepted_teach_the_redactor(admin: Admin) -> None:
+    refused = copy.deepcopy(RESOURCE)
+    refused["restreams"][0]["target_key"] = "invalid-body-key-1"
+    refused["active"] = "yes"  # fails validation: nothing sent, nothing learned
+    status, _, _ = await admin.call("POST", "/restream/demo-media/resources", json=refused)
+    assert status == 422
+    admin.upstream.replies[("POST", f"{RS}/resources")] = (
+        400,
+        {"success": False, "code": 400, "message": "bad"},
+    )
+    rejected = copy.deepcopy(RESOURCE)
+    rejected["restreams"][0]["target_key"] = "platform-refused-key-2"
+    status, _, _ = await admin.call("POST", "/restream/demo-media/resources", json=rejected)
+    assert status == 400
+    poisoned = {"password": "event", "restreams": []}
+    await admin.call("POST", "/restream/demo-media/resources", json=poisoned)
+    text = "invalid-body-key-1 platform-refused-key-2 event"
+    assert admin.ctx.redactor.text(text) == text

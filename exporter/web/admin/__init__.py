@@ -11,7 +11,13 @@ from aiohttp import web
 from exporter.context import Context
 from exporter.restream.identity import KeyFingerprint, fingerprint_secret
 from exporter.talking_head_tasks import TaskTracker
-from exporter.web.admin.core import GENERATE_PER_MINUTE, AdminState, Route, make_handler
+from exporter.web.admin.core import (
+    AUTH_FAILURES_PER_MINUTE,
+    GENERATE_PER_MINUTE,
+    AdminState,
+    Route,
+    make_handler,
+)
 from exporter.web.admin.masking import SecretMask
 from exporter.web.admin.openapi import build_openapi
 from exporter.web.admin.ratelimit import WindowLimit
@@ -37,7 +43,12 @@ def admin_app(ctx: Context) -> web.Application:
     settings = ctx.settings
     fingerprint = KeyFingerprint(fingerprint_secret(settings.upstream))
     masks = SecretMask(fingerprint, settings.secrets())
-    state = AdminState(WindowLimit(ctx.clock, GENERATE_PER_MINUTE, 60.0), tracker, masks)
+    state = AdminState(
+        WindowLimit(ctx.clock, GENERATE_PER_MINUTE, 60.0),
+        tracker,
+        masks,
+        WindowLimit(ctx.clock, AUTH_FAILURES_PER_MINUTE, 60.0),
+    )
     app = web.Application()
     app[ADMIN_STATE] = state
     for route in ROUTES:

@@ -14,7 +14,6 @@ import structlog
 from aiohttp import web
 
 from exporter.context import Context
-from exporter.logs import MASK
 from exporter.talking_head_tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import error_message, is_error_body
@@ -35,6 +34,7 @@ Handler = Callable[["Call"], Awaitable[web.StreamResponse]]
 Masker = Callable[[Any, SecretMask], Any]
 
 GENERATE_PER_MINUTE = 10
+AUTH_FAILURES_PER_MINUTE = 10  # from one address; then 429 until the minute has passed
 MAX_JSON_DEPTH = 32  # deeper request bodies are refused (400) before anything walks them
 _PARAM = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
@@ -82,6 +82,7 @@ class AdminState:
     limiter: WindowLimit
     tracker: TaskTracker
     masks: SecretMask
+    auth_failures: WindowLimit  # failed authentications per remote address
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
@@ -160,6 +161,8 @@ class Call:
                 502, "upstream_unreachable", f"the platform could not be reached: {text}"
             ) from None
         self.upstream_status = reply.status
+        if reply.data is not None:
+            self.ctx.redactor.learn(*secrets_in(reply.data))
         return reply
 
     def passthrough(self, reply: Reply, masker: Masker = mask) -> web.Response:
@@ -186,10 +189,12 @@ class Call:
                 f"the platform answered {reply.status} with an error: {message}",
                 headers=headers,
             )
+        if self.outcome == "ok" and self.route.body is not None:
+            # A validated write the platform accepted: its secrets are real data now.
+            self.ctx.redactor.learn(*secrets_in(self.body))
         if reply.status in (204, 304) or not reply.body:
             return web.Response(status=reply.status, headers=headers)
         if reply.data is not None:
-            self.ctx.redactor.add(*secrets_in(reply.data))
             text = json.dumps(masker(reply.data, self.state.masks), ensure_ascii=False)
             return web.Response(
                 status=reply.status, text=text, content_type="application/json", headers=headers
@@ -238,10 +243,21 @@ async def _prepare(call: Call) -> None:
     if not ctx.settings.admin.enabled:
         raise Rejected(404, "admin_disabled", "the admin surface is disabled (admin.enabled)")
     admin = ctx.settings.admin
+    remote = request.remote or ""
+    wait = call.state.auth_failures.wait(remote)
+    if wait:
+        raise Rejected(
+            429,
+            "rate_limited",
+            f"more than {call.state.auth_failures.limit} failed authentications from this "
+            f"address in {call.state.auth_failures.window:g} s; retry in {wait} s",
+            headers={"Retry-After": str(wait)},
+        )
     call.role = authenticate(
         request.headers.get("Authorization"), admin.read_token, admin.write_token
     )
     if call.role is None:
+        call.state.auth_failures.note(remote)
         raise Rejected(
             401,
             "unauthorized",
@@ -268,7 +284,6 @@ async def _prepare(call: Call) -> None:
         raise invalid(errors)
     if route.body is not None:
         call.body = await _read_body(request, route.body_required)
-        ctx.redactor.add(*(s for s in secrets_in(call.body) if s != MASK))
 
 
 async def _read_body(request: web.Request, required: bool) -> Any:

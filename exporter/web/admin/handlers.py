@@ -68,6 +68,7 @@ async def restream_update(call: Call) -> web.StreamResponse:
         body, errors = restore_secrets(body, current.data, call.state.masks, where)
         if errors:
             raise invalid(errors)
+        call.body = body
     reply = await call.upstream(call.ctx.ops.restream_update(call.account, resource_id, body))
     return call.passthrough(reply)
 

@@ -201,6 +201,16 @@ class AdminSettings:
             rule="at least 16 characters; required when `enabled` is true",
         ),
     )
+    replicas_per_shard: int = field(
+        default=1,
+        metadata=_doc(
+            "How many replicas serve the same accounts (copies of one shard behind one "
+            "Service). The platform allows 10 generate requests a minute per account; each "
+            "replica allows its share, `10 // replicas_per_shard`, so together they stay "
+            "within it. The shipped StatefulSet runs 2.",
+            rule="1-10",
+        ),
+    )
 
 
 @dataclass(frozen=True)

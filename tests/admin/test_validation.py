@@ -533,7 +533,7 @@ def test_the_openapi_document_carries_the_id_pattern() -> None:
 
     doc = build_openapi(ROUTES)
     params = doc["paths"]["/restream/{account}/resources/{resource_id}"]["get"]["parameters"]
-    assert {"name": "resource_id", "pattern": ID_PATTERN} == {
+    assert {
         "name": params[-1]["name"],
         "pattern": params[-1]["schema"]["pattern"],
-    }
+    } == {"name": "resource_id", "pattern": ID_PATTERN}

@@ -443,6 +443,15 @@ def test_admin_tokens_shorter_than_16_characters_are_refused(key: str) -> None:
     assert parse_config(with_token(admin=admin), env={}).admin.enabled
 
 
+@pytest.mark.parametrize("replicas", [0, 11])
+def test_replicas_per_shard_outside_1_to_10_is_refused(replicas: int) -> None:
+    admin = {"enabled": True, "write_token": "w" * 20, "replicas_per_shard": replicas}
+    assert refused(with_token(admin=admin)) == (
+        f"admin.replicas_per_shard: must be 1-10 (each replica allows 10 // replicas "
+        f"generate requests a minute), got {replicas}"
+    )
+
+
 def test_admin_tokens_must_differ() -> None:
     raw = with_token(
         admin={
@@ -592,6 +601,7 @@ def test_masked_dict_masks_every_secret() -> None:
         "enabled": True,
         "read_token": SECRET_MASK,
         "write_token": SECRET_MASK,
+        "replicas_per_shard": 1,
     }
     assert data["shard"] == "0/1"
 

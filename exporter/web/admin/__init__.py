@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from exporter.config.loader import GENERATE_PER_MINUTE
 from exporter.context import Context
 from exporter.restream.identity import KeyFingerprint, fingerprint_secret
 from exporter.talking_head_tasks import TaskTracker
 from exporter.web.admin.core import (
     AUTH_FAILURES_PER_MINUTE,
-    GENERATE_PER_MINUTE,
     AdminState,
     Route,
     make_handler,
@@ -26,6 +26,12 @@ from exporter.web.admin.routes import ROUTES
 __all__ = ["ADMIN_STATE", "ROUTES", "AdminState", "Route", "admin_app", "build_openapi"]
 
 ADMIN_STATE = web.AppKey("admin_state", AdminState)
+
+
+def generate_share(replicas_per_shard: int) -> int:
+    """Generate requests a minute one replica allows, so that all copies together stay within
+    the platform's limit (a caller may see 429 before the account's 10 are used up)."""
+    return max(1, GENERATE_PER_MINUTE // replicas_per_shard)
 
 
 def admin_app(ctx: Context) -> web.Application:
@@ -44,7 +50,7 @@ def admin_app(ctx: Context) -> web.Application:
     fingerprint = KeyFingerprint(fingerprint_secret(settings.upstream))
     masks = SecretMask(fingerprint, settings.secrets())
     state = AdminState(
-        WindowLimit(ctx.clock, GENERATE_PER_MINUTE, 60.0),
+        WindowLimit(ctx.clock, generate_share(settings.admin.replicas_per_shard), 60.0),
         tracker,
         masks,
         WindowLimit(ctx.clock, AUTH_FAILURES_PER_MINUTE, 60.0),

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import structlog
 from aiohttp import web
 
+from exporter.config.loader import GENERATE_PER_MINUTE as GENERATE_PER_MINUTE
 from exporter.context import Context
 from exporter.talking_head_tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
@@ -33,7 +34,6 @@ Role = Literal["read", "write"]
 Handler = Callable[["Call"], Awaitable[web.StreamResponse]]
 Masker = Callable[[Any, SecretMask], Any]
 
-GENERATE_PER_MINUTE = 10
 AUTH_FAILURES_PER_MINUTE = 10  # from one address; then 429 until the minute has passed
 MAX_JSON_DEPTH = 32  # deeper request bodies are refused (400) before anything walks them
 _PARAM = re.compile(r"\{(\w+)(?::[^}]*)?\}")

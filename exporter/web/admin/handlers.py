@@ -10,7 +10,7 @@ import structlog
 from aiohttp import web
 
 from exporter.upstream.models import ThConfigurations
-from exporter.web.admin.core import Call, Rejected, invalid
+from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
 from exporter.web.admin.masking import has_mask, mask_history, restore_secrets
 from exporter.web.admin.validation import (
     check_dvr_delete,
@@ -129,8 +129,8 @@ async def th_generate(call: Call) -> web.StreamResponse:
         raise Rejected(
             429,
             "rate_limited",
-            f"at most {call.state.limiter.limit} generate requests a minute per account; "
-            f"retry in {wait} s",
+            f"at most {call.state.limiter.limit} generate requests a minute per account"
+            f"{_share_note(call)}; retry in {wait} s",
             headers={"Retry-After": str(wait)},
         )
     reply = await call.upstream(call.ctx.ops.th_generate(call.account, call.body))
@@ -142,6 +142,13 @@ async def th_generate(call: Call) -> web.StreamResponse:
             call.state.tracker.track(call.account, task_id)
         _refresh_quota(call)
     return response
+
+
+def _share_note(call: Call) -> str:
+    replicas = call.ctx.settings.admin.replicas_per_shard
+    if replicas == 1:
+        return ""
+    return f" on this replica (the platform's {GENERATE_PER_MINUTE} shared by {replicas} replicas)"
 
 
 def _refresh_quota(call: Call) -> None:

@@ -83,6 +83,45 @@ MAX_SECRET_LENGTH = 512
 _ANCHOR = 3  # secrets are found by their first characters; shorter ones are not kept
 
 
+class _Bucket:
+    """Known secrets that start with the same characters, as one set per length.
+
+    Finding one at a position costs a set lookup per distinct length (longest first), however
+    many secrets share the start. Updates happen under the redactor's lock; a reader sees the
+    ``lengths`` tuple before or after a change, never half of one.
+    """
+
+    def __init__(self) -> None:
+        self.lengths: tuple[int, ...] = ()
+        self.by_length: dict[int, set[str]] = {}
+
+    def add(self, secret: str) -> None:
+        same = self.by_length.get(len(secret))
+        if same is None:
+            self.by_length[len(secret)] = {secret}
+            self.lengths = tuple(sorted(self.by_length, reverse=True))
+        else:
+            same.add(secret)
+
+    def discard(self, secret: str) -> bool:
+        """Forget ``secret``; True when the bucket is empty now."""
+        same = self.by_length.get(len(secret))
+        if same is not None:
+            same.discard(secret)
+            if not same:
+                del self.by_length[len(secret)]
+                self.lengths = tuple(sorted(self.by_length, reverse=True))
+        return not self.by_length
+
+    def match(self, text: str, at: int) -> int:
+        """The length of the longest known secret at ``text[at:]``; 0 when none."""
+        for length in self.lengths:
+            same = self.by_length.get(length)
+            if same is not None and text[at : at + length] in same:
+                return length
+        return 0
+
+
 class Redactor:
     """Masks known secret values and secret-named keys; learns new secrets at run time.
 
@@ -101,7 +140,7 @@ class Redactor:
         self._fixed = frozenset(s for s in secrets if _fits(s))
         self._credentials: dict[str, None] = {}  # insertion order = least recently seen first
         self._learned: dict[str, None] = {}
-        self._index: dict[str, tuple[str, ...]] = {}  # first characters -> longest first
+        self._index: dict[str, _Bucket] = {}  # first characters -> secrets starting so
         for secret in self._fixed:
             self._index_add(secret)
 
@@ -136,19 +175,17 @@ class Redactor:
         return secret in self._fixed or secret in self._credentials
 
     def _index_add(self, secret: str) -> None:
-        head = secret[:_ANCHOR]
-        both = {*self._index.get(head, ()), secret}
-        self._index[head] = tuple(sorted(both, key=len, reverse=True))
+        bucket = self._index.get(secret[:_ANCHOR])
+        if bucket is None:
+            bucket = self._index[secret[:_ANCHOR]] = _Bucket()
+        bucket.add(secret)
 
     def _index_remove(self, secret: str) -> None:
         if secret in self._fixed or secret in self._credentials or secret in self._learned:
             return  # still known as the other kind
-        head = secret[:_ANCHOR]
-        rest = tuple(s for s in self._index.get(head, ()) if s != secret)
-        if rest:
-            self._index[head] = rest
-        else:
-            self._index.pop(head, None)
+        bucket = self._index.get(secret[:_ANCHOR])
+        if bucket is not None and bucket.discard(secret):
+            del self._index[secret[:_ANCHOR]]
 
     def _known(self, text: str, learned: bool = True) -> str:
         """``text`` with every known secret replaced by the mask (leftmost, longest first)."""
@@ -161,15 +198,14 @@ class Redactor:
         for i in range(len(text) - _ANCHOR + 1):
             if i < last:
                 continue
-            candidates = get(text[i : i + _ANCHOR])
-            if candidates is None:
+            bucket = get(text[i : i + _ANCHOR])
+            if bucket is None:
                 continue
-            for secret in candidates:
-                if text.startswith(secret, i) and (learned or self._is_credential(secret)):
-                    out.append(text[last:i])
-                    out.append(MASK)
-                    last = i + len(secret)
-                    break
+            found = bucket.match(text, i)
+            if found and (learned or self._is_credential(text[i : i + found])):
+                out.append(text[last:i])
+                out.append(MASK)
+                last = i + found
         if not out:
             return text
         out.append(text[last:])

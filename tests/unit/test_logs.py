@@ -156,6 +156,16 @@ def test_learning_thousands_of_secrets_one_by_one_stays_cheap() -> None:
     assert r.text(line) == "GET /x " * 20 + MASK
 
 
+def test_thousands_of_secrets_with_one_prefix_stay_cheap() -> None:
+    r = Redactor()
+    started = time.perf_counter()
+    r.learn(*(f"k0-{i:06d}-{'x' * 40}" for i in range(MAX_LEARNED_SECRETS)))
+    line = f"a k0-000017-{'x' * 40} b k0-{'x' * 60}"
+    for _ in range(200):
+        assert r.text(line) == f"a {MASK} b k0-{'x' * 60}"
+    assert time.perf_counter() - started < 1.0
+
+
 def test_overlapping_secrets_mask_leftmost_then_longest() -> None:
     r = Redactor(["abcdef", "cdefgh", "abc"])
     assert r.text("xabcdefgh abcx") == f"x{MASK}gh {MASK}x"

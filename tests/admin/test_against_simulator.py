@@ -168,13 +168,18 @@ async def two_channel_resource(s: SimAdmin) -> str:
     return str(data["resource_id"])
 
 
+async def masked_copy(s: SimAdmin, rid: str) -> Any:
+    status, current, _ = await s.admin.call("GET", f"/restream/demo-media/resources/{rid}")
+    assert status == 200, current
+    return copy.deepcopy(current["data"])
+
+
 async def test_a_round_trip_of_two_channels_on_one_ingest_url_keeps_each_key(
     sim_admin: SimAdmin,
 ) -> None:
     s = sim_admin
     rid = await two_channel_resource(s)
-    _, current, _ = await s.admin.call("GET", f"/restream/demo-media/resources/{rid}")
-    body = copy.deepcopy(current["data"])
+    body = await masked_copy(s, rid)
     body["name"] = "two channels, renamed"
     status, data, _ = await s.admin.call("PUT", f"/restream/demo-media/resources/{rid}", json=body)
     assert status == 200, data
@@ -190,8 +195,7 @@ async def test_an_unmatched_mask_is_422_naming_the_entry_and_nothing_is_written(
 ) -> None:
     s = sim_admin
     rid = await two_channel_resource(s)
-    _, current, _ = await s.admin.call("GET", f"/restream/demo-media/resources/{rid}")
-    body = copy.deepcopy(current["data"])
+    body = await masked_copy(s, rid)
     body["restreams"][1]["target_key"] = f"{MASK}#ffffffffffff"
     s.sim.requests.clear()
     status, data, _ = await s.admin.call("PUT", f"/restream/demo-media/resources/{rid}", json=body)

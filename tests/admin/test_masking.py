@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from typing import Any
 
 from exporter.logs import MASK
 from exporter.restream.identity import KeyFingerprint
@@ -55,9 +56,15 @@ async def test_history_keys_are_masked_but_kept_apart(admin: Admin) -> None:
     assert KeyFingerprint()("stream-key-secret-1") not in keys[0]
 
 
+async def read_back(admin: Admin) -> Any:
+    """A copy of resource r1 as the admin API shows it (masked), ready to edit and send back."""
+    status, current, _ = await admin.call("GET", "/restream/demo-media/resources/r1")
+    assert status == 200, current
+    return copy.deepcopy(current["data"])
+
+
 async def test_put_with_the_mask_keeps_every_stored_secret(admin: Admin) -> None:
-    _, current, _ = await admin.call("GET", "/restream/demo-media/resources/r1")
-    body = copy.deepcopy(current["data"])
+    body = await read_back(admin)
     body["name"] = "renamed"
     admin.upstream.requests.clear()
     status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
@@ -200,8 +207,7 @@ def with_resource(admin: Admin, data: dict[str, object]) -> None:
 async def test_a_round_trip_keeps_each_channel_its_own_key(admin: Admin) -> None:
     stored = two_channels()
     with_resource(admin, stored)
-    _, current, _ = await admin.call("GET", "/restream/demo-media/resources/r1")
-    body = copy.deepcopy(current["data"])
+    body = await read_back(admin)
     body["name"] = "renamed"
     admin.upstream.requests.clear()
     status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
@@ -220,8 +226,7 @@ async def test_a_round_trip_keeps_each_channel_its_own_key(admin: Admin) -> None
 
 async def test_a_mask_follows_its_secret_when_entries_are_reordered(admin: Admin) -> None:
     with_resource(admin, two_channels())
-    _, current, _ = await admin.call("GET", "/restream/demo-media/resources/r1")
-    body = copy.deepcopy(current["data"])
+    body = await read_back(admin)
     body["restreams"].reverse()
     status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
     assert status == 200, data
@@ -278,8 +283,7 @@ async def test_a_bare_url_user_name_is_no_secret(admin: Admin) -> None:
 
 
 async def test_a_mask_where_no_secret_can_be_restored_is_refused(admin: Admin) -> None:
-    _, current, _ = await admin.call("GET", "/restream/demo-media/resources/r1")
-    body = copy.deepcopy(current["data"])
+    body = await read_back(admin)
     body["restreams"][0]["backup"]["target_url"] = f"rtmp://backup.example/app/{MASK}"
     body["name"] = f"main {MASK}"
     admin.upstream.requests.clear()

@@ -9,7 +9,7 @@ from typing import Any
 
 from exporter.logs import MASK
 from exporter.restream.identity import KeyFingerprint
-from exporter.web.admin.masking import SecretMask, mask, restore_secrets
+from exporter.web.admin.masking import SecretMask, mask, mask_history, restore_secrets
 
 from .conftest import Admin
 from .fakes import RESOURCE, SECRETS
@@ -292,6 +292,13 @@ async def test_a_mask_where_no_secret_can_be_restored_is_refused(admin: Admin) -
     assert [f["field"] for f in data["fields"]] == ["name", "restreams[0].backup.target_url"]
     assert "only as the whole value of a secret field" in data["fields"][0]["message"]
     assert [r.method for r in admin.upstream.requests] == ["GET"]
+
+
+def test_history_hides_passwords_of_target_urls_used_as_keys() -> None:
+    reply = {"data": [{"history": {"rtmp://u:pw-in-key@h/app": {"k1": []}}}]}
+    assert mask_history(reply, PLAIN) == {
+        "data": [{"history": {f"rtmp://u:{MASK}#pppppppppppp@h/app": {f"{MASK}#kkkkkkkkkkkk": []}}}]
+    }
 
 
 def test_every_mask_carries_a_twelve_digit_fingerprint() -> None:

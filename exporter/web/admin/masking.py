@@ -83,7 +83,8 @@ def secrets_in(data: Any, key: str = "") -> list[str]:
 
 
 def mask_history(data: Any, masks: SecretMask) -> Any:
-    """Restream history: also hide the target keys used as dictionary keys."""
+    """Restream history: also hide the target URLs' passwords and the target keys used as
+    dictionary keys."""
     data = mask(data, masks)
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         return data
@@ -91,9 +92,12 @@ def mask_history(data: Any, masks: SecretMask) -> Any:
         history = item.get("history") if isinstance(item, dict) else None
         if not isinstance(history, dict):
             continue
-        for url, keys in list(history.items()):
-            if isinstance(keys, dict):
-                history[url] = {masks.of(str(k)): v for k, v in keys.items()}
+        item["history"] = {
+            masks.text(str(url)): (
+                {masks.of(str(k)): v for k, v in keys.items()} if isinstance(keys, dict) else keys
+            )
+            for url, keys in history.items()
+        }
     return data
 
 

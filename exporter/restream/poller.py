@@ -107,7 +107,7 @@ class RestreamPoller:
         resources, statuses = await asyncio.gather(
             self._client.restream_resources(account), self._client.restream_status(account)
         )
-        self._redactor.add(*resource_secrets(resources), *status_secrets(statuses))
+        self._redactor.learn(*resource_secrets(resources), *status_secrets(statuses))
         # ~100 us per resource of pure work (URL cleaning, fingerprints, schedules): in a
         # worker thread, so a few hundred resources do not hold the event loop at once.
         fragment, duplicates = await asyncio.to_thread(
@@ -133,7 +133,7 @@ class RestreamPoller:
         ids = self._resource_ids.get(account)
         if ids is None:  # history before the first status poll: learn the resources ourselves
             resources = await self._client.restream_resources(account)
-            self._redactor.add(*resource_secrets(resources))
+            self._redactor.learn(*resource_secrets(resources))
             ids = tuple(r.resource_id for r in resources)
         now = self._clock.time()
         previous_end = self._history_end.get(account)
@@ -157,7 +157,7 @@ class RestreamPoller:
         state = {t: c for t, c in self._changes.get(account, {}).items() if t[0] in known}
         for rid, task in zip(ids, tasks, strict=True):
             points = task.result()
-            self._redactor.add(*history_secrets(points))
+            self._redactor.learn(*history_secrets(points))
             state = fold_history(state, rid, points, fingerprint)
         self._changes[account] = state
         self._history_end[account] = now

@@ -8,9 +8,17 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from exporter.config.loader import GENERATE_PER_MINUTE
 from exporter.context import Context
+from exporter.restream.identity import KeyFingerprint, fingerprint_secret
 from exporter.talking_head_tasks import TaskTracker
-from exporter.web.admin.core import GENERATE_PER_MINUTE, AdminState, Route, make_handler
+from exporter.web.admin.core import (
+    AUTH_FAILURES_PER_MINUTE,
+    AdminState,
+    Route,
+    make_handler,
+)
+from exporter.web.admin.masking import SecretMask
 from exporter.web.admin.openapi import build_openapi
 from exporter.web.admin.ratelimit import WindowLimit
 from exporter.web.admin.routes import ROUTES
@@ -18,6 +26,12 @@ from exporter.web.admin.routes import ROUTES
 __all__ = ["ADMIN_STATE", "ROUTES", "AdminState", "Route", "admin_app", "build_openapi"]
 
 ADMIN_STATE = web.AppKey("admin_state", AdminState)
+
+
+def generate_share(replicas_per_shard: int) -> int:
+    """Generate requests a minute one replica allows, so that all copies together stay within
+    the platform's limit (a caller may see 429 before the account's 10 are used up)."""
+    return max(1, GENERATE_PER_MINUTE // replicas_per_shard)
 
 
 def admin_app(ctx: Context) -> web.Application:
@@ -32,7 +46,15 @@ def admin_app(ctx: Context) -> web.Application:
     if not isinstance(tracker, TaskTracker):
         tracker = TaskTracker(ctx)
         ctx.extras["task_tracker"] = tracker
-    state = AdminState(WindowLimit(ctx.clock, GENERATE_PER_MINUTE, 60.0), tracker)
+    settings = ctx.settings
+    fingerprint = KeyFingerprint(fingerprint_secret(settings.upstream))
+    masks = SecretMask(fingerprint, settings.secrets())
+    state = AdminState(
+        WindowLimit(ctx.clock, generate_share(settings.admin.replicas_per_shard), 60.0),
+        tracker,
+        masks,
+        WindowLimit(ctx.clock, AUTH_FAILURES_PER_MINUTE, 60.0),
+    )
     app = web.Application()
     app[ADMIN_STATE] = state
     for route in ROUTES:

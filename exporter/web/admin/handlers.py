@@ -10,14 +10,8 @@ import structlog
 from aiohttp import web
 
 from exporter.upstream.models import ThConfigurations
-from exporter.web.admin.core import Call, Rejected, invalid
-from exporter.web.admin.masking import (
-    has_mask,
-    mask_errors_on_create,
-    mask_history,
-    restore_secrets,
-    stored_entries,
-)
+from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
+from exporter.web.admin.masking import has_mask, mask_history, restore_secrets
 from exporter.web.admin.validation import (
     check_dvr_delete,
     check_history_query,
@@ -48,7 +42,10 @@ async def restream_get(call: Call) -> web.StreamResponse:
 
 
 async def restream_create(call: Call) -> web.StreamResponse:
-    errors = check_restream_resource(call.body) or mask_errors_on_create(call.body)
+    errors = check_restream_resource(call.body)
+    if not errors and has_mask(call.body):
+        # Nothing is stored yet, so no mask can stand for a secret.
+        errors = restore_secrets(call.body, None, call.state.masks, "a new resource")[1]
     if errors:
         raise invalid(errors)
     reply = await call.upstream(call.ctx.ops.restream_create(call.account, call.body))
@@ -67,9 +64,11 @@ async def restream_update(call: Call) -> web.StreamResponse:
         current = await call.upstream(call.ctx.ops.restream_get(call.account, resource_id))
         if not current.ok:
             return call.passthrough(current)
-        body, errors = restore_secrets(body, stored_entries(current.data))
+        where = f"resource {resource_id}"
+        body, errors = restore_secrets(body, current.data, call.state.masks, where)
         if errors:
             raise invalid(errors)
+        call.body = body
     reply = await call.upstream(call.ctx.ops.restream_update(call.account, resource_id, body))
     return call.passthrough(reply)
 
@@ -130,8 +129,8 @@ async def th_generate(call: Call) -> web.StreamResponse:
         raise Rejected(
             429,
             "rate_limited",
-            f"at most {call.state.limiter.limit} generate requests a minute per account; "
-            f"retry in {wait} s",
+            f"at most {call.state.limiter.limit} generate requests a minute per account"
+            f"{_share_note(call)}; retry in {wait} s",
             headers={"Retry-After": str(wait)},
         )
     reply = await call.upstream(call.ctx.ops.th_generate(call.account, call.body))
@@ -143,6 +142,13 @@ async def th_generate(call: Call) -> web.StreamResponse:
             call.state.tracker.track(call.account, task_id)
         _refresh_quota(call)
     return response
+
+
+def _share_note(call: Call) -> str:
+    replicas = call.ctx.settings.admin.replicas_per_shard
+    if replicas == 1:
+        return ""
+    return f" on this replica (the platform's {GENERATE_PER_MINUTE} shared by {replicas} replicas)"
 
 
 def _refresh_quota(call: Call) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from exporter import __version__
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Route
+from exporter.web.admin.validation import path_param_schema
 from exporter.web.admin.validation_th import (
     ACTOR_SIZES,
     FRAME_STYLES,
@@ -239,7 +240,7 @@ def _operation(route: Route) -> dict[str, Any]:
             "name": name,
             "in": "path",
             "required": True,
-            "schema": {"type": "string"},
+            "schema": path_param_schema(name),
             **(
                 {"description": "May contain /; percent-encoded or literal."}
                 if name == "stream_name"

@@ -13,6 +13,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 ISO_Z = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+# Ids the platform hands out (numeric resource ids, hex or UUID task ids): the one definition,
+# used by the checks below and by the OpenAPI document.
+ID_PATTERN = "^[A-Za-z0-9_-]{1,64}$"
+ID_PARAMS = ("resource_id", "task_id")
+_ID = re.compile(ID_PATTERN)
+_ID_MESSAGE = "expected 1-64 letters, digits, '-' or '_' (an id the platform hands out)"
 
 RESOURCE_TYPES: dict[str, tuple[type, ...]] = {
     "resource_id": (str, int),
@@ -114,7 +120,7 @@ def check_restream_resource(body: Any) -> list[FieldError]:
     """Types of a create/update body; schedule windows in ISO 8601 ``Z`` form with start < stop.
 
     Unknown top-level fields pass through (the platform may know more than the spec shows);
-    every entry needs ``source`` and ``target_url``, which also identify it for secret keeping.
+    every entry needs ``source`` and ``target_url``.
     """
     p = Problems()
     if not isinstance(body, dict):
@@ -177,6 +183,8 @@ def check_history_query(query: Mapping[str, str]) -> list[FieldError]:
     p = Problems()
     if not query.get("resource_id", "").strip():
         p.add("resource_id", "required (the restream resource whose history to read)")
+    elif not _ID.fullmatch(query["resource_id"]):
+        p.add("resource_id", _ID_MESSAGE)
     times: dict[str, datetime] = {}
     for key in ("start", "end"):
         value = query.get(key)
@@ -194,6 +202,8 @@ def check_history_query(query: Mapping[str, str]) -> list[FieldError]:
 def check_status_query(query: Mapping[str, str]) -> list[FieldError]:
     if "resource_id" in query and not query["resource_id"].strip():
         return [FieldError("resource_id", "must not be empty when given")]
+    if "resource_id" in query and not _ID.fullmatch(query["resource_id"]):
+        return [FieldError("resource_id", _ID_MESSAGE)]
     return []
 
 
@@ -253,9 +263,16 @@ def check_stream_name(name: str) -> list[FieldError]:
 
 
 def check_segment(field: str, value: str) -> list[FieldError]:
+    if field in ID_PARAMS:
+        return [] if _ID.fullmatch(value) else [FieldError(field, _ID_MESSAGE)]
     if value in ("", ".", "..") or _has_control(value):
         return [FieldError(field, "not a valid identifier")]
     return []
+
+
+def path_param_schema(name: str) -> dict[str, str]:
+    """The OpenAPI schema of a path parameter."""
+    return {"type": "string", "pattern": ID_PATTERN} if name in ID_PARAMS else {"type": "string"}
 
 
 def _has_control(text: str) -> bool:

@@ -37,10 +37,15 @@ def admin_app(ctx: Context) -> web.Application:
     app[ADMIN_STATE] = state
     for route in ROUTES:
         app.router.add_route(route.method, route.path, make_handler(ctx, state, route))
-    document = json.dumps(build_openapi(ROUTES), indent=1).encode()
+    documents: dict[tuple[str, ...], bytes] = {}
 
     async def openapi(request: web.Request) -> web.Response:
-        return web.Response(body=document, content_type="application/json")
+        # The account enum is the accounts served now (discovery may change them).
+        accounts = tuple(ctx.accounts)
+        if accounts not in documents:
+            documents.clear()
+            documents[accounts] = json.dumps(build_openapi(ROUTES, accounts), indent=1).encode()
+        return web.Response(body=documents[accounts], content_type="application/json")
 
     app.router.add_get("/openapi.json", openapi)
     app.cleanup_ctx.append(_background_cleanup)

@@ -64,6 +64,7 @@ class Route:
     target: str | None = None  # path parameter naming the changed object
     success: int = 200
     limited: bool = False  # local rate limit (429)
+    rules: tuple[str, ...] = ()  # rules beyond the document's schemas (a 422 may name them)
 
     @property
     def openapi_path(self) -> str:

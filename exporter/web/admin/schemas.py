@@ -95,8 +95,10 @@ def _dvr_delete() -> dict[str, Any]:
     one_end = [{"required": ["duration_sec"]}, {"required": ["to_ts"]}]
     return {
         "oneOf": [
-            closed({"host": host, **ints}, ("host", "from_ts"), title="range", oneOf=one_end),
-            closed({"host": host, "all": {"const": True}}, v.DVR_ALL_FIELDS, title="all"),
+            closed(
+                {"host": host, **ints}, ("host", "from_ts"), title="DvrDeleteRange", oneOf=one_end
+            ),
+            closed({"host": host, "all": {"const": True}}, v.DVR_ALL_FIELDS, title="DvrDeleteAll"),
         ]
     }
 
@@ -106,7 +108,7 @@ def _colour() -> dict[str, Any]:
 
 
 def _composition() -> dict[str, Any]:
-    """Two shapes: the fields of a rectangle frame, or those of a circle (location required)."""
+    """Two shapes: a rectangle frame (the default frame_style), or a circle (location required)."""
     rectangle, circle = th.FRAME_STYLES
     fractions = {
         key: {
@@ -125,12 +127,12 @@ def _composition() -> dict[str, Any]:
             closed(
                 {"orientation": orientation, "frame_style": {"const": rectangle}, **fractions},
                 ("orientation",),
-                title="rectangle (the default frame_style)",
+                title="CompositionRectangle",
             ),
             closed(
                 {"orientation": orientation, "frame_style": {"const": circle}, **circle_props},
                 ("orientation", "frame_style", "location"),
-                title="circle",
+                title="CompositionCircle",
             ),
         ]
     }
@@ -198,11 +200,11 @@ def request_schemas() -> dict[str, dict[str, Any]]:
         "RestreamEntry": _restream_entry(),
         "RestreamBackup": {
             "oneOf": [
-                closed({}, title="no backup"),
+                closed({}, title="NoBackup"),
                 closed(
                     {key: {"type": "string"} for key in v.BACKUP_FIELDS},
                     v.BACKUP_REQUIRED,
-                    title="backup target",
+                    title="BackupTarget",
                 ),
             ]
         },

@@ -2,48 +2,30 @@
 
 from __future__ import annotations
 
-import asyncio
+import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-import aiohttp
 import jsonschema
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
+import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from schemathesis.core import NOT_SET
 
-from exporter.web.admin import admin_app
 from exporter.web.admin import validation as v
 from exporter.web.admin import validation_th as th
+from exporter.web.admin.core import loads_strict
+from exporter.web.admin.masking import mask_errors_on_create
 from exporter.web.admin.openapi import OWN_STATUSES, UPSTREAM_HEADER
 from exporter.web.admin.validation import FieldError
 
-from .conftest import make_context
+from .conftest import served_document
 from .test_against_simulator import RS, SimAdmin, first_resource_id
 from .test_against_simulator import sim_admin as sim_admin  # the fixture
 
-
-def served(accounts: tuple[str, ...] | None = None) -> dict[str, Any]:
-    async def fetch() -> dict[str, Any]:
-        async with aiohttp.ClientSession() as session:
-            ctx = make_context("http://127.0.0.1:9", session)
-            if accounts is not None:
-                ctx.accounts = accounts
-            client = TestClient(TestServer(admin_app(ctx)))
-            await client.start_server()
-            try:
-                resp = await client.get("/openapi.json")
-                assert resp.status == 200
-                return dict(await resp.json())
-            finally:
-                await client.close()
-
-    return asyncio.run(fetch())
-
-
-DOC = served()
+DOC = served_document()
 OPS = {op["operationId"]: op for item in DOC["paths"].values() for op in item.values()}
 
 
@@ -62,7 +44,7 @@ def valid(schema: dict[str, Any], value: Any) -> bool:
 # --- the served document fits the server ----------------------------------------------------
 def test_account_is_an_enum_of_the_accounts_served_now() -> None:
     assert param("restream_list", "account")["schema"]["enum"] == ["demo-media", "demo-shop"]
-    doc = served(("alpha", "beta", "gamma"))
+    doc = served_document(("alpha", "beta", "gamma"))
     for item in doc["paths"].values():
         for op in item.values():
             for p in op.get("parameters", []):
@@ -303,3 +285,79 @@ async def test_unknown_restream_fields_are_refused_and_platform_fields_not_sent_
     assert status == 200, data
     assert (s.last().method, s.last().path) == ("PUT", f"{RS}/resources/{rid}")
     assert s.last().body == sent
+
+
+# --- whole requests: what schemathesis generates from the document passes the checks --------
+ST_SCHEMA = schemathesis.openapi.from_dict(DOC)
+
+
+def _body(case: Any) -> Any:
+    """The generated body as the server reads it (JSON text parsed by the admin app)."""
+    return {} if case.body is NOT_SET else loads_strict(json.dumps(case.body).encode())
+
+
+def _query(case: Any) -> dict[str, str]:
+    return {k: str(val) for k, val in (case.query or {}).items()}
+
+
+def _create(case: Any) -> list[FieldError]:
+    body = _body(case)
+    return v.check_restream_resource(body) or mask_errors_on_create(body)
+
+
+_STOP = r"restreams\[\d+\]\.schedule\[\d+\]\.stop"
+_ORDER = r"must be later than start.*"
+_MASK = r"the mask \S+ cannot be stored on create.*"
+# operation -> (its checks of a generated case, the breaches x-rules allows: (field, message))
+REQUEST_CHECKS: dict[str, tuple[Callable[[Any], list[FieldError]], set[tuple[str, str]]]] = {
+    "restream_create": (_create, {(_STOP, _ORDER), (r"restreams.*", _MASK)}),
+    "restream_update": (lambda c: v.check_restream_resource(_body(c)), {(_STOP, _ORDER)}),
+    "restream_status": (lambda c: v.check_status_query(_query(c)), set()),
+    "restream_history": (lambda c: v.check_history_query(_query(c)), {("end", _ORDER)}),
+    "dvr_delete": (
+        lambda c: v.check_dvr_delete(_body(c)),
+        {("to_ts", "must be later than from_ts")},
+    ),
+    "th_generate": (lambda c: th.check_generate(_body(c)), set()),
+    "th_rename": (lambda c: th.check_rename(_body(c)), set()),
+    "th_tasks": (lambda c: th.check_tasks_query(_query(c)), {("end", _ORDER)}),
+}
+
+
+@pytest.mark.parametrize("op_id", sorted(REQUEST_CHECKS))
+def test_schema_valid_requests_break_no_rule_but_the_listed_ones(op_id: str) -> None:
+    path, method = next(
+        (p, m.upper())
+        for p, item in DOC["paths"].items()
+        for m, op in item.items()
+        if op["operationId"] == op_id
+    )
+    check, allowed = REQUEST_CHECKS[op_id]
+    assert not allowed or OPS[op_id].get("x-rules"), "x-rules lists what may be broken"
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(case=ST_SCHEMA[path][method].as_strategy())
+    def run(case: Any) -> None:
+        for error in check(case):
+            assert any(
+                re.fullmatch(field, error.field) and re.fullmatch(message, error.message)
+                for field, message in allowed
+            ), (error, case.body, case.query)
+
+    run()
+
+
+async def test_whole_numbers_written_with_a_fraction_are_integers(sim_admin: SimAdmin) -> None:
+    """JSON Schema's integer includes 60.0: accepted, and sent on as 60."""
+    s = sim_admin
+    raw = b'{"host": "*", "from_ts": 0.0, "duration_sec": 6e1}'
+    status, data, _ = await s.admin.call(
+        "DELETE",
+        "/dvr/demo-media/streams/live/main",
+        data=raw,
+        headers={"Content-Type": "application/json"},
+    )
+    assert status == 200, data
+    sent = s.last().body
+    assert sent == {"host": "*", "from_ts": 0, "duration_sec": 60}
+    assert [type(sent[k]) for k in ("from_ts", "duration_sec")] == [int, int]

@@ -225,11 +225,18 @@ def authenticate(header: str | None, read_token: str, write_token: str) -> Role 
 
 
 # --- dispatch -----------------------------------------------------------------------------
-def _loads_strict(raw: bytes) -> Any:
+def _number(text: str) -> int | float:
+    """A JSON number with a fraction or exponent; whole ones become int (JSON Schema's integer
+    includes 1.0, so the checks and the platform see 1)."""
+    value = float(text)
+    return int(value) if value.is_integer() else value
+
+
+def loads_strict(raw: bytes) -> Any:
     def reject(name: str) -> Any:
         raise ValueError(f"{name} is not JSON")
 
-    return json.loads(raw.decode("utf-8"), parse_constant=reject)
+    return json.loads(raw.decode("utf-8"), parse_constant=reject, parse_float=_number)
 
 
 async def _prepare(call: Call) -> None:
@@ -277,7 +284,7 @@ async def _read_body(request: web.Request, required: bool) -> Any:
             raise invalid([FieldError("body", "required: a JSON object")], 400)
         return {}
     try:
-        return _loads_strict(raw)
+        return loads_strict(raw)
     except (ValueError, RecursionError):
         raise invalid([FieldError("body", "not valid JSON")], 400) from None
 

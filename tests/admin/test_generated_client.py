@@ -60,18 +60,16 @@ def client_package(demo: Demo, tmp_path_factory: pytest.TempPathFactory) -> Iter
             del sys.modules[name]
 
 
-def _mod(package: Any, name: str) -> Any:
-    return importlib.import_module(f"{PACKAGE}.{name}")
+def _restream_api(*names: str) -> list[Any]:
+    """The generated package's models, then the modules of these restream operations."""
+    modules = ["models", *(f"api.restream.restream_{name}" for name in names)]
+    return [importlib.import_module(f"{PACKAGE}.{m}") for m in modules]
 
 
 def test_generated_client_creates_reads_updates_and_lists_a_restream(
     demo: Demo, client_package: Any
 ) -> None:
-    models = _mod(client_package, "models")
-    create = _mod(client_package, "api.restream.restream_create")
-    get = _mod(client_package, "api.restream.restream_get")
-    update = _mod(client_package, "api.restream.restream_update")
-    listing = _mod(client_package, "api.restream.restream_list")
+    models, create, get, update, listing = _restream_api("create", "get", "update", "list")
     account = models.RestreamCreateAccount("demo-media")
     assert [a.value for a in models.RestreamCreateAccount] == ["demo-media", "demo-shop"]
     client = client_package.AuthenticatedClient(
@@ -123,9 +121,7 @@ def test_generated_client_creates_reads_updates_and_lists_a_restream(
 def test_generated_client_parses_the_exporters_and_the_platforms_errors(
     demo: Demo, client_package: Any
 ) -> None:
-    models = _mod(client_package, "models")
-    create = _mod(client_package, "api.restream.restream_create")
-    get = _mod(client_package, "api.restream.restream_get")
+    models, create, get = _restream_api("create", "get")
     reader = client_package.AuthenticatedClient(
         base_url=f"{demo.base_url}/api/v1", token=demo.read_token
     )

@@ -17,6 +17,13 @@ from exporter.web.admin.schemas import (
 
 UPSTREAM_HEADER = "X-Upstream-Status"
 
+# What the platform's restream answers carry, errors and successes alike.
+_RESTREAM_REPLY = {
+    "success": {"type": "boolean"},
+    "code": {"type": "integer"},
+    "message": {"type": "string"},
+}
+
 # The platform's own error bodies, one shape per area (passed through as received).
 AREA_ERRORS: dict[str, tuple[str, dict[str, Any]]] = {
     "restream": (
@@ -24,11 +31,7 @@ AREA_ERRORS: dict[str, tuple[str, dict[str, Any]]] = {
         {
             "type": "object",
             "description": "The platform's restream error body, passed through.",
-            "properties": {
-                "success": {"type": "boolean"},
-                "code": {"type": "integer"},
-                "message": {"type": "string"},
-            },
+            "properties": _RESTREAM_REPLY,
         },
     ),
     "dvr": (
@@ -83,12 +86,7 @@ RESPONSE_SCHEMAS: dict[str, dict[str, Any]] = {
     "RestreamCreated": {
         "type": "object",
         "description": "The platform's answer to a create; resource_id names the new resource.",
-        "properties": {
-            "success": {"type": "boolean"},
-            "code": {"type": "integer"},
-            "message": {"type": "string"},
-            "resource_id": {"type": ["string", "integer"]},
-        },
+        "properties": {**_RESTREAM_REPLY, "resource_id": {"type": ["string", "integer"]}},
     },
     "TaskAccepted": {
         "type": "object",

@@ -26,10 +26,10 @@ def ref(name: str) -> dict[str, str]:
 def full(rx: re.Pattern[str]) -> str:
     """The pattern of a regex the checks apply with ``fullmatch``.
 
-    The end is ``(?![\\s\\S])``, not ``$``: Python's ``$`` also matches before a final newline,
-    so fuzzers and validators in Python would take ``"x\\n"`` where the checks refuse it.
+    It ends with ``validation.END``, not ``$``: Python's ``$`` also matches before a final
+    newline, so fuzzers and validators in Python would take ``"x\\n"`` where the checks refuse it.
     """
-    return f"^(?:{rx.pattern})(?![\\s\\S])"
+    return f"^(?:{rx.pattern}){v.END}"
 
 
 def typed(types: tuple[type, ...]) -> dict[str, Any]:

@@ -25,10 +25,15 @@ DAY = (
 )
 MINUTE = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]"
 ISO_Z = re.compile(DAY + "T" + MINUTE + r":[0-5][0-9]Z")  # 2026-01-31T23:59:59Z
-NON_BLANK = re.compile(r"\S")  # searched for: one character that is not white space
+# Searched for: one character that is not white space. The set is spelt out: Python's \s and
+# JSON Schema's (ECMA) \s differ (\x1c-\x1f, \x85, \ufeff); this counts all of them as space.
+SPACE = r"\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+NON_BLANK = re.compile(f"[^{SPACE}]")
+# The end of the text, in Python and ECMA alike (Python's $ also matches before a final \n).
+END = r"(?![\s\S])"
 # A path identifier (resource_id, task_id): not empty, "." or "..", no control character.
-_PART = r"(?!\.\.?(?:/|$))[^\x00-\x1f\x7f/]+"
-SEGMENT = re.compile(r"(?!\.\.?$)[^\x00-\x1f\x7f]+")
+_PART = rf"(?!\.\.?(?:/|{END}))[^\x00-\x1f\x7f/]+"
+SEGMENT = re.compile(rf"(?!\.\.?{END})[^\x00-\x1f\x7f]+")
 # A stream name: parts as above (no "/" in them) joined by "/".
 STREAM_NAME = re.compile(f"{_PART}(?:/{_PART})*")
 

@@ -10,6 +10,7 @@ from exporter.upstream.models import ThConfigurations
 from exporter.web.admin.validation import (
     DAY,
     MINUTE,
+    SPACE,
     FieldError,
     Problems,
     is_blank,
@@ -78,7 +79,7 @@ VIDEO_EXTRA_FIELDS = (
 )
 VIDEO_FIELDS = VIDEO_BASE_FIELDS + VIDEO_EXTRA_FIELDS
 SORT_VALUES = tuple(sign + name for sign in ("", "+", "-") for name in VIDEO_FIELDS)
-_FIELD_NAME = r"\s*(?:" + "|".join(VIDEO_EXTRA_FIELDS) + r")\s*"
+_FIELD_NAME = f"[{SPACE}]*(?:{'|'.join(VIDEO_EXTRA_FIELDS)})[{SPACE}]*"
 FIELDS_LIST = re.compile(f"{_FIELD_NAME}(?:,{_FIELD_NAME})*")  # fields=video_name, script
 TASKS_ORDER = "end is later than start"
 KNOWN_CONFIGURATION = (

@@ -267,6 +267,11 @@ def _validate(s: Settings) -> None:
             f"{GENERATE_PER_MINUTE} // replicas generate requests a minute), "
             f"got {s.admin.replicas_per_shard}"
         )
+    if s.admin.auth_failures_per_minute < 0:
+        raise ConfigError(
+            "admin.auth_failures_per_minute: must be 0 (no throttle) or more, "
+            f"got {s.admin.auth_failures_per_minute}"
+        )
     for key in ("read_token", "write_token"):
         token = getattr(s.admin, key)
         if token and len(token) < MIN_ADMIN_TOKEN_LENGTH:

@@ -219,6 +219,15 @@ class AdminSettings:
             rule="1-10",
         ),
     )
+    auth_failures_per_minute: int = field(
+        default=10,
+        metadata=_doc(
+            "Failed authentications (no token or a wrong one) a minute from one address before "
+            "that address gets 429 until the minute has passed, even with a right token. 0 turns "
+            "the throttle off (`exporter demo` does: it is tried and fuzzed on loopback).",
+            rule="0 or more",
+        ),
+    )
 
 
 @dataclass(frozen=True)

@@ -129,3 +129,22 @@ async def test_successful_requests_are_never_throttled(admin: Admin) -> None:
     for _ in range(30):
         status, _, _ = await admin.call("GET", "/restream/demo-media/resources", token=READ_TOKEN)
         assert status == 200
+
+
+async def test_a_missing_token_counts_as_a_failed_authentication(admin: Admin) -> None:
+    path = "/restream/demo-media/resources"
+    for _ in range(10):
+        status, _, _ = await admin.call("GET", path, token=None)
+        assert status == 401
+    status, data, _ = await admin.call("GET", path, token=READ_TOKEN)
+    assert (status, data["error"]) == (429, "rate_limited")
+
+
+async def test_auth_failures_per_minute_0_turns_the_throttle_off(make_admin: MakeAdmin) -> None:
+    admin = await make_admin(auth_failures_per_minute=0)
+    path = "/restream/demo-media/resources"
+    for _ in range(30):
+        status, data, _ = await admin.call("GET", path, token="guess-0123456789")
+        assert (status, data["error"]) == (401, "unauthorized")
+    status, _, _ = await admin.call("GET", path, token=READ_TOKEN)
+    assert status == 200

@@ -529,11 +529,13 @@ async def test_resource_and_task_ids_are_limited_to_the_platforms_characters(
 
 def test_the_openapi_document_carries_the_id_pattern() -> None:
     from exporter.web.admin import ROUTES, build_openapi
-    from exporter.web.admin.validation import ID_PATTERN
+    from exporter.web.admin.schemas import full
+    from exporter.web.admin.validation import SEGMENT
 
     doc = build_openapi(ROUTES)
     params = doc["paths"]["/restream/{account}/resources/{resource_id}"]["get"]["parameters"]
     assert {
         "name": params[-1]["name"],
         "pattern": params[-1]["schema"]["pattern"],
-    } == {"name": "resource_id", "pattern": ID_PATTERN}
+    } == {"name": "resource_id", "pattern": full(SEGMENT)}
+    assert full(SEGMENT) == "^(?:[A-Za-z0-9_-]{1,64})(?![\\s\\S])"

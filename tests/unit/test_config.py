@@ -452,6 +452,13 @@ def test_replicas_per_shard_outside_1_to_10_is_refused(replicas: int) -> None:
     )
 
 
+def test_negative_auth_failures_per_minute_is_refused() -> None:
+    admin = {"enabled": True, "write_token": "w" * 20, "auth_failures_per_minute": -1}
+    assert refused(with_token(admin=admin)) == (
+        "admin.auth_failures_per_minute: must be 0 (no throttle) or more, got -1"
+    )
+
+
 def test_admin_tokens_must_differ() -> None:
     raw = with_token(
         admin={
@@ -602,6 +609,7 @@ def test_masked_dict_masks_every_secret() -> None:
         "read_token": SECRET_MASK,
         "write_token": SECRET_MASK,
         "replicas_per_shard": 1,
+        "auth_failures_per_minute": 10,
     }
     assert data["shard"] == "0/1"
 

@@ -13,7 +13,6 @@ from exporter.context import Context
 from exporter.restream.identity import KeyFingerprint, fingerprint_secret
 from exporter.talking_head_tasks import TaskTracker
 from exporter.web.admin.core import (
-    AUTH_FAILURES_PER_MINUTE,
     AdminState,
     Route,
     make_handler,
@@ -49,20 +48,27 @@ def admin_app(ctx: Context) -> web.Application:
     settings = ctx.settings
     fingerprint = KeyFingerprint(fingerprint_secret(settings.upstream))
     masks = SecretMask(fingerprint, settings.secrets())
+    failures = settings.admin.auth_failures_per_minute
+    auth_failures = WindowLimit(ctx.clock, failures, 60.0) if failures else None
     state = AdminState(
         WindowLimit(ctx.clock, generate_share(settings.admin.replicas_per_shard), 60.0),
         tracker,
         masks,
-        WindowLimit(ctx.clock, AUTH_FAILURES_PER_MINUTE, 60.0),
+        auth_failures,
     )
     app = web.Application()
     app[ADMIN_STATE] = state
     for route in ROUTES:
         app.router.add_route(route.method, route.path, make_handler(ctx, state, route))
-    document = json.dumps(build_openapi(ROUTES), indent=1).encode()
+    documents: dict[tuple[str, ...], bytes] = {}
 
     async def openapi(request: web.Request) -> web.Response:
-        return web.Response(body=document, content_type="application/json")
+        # The account enum is the accounts served now (discovery may change them).
+        accounts = tuple(ctx.accounts)
+        if accounts not in documents:
+            documents.clear()
+            documents[accounts] = json.dumps(build_openapi(ROUTES, accounts), indent=1).encode()
+        return web.Response(body=documents[accounts], content_type="application/json")
 
     app.router.add_get("/openapi.json", openapi)
     app.cleanup_ctx.append(_background_cleanup)

@@ -34,7 +34,6 @@ Role = Literal["read", "write"]
 Handler = Callable[["Call"], Awaitable[web.StreamResponse]]
 Masker = Callable[[Any, SecretMask], Any]
 
-AUTH_FAILURES_PER_MINUTE = 10  # from one address; then 429 until the minute has passed
 MAX_JSON_DEPTH = 32  # deeper request bodies are refused (400) before anything walks them
 _PARAM = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
@@ -65,6 +64,7 @@ class Route:
     target: str | None = None  # path parameter naming the changed object
     success: int = 200
     limited: bool = False  # local rate limit (429)
+    rules: tuple[str, ...] = ()  # rules beyond the document's schemas (a 422 may name them)
 
     @property
     def openapi_path(self) -> str:
@@ -82,7 +82,8 @@ class AdminState:
     limiter: WindowLimit
     tracker: TaskTracker
     masks: SecretMask
-    auth_failures: WindowLimit  # failed authentications per remote address
+    # Failed authentications per remote address (admin.auth_failures_per_minute); None: off.
+    auth_failures: WindowLimit | None
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
@@ -231,11 +232,18 @@ def authenticate(header: str | None, read_token: str, write_token: str) -> Role 
 
 
 # --- dispatch -----------------------------------------------------------------------------
-def _loads_strict(raw: bytes) -> Any:
+def _number(text: str) -> int | float:
+    """A JSON number with a fraction or exponent; whole ones become int (JSON Schema's integer
+    includes 1.0, so the checks and the platform see 1)."""
+    value = float(text)
+    return int(value) if value.is_integer() else value
+
+
+def loads_strict(raw: bytes) -> Any:
     def reject(name: str) -> Any:
         raise ValueError(f"{name} is not JSON")
 
-    return json.loads(raw.decode("utf-8"), parse_constant=reject)
+    return json.loads(raw.decode("utf-8"), parse_constant=reject, parse_float=_number)
 
 
 async def _prepare(call: Call) -> None:
@@ -244,20 +252,22 @@ async def _prepare(call: Call) -> None:
         raise Rejected(404, "admin_disabled", "the admin surface is disabled (admin.enabled)")
     admin = ctx.settings.admin
     remote = request.remote or ""
-    wait = call.state.auth_failures.wait(remote)
-    if wait:
+    failures = call.state.auth_failures
+    wait = failures.wait(remote) if failures else 0
+    if failures and wait:
         raise Rejected(
             429,
             "rate_limited",
-            f"more than {call.state.auth_failures.limit} failed authentications from this "
-            f"address in {call.state.auth_failures.window:g} s; retry in {wait} s",
+            f"more than {failures.limit} failed authentications from this "
+            f"address in {failures.window:g} s; retry in {wait} s",
             headers={"Retry-After": str(wait)},
         )
     call.role = authenticate(
         request.headers.get("Authorization"), admin.read_token, admin.write_token
     )
     if call.role is None:
-        call.state.auth_failures.note(remote)
+        if failures:
+            failures.note(remote)
         raise Rejected(
             401,
             "unauthorized",
@@ -300,7 +310,7 @@ async def _read_body(request: web.Request, required: bool) -> Any:
             raise invalid([FieldError("body", "required: a JSON object")], 400)
         return {}
     try:
-        body = _loads_strict(raw)
+        body = loads_strict(raw)
     except (ValueError, RecursionError):
         raise invalid([FieldError("body", "not valid JSON")], 400) from None
     if json_depth(body) > MAX_JSON_DEPTH:

@@ -17,6 +17,7 @@ from exporter.web.admin.validation import (
     check_history_query,
     check_restream_resource,
     check_status_query,
+    without_read_only,
 )
 from exporter.web.admin.validation_th import check_generate, check_rename, check_tasks_query
 
@@ -48,7 +49,8 @@ async def restream_create(call: Call) -> web.StreamResponse:
         errors = restore_secrets(call.body, None, call.state.masks, "a new resource")[1]
     if errors:
         raise invalid(errors)
-    reply = await call.upstream(call.ctx.ops.restream_create(call.account, call.body))
+    body = without_read_only(call.body)
+    reply = await call.upstream(call.ctx.ops.restream_create(call.account, body))
     call.target = _reply_id(reply.data, "resource_id")
     return call.passthrough(reply)
 
@@ -57,7 +59,7 @@ async def restream_update(call: Call) -> web.StreamResponse:
     errors = check_restream_resource(call.body)
     if errors:
         raise invalid(errors)
-    body = call.body
+    body = without_read_only(call.body)
     resource_id = call.param("resource_id")
     if has_mask(body):
         # Keep stored secrets: read the resource as it is now, put its values where the mask is.

@@ -183,7 +183,13 @@ def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) 
             "dvr": {"interval_seconds": 15},
             "talking_head": {"interval_seconds": 21600},
             "listen": listen,
-            "admin": {"enabled": True, "read_token": read, "write_token": write},
+            # No failed-authentication throttle: the demo is tried and fuzzed from one address.
+            "admin": {
+                "enabled": True,
+                "read_token": read,
+                "write_token": write,
+                "auth_failures_per_minute": 0,
+            },
         },
         env={},
     )

@@ -51,6 +51,10 @@ _KEY_VALUE = re.compile(
 )
 
 
+def _fits(secret: object) -> bool:
+    return isinstance(secret, str) and _ANCHOR <= len(secret) <= MAX_SECRET_LENGTH
+
+
 def strip_userinfo(text: str) -> str:
     """Remove ``user:password@`` from every URL inside ``text``."""
     return _USERINFO.sub(lambda m: m.group("scheme"), text)
@@ -70,35 +74,150 @@ def is_secret_key(key: str) -> bool:
     return k in SECRET_KEYS or k.replace("-", "_").endswith(SECRET_SUFFIXES)
 
 
+# Log fields that give an event its shape: secrets learned from platform data are never
+# substituted in them (credentials, URL userinfo and ``key=value`` pairs still are).
+STRUCTURAL_KEYS = frozenset({"event", "operation", "route", "remote", "level", "timestamp"})
+MAX_LEARNED_SECRETS = 4096
+MAX_CREDENTIALS = 256
+MAX_SECRET_LENGTH = 512
+_ANCHOR = 3  # secrets are found by their first characters; shorter ones are not kept
+
+
+class _Bucket:
+    """Known secrets that start with the same characters, as one set per length.
+
+    Finding one at a position costs a set lookup per distinct length (longest first), however
+    many secrets share the start. Updates happen under the redactor's lock; a reader sees the
+    ``lengths`` tuple before or after a change, never half of one.
+    """
+
+    def __init__(self) -> None:
+        self.lengths: tuple[int, ...] = ()
+        self.by_length: dict[int, set[str]] = {}
+
+    def add(self, secret: str) -> None:
+        same = self.by_length.get(len(secret))
+        if same is None:
+            self.by_length[len(secret)] = {secret}
+            self.lengths = tuple(sorted(self.by_length, reverse=True))
+        else:
+            same.add(secret)
+
+    def discard(self, secret: str) -> bool:
+        """Forget ``secret``; True when the bucket is empty now."""
+        same = self.by_length.get(len(secret))
+        if same is not None:
+            same.discard(secret)
+            if not same:
+                del self.by_length[len(secret)]
+                self.lengths = tuple(sorted(self.by_length, reverse=True))
+        return not self.by_length
+
+    def match(self, text: str, at: int) -> int:
+        """The length of the longest known secret at ``text[at:]``; 0 when none."""
+        for length in self.lengths:
+            same = self.by_length.get(length)
+            if same is not None and text[at : at + length] in same:
+                return length
+        return 0
+
+
 class Redactor:
     """Masks known secret values and secret-named keys; learns new secrets at run time.
 
-    Thread-safe: the set of secrets is replaced, never mutated in place.
+    Two kinds of known values: credentials (the config's, kept for good, and tokens the
+    exporter fetched, ``add``) and secrets learned from platform data (stream keys, target
+    passwords, ``learn``). Learned secrets are capped at ``MAX_LEARNED_SECRETS``, fetched
+    tokens at ``MAX_CREDENTIALS`` (the least recently seen go first), every value at
+    ``MAX_SECRET_LENGTH`` characters (a longer one is masked by its field name only).
+    Matching indexes values by their first three characters, so learning one is a dict
+    update and never rebuilds a pattern. Thread-safe: updates hold a lock and replace the
+    per-prefix tuples, never mutate them.
     """
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()
-        self._secrets: frozenset[str] = frozenset()
-        self._pattern: re.Pattern[str] | None = None
-        self.add(*secrets)
+        self._fixed = frozenset(s for s in secrets if _fits(s))
+        self._credentials: dict[str, None] = {}  # insertion order = least recently seen first
+        self._learned: dict[str, None] = {}
+        self._index: dict[str, _Bucket] = {}  # first characters -> secrets starting so
+        for secret in self._fixed:
+            self._index_add(secret)
+
+    def __len__(self) -> int:
+        return len(self._fixed) + len(self._credentials) + len(self._learned)
 
     def add(self, *secrets: str) -> None:
-        """Remember more secret values (a fetched token, a restream password, a stream key)."""
-        fresh = {s for s in secrets if s and len(s) >= 3}
-        if fresh <= self._secrets:
+        """Remember credentials: a token fetched from the platform. Masked everywhere."""
+        self._remember(secrets, self._credentials, MAX_CREDENTIALS)
+
+    def learn(self, *secrets: str) -> None:
+        """Remember secrets of platform data (a restream password, a stream key)."""
+        self._remember(secrets, self._learned, MAX_LEARNED_SECRETS)
+
+    def _remember(self, secrets: Iterable[str], kept: dict[str, None], cap: int) -> None:
+        fresh = [s for s in secrets if _fits(s) and s not in self._fixed]
+        if not fresh:
             return
         with self._lock:
-            merged = self._secrets | fresh
-            ordered = sorted(merged, key=len, reverse=True)
-            self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
-            self._secrets = merged
+            for secret in fresh:
+                if secret in kept:
+                    del kept[secret]  # seen again: the most recent now
+                else:
+                    self._index_add(secret)
+                kept[secret] = None
+            while len(kept) > cap:
+                oldest = next(iter(kept))
+                del kept[oldest]
+                self._index_remove(oldest)
 
-    def text(self, value: str) -> str:
-        """``value`` with known secrets, URL userinfo and ``key=secret`` pairs masked."""
-        pattern = self._pattern
-        if pattern is not None:
-            value = pattern.sub(MASK, value)
-        return _mask_key_values(strip_userinfo(value))
+    def _is_credential(self, secret: str) -> bool:
+        return secret in self._fixed or secret in self._credentials
+
+    def _index_add(self, secret: str) -> None:
+        bucket = self._index.get(secret[:_ANCHOR])
+        if bucket is None:
+            bucket = self._index[secret[:_ANCHOR]] = _Bucket()
+        bucket.add(secret)
+
+    def _index_remove(self, secret: str) -> None:
+        if secret in self._fixed or secret in self._credentials or secret in self._learned:
+            return  # still known as the other kind
+        bucket = self._index.get(secret[:_ANCHOR])
+        if bucket is not None and bucket.discard(secret):
+            del self._index[secret[:_ANCHOR]]
+
+    def _known(self, text: str, learned: bool = True) -> str:
+        """``text`` with every known secret replaced by the mask (leftmost, longest first)."""
+        index = self._index
+        if not index or len(text) < _ANCHOR:
+            return text
+        get = index.get
+        out: list[str] = []
+        last = 0
+        for i in range(len(text) - _ANCHOR + 1):
+            if i < last:
+                continue
+            bucket = get(text[i : i + _ANCHOR])
+            if bucket is None:
+                continue
+            found = bucket.match(text, i)
+            if found and (learned or self._is_credential(text[i : i + found])):
+                out.append(text[last:i])
+                out.append(MASK)
+                last = i + found
+        if not out:
+            return text
+        out.append(text[last:])
+        return "".join(out)
+
+    def text(self, value: str, learned: bool = True) -> str:
+        """``value`` with known secrets, URL userinfo and ``key=secret`` pairs masked.
+
+        ``learned=False`` masks credentials only, not secrets learned from platform data
+        (for the structural fields of an event, which data must not be able to erase).
+        """
+        return _mask_key_values(strip_userinfo(self._known(value, learned)))
 
     def value(self, value: Any, key: str = "") -> Any:
         """A copy of ``value`` safe to log: containers are walked, other objects become text."""
@@ -129,7 +248,11 @@ class Redactor:
     ) -> MutableMapping[str, Any]:
         """structlog processor."""
         for key in list(event):
-            event[key] = self.value(event[key], key)
+            value = event[key]
+            if key in STRUCTURAL_KEYS and isinstance(value, str):
+                event[key] = self.text(value, learned=False)
+            else:
+                event[key] = self.value(value, key)
         return event
 
 

@@ -17,6 +17,7 @@ from exporter.context import Context
 from exporter.exposition import Store
 from exporter.logs import Redactor
 from exporter.polling import PollRunner
+from exporter.restream.identity import fingerprint_secret
 from exporter.scheduler import Scheduler
 from exporter.selfmetrics import WINDOW_OUTCOMES, SelfMetrics
 from exporter.upstream import Operations, UpstreamClient
@@ -79,7 +80,7 @@ class Service:
             ctx.clock,
             s.restream,
             ctx.redactor,
-            fingerprint_secret=s.upstream.token or s.upstream.password,
+            fingerprint_secret=fingerprint_secret(s.upstream),
             slices=self.slices,
         )
         streams = {a.name: a.dvr_streams for a in (s.accounts or ())}

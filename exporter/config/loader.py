@@ -28,6 +28,9 @@ from exporter.config.settings import (
 )
 from exporter.logs import strip_userinfo
 
+MIN_ADMIN_TOKEN_LENGTH = 16
+GENERATE_PER_MINUTE = 10  # the platform's talking-head generate limit per account
+GENERATE_TOKEN_HINT = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -259,6 +262,24 @@ def _validate(s: Settings) -> None:
         )
     if s.admin.read_token and s.admin.read_token == s.admin.write_token:
         raise ConfigError("admin.read_token: must differ from admin.write_token")
+    if not 1 <= s.admin.replicas_per_shard <= GENERATE_PER_MINUTE:
+        raise ConfigError(
+            f"admin.replicas_per_shard: must be 1-{GENERATE_PER_MINUTE} (each replica allows "
+            f"{GENERATE_PER_MINUTE} // replicas generate requests a minute), "
+            f"got {s.admin.replicas_per_shard}"
+        )
+    if s.admin.auth_failures_per_minute < 0:
+        raise ConfigError(
+            "admin.auth_failures_per_minute: must be 0 (no throttle) or more, "
+            f"got {s.admin.auth_failures_per_minute}"
+        )
+    for key in ("read_token", "write_token"):
+        token = getattr(s.admin, key)
+        if token and len(token) < MIN_ADMIN_TOKEN_LENGTH:
+            raise ConfigError(
+                f"admin.{key}: at least {MIN_ADMIN_TOKEN_LENGTH} characters, got {len(token)}; "
+                f"generate one with {GENERATE_TOKEN_HINT}"
+            )
     if s.log.level not in ("debug", "info", "warning", "error"):
         raise ConfigError(f"log.level: expected debug, info, warning or error, got {s.log.level!r}")
     if s.log.format not in ("auto", "console", "json"):

@@ -215,7 +215,7 @@ class AdminSettings:
         metadata=_doc(
             "Bearer token for reads. Env `CDNVIDEO_ADMIN_READ_TOKEN`.",
             secret=True,
-            rule="differs from `write_token`",
+            rule="at least 16 characters; differs from `write_token`",
         ),
     )
     write_token: str = field(
@@ -223,7 +223,26 @@ class AdminSettings:
         metadata=_doc(
             "Bearer token for reads and changes. Env `CDNVIDEO_ADMIN_WRITE_TOKEN`.",
             secret=True,
-            rule="required when `enabled` is true",
+            rule="at least 16 characters; required when `enabled` is true",
+        ),
+    )
+    replicas_per_shard: int = field(
+        default=1,
+        metadata=_doc(
+            "How many replicas serve the same accounts (copies of one shard behind one "
+            "Service). The platform allows 10 generate requests a minute per account; each "
+            "replica allows its share, `10 // replicas_per_shard`, so together they stay "
+            "within it. The shipped StatefulSet runs 2.",
+            rule="1-10",
+        ),
+    )
+    auth_failures_per_minute: int = field(
+        default=10,
+        metadata=_doc(
+            "Failed authentications (no token or a wrong one) a minute from one address before "
+            "that address gets 429 until the minute has passed, even with a right token. 0 turns "
+            "the throttle off (`exporter demo` does: it is tried and fuzzed on loopback).",
+            rule="0 or more",
         ),
     )
 

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from exporter.config.settings import UpstreamSettings
 from exporter.logs import MASK, strip_userinfo
 from exporter.upstream.models import (
     HistoryPoint,
@@ -51,6 +52,15 @@ class KeyFingerprint:
         return found
 
 
+def fingerprint_secret(upstream: UpstreamSettings) -> bytes:
+    """What keys the fingerprint: the platform token, else the platform password.
+
+    The metrics and the admin API's masks use the same key, so a mask's fingerprint is the
+    ``target_key`` label of the same target.
+    """
+    return (upstream.token or upstream.password).encode()
+
+
 def url_label(url: str, key: str = "") -> str:
     """A URL fit for a label: ``user:password@`` removed, and the stream key masked if the
     URL happens to carry it (some targets put the key in the path)."""
@@ -67,13 +77,17 @@ def target_id(
 
 
 def url_secrets(url: str) -> list[str]:
-    """The userinfo of a URL and its password part (values the log redactor must mask)."""
+    """The userinfo of a URL and its password part (values the log redactor must mask).
+
+    A bare user name (``rtmp://live@host``) is no secret: it is not learned, or every ``live``
+    in every log line would be masked (logs drop URL userinfo anyway).
+    """
     m = _AUTHORITY.match(url.strip())
     if not m or "@" not in m.group("authority"):
         return []
     userinfo = m.group("authority").rpartition("@")[0]  # a password may contain '@'
     _, sep, password = userinfo.partition(":")
-    return [userinfo, password] if sep and password else [userinfo]
+    return [userinfo, password] if sep and password else []
 
 
 def resource_secrets(resources: Iterable[RestreamResource]) -> list[str]:

@@ -128,7 +128,7 @@ class RestreamPoller:
         resources, statuses = await asyncio.gather(
             self._client.restream_resources(account), self._client.restream_status(account)
         )
-        self._redactor.add(*resource_secrets(resources), *status_secrets(statuses))
+        self._redactor.learn(*resource_secrets(resources), *status_secrets(statuses))
         # ~100 us per resource of pure work (URL cleaning, fingerprints, schedules): in a
         # worker thread, so a few hundred resources do not hold the event loop at once.
         fragment, duplicates = await asyncio.to_thread(
@@ -179,7 +179,7 @@ class RestreamPoller:
         ids = self._resource_ids.get(account)
         if ids is None:  # history before the first status poll: learn the resources ourselves
             resources = await self._client.restream_resources(account)
-            self._redactor.add(*resource_secrets(resources))
+            self._redactor.learn(*resource_secrets(resources))
             ids = tuple(r.resource_id for r in resources)
         now = self._clock.time()
         plan, credit = self._plan(account, ids)
@@ -207,7 +207,7 @@ class RestreamPoller:
         read = self._read_sig.setdefault(account, {})
         for rid, task in zip(plan, tasks, strict=True):
             points = task.result()
-            self._redactor.add(*history_secrets(points))
+            self._redactor.learn(*history_secrets(points))
             state = fold_history(state, rid, points, fingerprint)
             read[rid] = sig.get(rid)
             ends[rid] = now

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,7 @@ def make_context(
     timeout: float = 2.0,
     token: str = UPSTREAM_TOKEN,
     admin_enabled: bool = True,
+    auth_failures_per_minute: int = 10,
 ) -> Context:
     settings = parse_config(
         {
@@ -47,6 +49,7 @@ def make_context(
                 "enabled": admin_enabled,
                 "read_token": READ_TOKEN,
                 "write_token": WRITE_TOKEN,
+                "auth_failures_per_minute": auth_failures_per_minute,
             },
         },
         env={},
@@ -71,6 +74,26 @@ def make_context(
     # Tests drive the tracker by hand (poll_due on a fake clock), so none runs in background.
     ctx.extras["task_tracker"] = TaskTracker(ctx)
     return ctx
+
+
+def served_document(accounts: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The OpenAPI document as the admin app serves it (optionally for other accounts)."""
+
+    async def fetch() -> dict[str, Any]:
+        async with aiohttp.ClientSession() as session:
+            ctx = make_context("http://127.0.0.1:9", session)
+            if accounts is not None:
+                ctx.accounts = accounts
+            client = TestClient(TestServer(admin_app(ctx)))
+            await client.start_server()
+            try:
+                resp = await client.get("/openapi.json")
+                assert resp.status == 200
+                return dict(await resp.json())
+            finally:
+                await client.close()
+
+    return asyncio.run(fetch())
 
 
 @dataclass

@@ -11,8 +11,8 @@ from typing import Any
 from aiohttp import web
 
 UPSTREAM_TOKEN = "upstream-secret-token-123"
-READ_TOKEN = "read-token-abc"
-WRITE_TOKEN = "write-token-xyz"
+READ_TOKEN = "read-token-abc-0123"
+WRITE_TOKEN = "write-token-xyz-0123"
 ACCOUNTS = ("demo-media", "demo-shop")
 
 RESOURCE = {

@@ -138,6 +138,73 @@ async def test_put_of_a_masked_read_keeps_the_platforms_secrets(sim_admin: SimAd
     assert MASK not in json.dumps(s.last().body)
 
 
+def youtube_entry(key: str, password: str) -> dict[str, Any]:
+    return {
+        "schedule": [],
+        "source": "rtmp://origin.example/live/main",
+        "transcoded": False,
+        "transcode_quality": "",
+        "target_type": "youtube",
+        "target_url": "rtmp://a.rtmp.youtube.com/live2",
+        "target_key": key,
+        "login": "",
+        "password": password,
+        "backup": {},
+    }
+
+
+async def two_channel_resource(s: SimAdmin) -> str:
+    body = {
+        "name": "two channels",
+        "type": "short",
+        "active": True,
+        "restreams": [
+            youtube_entry("channel-a-key-1111", "pw-a-1111"),
+            youtube_entry("channel-b-key-2222", "pw-b-2222"),
+        ],
+    }
+    status, data, _ = await s.admin.call("POST", "/restream/demo-media/resources", json=body)
+    assert status == 200, data
+    return str(data["resource_id"])
+
+
+async def masked_copy(s: SimAdmin, rid: str) -> Any:
+    status, current, _ = await s.admin.call("GET", f"/restream/demo-media/resources/{rid}")
+    assert status == 200, current
+    return copy.deepcopy(current["data"])
+
+
+async def test_a_round_trip_of_two_channels_on_one_ingest_url_keeps_each_key(
+    sim_admin: SimAdmin,
+) -> None:
+    s = sim_admin
+    rid = await two_channel_resource(s)
+    body = await masked_copy(s, rid)
+    body["name"] = "two channels, renamed"
+    status, data, _ = await s.admin.call("PUT", f"/restream/demo-media/resources/{rid}", json=body)
+    assert status == 200, data
+    after = s.sim.restream.resources["demo-media"][rid].body["restreams"]
+    assert [(e["target_key"], e["password"]) for e in after] == [
+        ("channel-a-key-1111", "pw-a-1111"),
+        ("channel-b-key-2222", "pw-b-2222"),
+    ]
+
+
+async def test_an_unmatched_mask_is_422_naming_the_entry_and_nothing_is_written(
+    sim_admin: SimAdmin,
+) -> None:
+    s = sim_admin
+    rid = await two_channel_resource(s)
+    body = await masked_copy(s, rid)
+    body["restreams"][1]["target_key"] = f"{MASK}#ffffffffffff"
+    s.sim.requests.clear()
+    status, data, _ = await s.admin.call("PUT", f"/restream/demo-media/resources/{rid}", json=body)
+    assert status == 422
+    assert [f["field"] for f in data["fields"]] == ["restreams[1].target_key"]
+    assert f"resource {rid}" in data["fields"][0]["message"]
+    assert [(r.method, r.path) for r in s.sim.requests] == [("GET", f"{RS}/resources/{rid}")]
+
+
 async def test_dvr_routes_reach_the_platform_as_sent(sim_admin: SimAdmin) -> None:
     s = sim_admin
     status, data, _ = await s.admin.call("GET", "/dvr/demo-media/streams/live/main")

@@ -105,3 +105,46 @@ def test_admin_cannot_be_enabled_without_a_write_token() -> None:
             {"upstream": {"token": "t"}, "admin": {"enabled": True, "read_token": "r"}}, env={}
         )
     assert parse_config({"upstream": {"token": "t"}}, env={}).admin.enabled is False
+
+
+async def test_repeated_401s_from_one_address_are_throttled(admin: Admin) -> None:
+    path = "/restream/demo-media/resources"
+    for _ in range(10):
+        status, _, _ = await admin.call("GET", path, token="guess-0123456789")
+        assert status == 401
+    admin.clock.advance(20)
+    status, data, resp = await admin.call("GET", path, token="guess-0123456789")
+    assert (status, data["error"]) == (429, "rate_limited")
+    assert resp.headers["Retry-After"] == "40"
+    # While throttled even the right token is refused: guessing learns nothing.
+    status, _, _ = await admin.call("GET", path, token=READ_TOKEN)
+    assert status == 429
+    assert admin.upstream.requests == []
+    admin.clock.advance(40)
+    status, _, _ = await admin.call("GET", path, token=READ_TOKEN)
+    assert status == 200
+
+
+async def test_successful_requests_are_never_throttled(admin: Admin) -> None:
+    for _ in range(30):
+        status, _, _ = await admin.call("GET", "/restream/demo-media/resources", token=READ_TOKEN)
+        assert status == 200
+
+
+async def test_a_missing_token_counts_as_a_failed_authentication(admin: Admin) -> None:
+    path = "/restream/demo-media/resources"
+    for _ in range(10):
+        status, _, _ = await admin.call("GET", path, token=None)
+        assert status == 401
+    status, data, _ = await admin.call("GET", path, token=READ_TOKEN)
+    assert (status, data["error"]) == (429, "rate_limited")
+
+
+async def test_auth_failures_per_minute_0_turns_the_throttle_off(make_admin: MakeAdmin) -> None:
+    admin = await make_admin(auth_failures_per_minute=0)
+    path = "/restream/demo-media/resources"
+    for _ in range(30):
+        status, data, _ = await admin.call("GET", path, token="guess-0123456789")
+        assert (status, data["error"]) == (401, "unauthorized")
+    status, _, _ = await admin.call("GET", path, token=READ_TOKEN)
+    assert status == 200

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+from typing import Any
 
 from exporter.logs import MASK
-from exporter.web.admin.masking import mask, mask_url
+from exporter.restream.identity import KeyFingerprint
+from exporter.web.admin.masking import SecretMask, mask, mask_history, restore_secrets
 
 from .conftest import Admin
 from .fakes import RESOURCE, SECRETS
@@ -30,10 +33,13 @@ async def test_list_get_status_and_history_hide_every_secret(admin: Admin) -> No
             assert secret not in text, (path, secret)
     _, data, _ = await admin.call("GET", "/restream/demo-media/resources/r1")
     entry = data["data"]["restreams"][0]
-    assert entry["password"] == MASK
-    assert entry["target_key"] == MASK
-    assert entry["backup"]["password"] == MASK
-    assert entry["target_url"] == f"rtmp://alice:{MASK}@target.example/app"
+    fp = admin.ctx.settings.upstream.token.encode()
+    assert entry["password"] == f"{MASK}#{KeyFingerprint(fp)('target-password-secret')}"
+    assert entry["target_key"] == f"{MASK}#{KeyFingerprint(fp)('stream-key-secret-1')}"
+    assert entry["backup"]["password"] == f"{MASK}#{KeyFingerprint(fp)('backup-password-secret')}"
+    assert entry["target_url"] == (
+        f"rtmp://alice:{MASK}#{KeyFingerprint(fp)('url-secret-pw')}@target.example/app"
+    )
     assert entry["login"] == "alice"
 
 
@@ -44,13 +50,21 @@ async def test_history_keys_are_masked_but_kept_apart(admin: Admin) -> None:
         "&end=2026-01-01T01:00:00Z",
     )
     keys = list(data["data"][0]["history"]["rtmp://target.example/app"])
-    assert len(keys) == 1
-    assert keys[0].startswith(MASK + "#")
+    # Keyed as the metrics' target_key label is: a guessed key cannot be checked offline.
+    keyed = KeyFingerprint(admin.ctx.settings.upstream.token.encode())
+    assert keys == [f"{MASK}#{keyed('stream-key-secret-1')}"]
+    assert KeyFingerprint()("stream-key-secret-1") not in keys[0]
+
+
+async def read_back(admin: Admin) -> Any:
+    """A copy of resource r1 as the admin API shows it (masked), ready to edit and send back."""
+    status, current, _ = await admin.call("GET", "/restream/demo-media/resources/r1")
+    assert status == 200, current
+    return copy.deepcopy(current["data"])
 
 
 async def test_put_with_the_mask_keeps_every_stored_secret(admin: Admin) -> None:
-    _, current, _ = await admin.call("GET", "/restream/demo-media/resources/r1")
-    body = copy.deepcopy(current["data"])
+    body = await read_back(admin)
     body["name"] = "renamed"
     admin.upstream.requests.clear()
     status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
@@ -77,19 +91,34 @@ async def test_put_with_new_secrets_sends_them_without_reading_first(admin: Admi
     assert admin.upstream.requests[0].body["restreams"][0]["password"] == "brand-new"
 
 
-async def test_mask_on_an_entry_that_is_not_stored_is_refused(admin: Admin) -> None:
+async def test_a_mask_that_matches_no_stored_secret_is_refused(admin: Admin) -> None:
     body = copy.deepcopy(RESOURCE)
     body["restreams"][0]["target_url"] = "rtmp://elsewhere.example/app"
+    body["restreams"][0]["password"] = f"{MASK}#0123456789ab"
+    status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
+    assert status == 422
+    assert data["fields"] == [
+        {
+            "field": "restreams[0].password",
+            "message": f"the mask {MASK}#0123456789ab matches no secret of resource r1; "
+            "send the real value",
+        }
+    ]
+    assert [r.method for r in admin.upstream.requests] == ["GET"]  # read, never written
+
+
+async def test_a_mask_without_its_fingerprint_is_refused(admin: Admin) -> None:
+    body = copy.deepcopy(RESOURCE)
     body["restreams"][0]["password"] = MASK
     status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
     assert status == 422
     assert [f["field"] for f in data["fields"]] == ["restreams[0].password"]
-    assert [r.method for r in admin.upstream.requests] == ["GET"]  # read, never written
+    assert [r.method for r in admin.upstream.requests] == ["GET"]
 
 
 async def test_mask_on_create_is_refused(admin: Admin) -> None:
     body = copy.deepcopy(RESOURCE)
-    body["restreams"][0]["target_key"] = MASK
+    body["restreams"][0]["target_key"] = f"{MASK}#0123456789ab"
     status, data, _ = await admin.call("POST", "/restream/demo-media/resources", json=body)
     assert status == 422
     assert [f["field"] for f in data["fields"]] == ["restreams[0].target_key"]
@@ -102,25 +131,32 @@ async def test_put_when_the_resource_cannot_be_read_passes_that_answer_on(admin:
         {"success": False, "code": 404, "message": "not found"},
     )
     body = copy.deepcopy(RESOURCE)
-    body["restreams"][0]["password"] = MASK
+    body["restreams"][0]["password"] = f"{MASK}#0123456789ab"
     status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
     assert (status, data) == (404, {"success": False, "code": 404, "message": "not found"})
     assert [r.method for r in admin.upstream.requests] == ["GET"]
 
 
-def test_mask_url_hides_only_the_password() -> None:
-    assert mask_url("rtmp://u:p@h/app") == f"rtmp://u:{MASK}@h/app"
-    assert mask_url("rtmp://h/app") == "rtmp://h/app"
-    assert mask_url("see rtmp://u:p@h/a and https://x:y@z/") == (
-        f"see rtmp://u:{MASK}@h/a and https://x:{MASK}@z/"
+PLAIN = SecretMask(lambda s: s[:1] * 12)
+
+
+def test_url_masking_hides_only_the_password() -> None:
+    assert PLAIN.url("rtmp://u:p@h/app") == f"rtmp://u:{MASK}#pppppppppppp@h/app"
+    assert PLAIN.url("rtmp://h/app") == "rtmp://h/app"
+    assert PLAIN.url("rtmp://u:@h/app") == "rtmp://u:@h/app"
+    assert PLAIN.url("rtmp://u:p@ss@h/a") == f"rtmp://u:{MASK}#pppppppppppp@h/a"
+    assert PLAIN.url("see rtmp://u:p@h/a and https://x:y@z/") == (
+        f"see rtmp://u:{MASK}#pppppppppppp@h/a and https://x:{MASK}#yyyyyyyyyyyy@z/"
     )
 
 
 def test_generic_masking_keeps_empty_secrets_visible() -> None:
-    assert mask({"password": "", "token": "t0k3n", "nested": [{"target_key": "k"}]}) == {
+    data = {"password": "", "token": "t0k3n", "nested": [{"target_key": "k"}], "n": 5}
+    assert mask(data, PLAIN) == {
         "password": "",
-        "token": MASK,
-        "nested": [{"target_key": MASK}],
+        "token": f"{MASK}#tttttttttttt",
+        "nested": [{"target_key": f"{MASK}#kkkkkkkkkkkk"}],
+        "n": 5,
     }
 
 
@@ -146,3 +182,146 @@ async def test_secrets_seen_by_the_admin_surface_are_taught_to_the_log_redactor(
     text = admin.ctx.redactor.text("keys caller-sent-key-42 and stream-key-secret-1")
     assert "caller-sent-key-42" not in text
     assert "stream-key-secret-1" not in text
+
+
+# --- round trips never move a secret to another entry -------------------------------------
+def two_channels() -> dict[str, object]:
+    """Two YouTube channels: same ingest URL, different stream keys and passwords."""
+    resource = copy.deepcopy(RESOURCE)
+    first = resource["restreams"][0]  # type: ignore[index]
+    first["target_url"] = "rtmp://a.rtmp.youtube.com/live2"
+    second = copy.deepcopy(first)
+    second["target_key"] = "channel-b-key-2"
+    second["password"] = "channel-b-password"
+    resource["restreams"] = [first, second]
+    return {k: v for k, v in resource.items() if k != "resource_id"}
+
+
+def with_resource(admin: Admin, data: dict[str, object]) -> None:
+    admin.upstream.replies[("GET", f"{RS}/resources/r1")] = (
+        200,
+        {"account": "demo-media", "resource_id": "r1", "modification_ts": 1, "data": data},
+    )
+
+
+async def test_a_round_trip_keeps_each_channel_its_own_key(admin: Admin) -> None:
+    stored = two_channels()
+    with_resource(admin, stored)
+    body = await read_back(admin)
+    body["name"] = "renamed"
+    admin.upstream.requests.clear()
+    status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
+    assert status == 200, data
+    sent = admin.upstream.requests[-1].body
+    assert [e["target_key"] for e in sent["restreams"]] == [
+        "stream-key-secret-1",
+        "channel-b-key-2",
+    ]
+    assert [e["password"] for e in sent["restreams"]] == [
+        "target-password-secret",
+        "channel-b-password",
+    ]
+    assert sent["name"] == "renamed"
+
+
+async def test_a_mask_follows_its_secret_when_entries_are_reordered(admin: Admin) -> None:
+    with_resource(admin, two_channels())
+    body = await read_back(admin)
+    body["restreams"].reverse()
+    status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
+    assert status == 200, data
+    sent = admin.upstream.requests[-1].body
+    assert [e["target_key"] for e in sent["restreams"]] == [
+        "channel-b-key-2",
+        "stream-key-secret-1",
+    ]
+
+
+def test_a_fingerprint_shared_by_two_stored_secrets_is_ambiguous() -> None:
+    colliding = SecretMask(lambda s: "0" * 12)
+    stored = two_channels()
+    body = mask(stored, colliding)
+    restored, errors = restore_secrets(body, {"data": stored}, colliding, "resource r1")
+    assert [e.field for e in errors] == [
+        "restreams[0].target_key",
+        "restreams[0].password",
+        "restreams[0].backup.password",
+        "restreams[1].target_key",
+        "restreams[1].password",
+        "restreams[1].backup.password",
+    ]
+    assert "matches more than one secret of resource r1" in errors[0].message
+    assert restored == body  # nothing was guessed
+
+
+# --- masking by field, never by substring ---------------------------------------------------
+async def test_a_key_inside_another_entrys_url_is_not_masked_there(admin: Admin) -> None:
+    stored = two_channels()
+    stored["restreams"][1]["target_url"] = "rtmp://ingest.example/app/stream-key-secret-1"  # type: ignore[index]
+    stored["restreams"][1]["source"] = "rtmp://live@origin.example/live/main"  # type: ignore[index]
+    with_resource(admin, stored)
+    _, current, _ = await admin.call("GET", "/restream/demo-media/resources/r1")
+    second = current["data"]["restreams"][1]
+    assert second["target_url"] == "rtmp://ingest.example/app/stream-key-secret-1"
+    assert second["source"] == "rtmp://live@origin.example/live/main"
+    body = copy.deepcopy(current["data"])
+    status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
+    assert status == 200, data
+    sent = admin.upstream.requests[-1].body
+    assert MASK not in json.dumps(sent)
+    assert sent["restreams"] == stored["restreams"]
+
+
+async def test_a_bare_url_user_name_is_no_secret(admin: Admin) -> None:
+    stored = two_channels()
+    stored["restreams"][0]["source"] = "rtmp://live@origin.example/live/main"  # type: ignore[index]
+    with_resource(admin, stored)
+    await admin.call("GET", "/restream/demo-media/resources/r1")
+    _, dvr, _ = await admin.call("GET", "/dvr/demo-media/streams/live/main")
+    assert dvr["stream_name"] == "live/main"
+    assert admin.ctx.redactor.text("stream live/main") == "stream live/main"
+
+
+async def test_a_mask_where_no_secret_can_be_restored_is_refused(admin: Admin) -> None:
+    body = await read_back(admin)
+    body["restreams"][0]["backup"]["target_url"] = f"rtmp://backup.example/app/{MASK}"
+    body["name"] = f"main {MASK}"
+    admin.upstream.requests.clear()
+    status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
+    assert status == 422
+    assert [f["field"] for f in data["fields"]] == ["name", "restreams[0].backup.target_url"]
+    assert "only as the whole value of a secret field" in data["fields"][0]["message"]
+    assert [r.method for r in admin.upstream.requests] == ["GET"]
+
+
+def test_history_hides_passwords_of_target_urls_used_as_keys() -> None:
+    reply = {"data": [{"history": {"rtmp://u:pw-in-key@h/app": {"k1": []}}}]}
+    assert mask_history(reply, PLAIN) == {
+        "data": [{"history": {f"rtmp://u:{MASK}#pppppppppppp@h/app": {f"{MASK}#kkkkkkkkkkkk": []}}}]
+    }
+
+
+def test_every_mask_carries_a_twelve_digit_fingerprint() -> None:
+    masks = SecretMask(KeyFingerprint(b"k"))
+    text = json.dumps(mask(RESOURCE, masks))
+    assert re.findall(r"\*{8}(?!#[0-9a-f]{12})", text) == []
+
+
+async def test_only_writes_the_platform_accepted_teach_the_redactor(admin: Admin) -> None:
+    refused = copy.deepcopy(RESOURCE)
+    refused["restreams"][0]["target_key"] = "invalid-body-key-1"
+    refused["active"] = "yes"  # fails validation: nothing sent, nothing learned
+    status, _, _ = await admin.call("POST", "/restream/demo-media/resources", json=refused)
+    assert status == 422
+    admin.upstream.replies[("POST", f"{RS}/resources")] = (
+        400,
+        {"success": False, "code": 400, "message": "bad"},
+    )
+    rejected = copy.deepcopy(RESOURCE)
+    rejected["restreams"][0]["target_key"] = "platform-refused-key-2"
+    status, _, _ = await admin.call("POST", "/restream/demo-media/resources", json=rejected)
+    assert status == 400
+    poisoned = {"password": "event", "restreams": []}
+    await admin.call("POST", "/restream/demo-media/resources", json=poisoned)
+    text = "invalid-body-key-1 platform-refused-key-2 event"
+    assert admin.ctx.redactor.text(text) == text

@@ -21,27 +21,10 @@ from exporter.clock import FakeClock
 from exporter.web.admin import admin_app
 from exporter.web.admin.openapi import OWN_STATUSES
 
-from .conftest import make_context
+from .conftest import make_context, served_document
 from .fakes import READ_TOKEN, WRITE_TOKEN, FakeUpstream
 
-
-def _document() -> dict[str, Any]:
-    async def fetch() -> dict[str, Any]:
-        async with aiohttp.ClientSession() as session:
-            ctx = make_context("http://127.0.0.1:9", session)
-            client = TestClient(TestServer(admin_app(ctx)))
-            await client.start_server()
-            try:
-                resp = await client.get("/openapi.json")
-                assert resp.status == 200
-                return dict(await resp.json())
-            finally:
-                await client.close()
-
-    return asyncio.run(fetch())
-
-
-DOC = _document()
+DOC = served_document()
 
 
 def operations(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:

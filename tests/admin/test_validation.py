@@ -502,3 +502,40 @@ def test_ordinary_stream_names_pass(name: str) -> None:
     from exporter.web.admin.validation import check_stream_name
 
     assert check_stream_name(name) == []
+
+
+@pytest.mark.parametrize("bad", ["a.b", "r%201", "%C3%A9t%C3%A9", "x" * 65, "a%3Bb"])
+async def test_resource_and_task_ids_are_limited_to_the_platforms_characters(
+    admin: Admin, bad: str
+) -> None:
+    paths = [
+        ("GET", f"/restream/demo-media/resources/{bad}", "resource_id"),
+        ("GET", f"/talking-head/demo-media/status/{bad}", "task_id"),
+        ("DELETE", f"/talking-head/demo-media/video/{bad}", "task_id"),
+        ("GET", f"/restream/demo-media/status?resource_id={bad}", "resource_id"),
+    ]
+    for method, path, name in paths:
+        status, data, _ = await admin.call(method, path)
+        assert status == 422, path
+        assert data["fields"] == [
+            {
+                "field": name,
+                "message": "expected 1-64 letters, digits, '-' or '_' (an id the platform "
+                "hands out)",
+            }
+        ]
+    assert admin.upstream.requests == []
+
+
+def test_the_openapi_document_carries_the_id_pattern() -> None:
+    from exporter.web.admin import ROUTES, build_openapi
+    from exporter.web.admin.schemas import full
+    from exporter.web.admin.validation import SEGMENT
+
+    doc = build_openapi(ROUTES)
+    params = doc["paths"]["/restream/{account}/resources/{resource_id}"]["get"]["parameters"]
+    assert {
+        "name": params[-1]["name"],
+        "pattern": params[-1]["schema"]["pattern"],
+    } == {"name": "resource_id", "pattern": full(SEGMENT)}
+    assert full(SEGMENT) == "^(?:[A-Za-z0-9_-]{1,64})(?![\\s\\S])"

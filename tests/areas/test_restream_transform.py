@@ -289,3 +289,7 @@ def test_a_password_with_an_at_sign_is_collected_whole() -> None:
     assert url_secrets("rtmp://u:p@ss@h.example/x") == ["u:p@ss", "p@ss"]
     assert url_label("rtmp://u:p@ss@h.example/x") == "rtmp://h.example/x"
     assert url_secrets("rtmp://h.example/x@y") == []
+
+
+def test_a_bare_url_user_name_is_not_a_secret() -> None:
+    assert url_secrets("rtmp://live@h.example/x") == []

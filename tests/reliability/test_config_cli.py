@@ -167,3 +167,29 @@ def test_the_real_command_exits_1_without_a_traceback(
     leak_guard.add("check-config process", done.stdout + done.stderr)
     assert_clear(done.returncode, done.stdout, done.stderr)
     assert done.returncode == 1
+
+
+@pytest.mark.parametrize("command", ["check-config", "run"])
+def test_a_short_admin_token_is_refused_with_how_to_make_one(
+    tmp_path: Path, leak_guard: LeakGuard, command: str
+) -> None:
+    path = tmp_path / "config.yml"
+    path.write_text(
+        "upstream: {token: cfg-SECRET-token-1f}\n"
+        "admin: {enabled: true, write_token: SECRET-short}\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "exporter", command, "--config", str(path)],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        cwd=ROOT,
+        timeout=60,
+    )
+    leak_guard.add(f"{command} process", done.stdout + done.stderr)
+    assert done.returncode == 1
+    assert "SECRET-short" not in done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "config error: admin.write_token: at least 16 characters, got 12; generate one with "
+        'python -c "import secrets; print(secrets.token_urlsafe(32))"'
+    )

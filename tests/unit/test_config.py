@@ -210,13 +210,16 @@ def test_env_login_and_admin_tokens_fill_missing_keys() -> None:
         "CDNVIDEO_USERNAME": "ops@example.com",
         "CDNVIDEO_PASSWORD": "env-password",
         "CDNVIDEO_BASE_URL": "https://api.example-reseller.net",
-        "CDNVIDEO_ADMIN_READ_TOKEN": "read-token",
-        "CDNVIDEO_ADMIN_WRITE_TOKEN": "write-token",
+        "CDNVIDEO_ADMIN_READ_TOKEN": "read-token-0123456",
+        "CDNVIDEO_ADMIN_WRITE_TOKEN": "write-token-0123456",
     }
     s = parse_config({"admin": {"enabled": True}}, env)
     assert (s.upstream.username, s.upstream.password) == ("ops@example.com", "env-password")
     assert s.upstream.base_url == "https://api.example-reseller.net"
-    assert (s.admin.read_token, s.admin.write_token) == ("read-token", "write-token")
+    assert (s.admin.read_token, s.admin.write_token) == (
+        "read-token-0123456",
+        "write-token-0123456",
+    )
 
 
 def test_empty_env_override_is_ignored() -> None:
@@ -429,8 +432,41 @@ def test_admin_enabled_without_write_token_is_refused() -> None:
     )
 
 
+@pytest.mark.parametrize("key", ["read_token", "write_token"])
+def test_admin_tokens_shorter_than_16_characters_are_refused(key: str) -> None:
+    admin = {"enabled": True, "read_token": "r" * 20, "write_token": "w" * 20, key: "x" * 15}
+    assert refused(with_token(admin=admin)) == (
+        f"admin.{key}: at least 16 characters, got 15; generate one with "
+        'python -c "import secrets; print(secrets.token_urlsafe(32))"'
+    )
+    admin[key] = "x" * 16
+    assert parse_config(with_token(admin=admin), env={}).admin.enabled
+
+
+@pytest.mark.parametrize("replicas", [0, 11])
+def test_replicas_per_shard_outside_1_to_10_is_refused(replicas: int) -> None:
+    admin = {"enabled": True, "write_token": "w" * 20, "replicas_per_shard": replicas}
+    assert refused(with_token(admin=admin)) == (
+        f"admin.replicas_per_shard: must be 1-10 (each replica allows 10 // replicas "
+        f"generate requests a minute), got {replicas}"
+    )
+
+
+def test_negative_auth_failures_per_minute_is_refused() -> None:
+    admin = {"enabled": True, "write_token": "w" * 20, "auth_failures_per_minute": -1}
+    assert refused(with_token(admin=admin)) == (
+        "admin.auth_failures_per_minute: must be 0 (no throttle) or more, got -1"
+    )
+
+
 def test_admin_tokens_must_differ() -> None:
-    raw = with_token(admin={"enabled": True, "read_token": "same-tok", "write_token": "same-tok"})
+    raw = with_token(
+        admin={
+            "enabled": True,
+            "read_token": "same-token-012345",
+            "write_token": "same-token-012345",
+        }
+    )
     assert refused(raw) == "admin.read_token: must differ from admin.write_token"
 
 
@@ -546,8 +582,8 @@ def test_tab_indented_yaml_names_the_line(tmp_path: Path) -> None:
 # --- masking, warnings, sharding --------------------------------------------------------------
 SECRETS = {
     "token": "tok-SECRET-1",
-    "read_token": "read-SECRET-2",
-    "write_token": "write-SECRET-3",
+    "read_token": "read-SECRET-2-0123",
+    "write_token": "write-SECRET-3-0123",
 }
 
 
@@ -572,6 +608,8 @@ def test_masked_dict_masks_every_secret() -> None:
         "enabled": True,
         "read_token": SECRET_MASK,
         "write_token": SECRET_MASK,
+        "replicas_per_shard": 1,
+        "auth_failures_per_minute": 10,
     }
     assert data["shard"] == "0/1"
 

@@ -5,13 +5,22 @@ from __future__ import annotations
 import io
 import json
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 import structlog
 
-from exporter.logs import MASK, Redactor, configure_logging, is_secret_key, strip_userinfo
+from exporter.logs import (
+    MASK,
+    MAX_LEARNED_SECRETS,
+    MAX_SECRET_LENGTH,
+    Redactor,
+    configure_logging,
+    is_secret_key,
+    strip_userinfo,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -99,6 +108,67 @@ def test_secret_learned_at_run_time_is_masked_from_then_on() -> None:
 
 def test_longer_secret_wins_over_its_prefix() -> None:
     assert Redactor(["abc", "abcdef"]).text("abcdef") == MASK
+
+
+# --- learning cannot be turned against the log -----------------------------------------------
+def test_learned_data_secrets_never_erase_the_structure_of_an_event() -> None:
+    r = Redactor(["config-token-123"])
+    r.learn("event", "audit", "restream_create", "127.0.0.1", "POST /api/v1")
+    event = {
+        "event": "audit",
+        "operation": "restream_create",
+        "route": "POST /api/v1/restream/{account}/resources",
+        "remote": "127.0.0.1",
+        "target": "audit",
+    }
+    out = r(None, "info", dict(event))
+    assert out == {**event, "target": MASK}
+    # Credentials are still masked there (a stdlib message may carry one).
+    assert r(None, "info", {"event": "sent config-token-123"}) == {"event": f"sent {MASK}"}
+
+
+def test_learned_secrets_are_capped_and_the_least_recent_go_first() -> None:
+    r = Redactor(["config-token-123"])
+    r.learn("keep-me-0000")
+    for i in range(MAX_LEARNED_SECRETS + 100):
+        r.learn(f"key-{i:06d}")
+        if i % 1000 == 0:
+            r.learn("keep-me-0000")  # seen again: stays
+    assert len(r) == MAX_LEARNED_SECRETS + 1  # + the config credential
+    assert r.text("key-000000 keep-me-0000 config-token-123") == f"key-000000 {MASK} {MASK}"
+    assert r.text(f"key-{MAX_LEARNED_SECRETS + 99:06d}") == MASK
+
+
+def test_a_value_longer_than_the_limit_is_not_learned() -> None:
+    r = Redactor()
+    r.learn("x" * (MAX_SECRET_LENGTH + 1), "y" * MAX_SECRET_LENGTH)
+    assert len(r) == 1
+    assert r.text("x" * (MAX_SECRET_LENGTH + 1)) == "x" * (MAX_SECRET_LENGTH + 1)
+
+
+def test_learning_thousands_of_secrets_one_by_one_stays_cheap() -> None:
+    r = Redactor()
+    started = time.perf_counter()
+    for i in range(3000):
+        r.add(f"token-{i:05d}-{'z' * 40}")
+    assert time.perf_counter() - started < 1.0  # recompiling a pattern each time took minutes
+    line = "GET /x " * 20 + f"token-02999-{'z' * 40}"
+    assert r.text(line) == "GET /x " * 20 + MASK
+
+
+def test_thousands_of_secrets_with_one_prefix_stay_cheap() -> None:
+    r = Redactor()
+    started = time.perf_counter()
+    r.learn(*(f"k0-{i:06d}-{'x' * 40}" for i in range(MAX_LEARNED_SECRETS)))
+    line = f"a k0-000017-{'x' * 40} b k0-{'x' * 60}"
+    for _ in range(200):
+        assert r.text(line) == f"a {MASK} b k0-{'x' * 60}"
+    assert time.perf_counter() - started < 1.0
+
+
+def test_overlapping_secrets_mask_leftmost_then_longest() -> None:
+    r = Redactor(["abcdef", "cdefgh", "abc"])
+    assert r.text("xabcdefgh abcx") == f"x{MASK}gh {MASK}x"
 
 
 def test_bytes_values_are_decoded_and_masked() -> None:

@@ -8,9 +8,16 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from exporter.config.loader import GENERATE_PER_MINUTE
 from exporter.context import Context
+from exporter.restream.identity import KeyFingerprint, fingerprint_secret
 from exporter.talking_head_tasks import TaskTracker
-from exporter.web.admin.core import GENERATE_PER_MINUTE, AdminState, Route, make_handler
+from exporter.web.admin.core import (
+    AdminState,
+    Route,
+    make_handler,
+)
+from exporter.web.admin.masking import SecretMask
 from exporter.web.admin.openapi import build_openapi
 from exporter.web.admin.ratelimit import WindowLimit
 from exporter.web.admin.routes import ROUTES
@@ -18,6 +25,12 @@ from exporter.web.admin.routes import ROUTES
 __all__ = ["ADMIN_STATE", "ROUTES", "AdminState", "Route", "admin_app", "build_openapi"]
 
 ADMIN_STATE = web.AppKey("admin_state", AdminState)
+
+
+def generate_share(replicas_per_shard: int) -> int:
+    """Generate requests a minute one replica allows, so that all copies together stay within
+    the platform's limit (a caller may see 429 before the account's 10 are used up)."""
+    return max(1, GENERATE_PER_MINUTE // replicas_per_shard)
 
 
 def admin_app(ctx: Context) -> web.Application:
@@ -32,15 +45,30 @@ def admin_app(ctx: Context) -> web.Application:
     if not isinstance(tracker, TaskTracker):
         tracker = TaskTracker(ctx)
         ctx.extras["task_tracker"] = tracker
-    state = AdminState(WindowLimit(ctx.clock, GENERATE_PER_MINUTE, 60.0), tracker)
+    settings = ctx.settings
+    fingerprint = KeyFingerprint(fingerprint_secret(settings.upstream))
+    masks = SecretMask(fingerprint, settings.secrets())
+    failures = settings.admin.auth_failures_per_minute
+    auth_failures = WindowLimit(ctx.clock, failures, 60.0) if failures else None
+    state = AdminState(
+        WindowLimit(ctx.clock, generate_share(settings.admin.replicas_per_shard), 60.0),
+        tracker,
+        masks,
+        auth_failures,
+    )
     app = web.Application()
     app[ADMIN_STATE] = state
     for route in ROUTES:
         app.router.add_route(route.method, route.path, make_handler(ctx, state, route))
-    document = json.dumps(build_openapi(ROUTES), indent=1).encode()
+    documents: dict[tuple[str, ...], bytes] = {}
 
     async def openapi(request: web.Request) -> web.Response:
-        return web.Response(body=document, content_type="application/json")
+        # The account enum is the accounts served now (discovery may change them).
+        accounts = tuple(ctx.accounts)
+        if accounts not in documents:
+            documents.clear()
+            documents[accounts] = json.dumps(build_openapi(ROUTES, accounts), indent=1).encode()
+        return web.Response(body=documents[accounts], content_type="application/json")
 
     app.router.add_get("/openapi.json", openapi)
     app.cleanup_ctx.append(_background_cleanup)

@@ -13,12 +13,12 @@ from typing import Any, Literal
 import structlog
 from aiohttp import web
 
+from exporter.config.loader import GENERATE_PER_MINUTE as GENERATE_PER_MINUTE
 from exporter.context import Context
-from exporter.logs import MASK
 from exporter.talking_head_tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import error_message, is_error_body
-from exporter.web.admin.masking import mask, secrets_in
+from exporter.web.admin.masking import SecretMask, mask, secrets_in
 from exporter.web.admin.ratelimit import WindowLimit
 from exporter.web.admin.validation import (
     FieldError,
@@ -32,9 +32,9 @@ log = structlog.get_logger("exporter.admin")
 
 Role = Literal["read", "write"]
 Handler = Callable[["Call"], Awaitable[web.StreamResponse]]
-Masker = Callable[[Any, Any], Any]
+Masker = Callable[[Any, SecretMask], Any]
 
-GENERATE_PER_MINUTE = 10
+MAX_JSON_DEPTH = 32  # deeper request bodies are refused (400) before anything walks them
 _PARAM = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
 
@@ -64,6 +64,7 @@ class Route:
     target: str | None = None  # path parameter naming the changed object
     success: int = 200
     limited: bool = False  # local rate limit (429)
+    rules: tuple[str, ...] = ()  # rules beyond the document's schemas (a 422 may name them)
 
     @property
     def openapi_path(self) -> str:
@@ -80,6 +81,9 @@ class AdminState:
 
     limiter: WindowLimit
     tracker: TaskTracker
+    masks: SecretMask
+    # Failed authentications per remote address (admin.auth_failures_per_minute); None: off.
+    auth_failures: WindowLimit | None
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
@@ -158,6 +162,8 @@ class Call:
                 502, "upstream_unreachable", f"the platform could not be reached: {text}"
             ) from None
         self.upstream_status = reply.status
+        if reply.data is not None:
+            self.ctx.redactor.learn(*secrets_in(reply.data))
         return reply
 
     def passthrough(self, reply: Reply, masker: Masker = mask) -> web.Response:
@@ -184,18 +190,20 @@ class Call:
                 f"the platform answered {reply.status} with an error: {message}",
                 headers=headers,
             )
+        if self.outcome == "ok" and self.route.body is not None:
+            # A validated write the platform accepted: its secrets are real data now.
+            self.ctx.redactor.learn(*secrets_in(self.body))
         if reply.status in (204, 304) or not reply.body:
             return web.Response(status=reply.status, headers=headers)
         if reply.data is not None:
-            self.ctx.redactor.add(*(s for s in secrets_in(reply.data) if s != MASK))
-            text = json.dumps(masker(reply.data, self.ctx.redactor), ensure_ascii=False)
+            text = json.dumps(masker(reply.data, self.state.masks), ensure_ascii=False)
             return web.Response(
                 status=reply.status, text=text, content_type="application/json", headers=headers
             )
         raw = reply.body.decode("utf-8", "replace")
         return web.Response(
             status=reply.status,
-            text=str(masker(raw, self.ctx.redactor)),
+            text=str(masker(raw, self.state.masks)),
             content_type="text/plain",
             headers=headers,
         )
@@ -224,11 +232,18 @@ def authenticate(header: str | None, read_token: str, write_token: str) -> Role 
 
 
 # --- dispatch -----------------------------------------------------------------------------
-def _loads_strict(raw: bytes) -> Any:
+def _number(text: str) -> int | float:
+    """A JSON number with a fraction or exponent; whole ones become int (JSON Schema's integer
+    includes 1.0, so the checks and the platform see 1)."""
+    value = float(text)
+    return int(value) if value.is_integer() else value
+
+
+def loads_strict(raw: bytes) -> Any:
     def reject(name: str) -> Any:
         raise ValueError(f"{name} is not JSON")
 
-    return json.loads(raw.decode("utf-8"), parse_constant=reject)
+    return json.loads(raw.decode("utf-8"), parse_constant=reject, parse_float=_number)
 
 
 async def _prepare(call: Call) -> None:
@@ -236,10 +251,23 @@ async def _prepare(call: Call) -> None:
     if not ctx.settings.admin.enabled:
         raise Rejected(404, "admin_disabled", "the admin surface is disabled (admin.enabled)")
     admin = ctx.settings.admin
+    remote = request.remote or ""
+    failures = call.state.auth_failures
+    wait = failures.wait(remote) if failures else 0
+    if failures and wait:
+        raise Rejected(
+            429,
+            "rate_limited",
+            f"more than {failures.limit} failed authentications from this "
+            f"address in {failures.window:g} s; retry in {wait} s",
+            headers={"Retry-After": str(wait)},
+        )
     call.role = authenticate(
         request.headers.get("Authorization"), admin.read_token, admin.write_token
     )
     if call.role is None:
+        if failures:
+            failures.note(remote)
         raise Rejected(
             401,
             "unauthorized",
@@ -266,19 +294,45 @@ async def _prepare(call: Call) -> None:
         raise invalid(errors)
     if route.body is not None:
         call.body = await _read_body(request, route.body_required)
-        ctx.redactor.add(*(s for s in secrets_in(call.body) if s != MASK))
 
 
 async def _read_body(request: web.Request, required: bool) -> Any:
-    raw = await request.read()
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise Rejected(
+            413,
+            "body_too_large",
+            f"the request body is larger than {request.client_max_size} bytes",
+        ) from None
     if not raw.strip():
         if required:
             raise invalid([FieldError("body", "required: a JSON object")], 400)
         return {}
     try:
-        return _loads_strict(raw)
+        body = loads_strict(raw)
     except (ValueError, RecursionError):
         raise invalid([FieldError("body", "not valid JSON")], 400) from None
+    if json_depth(body) > MAX_JSON_DEPTH:
+        message = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        raise invalid([FieldError("body", message)], 400)
+    return body
+
+
+def json_depth(value: Any) -> int:
+    """How deeply objects and lists nest in a JSON value (a scalar is 0); no recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > MAX_JSON_DEPTH:
+                return depth
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth) for child in children)
+    return deepest
 
 
 _OUTCOMES = {401: "unauthenticated", 403: "forbidden", 404: "not_found", 429: "rate_limited"}

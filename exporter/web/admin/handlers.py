@@ -10,19 +10,14 @@ import structlog
 from aiohttp import web
 
 from exporter.upstream.models import ThConfigurations
-from exporter.web.admin.core import Call, Rejected, invalid
-from exporter.web.admin.masking import (
-    has_mask,
-    mask_errors_on_create,
-    mask_history,
-    restore_secrets,
-    stored_entries,
-)
+from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
+from exporter.web.admin.masking import has_mask, mask_history, restore_secrets
 from exporter.web.admin.validation import (
     check_dvr_delete,
     check_history_query,
     check_restream_resource,
     check_status_query,
+    without_read_only,
 )
 from exporter.web.admin.validation_th import check_generate, check_rename, check_tasks_query
 
@@ -48,10 +43,14 @@ async def restream_get(call: Call) -> web.StreamResponse:
 
 
 async def restream_create(call: Call) -> web.StreamResponse:
-    errors = check_restream_resource(call.body) or mask_errors_on_create(call.body)
+    errors = check_restream_resource(call.body)
+    if not errors and has_mask(call.body):
+        # Nothing is stored yet, so no mask can stand for a secret.
+        errors = restore_secrets(call.body, None, call.state.masks, "a new resource")[1]
     if errors:
         raise invalid(errors)
-    reply = await call.upstream(call.ctx.ops.restream_create(call.account, call.body))
+    body = without_read_only(call.body)
+    reply = await call.upstream(call.ctx.ops.restream_create(call.account, body))
     call.target = _reply_id(reply.data, "resource_id")
     return call.passthrough(reply)
 
@@ -60,16 +59,18 @@ async def restream_update(call: Call) -> web.StreamResponse:
     errors = check_restream_resource(call.body)
     if errors:
         raise invalid(errors)
-    body = call.body
+    body = without_read_only(call.body)
     resource_id = call.param("resource_id")
     if has_mask(body):
         # Keep stored secrets: read the resource as it is now, put its values where the mask is.
         current = await call.upstream(call.ctx.ops.restream_get(call.account, resource_id))
         if not current.ok:
             return call.passthrough(current)
-        body, errors = restore_secrets(body, stored_entries(current.data))
+        where = f"resource {resource_id}"
+        body, errors = restore_secrets(body, current.data, call.state.masks, where)
         if errors:
             raise invalid(errors)
+        call.body = body
     reply = await call.upstream(call.ctx.ops.restream_update(call.account, resource_id, body))
     return call.passthrough(reply)
 
@@ -130,8 +131,8 @@ async def th_generate(call: Call) -> web.StreamResponse:
         raise Rejected(
             429,
             "rate_limited",
-            f"at most {call.state.limiter.limit} generate requests a minute per account; "
-            f"retry in {wait} s",
+            f"at most {call.state.limiter.limit} generate requests a minute per account"
+            f"{_share_note(call)}; retry in {wait} s",
             headers={"Retry-After": str(wait)},
         )
     reply = await call.upstream(call.ctx.ops.th_generate(call.account, call.body))
@@ -143,6 +144,13 @@ async def th_generate(call: Call) -> web.StreamResponse:
             call.state.tracker.track(call.account, task_id)
         _refresh_quota(call)
     return response
+
+
+def _share_note(call: Call) -> str:
+    replicas = call.ctx.settings.admin.replicas_per_shard
+    if replicas == 1:
+        return ""
+    return f" on this replica (the platform's {GENERATE_PER_MINUTE} shared by {replicas} replicas)"
 
 
 def _refresh_quota(call: Call) -> None:

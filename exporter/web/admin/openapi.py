@@ -1,253 +1,219 @@
-"""The OpenAPI 3.1 document of ``/api/v1``, built from the same route table the app registers."""
+"""The OpenAPI 3.1 document of ``/api/v1``, built from the route table and the validation rules."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from exporter import __version__
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Route
-from exporter.web.admin.validation_th import (
-    ACTOR_SIZES,
-    FRAME_STYLES,
-    LOCATIONS,
-    ORIENTATIONS,
-    SCRIPT_MAX,
-    VIDEO_NAME_MAX,
+from exporter.web.admin.schemas import (
+    SEGMENT_STRING,
+    STREAM_NAME_STRING,
+    closed,
+    ref,
+    request_schemas,
 )
 
-_REF = "#/components/schemas/"
-_ISO_Z = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"
-_HEX = "^#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$"
+UPSTREAM_HEADER = "X-Upstream-Status"
 
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": _REF + name}
-
-
-_STR = {"type": "string"}
-_INT = {"type": "integer"}
-
-SCHEMAS: dict[str, dict[str, Any]] = {
-    "Error": {
-        "type": "object",
-        "description": "An error of the exporter itself (not the platform's).",
-        "required": ["error", "message"],
-        "properties": {
-            "error": {
-                "type": "string",
-                "enum": [
-                    "invalid_request",
-                    "unauthorized",
-                    "forbidden",
-                    "unknown_account",
-                    "admin_disabled",
-                    "rate_limited",
-                    "upstream_unreachable",
-                    "upstream_auth",
-                    "upstream_invalid_reply",
-                    "upstream_error_body",
-                    "upstream_timeout",
-                    "internal_error",
-                ],
-            },
-            "message": _STR,
-            "fields": {"type": "array", "items": _ref("FieldError")},
-        },
-        "additionalProperties": False,
-    },
-    "FieldError": {
-        "type": "object",
-        "required": ["field", "message"],
-        "properties": {
-            "field": {"type": "string", "description": "Dotted path, e.g. restreams[0].password"},
-            "message": _STR,
-        },
-        "additionalProperties": False,
-    },
-    "UpstreamReply": {
-        "description": "The platform's reply as received (status and body), secrets masked.",
-    },
-    "ScheduleWindow": {
-        "type": "object",
-        "required": ["start", "stop"],
-        "properties": {
-            "start": {"type": "string", "pattern": _ISO_Z},
-            "stop": {"type": "string", "pattern": _ISO_Z, "description": "Later than start."},
-        },
-        "additionalProperties": False,
-    },
-    "RestreamBackup": {
-        "type": "object",
-        "properties": {"target_url": _STR, "login": _STR, "password": _STR},
-        "additionalProperties": False,
-    },
-    "RestreamEntry": {
-        "type": "object",
-        "required": ["source", "target_url"],
-        "properties": {
-            "schedule": {"type": "array", "items": _ref("ScheduleWindow")},
-            "source": {"type": "string", "minLength": 1},
-            "transcoded": {"type": "boolean"},
-            "transcode_quality": _STR,
-            "target_type": _STR,
-            "target_url": {"type": "string", "minLength": 1},
-            "target_key": {
-                "type": "string",
-                "description": "Send ******** to keep the stored key.",
-            },
-            "login": _STR,
-            "password": {"type": "string", "description": "Send ******** to keep the stored one."},
-            "backup": _ref("RestreamBackup"),
-        },
-    },
-    "RestreamResource": {
-        "type": "object",
-        "properties": {
-            "name": _STR,
-            "type": {"type": "string", "description": "short, or other values the platform has."},
-            "active": {"type": "boolean"},
-            "restreams": {"type": "array", "items": _ref("RestreamEntry")},
-            "resource_id": {"type": ["string", "integer"]},
-            "creation_ts": _INT,
-            "modification_ts": _INT,
-        },
-    },
-    "DvrDelete": {
-        "oneOf": [
-            {
-                "type": "object",
-                "title": "range",
-                "required": ["host", "from_ts"],
-                "properties": {
-                    "host": {"type": "string", "minLength": 1, "description": "Node, or *."},
-                    "from_ts": {"type": "integer", "minimum": 0},
-                    "duration_sec": {"type": "integer", "minimum": 1},
-                    "to_ts": {"type": "integer", "minimum": 0},
-                },
-                "oneOf": [{"required": ["duration_sec"]}, {"required": ["to_ts"]}],
-                "additionalProperties": False,
-            },
-            {
-                "type": "object",
-                "title": "all",
-                "required": ["host", "all"],
-                "properties": {
-                    "host": {"type": "string", "minLength": 1},
-                    "all": {"const": True},
-                },
-                "additionalProperties": False,
-            },
-        ]
-    },
-    "Actor": {
-        "type": "object",
-        "required": ["name", "shot"],
-        "properties": {
-            "name": {"type": "string", "minLength": 1},
-            "version": {"type": "string", "pattern": r"^(\d+\.\d+\.\d+|latest)$"},
-            "style": {"type": "string", "minLength": 1},
-            "shot": {"type": "string", "minLength": 1},
-            "size": {"enum": list(ACTOR_SIZES)},
-        },
-        "additionalProperties": False,
-    },
-    "Composition": {
-        "type": "object",
-        "required": ["orientation"],
-        "description": "scale, crop, shift apply to frame_style rectangle; location and the "
-        "colours to circle (location then required).",
-        "properties": {
-            "orientation": {"enum": list(ORIENTATIONS)},
-            "frame_style": {"enum": list(FRAME_STYLES)},
-            "scale": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
-            "crop": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
-            "shift": {"type": "number", "minimum": -1, "maximum": 1},
-            "location": {"enum": list(LOCATIONS)},
-            "background_color": {"type": "string", "pattern": _HEX},
-            "border_color": {"type": "string", "pattern": _HEX},
-        },
-        "additionalProperties": False,
-    },
-    "Circle": {
-        "type": "object",
-        "properties": {
-            "location": {"enum": list(LOCATIONS)},
-            "background_color": {"type": "string", "pattern": _HEX},
-            "border_color": {"type": "string", "pattern": _HEX},
-        },
-        "additionalProperties": False,
-    },
-    "GenerateRequest": {
-        "type": "object",
-        "required": ["script", "actor", "voice"],
-        "description": "voice, actor (name, version, shot), emotion and background must exist in "
-        "the account's configurations when the exporter has them cached.",
-        "properties": {
-            "script": {"type": "string", "minLength": 1, "maxLength": SCRIPT_MAX},
-            "actor": _ref("Actor"),
-            "voice": {"type": "string", "minLength": 1},
-            "background": {"type": "string", "minLength": 1},
-            "emotion": {"type": "string", "minLength": 1},
-            "video_name": {"type": "string", "maxLength": VIDEO_NAME_MAX},
-            "composition": _ref("Composition"),
-            "circle": _ref("Circle"),
-        },
-        "additionalProperties": False,
-    },
-    "RenameRequest": {
-        "type": "object",
-        "properties": {"video_name": {"type": "string", "maxLength": VIDEO_NAME_MAX}},
-        "additionalProperties": False,
-    },
+# What the platform's restream answers carry, errors and successes alike.
+_RESTREAM_REPLY = {
+    "success": {"type": "boolean"},
+    "code": {"type": "integer"},
+    "message": {"type": "string"},
 }
 
-# Statuses the exporter answers itself, per kind of route.
+# The platform's own error bodies, one shape per area (passed through as received).
+AREA_ERRORS: dict[str, tuple[str, dict[str, Any]]] = {
+    "restream": (
+        "RestreamPlatformError",
+        {
+            "type": "object",
+            "description": "The platform's restream error body, passed through.",
+            "properties": _RESTREAM_REPLY,
+        },
+    ),
+    "dvr": (
+        "DvrPlatformError",
+        {
+            "type": "object",
+            "description": "The platform's network DVR error body, passed through; a partly "
+            "failed deletion (500) names the nodes in failed_hosts.",
+            "properties": {
+                "status": {"type": "string"},
+                "description": {"type": "string"},
+                "failed_hosts": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+    ),
+    "talking-head": (
+        "TalkingHeadPlatformError",
+        {
+            "type": "object",
+            "description": "The platform's talking-head error body, passed through.",
+            "properties": {"status": {"type": "string"}, "message": {"type": "string"}},
+        },
+    ),
+}
+
+RESPONSE_SCHEMAS: dict[str, dict[str, Any]] = {
+    "Error": closed(
+        {
+            "error": {
+                "type": "string",
+                "description": "What went wrong, e.g. invalid_request, unauthorized, forbidden, "
+                "unknown_account, admin_disabled, rate_limited, upstream_unreachable, "
+                "upstream_auth, upstream_invalid_reply, upstream_error_body, upstream_timeout, "
+                "internal_error.",
+            },
+            "message": {"type": "string"},
+            "fields": {"type": "array", "items": ref("FieldError")},
+        },
+        ("error", "message"),
+        description="An answer of the exporter itself: no X-Upstream-Status header.",
+    ),
+    "FieldError": closed(
+        {
+            "field": {"type": "string", "description": "Dotted path, e.g. restreams[0].password"},
+            "message": {"type": "string"},
+        },
+        ("field", "message"),
+    ),
+    "UpstreamReply": {
+        "description": "The platform's reply as received, secrets masked.",
+    },
+    "RestreamCreated": {
+        "type": "object",
+        "description": "The platform's answer to a create; resource_id names the new resource.",
+        "properties": {**_RESTREAM_REPLY, "resource_id": {"type": ["string", "integer"]}},
+    },
+    "TaskAccepted": {
+        "type": "object",
+        "description": "The platform's answer to a generate; id names the task.",
+        "properties": {"id": {"type": ["string", "integer"]}, "status": {"type": "string"}},
+    },
+    **dict(AREA_ERRORS.values()),
+}
+
+# What each status means when the exporter gives it itself.
 OWN_STATUSES = {
-    400: "Malformed request body (not JSON, or not an object).",
-    401: "No or unknown bearer token.",
+    400: "Malformed request: body not JSON, not an object, or nested too deep.",
+    401: "No or unknown bearer token (repeated failures are throttled: 429).",
     403: "A read token on an operation that changes data.",
-    404: "Account not served by this exporter (or admin disabled).",
+    404: "Account not served by this replica, or the admin API is disabled.",
+    413: "Request body too large.",
     422: "A field breaks a rule; `fields` names each one. Nothing was sent upstream.",
-    429: f"More than {GENERATE_PER_MINUTE} generate requests a minute for this account; "
-    "see Retry-After. Nothing was sent upstream.",
-    502: "The platform could not be reached.",
+    429: f"Too many requests: more than {GENERATE_PER_MINUTE} generate requests a minute for "
+    "the account, or too many failed authentications; see Retry-After. Nothing was sent "
+    "upstream.",
+    500: "An internal error of the exporter (logged).",
+    502: "The platform could not be reached, refused the exporter's token, or answered a 2xx "
+    "that is no success (an error body, or not JSON).",
+    503: "Service unavailable.",
     504: "The platform did not answer in time.",
 }
 
+_ID_EXAMPLES = {"resource_id": "4f1c2a9e", "task_id": "7d0c6f1e-5b3a-4c1e-9a57-2f0e8b6d1c44"}
+_HEADERS = {
+    UPSTREAM_HEADER: {
+        "description": "Set when the body is the platform's answer (its status); absent when "
+        "the exporter answered itself.",
+        "schema": {"type": "integer"},
+    }
+}
 
-def own_statuses(route: Route) -> list[int]:
-    codes = [401, 404, 422, 502, 504]
-    if route.write:
-        codes.append(403)
-    if route.body is not None:
-        codes.append(400)
-    if route.limited:
-        codes.append(429)
-    return sorted(codes)
+# OpenAPI links: follow a created resource or task with the operations that take its id.
+_LINKS: dict[str, tuple[str, dict[str, str]]] = {
+    "restream_create": (
+        "$response.body#/resource_id",
+        {
+            "restream_get": "path.resource_id",
+            "restream_update": "path.resource_id",
+            "restream_status": "query.resource_id",
+            "restream_history": "query.resource_id",
+        },
+    ),
+    "th_generate": (
+        "$response.body#/id",
+        {
+            "th_status": "path.task_id",
+            "th_cancel": "path.task_id",
+            "th_video_link": "path.task_id",
+            "th_rename": "path.task_id",
+            "th_delete": "path.task_id",
+        },
+    ),
+}
 
 
-def _error_response(code: int) -> dict[str, Any]:
+def _links(route: Route) -> dict[str, Any]:
+    if route.operation_id not in _LINKS:
+        return {}
+    source, targets = _LINKS[route.operation_id]
     return {
-        "description": OWN_STATUSES[code],
-        "content": {"application/json": {"schema": _ref("Error")}},
+        target: {
+            "operationId": target,
+            "parameters": {"path.account": "$request.path.account", param: source},
+        }
+        for target, param in targets.items()
     }
 
 
-def _operation(route: Route) -> dict[str, Any]:
-    params: list[dict[str, Any]] = [
-        {
+def _text_or(schema: dict[str, Any]) -> dict[str, Any]:
+    """JSON as the schema says, or the platform's non-JSON body passed through as text."""
+    return {
+        "application/json": {"schema": schema},
+        "text/plain": {"schema": {"type": "string"}},
+    }
+
+
+def _error_response(code: int | None, area_error: str) -> dict[str, Any]:
+    either = {"anyOf": [ref("Error"), ref(area_error)]}
+    if code is None:
+        return {
+            "description": "Any other status is the platform's own answer, passed through "
+            f"({UPSTREAM_HEADER} set), or an internal error of the exporter.",
+            "headers": _HEADERS,
+            "content": _text_or(either),
+        }
+    own = OWN_STATUSES[code]
+    return {
+        "description": f"{own} Or the platform's own {code}, passed through "
+        f"({UPSTREAM_HEADER} set, the body then as the platform sent it).",
+        "headers": _HEADERS,
+        "content": _text_or(either),
+    }
+
+
+def _path_param(name: str, accounts: Sequence[str]) -> dict[str, Any]:
+    if name == "account":
+        schema: dict[str, Any] = {"type": "string"}
+        if accounts:
+            schema = {"type": "string", "enum": list(accounts), "examples": [accounts[0]]}
+        return {
             "name": name,
             "in": "path",
             "required": True,
-            "schema": {"type": "string"},
-            **(
-                {"description": "May contain /; percent-encoded or literal."}
-                if name == "stream_name"
-                else {}
-            ),
+            "description": "An account this replica serves.",
+            "schema": schema,
         }
-        for name in route.path_params
-    ]
+    if name == "stream_name":
+        return {"name": name, "in": "path", "required": True, "schema": STREAM_NAME_STRING}
+    schema = {**SEGMENT_STRING, "examples": [_ID_EXAMPLES.get(name, "id")]}
+    return {"name": name, "in": "path", "required": True, "schema": schema}
+
+
+def _success_schema(route: Route) -> dict[str, Any]:
+    if route.operation_id == "restream_create":
+        return ref("RestreamCreated")
+    if route.operation_id == "th_generate":
+        return ref("TaskAccepted")
+    return ref("UpstreamReply")
+
+
+def _operation(route: Route, accounts: Sequence[str]) -> dict[str, Any]:
+    params = [_path_param(name, accounts) for name in route.path_params]
     params += [
         {
             "name": q.name,
@@ -258,49 +224,58 @@ def _operation(route: Route) -> dict[str, Any]:
         }
         for q in route.query
     ]
-    responses: dict[str, Any] = {
-        str(route.success): {
-            "description": "The platform's answer, passed through with its status (secrets "
-            "masked). Header X-Upstream-Status carries the platform's status.",
-            "content": {"application/json": {"schema": _ref("UpstreamReply")}},
-        },
+    success: dict[str, Any] = {
+        "description": "The platform's answer, passed through with its status (secrets "
+        f"masked); {UPSTREAM_HEADER} carries it.",
+        "headers": _HEADERS,
+        "content": {"application/json": {"schema": _success_schema(route)}},
     }
-    for code in own_statuses(route):
-        responses[str(code)] = _error_response(code)
-    responses["default"] = {
-        "description": "Any other status is the platform's own answer, passed through "
-        "(X-Upstream-Status is set).",
-        "content": {"application/json": {"schema": _ref("UpstreamReply")}},
-    }
+    if links := _links(route):
+        success["links"] = links
+    area_error = AREA_ERRORS[route.tag][0]
+    responses: dict[str, Any] = {str(route.success): success}
+    for code in OWN_STATUSES:
+        responses[str(code)] = _error_response(code, area_error)
+    responses["default"] = _error_response(None, area_error)
+    rules = " ".join(f"{rule[0].upper()}{rule[1:]}." for rule in route.rules)
     op: dict[str, Any] = {
         "operationId": route.operation_id,
         "summary": route.summary,
         "description": f"Upstream: `{route.upstream}`. Needs the "
-        f"{'write' if route.write else 'read or write'} token.",
+        f"{'write' if route.write else 'read or write'} token."
+        + (f" Rules beyond the schemas (422 when broken): {rules}" if rules else ""),
         "tags": [route.tag],
         "parameters": params,
         "responses": responses,
         "security": [{"bearer": ["write"]}] if route.write else [{"bearer": []}],
     }
+    if route.rules:
+        op["x-rules"] = list(route.rules)
     if route.body is not None:
         op["requestBody"] = {
             "required": route.body_required,
-            "content": {"application/json": {"schema": _ref(route.body)}},
+            "content": {"application/json": {"schema": ref(route.body)}},
         }
     return op
 
 
-def build_openapi(routes: tuple[Route, ...]) -> dict[str, Any]:
+def build_openapi(routes: tuple[Route, ...], accounts: Sequence[str] = ()) -> dict[str, Any]:
+    """The document; ``accounts`` (those this replica serves) become the ``account`` enum."""
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
-        paths.setdefault(route.openapi_path, {})[route.method.lower()] = _operation(route)
+        paths.setdefault(route.openapi_path, {})[route.method.lower()] = _operation(route, accounts)
     paths["/openapi.json"] = {
         "get": {
             "operationId": "openapi",
             "summary": "This document (no authentication).",
             "tags": ["meta"],
             "security": [],
-            "responses": {"200": {"description": "The OpenAPI document."}},
+            "responses": {
+                "200": {
+                    "description": "The OpenAPI document.",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                }
+            },
         }
     }
     return {
@@ -310,12 +285,16 @@ def build_openapi(routes: tuple[Route, ...]) -> dict[str, Any]:
             "version": __version__,
             "description": "Authenticated pass-through to the streaming platform's restream, "
             "network DVR and talking-head operations. Every request is checked against the "
-            "platform's rules before anything goes upstream; changes are audit-logged.",
+            "platform's rules before anything goes upstream; changes are audit-logged. Request "
+            "bodies are closed: a field the schema does not name is refused (422), at every "
+            f"level. An answer with the {UPSTREAM_HEADER} header carries the platform's status "
+            "and body (the area's *PlatformError shape when it is an error); an answer without "
+            "it is the exporter's own (Error).",
         },
         "servers": [{"url": "/api/v1"}],
         "paths": paths,
         "components": {
-            "schemas": SCHEMAS,
+            "schemas": {**request_schemas(), **RESPONSE_SCHEMAS},
             "securitySchemes": {
                 "bearer": {
                     "type": "http",

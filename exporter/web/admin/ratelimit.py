@@ -7,6 +7,8 @@ from collections import deque
 
 from exporter.clock import Clock
 
+_MAX_KEYS = 10_000  # beyond this many keys, keys with no event in the window are dropped
+
 
 class WindowLimit:
     """At most ``limit`` acquisitions per key within any ``window`` seconds."""
@@ -19,11 +21,30 @@ class WindowLimit:
 
     def acquire(self, key: str) -> int:
         """0 when allowed (and counted); otherwise the whole seconds until a slot frees up."""
+        wait = self.wait(key)
+        if not wait:
+            self.note(key)
+        return wait
+
+    def wait(self, key: str) -> int:
+        """0 while ``key`` is under the limit; otherwise the whole seconds until it is again."""
         now = self._clock.time()
-        hits = self._hits.setdefault(key, deque())
+        hits = self._hits.get(key)
+        if not hits:
+            return 0
         while hits and hits[0] <= now - self.window:
             hits.popleft()
         if len(hits) >= self.limit:
             return max(1, math.ceil(hits[0] + self.window - now))
-        hits.append(now)
         return 0
+
+    def note(self, key: str) -> None:
+        """Count one event of ``key``, allowed or not."""
+        if len(self._hits) >= _MAX_KEYS:
+            self._forget_idle()
+        self._hits.setdefault(key, deque()).append(self._clock.time())
+
+    def _forget_idle(self) -> None:
+        cutoff = self._clock.time() - self.window
+        for key in [k for k, hits in self._hits.items() if not hits or hits[-1] <= cutoff]:
+            del self._hits[key]

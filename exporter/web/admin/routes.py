@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from exporter.web.admin import handlers as h
 from exporter.web.admin.core import QueryParam, Route
-from exporter.web.admin.validation_th import TASKS_QUERY
+from exporter.web.admin.schemas import ISO_Z_STRING, SEGMENT_STRING, TASKS_QUERY_SCHEMAS
+from exporter.web.admin.validation import (
+    DVR_ORDER,
+    HISTORY_ORDER,
+    MASK_ON_CREATE,
+    MASK_ON_UPDATE,
+    SCHEDULE_ORDER,
+)
+from exporter.web.admin.validation_th import KNOWN_CONFIGURATION, TASKS_ORDER, TASKS_QUERY
 
 RS = "/app/restream/v2/{account}"
 DVR = "/app/dvr-net/v1/{account}/streams/{stream_name}"
@@ -42,6 +50,7 @@ ROUTES: tuple[Route, ...] = (
         write=True,
         body="RestreamResource",
         body_required=True,
+        rules=(SCHEDULE_ORDER, MASK_ON_CREATE),
     ),
     Route(
         "GET",
@@ -64,6 +73,7 @@ ROUTES: tuple[Route, ...] = (
         body="RestreamResource",
         body_required=True,
         target="resource_id",
+        rules=(SCHEDULE_ORDER, MASK_ON_UPDATE),
     ),
     Route(
         "GET",
@@ -73,7 +83,7 @@ ROUTES: tuple[Route, ...] = (
         f"GET {RS}/status",
         "restream",
         h.restream_status,
-        query=(QueryParam("resource_id", "Only this resource."),),
+        query=(QueryParam("resource_id", "Only this resource.", schema=SEGMENT_STRING),),
     ),
     Route(
         "GET",
@@ -84,20 +94,11 @@ ROUTES: tuple[Route, ...] = (
         "restream",
         h.restream_history,
         query=(
-            QueryParam("resource_id", "The resource.", required=True),
-            QueryParam(
-                "start",
-                f"Start, {_ISO_Z}.",
-                required=True,
-                schema={"type": "string", "format": "date-time"},
-            ),
-            QueryParam(
-                "end",
-                f"End, {_ISO_Z}, later than start.",
-                required=True,
-                schema={"type": "string", "format": "date-time"},
-            ),
+            QueryParam("resource_id", "The resource.", required=True, schema=SEGMENT_STRING),
+            QueryParam("start", f"Start, {_ISO_Z}.", required=True, schema=ISO_Z_STRING),
+            QueryParam("end", f"End, {_ISO_Z}.", required=True, schema=ISO_Z_STRING),
         ),
+        rules=(HISTORY_ORDER,),
     ),
     Route(
         "GET",
@@ -120,6 +121,7 @@ ROUTES: tuple[Route, ...] = (
         body="DvrDelete",
         body_required=True,
         target="stream_name",
+        rules=(DVR_ORDER,),
     ),
     Route(
         "GET",
@@ -143,6 +145,7 @@ ROUTES: tuple[Route, ...] = (
         body_required=True,
         success=202,
         limited=True,
+        rules=(KNOWN_CONFIGURATION,),
     ),
     Route(
         "GET",
@@ -204,6 +207,10 @@ ROUTES: tuple[Route, ...] = (
         f"GET {TH}/tasks",
         "talking-head",
         h.th_tasks,
-        query=tuple(QueryParam(name, _TASK_QUERY_DOC[name]) for name in TASKS_QUERY),
+        query=tuple(
+            QueryParam(name, _TASK_QUERY_DOC[name], schema=TASKS_QUERY_SCHEMAS[name])
+            for name in TASKS_QUERY
+        ),
+        rules=(TASKS_ORDER,),
     ),
 )

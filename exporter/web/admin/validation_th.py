@@ -4,25 +4,36 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from exporter.upstream.models import ThConfigurations
-from exporter.web.admin.validation import FieldError, Problems, is_number, unknown_fields
+from exporter.web.admin.validation import (
+    DAY,
+    MINUTE,
+    SPACE,
+    FieldError,
+    Problems,
+    is_blank,
+    is_number,
+    unknown_fields,
+)
 
 SCRIPT_MAX = 3000
 VIDEO_NAME_MAX = 35
 
-# /tasks dates: year-month-dayThours:minutes:seconds+tz, seconds 00, UTC.
-TASK_DATE = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}):(\d{2})(Z|[+-]\d{2}:?\d{2})?")
+# /tasks dates: a real day and minute, seconds 00, UTC (Z, +00:00, +0000 or no zone).
+TASK_DATE = re.compile(DAY + "T" + MINUTE + r":00(?:Z|[+-]00:?00)?")
 HEX_COLOUR = re.compile(r"#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})")
-MODEL_VERSION = re.compile(r"\d+\.\d+\.\d+|latest")
+MODEL_VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+|latest")
+COUNT = re.compile(r"[0-9]+")  # /tasks offset and limit: ASCII digits ...
+COUNT_MINIMUM = {"offset": 0, "limit": 1}  # ... with these lowest values
 
 ORIENTATIONS = ("horizontal", "vertical")
 FRAME_STYLES = ("rectangle", "circle")
 LOCATIONS = ("upperleft", "upperright", "lowerleft", "lowerright")
 ACTOR_SIZES = ("SD", "HD", "FullHD", "4K")
 
+GENERATE_REQUIRED = ("script", "actor", "voice")
 GENERATE_FIELDS = (
     "script",
     "actor",
@@ -34,6 +45,8 @@ GENERATE_FIELDS = (
     "circle",
 )
 ACTOR_FIELDS = ("name", "version", "style", "shot", "size")
+ACTOR_REQUIRED = ("name", "shot")
+FRACTIONS = {"scale": (0, False), "crop": (0, False), "shift": (-1, True)}  # (low, low included)
 COMPOSITION_FIELDS = (
     "orientation",
     "frame_style",
@@ -64,6 +77,15 @@ VIDEO_EXTRA_FIELDS = (
     "scale",
     "circle",
 )
+VIDEO_FIELDS = VIDEO_BASE_FIELDS + VIDEO_EXTRA_FIELDS
+SORT_VALUES = tuple(sign + name for sign in ("", "+", "-") for name in VIDEO_FIELDS)
+_FIELD_NAME = f"[{SPACE}]*(?:{'|'.join(VIDEO_EXTRA_FIELDS)})[{SPACE}]*"
+FIELDS_LIST = re.compile(f"{_FIELD_NAME}(?:,{_FIELD_NAME})*")  # fields=video_name, script
+TASKS_ORDER = "end is later than start"
+KNOWN_CONFIGURATION = (
+    "voice, emotion (one the voice offers), background and the actor's name, version and shot "
+    "exist in the account's configurations (checked when the exporter has them cached)"
+)
 TASKS_QUERY = ("start", "end", "offset", "limit", "sort", "fields", "id")
 
 
@@ -79,7 +101,7 @@ def check_generate(body: Any, cfg: ThConfigurations | None = None) -> list[Field
     script = body.get("script")
     if script is None:
         p.add("script", "required: the text (or SSML) to voice")
-    elif not isinstance(script, str) or not script.strip():
+    elif not isinstance(script, str) or is_blank(script):
         p.add("script", "expected a non-empty string")
     elif len(script) > SCRIPT_MAX:
         p.add("script", f"at most {SCRIPT_MAX} characters, got {len(script)}")
@@ -120,7 +142,7 @@ def _check_video_name(p: Problems, body: Mapping[str, Any]) -> None:
 
 def _check_actor(p: Problems, actor: Mapping[str, Any]) -> None:
     unknown_fields(p, actor, ACTOR_FIELDS, "actor")
-    for key in ("name", "shot"):
+    for key in ACTOR_REQUIRED:
         value = actor.get(key)
         if value is None:
             p.add(f"actor.{key}", "required")
@@ -163,9 +185,8 @@ def _check_composition(p: Problems, comp: Any) -> None:
     if style not in FRAME_STYLES:
         p.add("composition.frame_style", "expected rectangle or circle")
         style = None
-    _check_fraction(p, comp, "scale", 0, closed=False)
-    _check_fraction(p, comp, "crop", 0, closed=False)
-    _check_fraction(p, comp, "shift", -1, closed=True)
+    for key, (low, closed) in FRACTIONS.items():
+        _check_fraction(p, comp, key, low, closed)
     if "location" in comp and comp["location"] not in LOCATIONS:
         p.add("composition.location", f"expected one of {', '.join(LOCATIONS)}")
     for key in ("background_color", "border_color"):
@@ -265,43 +286,30 @@ def check_tasks_query(query: Mapping[str, str]) -> list[FieldError]:
     for key in ("start", "end"):
         if key not in query:
             continue
-        m = TASK_DATE.fullmatch(query[key])
-        if m is None or _bad_date(m.group(1)):
-            p.add(key, "expected YYYY-MM-DDThh:mm:00 with Z or +00:00 (UTC)")
-        elif m.group(2) != "00":
-            p.add(key, "seconds must be 00 (minute precision)")
-        elif m.group(3) not in (None, "Z") and m.group(3).replace(":", "")[1:] != "0000":
-            p.add(key, "must be UTC (Z or +00:00)")
+        if TASK_DATE.fullmatch(query[key]) is None:
+            p.add(key, "expected a real date YYYY-MM-DDThh:mm:00, UTC (Z, +00:00 or no zone)")
         else:
-            dates[key] = m.group(1)
+            dates[key] = query[key][:16]
     if len(dates) == 2 and dates["start"] >= dates["end"]:
         p.add("end", "must be later than start (end is exclusive)")
-    for key, low in (("offset", 0), ("limit", 1)):
+    for key, low in COUNT_MINIMUM.items():
         if key in query:
             value = query[key]
-            if not value.isascii() or not value.isdigit() or int(value) < low:
+            if not COUNT.fullmatch(value) or int(value) < low:
                 p.add(key, f"expected a whole number, {low} or more")
     if "sort" in query:
         sort = query["sort"]
-        field = sort[1:] if sort[:1] in ("+", "-", " ") else sort  # "+" decodes to " "
-        if field not in VIDEO_BASE_FIELDS + VIDEO_EXTRA_FIELDS:
+        if sort[:1] == " ":  # a literal "+" in a query string decodes to " "
+            sort = "+" + sort[1:]
+        if sort not in SORT_VALUES:
             p.add("sort", "expected [+-]field with a field of the video record, such as -duration")
-    if "fields" in query:
+    if "fields" in query and not FIELDS_LIST.fullmatch(query["fields"]):
         names = [f.strip() for f in query["fields"].split(",")]
-        bad = [n for n in names if n not in VIDEO_BASE_FIELDS + VIDEO_EXTRA_FIELDS]
-        if bad:
-            p.add(
-                "fields",
-                f"unknown field(s) {', '.join(bad)}; known: {', '.join(VIDEO_EXTRA_FIELDS)}",
-            )
-    if "id" in query and not query["id"].strip():
+        bad = [n for n in names if n not in VIDEO_EXTRA_FIELDS] or [query["fields"]]
+        p.add(
+            "fields",
+            f"unknown field(s) {', '.join(bad)}; known: {', '.join(VIDEO_EXTRA_FIELDS)}",
+        )
+    if "id" in query and is_blank(query["id"]):
         p.add("id", "must not be empty when given")
     return p.items
-
-
-def _bad_date(text: str) -> bool:
-    try:
-        datetime.strptime(text, "%Y-%m-%dT%H:%M")
-    except ValueError:
-        return True
-    return False

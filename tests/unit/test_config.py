@@ -418,6 +418,37 @@ def test_revisit_out_of_range_is_refused(value: int) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "stages"),
+    [(5, (5,)), (0, ()), ([5], (5,)), ([5, 15, 60], (5, 15, 60)), ([2, 1440], (2, 1440))],
+)
+def test_revisit_takes_a_number_or_a_schedule(value: Any, stages: tuple[int, ...]) -> None:
+    assert (
+        parse_config(with_token(traffic={"revisit_minutes": value})).traffic.settle_stages == stages
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ([], ": the list is empty; use 0 to turn settling off"),
+        (
+            [15, 60],
+            "[0]: the first age must be 1-10 (its runs are read as one window of up to "
+            "10 minutes), got 15",
+        ),
+        ([5, 5], "[1]: ages must rise, got 5 after 5"),
+        ([5, 60, 1441], "[2]: at most 1440 (a day), got 1441"),
+        ([5, "15"], "[1]: expected a whole number, got '15'"),
+    ],
+)
+def test_bad_schedules_are_refused(value: Any, message: str) -> None:
+    assert (
+        refused(with_token(traffic={"revisit_minutes": value}))
+        == f"traffic.revisit_minutes{message}"
+    )
+
+
 @pytest.mark.parametrize("key", ["delay_seconds", "catch_up_minutes", "max_resources"])
 def test_negative_traffic_counts_are_refused(key: str) -> None:
     assert refused(with_token(traffic={key: -1})) == f"traffic.{key}: must be 0 or more, got -1"

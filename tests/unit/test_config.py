@@ -18,8 +18,10 @@ from exporter.config import (
     Shard,
     load_config,
     masked_dict,
+    notes,
     parse_config,
     stable_hash,
+    traffic_requests_per_minute,
     warnings,
 )
 
@@ -702,3 +704,22 @@ def test_settings_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.listen = "x"  # type: ignore[misc]
     assert isinstance(s, Settings)
+
+
+@pytest.mark.parametrize(
+    ("traffic", "cost"),
+    [
+        ({}, 2.4),  # the default: 2 first reads + a settle pair every 5 minutes
+        ({"revisit_minutes": 0}, 2.0),
+        ({"revisit_minutes": [5, 15, 60]}, 2.8),  # + a pair per 10 minutes for each later stage
+        ({"revisit_minutes": [2, 1440], "per_resource": False}, 1.6),
+    ],
+)
+def test_check_config_notes_what_the_settle_schedule_costs(
+    traffic: dict[str, Any], cost: float
+) -> None:
+    settings = parse_config(with_token(traffic=traffic))
+    assert traffic_requests_per_minute(settings) == pytest.approx(cost)
+    (note,) = notes(settings)
+    assert f"cost {cost:.2f} metrics requests per minute per account" in note
+    assert "cdnvideo_traffic_late_share{after_minutes}" in note

@@ -312,7 +312,7 @@ def test_late_half_seconds_shapes_how_late_figures_arrive() -> None:
     assert sim.late_fraction(m, close) == pytest.approx(0.7)
     assert sim.late_fraction(m, close + 60) == pytest.approx(0.85)  # half of the late 30%
     assert 0.92 < sim.late_fraction(m, close + 120) < 0.93  # three quarters within 2 minutes
-    assert sim.late_fraction(m, close + 1199) < 1.0
+    assert sim.late_fraction(m, close + 600) < 1.0
     assert sim.late_fraction(m, close + 1200) == 1.0
     default = Simulator(SimConfig(late_seconds=1200), FakeClock(T0))
     assert default.late_fraction(m, close + 120) == pytest.approx(1 - 0.3 * 0.9**2)

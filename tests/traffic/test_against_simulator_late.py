@@ -20,6 +20,7 @@ from tests.traffic.test_against_simulator import (
     ServerFactory,
     assert_counters_equal_truth,
     counter,
+    drain,
     rig,
     traffic_requests,
 )
@@ -27,19 +28,12 @@ from tests.traffic.test_against_simulator import (
 LATE = SimConfig(late_seconds=1200, late_half_seconds=60, resources_per_account=4)
 
 
-async def drain(r: Rig, poller: TrafficPoller, state_file: str, schedule: list[int]) -> int:
-    """Restart with a delay so long that no new minute is ready, and poll until every run has
-    passed every stage; returns the cursor."""
+async def settle_all(r: Rig, poller: TrafficPoller, state_file: str, schedule: list[int]) -> int:
+    """Restart and drain every run through every stage; returns the cursor (unchanged)."""
     cursor = poller.ledger(ACC).cursor
-    assert cursor is not None
-    drained = r.poller(state_file=state_file, delay_seconds=86_400, revisit_minutes=schedule)
-    for _ in range(400):
-        if not drained.ledger(ACC).pending:
-            break
-        await drained.poll(ACC)
-        r.clock.advance(15)
-    assert drained.ledger(ACC).pending == []
+    drained = await drain(r, state_file, revisit_minutes=schedule)
     assert drained.ledger(ACC).cursor == cursor
+    assert cursor is not None
     return cursor
 
 
@@ -63,7 +57,7 @@ async def test_a_schedule_past_the_lag_gives_the_final_truth_across_a_restart(
         # 20 minutes: 40 first-read requests, a 2-minute settle pair per 2 minutes (10 pairs),
         # and the 10- and 25-minute stages read 10 minutes per pair (about 2 pairs each).
         assert 40 + 20 <= spent <= 40 + 20 + 12
-        cursor = await drain(r, poller, state_file, schedule)
+        cursor = await settle_all(r, poller, state_file, schedule)
         assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
 
         f = r.fragment()
@@ -88,7 +82,7 @@ async def test_a_short_schedule_shows_what_its_last_stage_still_adds(
         poller = r.poller(state_file=state_file, revisit_minutes=[2])
         await r.drive(poller, 20 * 60)
         first = poller.ledger(ACC).cursor - 19 * 60  # type: ignore[operator]
-        cursor = await drain(r, poller, state_file, [2])
+        cursor = await settle_all(r, poller, state_file, [2])
         minutes = range(first, cursor + 60, 60)
         truth = sum(r.sim.traffic_final(ACC, m)["edge_requests_total"] for m in minutes)
         f = r.fragment()

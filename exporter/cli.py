@@ -20,6 +20,7 @@ from exporter.config import (
     Settings,
     load_config,
     masked_dict,
+    notes,
     parse_config,
     split_host_port,
     warnings,
@@ -109,6 +110,8 @@ def check_config(path: str, web_config_file: str | None = None) -> int:
         config_error(exc)
         return 1
     print(yaml.safe_dump(masked_dict(settings), sort_keys=False), end="")
+    for note in notes(settings):
+        print(f"note: {note}", file=sys.stderr)
     for warning in [*warnings(settings), *(web_config.warnings if web_config else ())]:
         print(f"warning: {warning}", file=sys.stderr)
     return 0

@@ -5,7 +5,13 @@ renders what check-config prints.
 """
 
 from exporter.config.loader import expand_env, load_config, parse_config
-from exporter.config.report import masked_dict, talking_head_requests_per_month, warnings
+from exporter.config.report import (
+    masked_dict,
+    notes,
+    talking_head_requests_per_month,
+    traffic_requests_per_minute,
+    warnings,
+)
 from exporter.config.settings import (
     ENV_OVERRIDES,
     SECONDS_PER_MONTH,
@@ -51,9 +57,11 @@ __all__ = [
     "expand_env",
     "load_config",
     "masked_dict",
+    "notes",
     "parse_config",
     "split_host_port",
     "stable_hash",
     "talking_head_requests_per_month",
+    "traffic_requests_per_minute",
     "warnings",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import itertools
 import math
 import os
 import re
@@ -113,6 +114,12 @@ def _coerce(value: Any, typ: Any, key: str, secret: bool = False) -> Any:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise ConfigError(f"{key}: expected a string, got {got}")
         return str(value)
+    if typ == int | tuple[int, ...]:  # one number, or a list of numbers
+        if isinstance(value, list):
+            for i, v in enumerate(value):
+                _coerce(v, int, f"{key}[{i}]")
+            return tuple(value)
+        return _coerce(value, int, key)
     if typ == tuple[str, ...]:
         if isinstance(value, str) and value:  # a single name where a list was meant
             value = [value]
@@ -237,11 +244,7 @@ def _validate(s: Settings) -> None:
     _at_least("upstream.max_requests_per_minute", up.max_requests_per_minute, 0)
     t = s.traffic
     _at_least("traffic.delay_seconds", t.delay_seconds, 0)
-    if not 0 <= t.revisit_minutes <= 10:
-        raise ConfigError(
-            f"traffic.revisit_minutes: must be 0-10 (a re-read fits one 10-minute window), "
-            f"got {t.revisit_minutes}"
-        )
+    _check_schedule(t.revisit_minutes)
     _at_least("traffic.catch_up_minutes", t.catch_up_minutes, 0)
     _at_least("traffic.series_retention_hours", t.series_retention_hours, 0)
     _at_least("traffic.max_resources", t.max_resources, 0)
@@ -284,6 +287,26 @@ def _validate(s: Settings) -> None:
         raise ConfigError(f"log.level: expected debug, info, warning or error, got {s.log.level!r}")
     if s.log.format not in ("auto", "console", "json"):
         raise ConfigError(f"log.format: expected auto, console or json, got {s.log.format!r}")
+
+
+def _check_schedule(r: int | tuple[int, ...]) -> None:
+    key = "traffic.revisit_minutes"
+    if isinstance(r, int):
+        if not 0 <= r <= 10:
+            raise ConfigError(f"{key}: must be 0-10 (a re-read fits one 10-minute window), got {r}")
+        return
+    if not r:
+        raise ConfigError(f"{key}: the list is empty; use 0 to turn settling off")
+    if not 1 <= r[0] <= 10:
+        raise ConfigError(
+            f"{key}[0]: the first age must be 1-10 (its runs are read as one "
+            f"window of up to 10 minutes), got {r[0]}"
+        )
+    for i, (a, b) in enumerate(itertools.pairwise(r), 1):
+        if b <= a:
+            raise ConfigError(f"{key}[{i}]: ages must rise, got {b} after {a}")
+    if r[-1] > 1440:
+        raise ConfigError(f"{key}[{len(r) - 1}]: at most 1440 (a day), got {r[-1]}")
 
 
 def _positive(key: str, value: float) -> None:

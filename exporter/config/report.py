@@ -48,6 +48,35 @@ def talking_head_requests_per_month(settings: Settings) -> float:
     return SECONDS_PER_MONTH / settings.talking_head.interval_seconds
 
 
+def traffic_requests_per_minute(settings: Settings) -> float:
+    """Metrics requests per account per minute in steady state: first reads, the first settle
+    read in runs of its age (at most 10 minutes), later ones in 10-minute windows."""
+    t = settings.traffic
+    if not t.enabled:
+        return 0.0
+    per = 2.0 if t.per_resource else 1.0
+    stages = t.settle_stages
+    settle = sum(per / min(age, 10) if i == 0 else per / 10 for i, age in enumerate(stages))
+    return per + settle
+
+
+def notes(settings: Settings) -> list[str]:
+    """Facts check-config reports beside the config: what the settle schedule costs, and how
+    to choose it from what the exporter measures."""
+    t = settings.traffic
+    if not t.enabled:
+        return []
+    stages = t.settle_stages
+    schedule = ", ".join(f"{a} min" for a in stages) or "off"
+    return [
+        f"traffic.revisit_minutes: settle reads at {schedule} cost "
+        f"{traffic_requests_per_minute(settings):.2f} metrics requests per minute per account; "
+        "cdnvideo_traffic_late_share{after_minutes} (and the landing page) shows what each "
+        "read adds: add a later age while the last one adds more than 0 "
+        "(CdnvideoTrafficSettleTooShort), drop ages that add 0 for days (docs/windowing.md)"
+    ]
+
+
 def warnings(settings: Settings) -> list[str]:
     """Legal but risky choices that check-config reports."""
     out = []

@@ -117,12 +117,14 @@ class TrafficSettings:
             rule=">= 0; below 60 check-config warns",
         ),
     )
-    revisit_minutes: int = field(
+    revisit_minutes: int | tuple[int, ...] = field(
         default=5,
         metadata=_doc(
-            "Re-read recent minutes this long after the first read and add only late "
-            "increases, so each counter counts every request exactly once.",
-            rule="0-10",
+            "Settle reads: re-read recent minutes this long after their first read and add "
+            "only late increases, so each counter counts every request exactly once. A list "
+            "such as `[5, 15, 60]` re-reads them at each of these ages (later stages in "
+            "windows of up to 10 minutes); `0` turns settling off. See docs/windowing.md.",
+            rule="0-10, or a list of rising ages 1-1440 (the first at most 10)",
         ),
     )
     catch_up_minutes: int = field(
@@ -173,6 +175,14 @@ class TrafficSettings:
             rule=">= 0",
         ),
     )
+
+    @property
+    def settle_stages(self) -> tuple[int, ...]:
+        """The ages in minutes of the settle reads, rising (empty: settling off)."""
+        r = self.revisit_minutes
+        if isinstance(r, int):
+            return (r,) if r else ()
+        return tuple(r)
 
 
 @dataclass(frozen=True)

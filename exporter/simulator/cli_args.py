@@ -30,6 +30,12 @@ _OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
         "seconds after a minute closes until its figures are final (90)",
     ),
     (
+        "--late-half-seconds",
+        "late_half_seconds",
+        float,
+        "seconds after the close until half the late part arrived (0: the default curve)",
+    ),
+    (
         "--request-time-format",
         "request_time_format",
         str,

@@ -47,6 +47,8 @@ class SimConfig:
     dvr_window_seconds: int = 14400
     # traffic metrics
     late_seconds: float = 90.0
+    # half of the late part has arrived this long after the close (0 = the default curve)
+    late_half_seconds: float = 0.0
     request_time_format: RequestTimeFormat = "flat"
     max_window_minutes: int = 10
     # the platform's clock minus the caller's (the `Date` header and every figure follow it)
@@ -103,6 +105,8 @@ class SimConfig:
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}: must not be negative")
+        if self.late_half_seconds and not 0 < self.late_half_seconds < self.late_seconds:
+            raise ValueError("late_half_seconds: must be 0 or between 0 and late_seconds")
         if self.dvr_window_seconds <= 0:
             raise ValueError("dvr_window_seconds: must be positive")
 

@@ -79,6 +79,7 @@ class Simulator:
                 AccountTraffic(config.seed, acc, res, cache_minutes),
                 config.late_seconds,
                 cache_minutes,
+                config.late_half_seconds,
             )
             for acc, res in self._cdn.items()
         }
@@ -186,7 +187,9 @@ class Simulator:
     def late_fraction(self, minute_start: int, now: float | None = None) -> float:
         """Share of a minute's final counts visible at `now` (0 before it, 1 when final)."""
         at = self.clock.time() if now is None else now
-        return late_fraction(minute_start, at, self.config.late_seconds)
+        return late_fraction(
+            minute_start, at, self.config.late_seconds, self.config.late_half_seconds
+        )
 
     @staticmethod
     def _flat(figures: list[Value]) -> dict[str, float]:
@@ -257,6 +260,7 @@ class Simulator:
             "quirks": sorted(self.quirks),
             "config": {
                 "late_seconds": self.config.late_seconds,
+                "late_half_seconds": self.config.late_half_seconds,
                 "request_time_format": self.config.request_time_format,
                 "max_window_minutes": self.config.max_window_minutes,
                 "clock_offset_seconds": self.config.clock_offset_seconds,

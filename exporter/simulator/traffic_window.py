@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -72,11 +73,15 @@ _RT_COLUMNS = {
 }
 
 
-def late_fraction(minute_start: int, now: float, late_seconds: float) -> float:
+def late_fraction(
+    minute_start: int, now: float, late_seconds: float, half_seconds: float = 0.0
+) -> float:
     """Share of a minute's final figures visible at `now`.
 
     Nothing before the minute starts; while it is open, a growing part of what is there
-    at its close; 70% at the close, rising to 100% `late_seconds` after it.
+    at its close; 70% at the close, rising to 100% `late_seconds` after it. The missing 30%
+    shrinks as (1 - age / late_seconds) ** k: k = 2 by default, or such that half of it has
+    arrived `half_seconds` after the close (20 minutes with half 60 s: most in the first 2).
     """
     end = minute_start + 60
     early = 0.7 if late_seconds > 0 else 1.0
@@ -88,7 +93,10 @@ def late_fraction(minute_start: int, now: float, late_seconds: float) -> float:
     if late_seconds <= 0 or age >= late_seconds:
         return 1.0
     x = 1.0 - age / late_seconds
-    return 1.0 - (1.0 - early) * x * x
+    k = 2.0
+    if 0 < half_seconds < late_seconds:
+        k = math.log(0.5) / math.log(1.0 - half_seconds / late_seconds)
+    return 1.0 - (1.0 - early) * float(x**k)
 
 
 class WindowSum:
@@ -206,9 +214,16 @@ def render(values: Sequence[Value], columns: Iterable[int], nested: bool) -> dic
 class TrafficReader:
     """Windows over the per-minute rows of one account, with cached account totals."""
 
-    def __init__(self, traffic: AccountTraffic, late_seconds: float, cache_minutes: int) -> None:
+    def __init__(
+        self,
+        traffic: AccountTraffic,
+        late_seconds: float,
+        cache_minutes: int,
+        late_half_seconds: float = 0.0,
+    ) -> None:
         self.traffic = traffic
         self.late_seconds = late_seconds
+        self.late_half_seconds = late_half_seconds
         self._totals: OrderedDict[int, array[float]] = OrderedDict()
         self._cache_minutes = cache_minutes
 
@@ -239,7 +254,7 @@ class TrafficReader:
         acc = WindowSum(minutes)
         for i in range(minutes):
             m = start + 60 * i
-            f = late_fraction(m, now, self.late_seconds)
+            f = late_fraction(m, now, self.late_seconds, self.late_half_seconds)
             if f <= 0.0:
                 continue
             if f >= 1.0 and resources is None:
@@ -258,7 +273,7 @@ class TrafficReader:
         sums = [WindowSum(minutes) for _ in indices]
         for i in range(minutes):
             m = start + 60 * i
-            f = late_fraction(m, now, self.late_seconds)
+            f = late_fraction(m, now, self.late_seconds, self.late_half_seconds)
             if f <= 0.0:
                 continue
             rows = self.traffic.rows(m)

@@ -123,7 +123,52 @@ RESOURCE_INFO = MetricSpec(
     "group_left to label the resource counters.",
     RESOURCE_LABELS, "", "resource, resource_name, cname of the per-resource reply",
 )  # fmt: skip
-SPECS: tuple[MetricSpec, ...] = (*ACCOUNT.all(), *RESOURCE.all(), RESOURCE_INFO)
+LATE_LABELS = ("account", "after_minutes")
+LATE_REQUESTS = MetricSpec(
+    "cdnvideo_traffic_late_requests_total",
+    "counter",
+    "Edge requests added by the settle reads at after_minutes after the first read "
+    "(traffic.revisit_minutes): the platform's late data.",
+    LATE_LABELS,
+    "requests",
+    "settle reads, account totals",
+)
+LATE_HIT_BYTES = MetricSpec(
+    "cdnvideo_traffic_late_hit_bytes_total",
+    "counter",
+    "Edge hit bytes added by the settle reads at after_minutes after the first read.",
+    LATE_LABELS,
+    "bytes",
+    "settle reads, account totals",
+)
+LATE_SHARE = MetricSpec(
+    "cdnvideo_traffic_late_share",
+    "gauge",
+    "Share of the latest settled run's edge requests that the settle read at after_minutes "
+    "added (0.008 = +0.8%).",
+    LATE_LABELS,
+    "ratio",
+    "settle reads, account totals",
+)
+SETTLED_LATE_SHARE = MetricSpec(
+    "cdnvideo_traffic_settled_late_share",
+    "gauge",
+    "Share of the latest fully settled run's edge requests that arrived after its first read.",
+    ACCOUNT_LABELS,
+    "ratio",
+    "settle reads, account totals",
+)
+LAST_STAGE_LATE_SHARE = MetricSpec(
+    "cdnvideo_traffic_last_stage_late_share",
+    "gauge",
+    "Share of the latest fully settled run's edge requests that its last settle read added; "
+    "above 0 the schedule stops while figures still rise.",
+    ACCOUNT_LABELS,
+    "ratio",
+    "settle reads, account totals",
+)
+LATE_SPECS = (LATE_REQUESTS, LATE_HIT_BYTES, LATE_SHARE, SETTLED_LATE_SHARE, LAST_STAGE_LATE_SHARE)
+SPECS: tuple[MetricSpec, ...] = (*ACCOUNT.all(), *RESOURCE.all(), RESOURCE_INFO, *LATE_SPECS)
 
 # Key indexes in the parsed arrays, per side.
 _REQ = {s: COUNT_INDEX[f"{s}_requests_total"] for s in SIDES}
@@ -217,6 +262,16 @@ def build_fragment(account: str, ledger: AccountLedger, latest: Latest | None) -
         held = _counters(res, (account, key), s.values, s.shown) or held
         info.append(((account, key, s.name, s.cname), 1.0))
     ledger.unshown = held
+    for age, late in sorted(ledger.late.items()):
+        labels = (account, str(age))
+        out[LATE_REQUESTS].append((labels, late.requests))
+        out[LATE_HIT_BYTES].append((labels, late.hit_bytes))
+        if late.share is not None:
+            out[LATE_SHARE].append((labels, late.share))
+    if ledger.late_share is not None:
+        out[SETTLED_LATE_SHARE].append(((account,), ledger.late_share))
+    if ledger.last_stage_share is not None:
+        out[LAST_STAGE_LATE_SHARE].append(((account,), ledger.last_stage_share))
     if latest is not None:
         w = latest.window
         _gauges(acc, (account,), latest.totals, w)

@@ -1,4 +1,5 @@
-"""Counted values per account: cumulative counters, and runs of windows awaiting a settle read."""
+"""Counted values per account: cumulative counters, runs of windows awaiting settle reads, and
+the lateness the settle reads measured."""
 
 from __future__ import annotations
 
@@ -6,10 +7,20 @@ from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from exporter.traffic.parse import COUNT_KEYS, ResourceRow, Row, Values, add_into, blank
+from exporter.traffic.parse import (
+    COUNT_INDEX,
+    COUNT_KEYS,
+    ResourceRow,
+    Row,
+    Values,
+    add_into,
+    blank,
+)
 from exporter.traffic.windows import Window
 
 OTHER = "__other__"  # the resource label of everything max_resources folded together
+EDGE_REQUESTS = COUNT_INDEX["edge_requests_total"]
+HIT_BYTES = COUNT_INDEX["edge_hit_bytes"]
 
 
 @dataclass(slots=True)
@@ -41,7 +52,8 @@ class Run:
     """Contiguous windows read once and not yet settled, with what was counted for them.
 
     ``resources`` holds every exported resource's own values (also folded ones), so a settle
-    read is compared resource by resource.
+    read is compared resource by resource. ``stage`` is the index of the next settle read in
+    the schedule; after each one the counted values are raised to what it showed.
     """
 
     start: int
@@ -53,6 +65,12 @@ class Run:
     failures: int = 0  # settle reads that failed while the platform answered other reads
     retry_at: float = 0.0  # no settle read before this time (backoff after a failure)
     failed_at: float = 0.0  # when the last settle read of this run failed
+    stage: int = 0  # settle reads done (the next one is the schedule's entry at this index)
+    first: float = 0.0  # edge requests its first reads counted
+
+    def due_at(self, stages: tuple[int, ...]) -> float:
+        """When its next settle read is due: the stage's age after its newest first read."""
+        return self.last_read_at + stages[self.stage] * 60.0
 
     @property
     def window(self) -> Window:
@@ -61,6 +79,21 @@ class Run:
     @property
     def minutes(self) -> int:
         return (self.end - self.start) // 60
+
+
+@dataclass(slots=True)
+class Late:
+    """What the settle reads at one age added, and the share of the latest run's requests."""
+
+    requests: float = 0.0  # edge requests added, cumulative
+    hit_bytes: float = 0.0  # edge hit bytes added, cumulative
+    share: float | None = None  # of the latest run settled at this age: added / counted after
+
+
+def requests(values: Values) -> float:
+    """Edge requests of a set of counted values (absent = 0)."""
+    v = values[EDGE_REQUESTS]
+    return v if v == v else 0.0
 
 
 def positive_diff(new: Values, old: Values | None) -> Values | None:
@@ -89,6 +122,9 @@ class AccountLedger:
         "answered_at",
         "cursor",
         "dirty",
+        "last_stage_share",
+        "late",
+        "late_share",
         "long_refused",
         "outage",
         "pending",
@@ -115,6 +151,9 @@ class AccountLedger:
         self.answered_at = 0.0  # when the platform last answered a read of this account
         self.outage = False  # the last 1-minute read failed (the next read is 1 minute)
         self.released_at = 0.0  # when this replica stopped serving the account (0 = serves)
+        self.late: dict[int, Late] = {}  # by the age of the settle read, in minutes
+        self.late_share: float | None = None  # latest fully settled run: share after first read
+        self.last_stage_share: float | None = None  # ... and the share its last stage added
 
     # -- first reads -------------------------------------------------------------------------
     def count_first_read(
@@ -165,6 +204,7 @@ class AccountLedger:
         last = self.pending[-1] if self.pending else None
         if (
             last is not None
+            and last.stage == 0
             and last.end == window.start
             and last.folded == folded  # one run, one way of counting each resource
             and now < last.last_read_at + revisit_seconds
@@ -172,6 +212,7 @@ class AccountLedger:
         ):
             last.end = window.end
             last.last_read_at = now
+            last.first += requests(totals)
             add_into(last.totals, totals)
             for rid, values in resources.items():
                 have = last.resources.get(rid)
@@ -181,25 +222,33 @@ class AccountLedger:
                     add_into(have, values)
             return
         run = Run(window.start, window.end, now, array("d", totals), folded=folded)
+        run.first = requests(totals)
         run.resources = {rid: array("d", v) for rid, v in resources.items()}
         self.pending.append(run)
 
     # -- settling ----------------------------------------------------------------------------
-    def due(self, now: float, revisit_seconds: float) -> Run | None:
-        """The oldest run whose newest window was first read at least revisit ago and that
-        is not waiting out a backoff (a run whose settle reads fail does not hold back the
-        runs behind it)."""
+    def due(self, now: float, stages: tuple[int, ...]) -> Run | None:
+        """The run whose settle read is most overdue, not waiting out a backoff (a run whose
+        settle reads fail does not hold back the others)."""
+        best: Run | None = None
         for run in self.pending:
-            if now < run.last_read_at + revisit_seconds:
-                return None  # runs are in first-read order: the later ones are not due either
-            if now >= run.retry_at:
-                return run
-        return None
+            at = run.due_at(stages)
+            if now >= at and now >= run.retry_at and (best is None or at < best.due_at(stages)):
+                best = run
+        return best
 
     def settle(
-        self, run: Run, totals: Row, resources: Mapping[str, ResourceRow], fold: bool
+        self,
+        run: Run,
+        totals: Row,
+        resources: Mapping[str, ResourceRow],
+        fold: bool,
+        stages: tuple[int, ...],
+        cap_minutes: int,
     ) -> bool:
-        """Add what the re-read shows above what was counted (never subtract); drop the run.
+        """Add what the re-read shows above what was counted (never subtract); then move the
+        run to its next stage (merged with a contiguous run at that stage while the window
+        stays within ``cap_minutes``), or drop it after the last one.
 
         An increase of a resource goes where its first read went: ``__other__`` when it was
         folded in that run, else its own series (kept for the retention period, or created
@@ -208,11 +257,14 @@ class AccountLedger:
         """
         increased = False
         diff = positive_diff(totals.counts, run.totals)
+        self._measure(run, diff, stages)
         if diff is not None:
             add_into(self.totals, diff)
+            add_into(run.totals, diff)
             increased = True
         for rid, r in resources.items():
-            diff = positive_diff(r.row.counts, run.resources.get(rid))
+            have = run.resources.get(rid)
+            diff = positive_diff(r.row.counts, have)
             if diff is None:
                 continue
             s = self._other() if rid in run.folded else self.series.get(rid)
@@ -222,9 +274,58 @@ class AccountLedger:
                 s = self.series[rid] = Series(r.name, r.cname)
             s.last_seen = max(s.last_seen, run.last_read_at)
             add_into(s.values, diff)
+            if have is None:
+                run.resources[rid] = array("d", diff)
+            else:
+                add_into(have, diff)
             increased = True
-        self.drop(run)
+        run.stage += 1
+        run.failures, run.retry_at, run.failed_at = 0, 0.0, 0.0
+        if run.stage >= len(stages):
+            final = requests(run.totals)
+            self.late_share = (final - run.first) / final if final > 0 else 0.0
+            self.last_stage_share = self.late[stages[-1]].share
+            self.drop(run)
+        else:
+            self._merge(run, cap_minutes)
+            self.dirty = True
         return increased
+
+    def _measure(self, run: Run, diff: Values | None, stages: tuple[int, ...]) -> None:
+        """Count what the settle read at this run's stage added (edge requests, hit bytes)."""
+        late = self.late.setdefault(stages[run.stage], Late())
+        added = 0.0
+        if diff is not None:
+            added = requests(diff)
+            late.requests += added
+            late.hit_bytes += diff[HIT_BYTES] if diff[HIT_BYTES] == diff[HIT_BYTES] else 0.0
+        after = requests(run.totals) + added
+        late.share = added / after if after > 0 else 0.0
+
+    def _merge(self, run: Run, cap_minutes: int) -> None:
+        """Join ``run`` with a contiguous run at the same stage counted the same way, so the
+        later stages read windows as long as the platform accepts."""
+        for other in self.pending:
+            if (
+                other is run
+                or other.stage != run.stage
+                or other.folded != run.folded
+                or other.minutes + run.minutes > cap_minutes
+                or (other.end != run.start and run.end != other.start)
+            ):
+                continue
+            other.start, other.end = min(other.start, run.start), max(other.end, run.end)
+            other.last_read_at = max(other.last_read_at, run.last_read_at)
+            other.first += run.first
+            add_into(other.totals, run.totals)
+            for rid, values in run.resources.items():
+                have = other.resources.get(rid)
+                if have is None:
+                    other.resources[rid] = values
+                else:
+                    add_into(have, values)
+            self.pending.remove(run)
+            return
 
     def _other(self) -> Series:
         s = self.series.get(OTHER)

@@ -272,11 +272,11 @@ class TrafficPoller:
     ) -> None:
         totals, rows = fetched
         sel = self._select.select(rows.values())
-        revisit = self._settings.revisit_minutes
-        settle = (revisit * MINUTE, settle_cap_minutes(revisit, not led.long_refused))
-        led.count_first_read(
-            w, totals, rows.values(), sel.named_ids, now, settle if revisit else None
-        )
+        stages = self._settings.settle_stages
+        settle = None
+        if stages:
+            settle = (stages[0] * MINUTE, settle_cap_minutes(stages[0], not led.long_refused))
+        led.count_first_read(w, totals, rows.values(), sel.named_ids, now, settle)
         self._latest[account] = Latest(
             w, totals, sel.named, fold(sel.folded) if sel.folded else None
         )
@@ -288,16 +288,18 @@ class TrafficPoller:
 
     def _due(self, account: str, led: AccountLedger, now: float) -> Run | None:
         """The unsettled run to re-read now, if any, after giving up the hopeless ones."""
-        revisit = self._settings.revisit_minutes
-        if not revisit:
+        stages = self._settings.settle_stages
+        if not stages:
             if led.pending:  # settling was switched off since the state was saved
                 led.pending.clear()
                 led.dirty = True
             return None
-        give_up = (revisit + max(self._settings.catch_up_minutes, GIVE_UP_MINUTES_AT_LEAST)) * 60
-        for stale in [r for r in led.pending if now > r.last_read_at + give_up]:
+        for done in [r for r in led.pending if r.stage >= len(stages)]:
+            led.drop(done)  # the schedule was shortened since the state was saved
+        late = max(self._settings.catch_up_minutes, GIVE_UP_MINUTES_AT_LEAST) * MINUTE
+        for stale in [r for r in led.pending if now > r.due_at(stages) + late]:
             self._give_up(account, led, stale, "no settle read for a day")
-        return led.due(now, revisit * MINUTE)
+        return led.due(now, stages)
 
     def _give_up(self, account: str, led: AccountLedger, run: Run, why: str) -> None:
         log.warning("traffic_settle_given_up", account=account, window=str(run.window), why=why)
@@ -326,7 +328,8 @@ class TrafficPoller:
             self._settle_failed(account, led, run, now, exc)
             raise
         led.answered_at = now
-        if await self._work(led.settle, run, totals, rows, self._select.folds):
+        stages = self._settings.settle_stages
+        if await self._work(led.settle, run, totals, rows, self._select.folds, stages, longest):
             self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
             log.debug("traffic_window_revised", account=account, window=str(run.window))
 

@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 
 from exporter import jsonpieces
-from exporter.traffic.ledger import AccountLedger, Run, Series, shown_mask
+from exporter.traffic.ledger import AccountLedger, Late, Run, Series, requests, shown_mask
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
 
 log = structlog.get_logger("exporter.traffic.state")
@@ -50,9 +50,17 @@ def _account(led: AccountLedger) -> dict[str, Any]:
                 "folded": sorted(run.folded),
                 "failures": run.failures,
                 "retry_at": run.retry_at,
+                "stage": run.stage,
+                "first": run.first,
             }
             for run in led.pending
         ],
+        "late": {
+            str(age): [late.requests, late.hit_bytes, late.share]
+            for age, late in sorted(led.late.items())
+        },
+        "late_share": led.late_share,
+        "last_stage_share": led.last_stage_share,
     }
 
 
@@ -149,9 +157,22 @@ class _Decoder:
             _need(ok, f"{w}.folded", "a list of resource ids")
             run.folded = frozenset(folded)
             run.retry_at = _float(p.get("retry_at", 0.0), f"{w}.retry_at")
+            run.stage = _int(p.get("stage", 0), f"{w}.stage")
+            first = p.get("first")  # files before stages: what the first read counted
+            run.first = requests(run.totals) if first is None else _float(first, f"{w}.first")
             for rid, v in _obj(p.get("resources", {}), f"{w}.resources").items():
                 run.resources[rid] = self.values(v, f"{w}.resources.{rid}")
             led.pending.append(run)
+        for age, item in _obj(d.get("late", {}), f"{where}.late").items():
+            w = f"{where}.late.{age}"
+            ok = age.isdigit() and isinstance(item, list) and len(item) == 3
+            _need(ok, w, "minutes -> [requests, hit_bytes, share or null]")
+            share = None if item[2] is None else _float(item[2], f"{w}[2]")
+            led.late[int(age)] = Late(_float(item[0], f"{w}[0]"), _float(item[1], f"{w}[1]"), share)
+        share = d.get("late_share")
+        led.late_share = None if share is None else _float(share, f"{where}.late_share")
+        share = d.get("last_stage_share")
+        led.last_stage_share = None if share is None else _float(share, f"{where}.last_stage_share")
         return led
 
 

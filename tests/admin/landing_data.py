@@ -16,6 +16,7 @@ STATUS_INFO = MetricSpec(
 ACTIVE = MetricSpec("cdnvideo_restream_resource_active", "gauge", "a", ("account", "resource_id"))
 SCHEDULED = MetricSpec("cdnvideo_restream_scheduled", "gauge", "s", TARGET)
 ALIVE = MetricSpec("cdnvideo_dvr_alive", "gauge", "a", ("account", "stream", "host"))
+LATE_SHARE = MetricSpec("cdnvideo_traffic_late_share", "gauge", "s", ("account", "after_minutes"))
 QUOTA_LEFT = MetricSpec("cdnvideo_talking_head_quota_left", "gauge", "l", ("account",))
 QUOTA_LIMIT = MetricSpec("cdnvideo_talking_head_quota_limit", "gauge", "m", ("account",))
 
@@ -25,10 +26,12 @@ EVIL = '<script>alert("x")</script>'
 def publish_demo(ctx) -> None:  # type: ignore[no-untyped-def]
     """demo-media: one failing restream target (and a hostile one), two stopped on purpose
     (res-9 inactive, res-10 outside its schedule), one dead DVR node, quota 1234 of 1500, a
-    window. demo-shop: everything fine; its restream fragment is stale."""
+    window, a lateness profile. demo-shop: everything fine; its restream fragment is stale."""
     store = ctx.store
     b = FragmentBuilder()
     b.add(WINDOW_END, ("demo-media",), NOW - 180)
+    for after, share in (("60", 0.0), ("5", 0.008), ("15", 0.001)):
+        b.add(LATE_SHARE, ("demo-media", after), share)
     store.publish("traffic/demo-media", b.build())
 
     b = FragmentBuilder()

@@ -45,6 +45,8 @@ async def test_page_shows_what_an_operator_needs() -> None:
     assert "node-dead-1" in text
     assert "node-ok-2" not in text
     assert "1234 of 1500" in text
+    assert "+0.8% after 5 min, +0.1% after 15 min, 0 after 60 min" in text  # by age
+    assert "not measured yet" in text.split('data-account="demo-shop"', 1)[1]
     assert "in_queue: 1" in text
     assert 'href="/metrics"' in text
     assert 'href="/api/v1/openapi.json"' in text

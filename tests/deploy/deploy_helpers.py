@@ -211,6 +211,11 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_upstream_clock_skew_seconds": (),
     "cdnvideo_upstream_values_rejected_total": ("area", "field"),
     "cdnvideo_exporter_build_info": ("version",),
+    "cdnvideo_traffic_late_requests_total": ("account", "after_minutes"),
+    "cdnvideo_traffic_late_hit_bytes_total": ("account", "after_minutes"),
+    "cdnvideo_traffic_late_share": ("account", "after_minutes"),
+    "cdnvideo_traffic_settled_late_share": ("account",),
+    "cdnvideo_traffic_last_stage_late_share": ("account",),
 }
 HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}
 # Series Prometheus itself writes for every scrape target.

@@ -90,7 +90,7 @@ def assert_clear(code: int, out: str, err: str) -> None:
     assert PLANTED not in out + err, "a secret in check-config's output"
     if code == 0:
         assert isinstance(yaml.safe_load(out), dict)
-        assert all(line.startswith("warning: ") for line in err.splitlines())
+        assert all(line.startswith(("warning: ", "note: ")) for line in err.splitlines())
     else:
         assert code == 1
         assert out == ""

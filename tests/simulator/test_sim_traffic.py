@@ -302,3 +302,19 @@ async def test_large_data_set_answers_a_per_resource_request(
     assert len((await resp.json())["data"]["resources"]) == 200
     resp = await client.get("/app/dvr-net/v1/demo-shop/streams/live/ch-100")
     assert (await resp.json())["stream_name"] == "live/ch-100"
+
+
+def test_late_half_seconds_shapes_how_late_figures_arrive() -> None:
+    """late_seconds 1200 with half 60: figures rise for 20 minutes, most in the first 2."""
+    sim = Simulator(SimConfig(late_seconds=1200, late_half_seconds=60), FakeClock(T0))
+    m = T0 - T0 % 60
+    close = m + 60
+    assert sim.late_fraction(m, close) == pytest.approx(0.7)
+    assert sim.late_fraction(m, close + 60) == pytest.approx(0.85)  # half of the late 30%
+    assert 0.92 < sim.late_fraction(m, close + 120) < 0.93  # three quarters within 2 minutes
+    assert sim.late_fraction(m, close + 600) < 1.0
+    assert sim.late_fraction(m, close + 1200) == 1.0
+    default = Simulator(SimConfig(late_seconds=1200), FakeClock(T0))
+    assert default.late_fraction(m, close + 120) == pytest.approx(1 - 0.3 * 0.9**2)
+    with pytest.raises(ValueError, match="late_half_seconds"):
+        SimConfig(late_seconds=60, late_half_seconds=60)

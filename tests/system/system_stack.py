@@ -259,13 +259,17 @@ def expected_names() -> set[str]:
 
 
 def _state_file(path: Path) -> None:
-    """A traffic state file from an exporter that stopped BEHIND_MINUTES ago (one account)."""
-    from exporter.traffic.ledger import AccountLedger
+    """A traffic state file from an exporter that stopped BEHIND_MINUTES ago (one account),
+    with the lateness its settle reads had measured (the simulator's settles within the
+    default 5-minute read, later than the stack's start-up wait)."""
+    from exporter.traffic.ledger import AccountLedger, Late
     from exporter.traffic.state import dump
 
     now = time.time()
     ledger = AccountLedger()
     ledger.cursor = int(now // 60) * 60 - BEHIND_MINUTES * 60
+    ledger.late = {5: Late(requests=1200.0, hit_bytes=5.0e6, share=0.004)}
+    ledger.late_share, ledger.last_stage_share = 0.004, 0.004
     path.write_bytes(dump({MISSED_ACCOUNT: ledger}, now))
 
 

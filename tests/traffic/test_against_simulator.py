@@ -105,11 +105,11 @@ def assert_counters_equal_truth(r: Rig, minutes: range) -> int:
     return compared
 
 
-async def drain(r: Rig, state_file: str) -> TrafficPoller:
+async def drain(r: Rig, state_file: str, **settings: Any) -> TrafficPoller:
     """Restart from the state file with a delay so long that no new minute is ready, and poll
-    until every unsettled run has had its settle read."""
-    poller = r.poller(state_file=state_file, delay_seconds=86_400)
-    for _ in range(200):
+    until every unsettled run has had its settle reads."""
+    poller = r.poller(state_file=state_file, delay_seconds=86_400, **settings)
+    for _ in range(400):
         if not poller.ledger(ACC).pending:
             break
         await poller.poll(ACC)

@@ -105,7 +105,7 @@ def test_names_and_labels_follow_the_contract() -> None:
             "window_end_timestamp_seconds",
         ):
             assert f"cdnvideo_{scope}_{suffix}" in names
-    assert len(SPECS) == 21
+    assert len(SPECS) == 26  # 21 traffic families + 5 lateness families
     assert RESOURCE_INFO.name == "cdnvideo_resource_info"
     assert RESOURCE_INFO.labels == ("account", "resource", "resource_name", "cname")
     assert ACCOUNT.responses_total.labels == ("account", "side", "code")

@@ -50,8 +50,8 @@ def test_first_reads_count_and_merge_into_runs_up_to_the_cap() -> None:
 def test_a_due_run_is_closed_to_new_windows() -> None:
     led = AccountLedger()
     led.count_first_read(w(0), row(1), [], None, T, (300, 5))
-    assert led.due(T + 299, 300) is None
-    assert led.due(T + 300, 300) is led.pending[0]
+    assert led.due(T + 299, (5,)) is None
+    assert led.due(T + 300, (5,)) is led.pending[0]
     led.count_first_read(w(1), row(1), [], None, T + 300, (300, 5))
     assert len(led.pending) == 2
 
@@ -61,7 +61,7 @@ def test_settle_adds_the_late_increase_once_and_drops_the_run() -> None:
     led.count_first_read(w(0, 2), row(70), [res("a", 7), res("b", 3)], None, T, (300, 5))
     run = led.pending[0]
     reread = {"a": res("a", 10), "b": res("b", 2), "c": res("c", 4)}
-    assert led.settle(run, row(100), reread, fold=False)
+    assert led.settle(run, row(100), reread, fold=False, stages=(5,), cap_minutes=10)
     assert led.totals[REQ] == 100
     assert led.series["a"].values[REQ] == 10
     assert led.series["b"].values[REQ] == 3  # a decrease is never subtracted
@@ -74,7 +74,14 @@ def test_settle_routes_unnamed_resources_to_other_when_folding() -> None:
     led.count_first_read(w(0), row(10), [res("a", 5), res("b", 5)], frozenset({"a"}), T, (300, 5))
     assert led.series[OTHER].values[REQ] == 5
     assert "b" not in led.series
-    led.settle(led.pending[0], row(12), {"a": res("a", 6), "b": res("b", 6)}, fold=True)
+    led.settle(
+        led.pending[0],
+        row(12),
+        {"a": res("a", 6), "b": res("b", 6)},
+        fold=True,
+        stages=(5,),
+        cap_minutes=10,
+    )
     assert led.series["a"].values[REQ] == 6
     assert led.series[OTHER].values[REQ] == 6
 
@@ -84,7 +91,14 @@ def test_prune_keeps_series_owed_a_settle_read() -> None:
     led.count_first_read(w(0), row(2), [res("a", 1), res("b", 1)], None, T, (60, 1))
     led.count_first_read(w(1), row(1), [res("a", 1)], None, T + 60, (60, 1))
     assert led.prune(T + 1) == []  # b was last seen before T + 1, but its minute is unsettled
-    led.settle(led.pending[0], row(2), {"a": res("a", 1), "b": res("b", 1)}, fold=False)
+    led.settle(
+        led.pending[0],
+        row(2),
+        {"a": res("a", 1), "b": res("b", 1)},
+        fold=False,
+        stages=(5,),
+        cap_minutes=10,
+    )
     assert led.prune(T + 1) == ["b"]
     assert set(led.series) == {"a"}
     assert led.prune(T + 60) == []  # a was seen at T + 60
@@ -118,10 +132,24 @@ def test_late_data_of_a_minute_a_resource_was_folded_in_goes_to_other() -> None:
     assert led.series[OTHER].values[REQ] == 3 + 1
     assert led.series["b"].values[REQ] == 7
     # Minute 0 re-read: b grew by 2 in a minute it was counted under __other__.
-    led.settle(led.pending[0], row(10), {"a": res("a", 5), "b": res("b", 5)}, fold=True)
+    led.settle(
+        led.pending[0],
+        row(10),
+        {"a": res("a", 5), "b": res("b", 5)},
+        fold=True,
+        stages=(5,),
+        cap_minutes=10,
+    )
     assert led.series[OTHER].values[REQ] == 4 + 2
     assert led.series["b"].values[REQ] == 7
     # Minute 1 re-read: b grew by 1 in a minute it had its own series.
-    led.settle(led.pending[0], row(9), {"a": res("a", 1), "b": res("b", 8)}, fold=True)
+    led.settle(
+        led.pending[0],
+        row(9),
+        {"a": res("a", 1), "b": res("b", 8)},
+        fold=True,
+        stages=(5,),
+        cap_minutes=10,
+    )
     assert led.series["b"].values[REQ] == 8
     assert led.series[OTHER].values[REQ] == 6

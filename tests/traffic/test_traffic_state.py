@@ -107,3 +107,32 @@ def test_a_missing_state_file_is_a_fresh_start(tmp_path: Path) -> None:
     with capture_logs() as logs:
         assert state.load(str(tmp_path / "nope.json")) == {}
     assert all(e["log_level"] != "warning" for e in logs)
+
+
+def test_round_trip_keeps_the_stage_of_each_run_and_the_lateness_measured() -> None:
+    led = sample()
+    run = led.pending[0]
+    rows = {"r1": ResourceRow("r1", "www", "www.example", parse_row({"edge_requests_total": 5}))}
+    totals = parse_row({"edge_requests_total": 104, "edge_hit_bytes": 12})
+    led.settle(run, totals, rows, fold=False, stages=(5, 15, 60), cap_minutes=10)
+    assert run.stage == 1
+    back = state.parse(state.dump({"acme": led}, T))["acme"]
+    (again,) = back.pending
+    assert (again.stage, again.first) == (1, run.first)
+    assert again.totals[REQ] == 104  # what is counted now: the next stage compares with it
+    assert again.resources["r1"][REQ] == 5
+    late = back.late[5]
+    assert (late.requests, late.hit_bytes) == (led.late[5].requests, led.late[5].hit_bytes)
+    assert late.requests > 0
+    assert late.share == led.late[5].share
+    assert state.dump({"acme": back}, T) == state.dump({"acme": led}, T)
+
+
+def test_a_state_file_without_stages_is_at_its_first_settle_read() -> None:
+    doc = json.loads(state.dump({"acme": sample()}, T))
+    for run in doc["accounts"]["acme"]["pending"]:
+        del run["stage"], run["first"]
+    del doc["accounts"]["acme"]["late"]
+    (run,) = state.parse(json.dumps(doc).encode())["acme"].pending
+    assert run.stage == 0
+    assert run.first == 0  # the first read had no edge_requests_total

@@ -18,8 +18,10 @@ from exporter.config import (
     Shard,
     load_config,
     masked_dict,
+    notes,
     parse_config,
     stable_hash,
+    traffic_requests_per_minute,
     warnings,
 )
 
@@ -421,6 +423,37 @@ def test_revisit_out_of_range_is_refused(value: int) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "stages"),
+    [(5, (5,)), (0, ()), ([5], (5,)), ([5, 15, 60], (5, 15, 60)), ([2, 1440], (2, 1440))],
+)
+def test_revisit_takes_a_number_or_a_schedule(value: Any, stages: tuple[int, ...]) -> None:
+    assert (
+        parse_config(with_token(traffic={"revisit_minutes": value})).traffic.settle_stages == stages
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ([], ": the list is empty; use 0 to turn settling off"),
+        (
+            [15, 60],
+            "[0]: the first age must be 1-10 (its runs are read as one window of up to "
+            "10 minutes), got 15",
+        ),
+        ([5, 5], "[1]: ages must rise, got 5 after 5"),
+        ([5, 60, 1441], "[2]: at most 1440 (a day), got 1441"),
+        ([5, "15"], "[1]: expected a whole number, got '15'"),
+    ],
+)
+def test_bad_schedules_are_refused(value: Any, message: str) -> None:
+    assert (
+        refused(with_token(traffic={"revisit_minutes": value}))
+        == f"traffic.revisit_minutes{message}"
+    )
+
+
 @pytest.mark.parametrize("key", ["delay_seconds", "catch_up_minutes", "max_resources"])
 def test_negative_traffic_counts_are_refused(key: str) -> None:
     assert refused(with_token(traffic={key: -1})) == f"traffic.{key}: must be 0 or more, got -1"
@@ -709,3 +742,22 @@ def test_settings_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.listen = "x"  # type: ignore[misc]
     assert isinstance(s, Settings)
+
+
+@pytest.mark.parametrize(
+    ("traffic", "cost"),
+    [
+        ({}, 2.4),  # the default: 2 first reads + a settle pair every 5 minutes
+        ({"revisit_minutes": 0}, 2.0),
+        ({"revisit_minutes": [5, 15, 60]}, 2.8),  # + a pair per 10 minutes for each later stage
+        ({"revisit_minutes": [2, 1440], "per_resource": False}, 1.6),
+    ],
+)
+def test_check_config_notes_what_the_settle_schedule_costs(
+    traffic: dict[str, Any], cost: float
+) -> None:
+    settings = parse_config(with_token(traffic=traffic))
+    assert traffic_requests_per_minute(settings) == pytest.approx(cost)
+    (note,) = notes(settings)
+    assert f"cost {cost:.2f} metrics requests per minute per account" in note
+    assert "cdnvideo_traffic_late_share{after_minutes}" in note

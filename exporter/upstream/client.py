@@ -45,7 +45,8 @@ ACCOUNTS_PATH = "/app/inventory/v1/accounts/"
 # Bodies larger than this are decoded in a worker thread, an element at a time (jsonpieces).
 DECODE_OFF_LOOP_BYTES = 64 * 1024
 # Reply headers kept on a Reply, under these names whatever case the server sent them in.
-KEPT_HEADERS = frozenset({"Retry-After", "Date"})
+# (`Date` has its own field, Reply.date, read by the clock-skew measurement.)
+KEPT_HEADERS = frozenset({"Retry-After"})
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ import pytest
 from deploy_helpers import alert_rules, concrete, dashboard_targets, dashboards, variable_queries
 from system_stack import ACCOUNTS, JOB, MISSED_ACCOUNT, NotYet, Stack, has_data, summary, wait_for
 
+from exporter.restream.identity import url_label
+
 pytestmark = pytest.mark.system
 
 DATA_SECONDS = 30.0  # rate() and histograms need a few scrapes (1 s apart) after the start
@@ -175,8 +177,9 @@ def test_every_series_an_alert_selects_has_data(stack: Stack) -> None:
     assert not failures, report(failures)
 
 
-def restream_target_to_break(stack: Stack) -> tuple[str, str, str]:
-    """(account, resource id, target URL) of a target that is OK, active and scheduled now."""
+def restream_target_to_break(stack: Stack) -> tuple[str, str, str, str]:
+    """(account, resource id, target label, target URL) of a target that is OK, active and
+    scheduled now; the label is the URL without credentials, as the exporter exports it."""
     healthy = stack.vector(
         "max by (account, resource_id, target) (cdnvideo_restream_status_code) == 0"
         " and on (account, resource_id) (max by (account, resource_id)"
@@ -192,15 +195,19 @@ def restream_target_to_break(stack: Stack) -> tuple[str, str, str]:
             "resources"
         ]:
             for entry in resource["restreams"]:
-                # the target label is the URL without credentials: take one that has none
-                key = (account, resource["resource_id"], entry["target_url"])
+                url = entry["target_url"]
+                key = (
+                    account,
+                    resource["resource_id"],
+                    url_label(url, entry.get("target_key", "")),
+                )
                 if key in ok:
-                    return key
+                    return (*key, url)
     raise AssertionError(f"no healthy restream target to break among {sorted(ok)}")
 
 
 def test_a_failing_restream_target_makes_its_alert_pending(stack: Stack) -> None:
-    account, resource_id, target = restream_target_to_break(stack)
+    account, resource_id, target, target_url = restream_target_to_break(stack)
     mine = {"account": account, "resource_id": resource_id, "target": target}
 
     def alert_for_target() -> dict[str, Any] | None:
@@ -212,7 +219,7 @@ def test_a_failing_restream_target_makes_its_alert_pending(stack: Stack) -> None
     # healthy before (an alert from a failure that just ended leaves with the next evaluation)
     wait_for(f"no alert for {mine} before", lambda: alert_for_target() is None, ALERT_SECONDS)
     path = f"/_sim/restream/{account}/{resource_id}/force"
-    stack.sim("POST", path, {"target_url": target, "code": 2})
+    stack.sim("POST", path, {"target_url": target_url, "code": 2})
     try:
         alert = wait_for(
             f"CdnvideoRestreamTargetFailing for {mine}", alert_for_target, ALERT_SECONDS

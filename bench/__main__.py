@@ -57,7 +57,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--untuned",
         action="store_true",
-        help="run the exporter without exporter.runtime.tune_for_serving (to compare)",
+        help="run the exporter without exporter.runtime.tuning.tune_for_serving (to compare)",
     )
     p.add_argument("--out", type=Path, default=OUT, help="where to write the result files")
     return p

@@ -31,12 +31,12 @@ from aiohttp import web
 
 from bench.procs import serve_until_signal
 from exporter.config import Settings, parse_config
-from exporter.context import Context
 from exporter.dvr import DvrPoller
-from exporter.logs import Redactor, configure_logging
 from exporter.restream import RestreamPoller
-from exporter.runtime import tune_for_serving
-from exporter.service import create_app
+from exporter.runtime.context import Context
+from exporter.runtime.service import create_app
+from exporter.runtime.tuning import tune_for_serving
+from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic import TrafficPoller
 from exporter.web.app import CTX
 

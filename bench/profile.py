@@ -4,7 +4,7 @@
 prints the event loop's slow callbacks (asyncio debug, > 20 ms: what stalls /healthz) during
 one refresh, where the loop thread was while it stalled in a second, then a cProfile of the
 event-loop thread during a third (worker threads are not in it). Used to find where the cost
-of a refresh goes. Tuned as the daemon is (``exporter.runtime``) unless ``--untuned``.
+of a refresh goes. Tuned as the daemon is (``exporter.runtime.tuning``) unless ``--untuned``.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ import aiohttp
 from bench import procs
 from bench.exporter_proc import Refresher
 from bench.scale import ACCOUNT, areas_for, exporter_config
-from exporter.clock import SystemClock
 from exporter.config import parse_config
-from exporter.logs import Redactor, configure_logging
-from exporter.runtime import tune_for_serving
-from exporter.service import build_context
+from exporter.runtime.service import build_context
+from exporter.runtime.tuning import tune_for_serving
+from exporter.support.clock import SystemClock
+from exporter.support.logs import Redactor, configure_logging
 
 SLOW_CALLBACK_SECONDS = 0.02
 STALL_SECONDS = 0.015

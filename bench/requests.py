@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import structlog
 from aiohttp import web
 
-from exporter.clock import FakeClock
 from exporter.config import parse_config
-from exporter.service import SERVICE, create_app
+from exporter.runtime.service import SERVICE, create_app
 from exporter.simulator import SimConfig, Simulator, serve
+from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
 
 T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z

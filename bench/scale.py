@@ -33,7 +33,7 @@ class Plan:
     ready_timeout: float = 180.0
     cpu_bursts: int = 5  # bursts of back-to-back scrapes for the CPU per scrape (median)
     cpu_burst_scrapes: int = 300
-    tuned: bool = True  # exporter.runtime.tune_for_serving (--untuned compares without it)
+    tuned: bool = True  # exporter.runtime.tuning.tune_for_serving (--untuned compares without it)
 
     @classmethod
     def quick(cls, steady_seconds: float | None = None) -> Plan:

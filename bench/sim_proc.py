@@ -8,8 +8,8 @@ import asyncio
 from collections.abc import Sequence
 
 from bench.procs import announce_until_signal
-from exporter.clock import SystemClock
 from exporter.simulator import SimConfig, Simulator, serve
+from exporter.support.clock import SystemClock
 
 ACCOUNT = "bench"
 

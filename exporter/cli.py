@@ -25,7 +25,7 @@ from exporter.config import (
     split_host_port,
     warnings,
 )
-from exporter.logs import Redactor, configure_logging
+from exporter.support.logs import Redactor, configure_logging
 from exporter.web.webconfig import WebConfig, load_web_config
 
 DEMO_LISTEN = "127.0.0.1:9877"
@@ -136,8 +136,8 @@ def run(path: str, web_config_file: str | None = None) -> int:
             tls=web_config.tls is not None,
             basic_auth_users=len(web_config.users),
         )
-    from exporter.runtime import tune_for_serving
-    from exporter.service import create_app
+    from exporter.runtime.service import create_app
+    from exporter.runtime.tuning import tune_for_serving
 
     async def app() -> web.Application:
         built = await create_app(settings, redactor=redactor, web_config=web_config)
@@ -199,10 +199,10 @@ def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) 
 
 
 async def _demo(listen: str, sim_listen: str) -> int:
-    from exporter.clock import SystemClock
-    from exporter.runtime import tune_for_serving
-    from exporter.service import create_app
+    from exporter.runtime.service import create_app
+    from exporter.runtime.tuning import tune_for_serving
     from exporter.simulator import SimConfig, Simulator
+    from exporter.support.clock import SystemClock
 
     sim = Simulator(SimConfig(), SystemClock())
     sim_host, sim_port = split_host_port(sim_listen, "--simulator-listen", allow_any=True)
@@ -240,8 +240,8 @@ async def _demo(listen: str, sim_listen: str) -> int:
 
 
 async def _simulate(args: argparse.Namespace) -> int:
-    from exporter.clock import SystemClock
     from exporter.simulator import Simulator, config_from_args
+    from exporter.support.clock import SystemClock
 
     configure_logging("info", "auto")
     sim = Simulator(config_from_args(args), SystemClock())

@@ -27,7 +27,7 @@ from exporter.config.settings import (
     Shard,
     split_host_port,
 )
-from exporter.logs import strip_userinfo
+from exporter.support.logs import strip_userinfo
 
 MIN_ADMIN_TOKEN_LENGTH = 16
 GENERATE_PER_MINUTE = 10  # the platform's talking-head generate limit per account

@@ -8,10 +8,10 @@ from typing import Protocol
 
 import structlog
 
-from exporter.clock import Clock
 from exporter.config import DvrSettings
 from exporter.dvr.transform import dvr_fragment
 from exporter.exposition import Store
+from exporter.support.clock import Clock
 from exporter.upstream.budget import Postponed
 from exporter.upstream.models import DvrNode
 

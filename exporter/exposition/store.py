@@ -10,9 +10,9 @@ from types import MappingProxyType
 
 import structlog
 
-from exporter.clock import Clock
 from exporter.exposition.deflate import Piece, deflate, gzip_join
 from exporter.exposition.model import Fragment, MetricSpec
+from exporter.support.clock import Clock
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
 

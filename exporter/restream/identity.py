@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from exporter.config.settings import UpstreamSettings
-from exporter.logs import MASK, strip_userinfo
+from exporter.support.logs import MASK, strip_userinfo
 from exporter.upstream.models import (
     HistoryPoint,
     RestreamResource,

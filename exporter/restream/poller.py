@@ -8,10 +8,8 @@ from typing import Protocol
 
 import structlog
 
-from exporter.clock import Clock
 from exporter.config import RestreamSettings
 from exporter.exposition import Store
-from exporter.logs import Redactor
 from exporter.restream.identity import (
     KeyFingerprint,
     TargetId,
@@ -21,6 +19,8 @@ from exporter.restream.identity import (
     utc_text,
 )
 from exporter.restream.transform import Change, fold_history, history_fragment, status_fragment
+from exporter.support.clock import Clock
+from exporter.support.logs import Redactor
 from exporter.upstream.auth import StaticToken
 from exporter.upstream.models import HistoryPoint, RestreamResource, StatusRecord
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import deque
 from enum import Enum
 
-from exporter.clock import Clock
 from exporter.simulator.config import SimConfig
 from exporter.simulator.hashing import hex_id
+from exporter.support.clock import Clock
 
 PERSON_ID = 17
 

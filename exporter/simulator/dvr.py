@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from exporter.clock import Clock
 from exporter.simulator.dataset import DvrStream
 from exporter.simulator.hashing import Stream, key_hash, mix
+from exporter.support.clock import Clock
 
 Interval = tuple[int, int]  # [start, end) in Unix seconds
 HOUR = 3600

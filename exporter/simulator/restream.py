@@ -16,9 +16,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from exporter.clock import Clock
 from exporter.simulator.hashing import key_hash, mix, unit
 from exporter.simulator.restream_validate import parse_iso_z
+from exporter.support.clock import Clock
 
 STATUS_TEXT = {
     0: "OK",

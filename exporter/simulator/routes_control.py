@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from exporter.clock import FakeClock
 from exporter.simulator.http_common import BadJson, json_body
 from exporter.simulator.quirks import QUIRKS
 from exporter.simulator.routes_traffic import BadQuery, parse_minute
+from exporter.support.clock import FakeClock
 
 if TYPE_CHECKING:
     from exporter.simulator.simulator import Simulator

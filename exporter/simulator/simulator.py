@@ -8,7 +8,6 @@ from typing import Any
 
 from aiohttp import web
 
-from exporter.clock import Clock, SystemClock
 from exporter.simulator.auth import AuthState
 from exporter.simulator.config import SimConfig
 from exporter.simulator.dataset import CdnResource, cdn_resources, dvr_streams, restream_seed
@@ -37,6 +36,7 @@ from exporter.simulator.traffic_window import (
     late_fraction,
     rounded,
 )
+from exporter.support.clock import Clock, SystemClock
 
 
 class ShiftedClock:

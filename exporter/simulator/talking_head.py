@@ -12,11 +12,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from exporter.clock import Clock
 from exporter.simulator.config import SimConfig
 from exporter.simulator.hashing import hex_id
 from exporter.simulator.talking_head_catalog import BACKGROUNDS, MODELS, VOICES
 from exporter.simulator.talking_head_validate import Generation
+from exporter.support.clock import Clock
 
 STORED_SECONDS = 30 * 86400
 LINK_SECONDS = 6 * 3600

@@ -10,10 +10,10 @@ from typing import Protocol, TypeVar
 
 import structlog
 
-from exporter.clock import Clock
 from exporter.config import TrafficSettings
 from exporter.exposition import Fragment, Store
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import Clock
 from exporter.traffic import state
 from exporter.traffic.echo import WindowMismatch, check_echo
 from exporter.traffic.families import Latest, build_fragment

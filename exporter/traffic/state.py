@@ -11,7 +11,7 @@ from typing import Any
 
 import structlog
 
-from exporter import jsonpieces
+from exporter.support import jsonpieces
 from exporter.traffic.ledger import AccountLedger, Late, Run, Series, requests, shown_mask
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
 

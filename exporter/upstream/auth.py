@@ -8,7 +8,7 @@ from typing import NoReturn, Protocol
 
 import structlog
 
-from exporter.clock import Clock
+from exporter.support.clock import Clock
 from exporter.upstream.errors import UpstreamError
 
 log = structlog.get_logger("exporter.upstream.auth")

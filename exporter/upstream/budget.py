@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from exporter.clock import Clock
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import Clock
 from exporter.upstream.errors import UpstreamError
 
 log = structlog.get_logger("exporter.upstream.budget")

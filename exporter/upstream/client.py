@@ -18,11 +18,12 @@ import aiohttp
 import structlog
 from yarl import URL
 
-from exporter import __version__, jsonpieces
-from exporter.clock import Clock, SystemClock
+from exporter import __version__
 from exporter.config import UpstreamSettings
-from exporter.logs import Redactor
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support import jsonpieces
+from exporter.support.clock import Clock, SystemClock
+from exporter.support.logs import Redactor
 from exporter.upstream import models
 from exporter.upstream.auth import PasswordLogin, StaticToken, TokenSource
 from exporter.upstream.budget import RequestBudget

@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from exporter.context import AREAS_POLLED, Context
+from exporter.runtime.context import AREAS_POLLED, Context
 from exporter.web.admin import admin_app
 from exporter.web.landing import landing_handler
 from exporter.web.webauth import apply_web_config, authenticated
@@ -75,7 +75,7 @@ async def readyz(request: web.Request) -> web.Response:
 
 
 def init_app(ctx: Context, web_config: WebConfig | None = None) -> web.Application:
-    """Build the web application around a ready Context (lifecycle lives in exporter.service);
+    """Build the web application around a ready Context (lifecycle: exporter.runtime.service);
     ``web_config`` adds basic auth and headers (its TLS context is the listener's)."""
     app = web.Application()
     app[CTX] = ctx

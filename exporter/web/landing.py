@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from exporter import __version__
-from exporter.context import AREAS_POLLED, Context
 from exporter.exposition import Fragment
+from exporter.runtime.context import AREAS_POLLED, Context
 from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.charts import TOP_RESOURCES, account_charts, top_resources
 from exporter.web.fragments import rows_named, value_named

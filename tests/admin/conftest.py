@@ -12,14 +12,14 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from exporter.clock import FakeClock
 from exporter.config import parse_config
-from exporter.context import Context
 from exporter.exposition import Store
-from exporter.logs import Redactor
-from exporter.polling import PollRunner
-from exporter.selfmetrics import SelfMetrics
-from exporter.talking_head_tasks import TaskTracker
+from exporter.runtime.context import Context
+from exporter.runtime.polling import PollRunner
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import FakeClock
+from exporter.support.logs import Redactor
+from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Operations, UpstreamClient
 from exporter.web.admin import admin_app
 

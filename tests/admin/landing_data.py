@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from exporter.exposition import FragmentBuilder, MetricSpec
-from exporter.talking_head_tasks import TaskTracker
+from exporter.talking_head.tasks import TaskTracker
 
 NOW = 1_767_225_600.0 + 3600
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from exporter.clock import FakeClock
-from exporter.logs import MASK
 from exporter.simulator import SimConfig, Simulator, serve
-from exporter.talking_head_tasks import TaskTracker
+from exporter.support.clock import FakeClock
+from exporter.support.logs import MASK
+from exporter.talking_head.tasks import TaskTracker
 
 from .conftest import Admin, MakeAdmin
 

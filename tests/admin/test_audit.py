@@ -9,7 +9,7 @@ import json
 import structlog
 from structlog.testing import capture_logs
 
-from exporter.logs import MASK, configure_logging
+from exporter.support.logs import MASK, configure_logging
 
 from .conftest import Admin, MakeAdmin
 from .fakes import READ_TOKEN, RESOURCE, SECRETS

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from exporter.logs import MASK
+from exporter.support.logs import MASK
 
 from .demo_proc import BIN, Demo, running_demo, tool_env
 

@@ -8,7 +8,7 @@ import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from exporter.clock import FakeClock
+from exporter.support.clock import FakeClock
 from exporter.web.landing import landing_handler, render_landing
 
 from .conftest import make_context

@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from exporter.clock import FakeClock
+from exporter.support.clock import FakeClock
 from exporter.web.landing import landing_handler
 
 from .conftest import make_context

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from exporter.clock import FakeClock
 from exporter.config import parse_config
-from exporter.service import SERVICE, create_app
+from exporter.runtime.service import SERVICE, create_app
 from exporter.simulator import SimConfig, Simulator, serve
+from exporter.support.clock import FakeClock
 
 from .devtools import Chromium
 from .test_landing_browser import chromium

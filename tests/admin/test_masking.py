@@ -7,8 +7,8 @@ import json
 import re
 from typing import Any
 
-from exporter.logs import MASK
 from exporter.restream.identity import KeyFingerprint
+from exporter.support.logs import MASK
 from exporter.web.admin.masking import SecretMask, mask, mask_history, restore_secrets
 
 from .conftest import Admin

@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exporter.clock import FakeClock
+from exporter.support.clock import FakeClock
 from exporter.web.admin import admin_app
 from exporter.web.admin.openapi import OWN_STATUSES
 

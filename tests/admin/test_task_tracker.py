@@ -7,7 +7,7 @@ import itertools
 from typing import Any
 
 from exporter.exposition import Fragment
-from exporter.talking_head_tasks import TASKS, TaskTracker, status_label
+from exporter.talking_head.tasks import TASKS, TaskTracker, status_label
 
 from .conftest import Admin
 from .test_routes import GENERATE

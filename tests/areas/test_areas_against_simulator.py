@@ -23,15 +23,15 @@ import structlog
 from aiohttp.test_utils import TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.clock import FakeClock
 from exporter.config import DvrSettings, RestreamSettings, TalkingHeadSettings, UpstreamSettings
 from exporter.dvr import DvrPoller
 from exporter.exposition import Store
-from exporter.logs import Redactor, configure_logging
-from exporter.polling import PollRunner
 from exporter.restream import KeyFingerprint, RestreamPoller
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.polling import PollRunner
+from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import SimConfig, Simulator
+from exporter.support.clock import FakeClock
+from exporter.support.logs import Redactor, configure_logging
 from exporter.talking_head import TalkingHeadPoller
 from exporter.upstream import UpstreamClient
 

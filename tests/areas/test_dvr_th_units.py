@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.clock import FakeClock
 from exporter.config import DvrSettings, TalkingHeadSettings
 from exporter.dvr import DvrPoller, DvrStreamsFailed, dvr_fragment
 from exporter.dvr import families as d
 from exporter.exposition import Store
+from exporter.support.clock import FakeClock
 from exporter.talking_head import TalkingHeadPoller, configurations_fragment, requests_per_month
 from exporter.talking_head import families as t
 from exporter.upstream import UpstreamError

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.clock import FakeClock
 from exporter.config import RestreamSettings
 from exporter.exposition import Store
-from exporter.logs import Redactor
 from exporter.restream import KeyFingerprint, RestreamPoller
 from exporter.restream import families as f
 from exporter.restream.poller import HISTORY_ROUND_ROBIN_POLLS
+from exporter.support.clock import FakeClock
+from exporter.support.logs import Redactor
 from exporter.upstream import UpstreamError
 from exporter.upstream.auth import StaticToken
 from exporter.upstream.models import (

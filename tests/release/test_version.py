@@ -12,9 +12,9 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from exporter import __version__
 from exporter.cli import main
-from exporter.clock import FakeClock
 from exporter.config import parse_config
-from exporter.service import create_app
+from exporter.runtime.service import create_app
+from exporter.support.clock import FakeClock
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -18,12 +18,12 @@ import aiohttp
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.clock import FakeClock
 from exporter.config import Settings, parse_config
-from exporter.context import Context
-from exporter.logs import Redactor, configure_logging
-from exporter.service import SERVICE, Service, create_app
+from exporter.runtime.context import Context
+from exporter.runtime.service import SERVICE, Service, create_app
 from exporter.simulator import SimConfig, SimRunner, Simulator, serve
+from exporter.support.clock import FakeClock
+from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic.parse import COUNT_KEYS
 from exporter.web.app import CTX
 

@@ -28,9 +28,9 @@ from typing import Any
 
 from aiohttp import web
 
-from exporter.clock import FakeClock
 from exporter.simulator import Simulator, add_cli_arguments, config_from_args
 from exporter.simulator.traffic_window import TrafficReader
+from exporter.support.clock import FakeClock
 
 
 class SharedClock(FakeClock):

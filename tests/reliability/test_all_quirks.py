@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from exporter.clock import FakeClock
 from exporter.simulator.quirks import QUIRKS
+from exporter.support.clock import FakeClock
 
 from .leaks import LeakGuard
 from .rig import (

@@ -23,13 +23,13 @@ from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exporter.clock import FakeClock
 from exporter.config import Settings
 from exporter.exposition.model import format_value
-from exporter.logs import Redactor, configure_logging
-from exporter.scheduler import Scheduler
-from exporter.service import Service, build_context
+from exporter.runtime.scheduler import Scheduler
+from exporter.runtime.service import Service, build_context
 from exporter.simulator import Simulator, serve
+from exporter.support.clock import FakeClock
+from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic import state
 from exporter.upstream import UpstreamError
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from exporter.clock import FakeClock
 from exporter.dvr.poller import STALE_AFTER_INTERVALS as DVR_STALE
 from exporter.restream.poller import STALE_AFTER_INTERVALS as RESTREAM_STALE
 from exporter.simulator import SimRunner, Simulator
+from exporter.support.clock import FakeClock
 from exporter.talking_head.poller import STALE_AFTER_INTERVALS as TH_STALE
 from exporter.traffic.poller import FRAGMENT_MAX_AGE_SECONDS
 from exporter.traffic.windows import last_ready_minute

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from exporter.clock import FakeClock
 from exporter.simulator import Simulator
+from exporter.support.clock import FakeClock
 
 from .leaks import LeakGuard, ScanningLog
 from .procs import SimProcess

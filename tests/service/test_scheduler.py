@@ -8,10 +8,10 @@ import logging
 import pytest
 from structlog.testing import capture_logs
 
-from exporter.clock import FakeClock
-from exporter.polling import PollRunner
-from exporter.scheduler import Scheduler
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.polling import PollRunner
+from exporter.runtime.scheduler import Scheduler
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import FakeClock
 
 
 async def test_a_poll_cut_short_by_shutdown_is_logged_once_as_info_not_as_a_job_error(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import aiohttp
 
-from exporter.clock import FakeClock
 from exporter.config import parse_config
-from exporter.logs import Redactor
-from exporter.scheduler import Scheduler
-from exporter.service import Service, build_context
+from exporter.runtime.scheduler import Scheduler
+from exporter.runtime.service import Service, build_context
+from exporter.support.clock import FakeClock
+from exporter.support.logs import Redactor
 
 CONFIG = {
     "upstream": {"base_url": "http://127.0.0.1:9", "token": "t0ken-for-tests"},

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from simhelpers import T0, TOKEN, Client, ClientFactory
 
-from exporter.clock import FakeClock
 from exporter.simulator import SimConfig, Simulator
+from exporter.support.clock import FakeClock
 
 
 @pytest.fixture

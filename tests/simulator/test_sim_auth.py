@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from simhelpers import T0, TOKEN, Client, ClientFactory, iso
 
-from exporter.clock import FakeClock
 from exporter.simulator import SimConfig, Simulator
+from exporter.support.clock import FakeClock
 
 # One read per area, and the 403 body each area answers without a usable token.
 AREA_READS = [

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from exporter.clock import FakeClock
 from exporter.simulator import (
     SimConfig,
     Simulator,
@@ -15,6 +14,7 @@ from exporter.simulator import (
     config_from_args,
     parse_listen,
 )
+from exporter.support.clock import FakeClock
 
 
 def parse(*argv: str) -> argparse.Namespace:

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from simhelpers import Client
 
-from exporter.clock import FakeClock
 from exporter.simulator import Simulator
+from exporter.support.clock import FakeClock
 
 MAIN = "/app/dvr-net/v1/demo-media/streams/live/main"
 HOSTS = ["dvr-msk-1", "dvr-msk-2", "dvr-spb-1"]

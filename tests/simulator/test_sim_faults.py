@@ -9,8 +9,8 @@ import aiohttp
 import pytest
 from simhelpers import T0, TOKEN, Client, iso
 
-from exporter.clock import FakeClock
 from exporter.simulator import SimConfig, Simulator, serve
+from exporter.support.clock import FakeClock
 
 READS = {
     "traffic": f"/app/metrics/v1/?account=demo-media&start={iso(T0 - 600)}&end={iso(T0 - 540)}",

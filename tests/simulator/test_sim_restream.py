@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from simhelpers import T0, Client, iso
 
-from exporter.clock import FakeClock
 from exporter.simulator import Simulator
+from exporter.support.clock import FakeClock
 
 BASE = "/app/restream/v2/demo-media"
 YOUTUBE = "rtmp://a.rtmp.youtube.com/live2"

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from simhelpers import T0, TOKEN, Client, ClientFactory, iso
 
-from exporter.clock import FakeClock
 from exporter.simulator import SimConfig, Simulator
+from exporter.support.clock import FakeClock
 
 BASE = "/app/th-api/v1/accounts/demo-media"
 GOOD: dict[str, Any] = {

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from traffic_fakes import T0, FakeSource, MakePoller
 
-from exporter.clock import FakeClock
 from exporter.config import TrafficSettings
 from exporter.exposition import Store
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 
 

@@ -16,11 +16,11 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from exporter.clock import FakeClock
 from exporter.config import TrafficSettings, UpstreamSettings
 from exporter.exposition import Fragment, Store
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import SimConfig, Simulator
+from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 from exporter.traffic.families import ACCOUNT, RESOURCE, Families
 from exporter.traffic.parse import COUNT_KEYS

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from traffic_fakes import COUNTED, T0, FakeSource, MakePoller
 
-from exporter.clock import FakeClock
 from exporter.exposition import Store
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import FakeClock
 from exporter.traffic.echo import WindowMismatch, check_echo, echo_seconds
 from exporter.traffic.parse import COUNT_INDEX
 from exporter.traffic.windows import Window

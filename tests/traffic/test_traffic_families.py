@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from exporter.clock import FakeClock
 from exporter.exposition import Store
+from exporter.support.clock import FakeClock
 from exporter.traffic.families import (
     ACCOUNT,
     RESOURCE,

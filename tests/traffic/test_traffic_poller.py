@@ -8,9 +8,9 @@ import pytest
 from structlog.testing import capture_logs
 from traffic_fakes import COUNTED, Call, FakeSource, MakePoller, truth
 
-from exporter.clock import FakeClock
 from exporter.exposition import Fragment, Store
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 from exporter.traffic.families import ACCOUNT, RESOURCE
 from exporter.traffic.windows import minute_floor

@@ -8,9 +8,9 @@ from structlog.testing import capture_logs
 from test_traffic_poller import counter, drive, expected, fragment, late, split
 from traffic_fakes import COUNTED, FakeSource, MakePoller
 
-from exporter.clock import FakeClock
 from exporter.exposition import Store
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import FakeClock
 from exporter.traffic.families import ACCOUNT, RESOURCE, RESOURCE_INFO
 
 

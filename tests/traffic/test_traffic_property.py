@@ -13,10 +13,10 @@ from test_traffic_poller import counter, late
 from test_traffic_poller_state import first_read_minutes
 from traffic_fakes import COUNTED, T0, FakeSource
 
-from exporter.clock import FakeClock
 from exporter.config import TrafficSettings
 from exporter.exposition import Store
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 from exporter.traffic.families import ACCOUNT
 from exporter.upstream.errors import UpstreamError

@@ -14,8 +14,8 @@ import pytest
 from test_traffic_poller import KEY_OF, counter, drive, expected, late, split
 from traffic_fakes import COUNTED, FakeSource, MakePoller
 
-from exporter.clock import FakeClock
 from exporter.exposition import Store
+from exporter.support.clock import FakeClock
 from exporter.traffic import poller, state
 from exporter.traffic.families import RESOURCE
 from exporter.traffic.ledger import AccountLedger

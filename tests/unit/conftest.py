@@ -9,10 +9,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from exporter.clock import FakeClock
 from exporter.config import UpstreamSettings
-from exporter.logs import Redactor
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import FakeClock
+from exporter.support.logs import Redactor
 from exporter.upstream import Operations, UpstreamClient
 
 from .fake_platform import FakePlatform

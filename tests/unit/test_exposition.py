@@ -11,11 +11,11 @@ import threading
 
 import pytest
 
-from exporter.clock import FakeClock
 from exporter.exposition import Fragment, FragmentBuilder, MetricSpec, Store
 from exporter.exposition.model import format_value
 from exporter.exposition.store import BACKGROUND_NOTE
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import FakeClock
 
 BANDWIDTH = MetricSpec(
     "cdnvideo_account_bandwidth_bytes_per_second",

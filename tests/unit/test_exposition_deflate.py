@@ -8,10 +8,10 @@ import zlib
 
 import pytest
 
-from exporter.clock import FakeClock
 from exporter.exposition import FragmentBuilder, MetricSpec, Store
 from exporter.exposition.deflate import crc32_combine, deflate, deflate_chunks, gzip_join
 from exporter.exposition.model import render_chunks, render_samples
+from exporter.support.clock import FakeClock
 
 SPEC = MetricSpec("cdnvideo_x", "gauge", "x.", ("account", "resource", "side"))
 

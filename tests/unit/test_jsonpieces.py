@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter import jsonpieces
+from exporter.support import jsonpieces
 
 STDLIB = {"separators": (",", ":"), "allow_nan": False}
 

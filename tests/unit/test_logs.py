@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pytest
 import structlog
 
-from exporter.logs import (
+from exporter.support.logs import (
     MASK,
     MAX_LEARNED_SECRETS,
     MAX_SECRET_LENGTH,

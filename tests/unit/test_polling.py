@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from structlog.testing import capture_logs
 
-from exporter.clock import FakeClock
-from exporter.polling import PollRunner
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.polling import PollRunner
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import FakeClock
 from exporter.upstream import UpstreamError
 
 

@@ -9,7 +9,7 @@ import sys
 
 CHILD = """
 import gc, json, sys
-from exporter.runtime import SWITCH_INTERVAL_SECONDS, tune_for_serving
+from exporter.runtime.tuning import SWITCH_INTERVAL_SECONDS, tune_for_serving
 before = (sys.getswitchinterval(), gc.get_freeze_count())
 tune_for_serving()
 print(json.dumps({"before": before, "after": (sys.getswitchinterval(), gc.get_freeze_count()),

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from exporter import jsonpieces
+from exporter.support import jsonpieces
 from exporter.upstream import Operations, UpstreamClient, UpstreamError, models
 from exporter.upstream import client as client_module
 

@@ -9,12 +9,12 @@ import aiohttp
 import pytest
 from shapes_rig import T0, MakeShapeRig, ServerFactory, ShapeRig
 
-from exporter.clock import FakeClock
 from exporter.config import UpstreamSettings
-from exporter.logs import Redactor
-from exporter.polling import PollRunner
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.polling import PollRunner
+from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import SimConfig, Simulator
+from exporter.support.clock import FakeClock
+from exporter.support.logs import Redactor
 from exporter.upstream import UpstreamClient
 
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from aiohttp.test_utils import TestServer
 
-from exporter.clock import FakeClock
-from exporter.polling import PollRunner
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.polling import PollRunner
+from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import Simulator
 from exporter.simulator.requests_log import RecordedRequest
+from exporter.support.clock import FakeClock
 from exporter.upstream import UpstreamClient
 
 T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z

@@ -6,8 +6,8 @@ import pytest
 from shapes_rig import DVR_MAIN, MakeShapeRig
 from structlog.testing import capture_logs
 
-from exporter.clock import FakeClock
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import FakeClock
 from exporter.upstream.budget import (
     DEFAULT_PAUSE_SECONDS,
     RECOVERY_STEP_SECONDS,

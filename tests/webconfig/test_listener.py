@@ -21,10 +21,10 @@ import structlog
 import yaml
 from aiohttp import web
 
-from exporter.clock import FakeClock
 from exporter.config import parse_config
-from exporter.service import create_app
+from exporter.runtime.service import create_app
 from exporter.simulator import SimConfig, Simulator, serve
+from exporter.support.clock import FakeClock
 from exporter.web.webauth import WEB_CONFIG, BasicAuth, TokenBucket
 from exporter.web.webconfig import load_web_config
 from exporter.web.webreload import LiveWebConfig

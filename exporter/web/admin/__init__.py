@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from exporter.config.loader import GENERATE_PER_MINUTE
-from exporter.context import Context
 from exporter.restream.identity import KeyFingerprint, fingerprint_secret
-from exporter.talking_head_tasks import TaskTracker
+from exporter.runtime.context import Context
+from exporter.talking_head.tasks import TaskTracker
 from exporter.web.admin.core import (
     AdminState,
     Route,

@@ -14,8 +14,8 @@ import structlog
 from aiohttp import web
 
 from exporter.config.loader import GENERATE_PER_MINUTE as GENERATE_PER_MINUTE
-from exporter.context import Context
-from exporter.talking_head_tasks import TaskTracker
+from exporter.runtime.context import Context
+from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import error_message, is_error_body
 from exporter.web.admin.masking import SecretMask, mask, secrets_in

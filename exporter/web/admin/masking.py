@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from exporter.logs import MASK, SECRET_KEYS
 from exporter.restream.identity import FINGERPRINT_HEX
+from exporter.support.logs import MASK, SECRET_KEYS
 from exporter.web.admin.validation import FieldError
 
 _SCHEME = r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@\s?#:]*):"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from exporter.clock import Clock
+from exporter.support.clock import Clock
 
 _MAX_KEYS = 10_000  # beyond this many keys, keys with no event in the window are dropped
 

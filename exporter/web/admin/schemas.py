@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from exporter.logs import MASK
+from exporter.support.logs import MASK
 from exporter.web.admin import validation as v
 from exporter.web.admin import validation_th as th
 

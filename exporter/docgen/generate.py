@@ -28,7 +28,7 @@ from exporter.config import (
     stable_hash,
     talking_head_requests_per_month,
 )
-from exporter.metricsdoc import metrics_md
+from exporter.docgen.metricsdoc import metrics_md
 
 Generator = Callable[[], str]
 
@@ -332,7 +332,7 @@ DOCS: list[tuple[str, Generator]] = [
 
 def default_root() -> Path:
     """The repository root when running from a checkout, else the working directory."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     return root if (root / "pyproject.toml").is_file() else Path.cwd()
 
 

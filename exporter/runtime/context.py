@@ -6,12 +6,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from exporter.clock import Clock
 from exporter.config import Settings
 from exporter.exposition import Store
-from exporter.logs import Redactor
-from exporter.polling import PollRunner
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.polling import PollRunner
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import Clock
+from exporter.support.logs import Redactor
 from exporter.upstream import Operations, UpstreamClient
 from exporter.web.history import TrafficHistory
 

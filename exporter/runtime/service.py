@@ -11,20 +11,20 @@ import aiohttp
 import structlog
 from aiohttp import web
 
-from exporter.clock import Clock, SystemClock
 from exporter.config import Settings
-from exporter.context import Context
 from exporter.exposition import Store
-from exporter.logs import Redactor
-from exporter.polling import PollRunner
 from exporter.restream.identity import fingerprint_secret
-from exporter.scheduler import Scheduler
-from exporter.selfmetrics import WINDOW_OUTCOMES, SelfMetrics
+from exporter.runtime.context import Context
+from exporter.runtime.polling import PollRunner
+from exporter.runtime.scheduler import Scheduler
+from exporter.runtime.selfmetrics import WINDOW_OUTCOMES, SelfMetrics
+from exporter.support.clock import Clock, SystemClock
+from exporter.support.logs import Redactor
 from exporter.upstream import Operations, UpstreamClient
 from exporter.web.app import init_app
 from exporter.web.webconfig import WebConfig
 
-log = structlog.get_logger("exporter.service")
+log = structlog.get_logger("exporter.runtime.service")
 
 TRAFFIC_TICK_SECONDS = 15.0
 DISCOVERY_SECONDS = 600.0
@@ -66,7 +66,7 @@ class Service:
         from exporter.dvr import DvrPoller
         from exporter.restream import RestreamPoller
         from exporter.talking_head import TalkingHeadPoller
-        from exporter.talking_head_tasks import TaskTracker
+        from exporter.talking_head.tasks import TaskTracker
         from exporter.traffic import TrafficPoller
 
         s = ctx.settings

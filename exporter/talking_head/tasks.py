@@ -25,9 +25,9 @@ from exporter.upstream import UpstreamError
 from exporter.upstream.models import parse_th_status
 
 if TYPE_CHECKING:
-    from exporter.context import Context
+    from exporter.runtime.context import Context
 
-log = structlog.get_logger("exporter.talking_head_tasks")
+log = structlog.get_logger("exporter.talking_head.tasks")
 
 TASKS = MetricSpec(
     "cdnvideo_talking_head_tasks",

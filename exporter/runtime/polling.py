@@ -7,14 +7,14 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
-from exporter.clock import Clock
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.support.clock import Clock
 from exporter.upstream.budget import Postponed
 
 # One poll_postponed line per (area, account) per this many seconds.
 POSTPONED_LOG_SECONDS = 60.0
 
-log = structlog.get_logger("exporter.polling")
+log = structlog.get_logger("exporter.runtime.polling")
 
 
 class PollRunner:

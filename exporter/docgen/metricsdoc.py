@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exporter.catalogue import Entry, entries
+from exporter.docgen.catalogue import Entry, entries
 
 AREA_TITLES = {
     "traffic": "Traffic (`/app/metrics/v1/` and `/resources`)",

@@ -11,9 +11,9 @@ import structlog
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from exporter.config import stable_hash
-from exporter.polling import PollRunner
+from exporter.runtime.polling import PollRunner
 
-log = structlog.get_logger("exporter.scheduler")
+log = structlog.get_logger("exporter.runtime.scheduler")
 
 
 class Scheduler:

@@ -9,9 +9,9 @@ from prometheus_client import Counter, Gauge, Histogram
 from exporter.dvr import SPECS as DVR_SPECS
 from exporter.exposition import MetricSpec
 from exporter.restream import SPECS as RESTREAM_SPECS
-from exporter.selfmetrics import SelfMetrics
+from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.talking_head import SPECS as TALKING_HEAD_SPECS
-from exporter.talking_head_tasks import TASKS
+from exporter.talking_head.tasks import TASKS
 from exporter.traffic import SPECS as TRAFFIC_SPECS
 
 

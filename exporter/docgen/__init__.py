@@ -1,0 +1,1 @@
+"""Reference docs generated from the code: ``python -m exporter.docgen``."""

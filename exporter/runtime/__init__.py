@@ -1,0 +1,1 @@
+"""The daemon: accounts and areas scheduled, polls run, self-metrics kept."""

@@ -1,0 +1,1 @@
+"""Pieces every layer uses: the injected clock, logs with secret redaction, JSON off the GIL."""

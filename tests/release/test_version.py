@@ -44,9 +44,10 @@ async def test_build_info_landing_page_and_version_flag_agree(
 
 def test_the_changelog_and_the_package_metadata_name_the_version() -> None:
     changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
-    newest = re.search(r"^## \[([^\]]+)\]", changelog, re.M)
-    assert newest is not None
-    assert newest.group(1) == __version__
+    # "Unreleased" (Keep a Changelog) collects changes since; the newest release is the version
+    released = [v for v in re.findall(r"^## \[([^\]]+)\]", changelog, re.M) if v != "Unreleased"]
+    assert released, "CHANGELOG.md has no released version"
+    assert released[0] == __version__
     assert f"\n[{__version__}]: " in changelog  # the entry's link
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"]  # read from exporter.__version__, nowhere else

@@ -12,6 +12,7 @@ import structlog
 
 from exporter.exposition.deflate import Piece, deflate, gzip_join
 from exporter.exposition.model import Fragment, MetricSpec
+from exporter.exposition.select import EVERYTHING, FamilySelection
 from exporter.support.clock import Clock
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
@@ -56,8 +57,14 @@ class Store:
     exposition (stale values are not shown as current) and can still be read for diagnostics.
     """
 
-    def __init__(self, clock: Clock, extra: Callable[[], bytes] | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        extra: Callable[[], bytes] | None = None,
+        selection: FamilySelection = EVERYTHING,
+    ) -> None:
         self._clock = clock
+        self.selection = selection  # families left out are never stored, so never rendered
         self._extra = extra
         self._entries: Mapping[str, _Entry] = MappingProxyType({})
         self._exposition = EMPTY
@@ -73,6 +80,7 @@ class Store:
 
     # -- writers -----------------------------------------------------------------------------
     def publish(self, key: str, fragment: Fragment, max_age: float | None = None) -> None:
+        fragment = self.selection.fragment(fragment)
         entries = dict(self._entries)
         entries[key] = _Entry(fragment, self._clock.time(), max_age)
         self._entries = MappingProxyType(entries)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from exporter.exposition.model import Fragment, MetricSpec
+from exporter.exposition.model import FragmentBuilder
 
 
 class FamilySelection:
@@ -41,15 +41,9 @@ class FamilySelection:
             self._answers[name] = answer
         return answer
 
-    def fragment(self, fragment: Fragment) -> Fragment:
-        """``fragment`` without the families left out (the same object when none are)."""
-        if self.everything or all(self.wants(spec.name) for spec in fragment.samples):
-            return fragment
-        return Fragment({s: rows for s, rows in fragment.samples.items() if self.wants(s.name)})
-
-    def specs(self, specs: Sequence[MetricSpec]) -> frozenset[MetricSpec]:
-        """The families of ``specs`` that are exported."""
-        return frozenset(s for s in specs if self.wants(s.name))
+    def builder(self) -> FragmentBuilder:
+        """A builder that makes no sample of the families left out."""
+        return FragmentBuilder(None if self.everything else self.wants)
 
 
 EVERYTHING = FamilySelection()

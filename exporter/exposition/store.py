@@ -64,7 +64,9 @@ class Store:
         selection: FamilySelection = EVERYTHING,
     ) -> None:
         self._clock = clock
-        self.selection = selection  # families left out are never stored, so never rendered
+        # metrics.include/exclude: the areas build their fragments with it (selection.builder),
+        # so the families left out are never built, stored or rendered.
+        self.selection = selection
         self._extra = extra
         self._entries: Mapping[str, _Entry] = MappingProxyType({})
         self._exposition = EMPTY
@@ -80,7 +82,6 @@ class Store:
 
     # -- writers -----------------------------------------------------------------------------
     def publish(self, key: str, fragment: Fragment, max_age: float | None = None) -> None:
-        fragment = self.selection.fragment(fragment)
         entries = dict(self._entries)
         entries[key] = _Entry(fragment, self._clock.time(), max_age)
         self._entries = MappingProxyType(entries)

@@ -18,6 +18,7 @@ import yaml
 
 from exporter.config.settings import (
     ENV_OVERRIDES,
+    RESOURCE_STATUS_CODES,
     SECTIONS,
     SHARD_ENV,
     TOP_LEVEL_KEYS,
@@ -249,10 +250,15 @@ def _validate(s: Settings) -> None:
     _at_least("traffic.series_retention_hours", t.series_retention_hours, 0)
     _at_least("traffic.max_resources", t.max_resources, 0)
     for key in ("resources_include", "resources_exclude"):
-        try:
-            re.compile(getattr(t, key))
-        except (re.error, OverflowError, RecursionError) as exc:
-            raise ConfigError(f"traffic.{key}: not a valid regular expression ({exc})") from None
+        _check_regex(f"traffic.{key}", getattr(t, key))
+    if t.resource_status_codes not in RESOURCE_STATUS_CODES:
+        raise ConfigError(
+            "traffic.resource_status_codes: expected `codes` or `classes`, "
+            f"got {_shown(t.resource_status_codes)}"
+        )
+    for key in ("include", "exclude"):
+        for i, pattern in enumerate(getattr(s.metrics, key)):
+            _check_regex(f"metrics.{key}[{i}]", pattern)
     _positive("restream.interval_seconds", s.restream.interval_seconds)
     _positive("restream.history_interval_seconds", s.restream.history_interval_seconds)
     _positive("dvr.interval_seconds", s.dvr.interval_seconds)
@@ -307,6 +313,13 @@ def _check_schedule(r: int | tuple[int, ...]) -> None:
             raise ConfigError(f"{key}[{i}]: ages must rise, got {b} after {a}")
     if r[-1] > 1440:
         raise ConfigError(f"{key}[{len(r) - 1}]: at most 1440 (a day), got {r[-1]}")
+
+
+def _check_regex(key: str, pattern: str) -> None:
+    try:
+        re.compile(pattern)
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise ConfigError(f"{key}: not a valid regular expression ({exc})") from None
 
 
 def _positive(key: str, value: float) -> None:

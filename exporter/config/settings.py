@@ -9,6 +9,7 @@ from typing import Any
 SECRET_MASK = "********"
 TALKING_HEAD_MONTHLY_ALLOWANCE = 1500
 SECONDS_PER_MONTH = 30 * 86400
+RESOURCE_STATUS_CODES = ("codes", "classes")  # traffic.resource_status_codes
 
 
 class ConfigError(ValueError):
@@ -152,6 +153,23 @@ class TrafficSettings:
             rule="valid Python regular expression",
         ),
     )
+    resource_status_codes: str = field(
+        default="codes",
+        metadata=_doc(
+            "Status codes of the per-resource response families: `codes`, the platform's 22 "
+            "keys (200 ... 5xx); `classes`, only its class keys `2xx`, `3xx`, `4xx`, `5xx` "
+            "(each the platform's count for the whole class), 8 series per side and family "
+            "instead of 44. Account families keep every code.",
+            rule="`codes` or `classes`",
+        ),
+    )
+    resource_request_times: bool = field(
+        default=True,
+        metadata=_doc(
+            "Export `cdnvideo_resource_response_time_median_seconds` (16 series a resource); "
+            "`false` leaves it out. The account family stays."
+        ),
+    )
     max_resources: int = field(
         default=0,
         metadata=_doc(
@@ -290,6 +308,30 @@ class Shard:
 
 
 @dataclass(frozen=True)
+class MetricsSettings:
+    include: tuple[str, ...] = field(
+        default=(),
+        metadata=_doc(
+            "Regular expressions over family names: when any are given, only the families "
+            "one of them matches are exported (matched with `re.search`: anywhere in the name; "
+            "anchor with `^...$` for a whole name). The exporter's own health families "
+            "(`cdnvideo_up`, `cdnvideo_exporter_build_info` and the other self-metrics) are "
+            "always exported; check-config says when a pattern would have matched one.",
+            rule="valid Python regular expressions",
+        ),
+    )
+    exclude: tuple[str, ...] = field(
+        default=(),
+        metadata=_doc(
+            "Regular expressions over family names: a family one of them matches is not "
+            "exported (its series are neither built nor rendered). Applied after `include`; "
+            "health families stay.",
+            rule="valid Python regular expressions",
+        ),
+    )
+
+
+@dataclass(frozen=True)
 class Settings:
     upstream: UpstreamSettings = field(
         default_factory=UpstreamSettings, metadata=_doc("Where the platform is and how to log in.")
@@ -313,6 +355,10 @@ class Settings:
     )
     talking_head: TalkingHeadSettings = field(
         default_factory=TalkingHeadSettings, metadata=_doc("Talking-head quota and catalogue.")
+    )
+    metrics: MetricsSettings = field(
+        default_factory=MetricsSettings,
+        metadata=_doc("Which metric families are exported (docs/metrics.md, Choosing families)."),
     )
     listen: str = field(
         default="0.0.0.0:9877",
@@ -369,6 +415,7 @@ SECTIONS: dict[str, type[Any]] = {
     "restream": RestreamSettings,
     "dvr": DvrSettings,
     "talking_head": TalkingHeadSettings,
+    "metrics": MetricsSettings,
     "admin": AdminSettings,
     "log": LogSettings,
 }

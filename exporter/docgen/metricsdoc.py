@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from exporter.docgen.catalogue import Entry, entries
+from exporter.docgen.seriescount import RESOURCES, series_table
 
 AREA_TITLES = {
     "traffic": "Traffic (`/app/metrics/v1/` and `/resources`)",
@@ -64,8 +65,35 @@ def _row(e: Entry) -> str:
     return f"| `{e.name}` | {e.type} | {labels} | {e.unit or '-'} | {source} | {_cell(e.help)} |"
 
 
+CHOOSING = """\
+## Choosing families
+
+Prometheus pays for every series. Two kinds of settings trim what the exporter serves:
+
+- `metrics.include` and `metrics.exclude` (lists of regular expressions, matched with
+  `re.search` against family names): a family is exported when `include` is empty or one of its
+  patterns matches, and no `exclude` pattern matches. Anchor a pattern (`^...$`) to mean a whole
+  name; counters are matched by their name with `_total` (`cdnvideo_resource_requests_total`).
+  The exporter's own health families (the last table below: `cdnvideo_up`,
+  `cdnvideo_exporter_build_info` and the rest) are always exported; `check-config` warns when a
+  pattern would have taken one away, and when a pattern matches no family at all. A family left
+  out costs nothing: the poll makes no sample of it, so it is neither built into series nor
+  rendered.
+- Per-resource granularity under `traffic`: `resource_status_codes: classes` keeps only the
+  platform's class keys `2xx`..`5xx` in the per-resource response families (each is the
+  platform's own count for its class, so nothing is added up and the counters stay exact);
+  `resource_request_times: false` leaves out the per-resource median load times. The account
+  families keep every code and size range. Switching `resource_status_codes` changes the `code`
+  values a resource's series carry: the per-code series stop, the class series continue.
+
+Series per resource under each setting, counted in the exposition the exporter renders for the
+simulator's data set ({resources} resources; counters and gauges, with `cdnvideo_resource_info`;
+the account families are unchanged by these settings):
+"""
+
+
 def metrics_md() -> str:
-    lines = [INTRO]
+    lines = [INTRO, CHOOSING.format(resources=RESOURCES), *series_table(), ""]
     by_area: dict[str, list[Entry]] = {}
     for e in entries():
         by_area.setdefault(e.area, []).append(e)

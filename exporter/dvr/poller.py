@@ -116,7 +116,8 @@ class DvrPoller:
         if streams and len(postponed) == len(streams):
             raise postponed[0]
         self._last[account] = current
-        fragment = dvr_fragment(account, {s: nodes for s, (_, nodes) in current.items()})
+        by_stream = {s: nodes for s, (_, nodes) in current.items()}
+        fragment = dvr_fragment(account, by_stream, self._store.selection)
         self._store.publish(store_key(account), fragment, max_age=self.max_age)
         log.debug("dvr_polled", account=account, streams=len(streams), failed=len(failures))
         if failures:

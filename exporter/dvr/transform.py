@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from exporter.dvr import families as f
-from exporter.exposition import Fragment, FragmentBuilder
+from exporter.exposition import EVERYTHING, FamilySelection, Fragment
 from exporter.upstream.models import DvrNode
 
 
@@ -14,13 +14,17 @@ def last_recording_end(node: DvrNode) -> float | None:
     return max((r.start + r.duration for r in node.ranges), default=None)
 
 
-def dvr_fragment(account: str, streams: Mapping[str, Sequence[DvrNode]]) -> Fragment:
+def dvr_fragment(
+    account: str,
+    streams: Mapping[str, Sequence[DvrNode]],
+    selection: FamilySelection = EVERYTHING,
+) -> Fragment:
     """Series per (stream, node) of the replies given; a node not in a reply has none.
 
     ``streams`` maps the configured stream name (used as the ``stream`` label) to its nodes.
     A node listed twice in one reply is exported once (the first record).
     """
-    b = FragmentBuilder()
+    b = selection.builder()
     b.declare(*f.SPECS)
     for stream in sorted(streams):
         seen: set[str] = set()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -173,18 +173,21 @@ class Fragment:
 class FragmentBuilder:
     """Collects samples family by family, then freezes them into a Fragment."""
 
-    def __init__(self) -> None:
+    def __init__(self, wants: Callable[[str], bool] | None = None) -> None:
         self._rows: dict[MetricSpec, list[Sample]] = {}
+        self._wants = wants  # families it answers False for are not built (metrics.exclude)
 
     def add(self, spec: MetricSpec, labels: tuple[str, ...], value: float) -> None:
         if len(labels) != len(spec.labels):
             raise ValueError(f"{spec.name}: expected labels {spec.labels}, got {labels}")
-        self._rows.setdefault(spec, []).append((labels, float(value)))
+        if self._wants is None or self._wants(spec.name):
+            self._rows.setdefault(spec, []).append((labels, float(value)))
 
     def declare(self, *specs: MetricSpec) -> None:
         """Make families known even when they have no samples yet."""
         for spec in specs:
-            self._rows.setdefault(spec, [])
+            if self._wants is None or self._wants(spec.name):
+                self._rows.setdefault(spec, [])
 
     def build(self) -> Fragment:
         return Fragment({spec: tuple(rows) for spec, rows in self._rows.items()})

@@ -12,6 +12,7 @@ import structlog
 
 from exporter.exposition.deflate import Piece, deflate, gzip_join
 from exporter.exposition.model import Fragment, MetricSpec
+from exporter.exposition.select import EVERYTHING, FamilySelection
 from exporter.support.clock import Clock
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
@@ -56,8 +57,16 @@ class Store:
     exposition (stale values are not shown as current) and can still be read for diagnostics.
     """
 
-    def __init__(self, clock: Clock, extra: Callable[[], bytes] | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        extra: Callable[[], bytes] | None = None,
+        selection: FamilySelection = EVERYTHING,
+    ) -> None:
         self._clock = clock
+        # metrics.include/exclude: the areas build their fragments with it (selection.builder),
+        # so the families left out are never built, stored or rendered.
+        self.selection = selection
         self._extra = extra
         self._entries: Mapping[str, _Entry] = MappingProxyType({})
         self._exposition = EMPTY

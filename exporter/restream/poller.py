@@ -132,7 +132,13 @@ class RestreamPoller:
         # ~100 us per resource of pure work (URL cleaning, fingerprints, schedules): in a
         # worker thread, so a few hundred resources do not hold the event loop at once.
         fragment, duplicates = await asyncio.to_thread(
-            status_fragment, account, resources, statuses, self._clock.time(), fingerprint
+            status_fragment,
+            account,
+            resources,
+            statuses,
+            self._clock.time(),
+            fingerprint,
+            self._store.selection,
         )
         if duplicates:
             log.warning("restream_duplicate_series", account=account, dropped=duplicates)
@@ -219,7 +225,7 @@ class RestreamPoller:
         self._changes[account] = state
         self._store.publish(
             history_key(account),
-            history_fragment(account, state),
+            history_fragment(account, state, self._store.selection),
             max_age=STALE_AFTER_INTERVALS * self._settings.history_interval_seconds,
         )
         log.debug(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from exporter.exposition import Fragment, FragmentBuilder, MetricSpec
+from exporter.exposition import EVERYTHING, FamilySelection, Fragment, FragmentBuilder, MetricSpec
 from exporter.restream import families as f
 from exporter.restream.identity import KeyFingerprint, TargetId, in_schedule, target_id, url_label
 from exporter.upstream.models import HistoryPoint, RestreamEntry, RestreamResource, StatusRecord
@@ -72,6 +72,7 @@ def status_fragment(
     statuses: Sequence[StatusRecord],
     now: float,
     fingerprint: KeyFingerprint,
+    selection: FamilySelection = EVERYTHING,
 ) -> tuple[Fragment, int]:
     """The status families of one account, and how many duplicate label sets were dropped.
 
@@ -79,7 +80,7 @@ def status_fragment(
     every configured primary target the status reply does not list; a reported target with no
     configured entry has no ``scheduled`` series (its schedule is unknown).
     """
-    b = FragmentBuilder()
+    b = selection.builder()
     b.declare(*f.STATUS_SPECS)
     rows = _Rows(b)
     seen: set[str] = set()
@@ -132,8 +133,10 @@ def fold_history(
     return out
 
 
-def history_fragment(account: str, state: Mapping[TargetId, Change]) -> Fragment:
-    b = FragmentBuilder()
+def history_fragment(
+    account: str, state: Mapping[TargetId, Change], selection: FamilySelection = EVERYTHING
+) -> Fragment:
+    b = selection.builder()
     b.declare(*f.HISTORY_SPECS)
     for tid in sorted(state):
         b.add(f.STATUS_CHANGED, (account, *tid), state[tid].time)

@@ -12,7 +12,7 @@ import structlog
 from aiohttp import web
 
 from exporter.config import Settings
-from exporter.exposition import Store
+from exporter.exposition import FamilySelection, Store
 from exporter.restream.identity import fingerprint_secret
 from exporter.runtime.context import Context
 from exporter.runtime.polling import PollRunner
@@ -41,7 +41,8 @@ def build_context(
     redactor: Redactor,
 ) -> Context:
     metrics = SelfMetrics()
-    store = Store(clock, extra=metrics.render)
+    selection = FamilySelection(settings.metrics.include, settings.metrics.exclude)
+    store = Store(clock, extra=metrics.render, selection=selection)
     client = UpstreamClient(session, settings.upstream, metrics, clock, redactor)
     ctx = Context(
         settings=settings,

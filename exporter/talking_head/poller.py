@@ -62,7 +62,7 @@ class TalkingHeadPoller:
         self._latest = MappingProxyType(latest)
         self._store.publish(
             store_key(account),
-            configurations_fragment(account, conf),
+            configurations_fragment(account, conf, self._store.selection),
             max_age=STALE_AFTER_INTERVALS * self._settings.interval_seconds,
         )
         log.debug(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from exporter.exposition import Fragment, FragmentBuilder, MetricSpec
+from exporter.exposition import Fragment, MetricSpec
 from exporter.upstream import UpstreamError
 from exporter.upstream.models import parse_th_status
 
@@ -111,7 +111,7 @@ class TaskTracker:
         return out
 
     def fragment(self, account: str) -> Fragment:
-        b = FragmentBuilder()
+        b = self._ctx.store.selection.builder()
         b.declare(*SPECS)
         for status, n in sorted(self.counts(account).items()):
             b.add(TASKS, (account, status), n)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from exporter.exposition import Fragment, FragmentBuilder
+from exporter.exposition import EVERYTHING, FamilySelection, Fragment
 from exporter.talking_head import families as f
 from exporter.upstream.models import ThConfigurations
 
 
-def configurations_fragment(account: str, conf: ThConfigurations) -> Fragment:
-    b = FragmentBuilder()
+def configurations_fragment(
+    account: str, conf: ThConfigurations, selection: FamilySelection = EVERYTHING
+) -> Fragment:
+    b = selection.builder()
     b.declare(*f.SPECS)
     labels = (account,)
     b.add(f.QUOTA_LIMIT, labels, conf.quota_limit)

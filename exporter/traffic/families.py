@@ -17,9 +17,9 @@ Resource gauges keep ``resource_name`` and ``cname`` (they describe the latest w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from exporter.exposition import Fragment, MetricSpec, Sample
+from exporter.exposition import EVERYTHING, FamilySelection, Fragment, MetricSpec, Sample
 from exporter.traffic.ledger import OTHER, AccountLedger
 from exporter.traffic.parse import (
     COUNT_INDEX,
@@ -178,6 +178,35 @@ _BW = {s: GAUGE_INDEX[f"{s}_bandwidth"] for s in SIDES}
 _RT = {s: tuple(GAUGE_INDEX[f"{s}_request_time_{r}"] for r in SIZE_RANGES) for s in SIDES}
 _HIT_RATIO = GAUGE_INDEX["edge_hit_ratio"]
 
+Codes = dict[str, tuple[tuple[str, int], ...]]  # side -> (label value, index) pairs
+ALL_CODES: Codes = {s: tuple(zip(STATUS_CODES, _STATUS[s], strict=True)) for s in SIDES}
+CLASS_CODES: Codes = {s: tuple((c, i) for c, i in ALL_CODES[s] if c.endswith("xx")) for s in SIDES}
+ALL_RANGES: Codes = {s: tuple(zip(SIZE_RANGES, _RT[s], strict=True)) for s in SIDES}
+NO_RANGES: Codes = {s: () for s in SIDES}
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What a traffic fragment holds: the families exported (``metrics.include``/``exclude``)
+    and the per-resource granularity (``traffic.resource_status_codes``,
+    ``traffic.resource_request_times``). Account families always carry every code and range.
+    Families left out are never built: no sample of them is made."""
+
+    selection: FamilySelection = EVERYTHING
+    resource_codes: Codes = field(default_factory=lambda: ALL_CODES)
+    resource_ranges: Codes = field(default_factory=lambda: ALL_RANGES)
+
+    @classmethod
+    def of(cls, selection: FamilySelection, status_codes: str, request_times: bool) -> View:
+        return cls(
+            selection,
+            CLASS_CODES if status_codes == "classes" else ALL_CODES,
+            ALL_RANGES if request_times else NO_RANGES,
+        )
+
+
+FULL = View()
+
 
 @dataclass(frozen=True, slots=True)
 class Latest:
@@ -189,18 +218,21 @@ class Latest:
     other: Row | None = None  # the folded resources summed, when max_resources cut some
 
 
-Rows = dict[str, list[Sample]]  # one scope's samples by Families field name
+Rows = dict[str, list[Sample] | None]  # one scope's samples by Families field name; None: left out
 
 
 def _rows(f: Families, out: dict[MetricSpec, list[Sample]]) -> Rows:
-    return {name: out[getattr(f, name)] for name in f.__dataclass_fields__}
+    return {name: out.get(getattr(f, name)) for name in f.__dataclass_fields__}
 
 
-def _counters(rows: Rows, labels: tuple[str, ...], v: Values, shown: bytearray) -> bool:
+def _counters(
+    rows: Rows, labels: tuple[str, ...], v: Values, shown: bytearray, codes: Codes
+) -> bool:
     """Counter samples of one series; a key not published before is published at 0 (and
     marked), so its first count is an increase. Returns whether any key was held at 0."""
     held = False
     requests, responses = rows["requests_total"], rows["responses_total"]
+    hit_bytes = rows["edge_hit_bytes_total"]
 
     def value(i: int) -> float:
         nonlocal held
@@ -212,39 +244,53 @@ def _counters(rows: Rows, labels: tuple[str, ...], v: Values, shown: bytearray) 
 
     for side in SIDES:
         i = _REQ[side]
-        if v[i] == v[i]:
+        if requests is not None and v[i] == v[i]:
             requests.append(((*labels, side), value(i)))
-        for code, i in zip(STATUS_CODES, _STATUS[side], strict=True):
-            if v[i] == v[i]:
-                responses.append(((*labels, side, code), value(i)))
-    if v[_HIT_BYTES] == v[_HIT_BYTES]:
-        rows["edge_hit_bytes_total"].append((labels, value(_HIT_BYTES)))
+        if responses is not None:
+            for code, i in codes[side]:
+                if v[i] == v[i]:
+                    responses.append(((*labels, side, code), value(i)))
+    if hit_bytes is not None and v[_HIT_BYTES] == v[_HIT_BYTES]:
+        hit_bytes.append((labels, value(_HIT_BYTES)))
     return held
 
 
-def _gauges(rows: Rows, labels: tuple[str, ...], row: Row, w: Window) -> None:
+def _gauges(
+    rows: Rows, labels: tuple[str, ...], row: Row, w: Window, codes: Codes, ranges: Codes
+) -> None:
     c, g = row.counts, row.gauges
     seconds = float(w.end - w.start)
+    bandwidth, rps = rows["bandwidth"], rows["requests_per_second"]
     per_second, medians = rows["responses_per_second"], rows["response_time_median"]
     for side in SIDES:
-        if g[_BW[side]] == g[_BW[side]]:
-            rows["bandwidth"].append(((*labels, side), g[_BW[side]] / 8))
-        if c[_REQ[side]] == c[_REQ[side]]:
-            rows["requests_per_second"].append(((*labels, side), c[_REQ[side]] / seconds))
-        for code, i in zip(STATUS_CODES, _STATUS[side], strict=True):
-            if c[i] == c[i]:
-                per_second.append(((*labels, side, code), c[i] / seconds))
-        for rng, i in zip(SIZE_RANGES, _RT[side], strict=True):
-            if g[i] == g[i]:
-                medians.append(((*labels, side, rng), g[i]))
-    if g[_HIT_RATIO] == g[_HIT_RATIO]:
-        rows["edge_hit_ratio"].append((labels, g[_HIT_RATIO]))
-    if c[_HIT_BYTES] == c[_HIT_BYTES]:
-        rows["edge_hit_bytes_per_second"].append((labels, c[_HIT_BYTES] / seconds))
-    rows["window_end"].append((labels, float(w.end)))
+        if bandwidth is not None and g[_BW[side]] == g[_BW[side]]:
+            bandwidth.append(((*labels, side), g[_BW[side]] / 8))
+        if rps is not None and c[_REQ[side]] == c[_REQ[side]]:
+            rps.append(((*labels, side), c[_REQ[side]] / seconds))
+        if per_second is not None:
+            for code, i in codes[side]:
+                if c[i] == c[i]:
+                    per_second.append(((*labels, side, code), c[i] / seconds))
+        if medians is not None:
+            for rng, i in ranges[side]:
+                if g[i] == g[i]:
+                    medians.append(((*labels, side, rng), g[i]))
+    ratio, hit_rate, end = (
+        rows["edge_hit_ratio"],
+        rows["edge_hit_bytes_per_second"],
+        rows["window_end"],
+    )
+    if ratio is not None and g[_HIT_RATIO] == g[_HIT_RATIO]:
+        ratio.append((labels, g[_HIT_RATIO]))
+    if hit_rate is not None and c[_HIT_BYTES] == c[_HIT_BYTES]:
+        hit_rate.append((labels, c[_HIT_BYTES] / seconds))
+    if end is not None:
+        end.append((labels, float(w.end)))
 
 
-def build_fragment(account: str, ledger: AccountLedger, latest: Latest | None) -> Fragment:
+def build_fragment(
+    account: str, ledger: AccountLedger, latest: Latest | None, view: View = FULL
+) -> Fragment:
     """Counters from the ledger (every series it holds, with an info series each), gauges
     from the latest window.
 
@@ -253,30 +299,46 @@ def build_fragment(account: str, ledger: AccountLedger, latest: Latest | None) -
     into per-family lists (FragmentBuilder.add hashes the spec per sample, which costs a
     second per refresh at 100,000 series).
     """
-    out: dict[MetricSpec, list[Sample]] = {spec: [] for spec in SPECS}
+    wants = view.selection.wants
+    out: dict[MetricSpec, list[Sample]] = {spec: [] for spec in SPECS if wants(spec.name)}
     acc, res = _rows(ACCOUNT, out), _rows(RESOURCE, out)
-    held = _counters(acc, (account,), ledger.totals, ledger.totals_shown)
-    info = out[RESOURCE_INFO]
+    codes, ranges = view.resource_codes, view.resource_ranges
+    held = _counters(acc, (account,), ledger.totals, ledger.totals_shown, ALL_CODES)
+    info = out.get(RESOURCE_INFO)
     for key in sorted(ledger.series):
         s = ledger.series[key]
-        held = _counters(res, (account, key), s.values, s.shown) or held
-        info.append(((account, key, s.name, s.cname), 1.0))
+        held = _counters(res, (account, key), s.values, s.shown, codes) or held
+        if info is not None:
+            info.append(((account, key, s.name, s.cname), 1.0))
     ledger.unshown = held
-    for age, late in sorted(ledger.late.items()):
-        labels = (account, str(age))
-        out[LATE_REQUESTS].append((labels, late.requests))
-        out[LATE_HIT_BYTES].append((labels, late.hit_bytes))
-        if late.share is not None:
-            out[LATE_SHARE].append((labels, late.share))
-    if ledger.late_share is not None:
-        out[SETTLED_LATE_SHARE].append(((account,), ledger.late_share))
-    if ledger.last_stage_share is not None:
-        out[LAST_STAGE_LATE_SHARE].append(((account,), ledger.last_stage_share))
+    _late(out, account, ledger)
     if latest is not None:
         w = latest.window
-        _gauges(acc, (account,), latest.totals, w)
+        _gauges(acc, (account,), latest.totals, w, ALL_CODES, ALL_RANGES)
         for r in latest.named:
-            _gauges(res, (account, r.id, r.name, r.cname), r.row, w)
+            _gauges(res, (account, r.id, r.name, r.cname), r.row, w, codes, ranges)
         if latest.other is not None:
-            _gauges(res, (account, OTHER, OTHER, ""), latest.other, w)
+            _gauges(res, (account, OTHER, OTHER, ""), latest.other, w, codes, ranges)
     return Fragment({spec: tuple(rows) for spec, rows in out.items()})
+
+
+def _late(out: dict[MetricSpec, list[Sample]], account: str, ledger: AccountLedger) -> None:
+    """The settle-read families (account level), those that are exported."""
+    requests, hit_bytes, share = (
+        out.get(LATE_REQUESTS),
+        out.get(LATE_HIT_BYTES),
+        out.get(LATE_SHARE),
+    )
+    for age, late in sorted(ledger.late.items()):
+        labels = (account, str(age))
+        if requests is not None:
+            requests.append((labels, late.requests))
+        if hit_bytes is not None:
+            hit_bytes.append((labels, late.hit_bytes))
+        if share is not None and late.share is not None:
+            share.append((labels, late.share))
+    settled, last = out.get(SETTLED_LATE_SHARE), out.get(LAST_STAGE_LATE_SHARE)
+    if settled is not None and ledger.late_share is not None:
+        settled.append(((account,), ledger.late_share))
+    if last is not None and ledger.last_stage_share is not None:
+        last.append(((account,), ledger.last_stage_share))

@@ -16,7 +16,7 @@ from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import Clock
 from exporter.traffic import state
 from exporter.traffic.echo import WindowMismatch, check_echo
-from exporter.traffic.families import Latest, build_fragment
+from exporter.traffic.families import Latest, View, build_fragment
 from exporter.traffic.ledger import AccountLedger, Run
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
@@ -99,6 +99,9 @@ class TrafficPoller:
         self._metrics = metrics
         self._clock = clock
         self._settings = settings
+        self._view = View.of(
+            store.selection, settings.resource_status_codes, settings.resource_request_times
+        )
         self._select = ResourceSelector(
             settings.resources_include, settings.resources_exclude, settings.max_resources
         )
@@ -482,7 +485,7 @@ class TrafficPoller:
             gone = led.prune(oldest)
             if gone:
                 log.info("traffic_series_removed", account=account, resources=len(gone))
-            fragment = build_fragment(account, led, latest)
+            fragment = build_fragment(account, led, latest, self._view)
             fragment.packed()  # rendered and compressed here, not in the render thread
             self._fragments[account] = fragment
         return self._fragments[account]

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import structlog
 from aiohttp import web
 
-from exporter.config.loader import GENERATE_PER_MINUTE as GENERATE_PER_MINUTE
+from exporter.config.rules import GENERATE_PER_MINUTE as GENERATE_PER_MINUTE
 from exporter.runtime.context import Context
 from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError

@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LINT_PATHS := exporter tests $(wildcard bench deploy/k8s/*.py)
 
-.PHONY: demo test lint typecheck check bench docs clean
+.PHONY: demo test lint typecheck check bench docs golden clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,9 @@ bench: $(VENV)/.bench-installed  ## performance table and plot (docs/performance
 
 docs: $(STAMP)  ## regenerate the metric and config references
 	$(BIN)/python -m exporter.docgen
+
+golden: $(STAMP)  ## rewrite tests/golden/exposition.prom after a deliberate metric change
+	$(BIN)/python -m tests.golden --update
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import itertools
 import math
 import os
 import re
@@ -12,13 +11,12 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_type_hints
-from urllib.parse import urlsplit
 
 import yaml
 
+from exporter.config.rules import check_section, shown
 from exporter.config.settings import (
     ENV_OVERRIDES,
-    RESOURCE_STATUS_CODES,
     SECTIONS,
     SHARD_ENV,
     TOP_LEVEL_KEYS,
@@ -26,13 +24,8 @@ from exporter.config.settings import (
     ConfigError,
     Settings,
     Shard,
-    split_host_port,
 )
-from exporter.support.logs import strip_userinfo
 
-MIN_ADMIN_TOKEN_LENGTH = 16
-GENERATE_PER_MINUTE = 10  # the platform's talking-head generate limit per account
-GENERATE_TOKEN_HINT = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -78,17 +71,7 @@ def _hint(key: str, known: tuple[str, ...] | list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _shown(value: Any, secret: bool = False, why: str = "a secret") -> str:
-    """A bad value as an error quotes it: a secret only by its type (the message ends up in
-    terminals and CI logs), anything else cut short."""
-    if secret:
-        return f"a {type(value).__name__} (not shown, {why})"
-    text = strip_userinfo(repr(value))
-    if len(text) <= 120:
-        return text
-    # Never cut a quoted value in half: the CLI masks quoted secrets only when whole.
-    size = f" of {len(value)} items" if isinstance(value, list | dict) else ""
-    return f"a {type(value).__name__}{size} (too long to show)"
+_shown = shown
 
 
 def _coerce(value: Any, typ: Any, key: str, secret: bool = False) -> Any:
@@ -168,168 +151,25 @@ def _parse_shard(raw: Any, key: str = "shard") -> Shard:
     return Shard(index, count)
 
 
-def _check_stream(name: str, key: str) -> None:
-    if any(part in ("", ".", "..") for part in name.split("/")):
-        raise ConfigError(
-            f"{key}: {name!r} is not a stream name (no empty, '.' or '..' path segments)"
-        )
-
-
 def _parse_accounts(raw: Any) -> tuple[AccountSettings, ...] | None:
+    """The accounts as typed sections (an item may be just the name); their rules are
+    checked with every other field's (``rules.check_accounts`` and the fields' own)."""
     raw = _typed(raw)
     if raw is None:
         return None
     if not isinstance(raw, list):
         raise ConfigError(f"accounts: expected a list of accounts, got {_shown(raw)}")
-    if not raw:
-        raise ConfigError(
-            "accounts: the list is empty; name at least one account, "
-            "or leave the key out to discover accounts from the platform"
+    return tuple(
+        _section(
+            AccountSettings, {"name": item} if isinstance(item, str) else item, f"accounts[{i}]"
         )
-    accounts = []
-    seen: set[str] = set()
-    for i, item in enumerate(raw):
-        if isinstance(item, str):
-            item = {"name": item}
-        acc = _section(AccountSettings, item, f"accounts[{i}]")
-        if not acc.name:
-            raise ConfigError(f"accounts[{i}].name: required, the account name of the API paths")
-        if "/" in acc.name or acc.name in (".", "..") or acc.name.strip() != acc.name:
-            raise ConfigError(f"accounts[{i}].name: {acc.name!r} is not a valid account name")
-        if acc.name in seen:
-            raise ConfigError(f"accounts[{i}].name: {acc.name!r} is listed twice")
-        seen.add(acc.name)
-        for j, stream in enumerate(acc.dvr_streams):
-            _check_stream(stream, f"accounts[{i}].dvr_streams[{j}]")
-            if stream in acc.dvr_streams[:j]:
-                raise ConfigError(f"accounts[{i}].dvr_streams[{j}]: {stream!r} is listed twice")
-        accounts.append(acc)
-    return tuple(accounts)
+        for i, item in enumerate(raw)
+    )
 
 
 def _validate(s: Settings) -> None:
-    up = s.upstream
-    expected = "expected an http(s) URL such as https://api.cdnvideo.ru"
-    try:
-        parts = urlsplit(up.base_url)
-        port_ok = parts.port is None or parts.port > 0
-    except ValueError as exc:
-        raise ConfigError(
-            f"upstream.base_url: {expected}, got {_shown(up.base_url)} ({exc})"
-        ) from None
-    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
-        raise ConfigError(f"upstream.base_url: {expected}, got {_shown(up.base_url)}")
-    if any(c.isspace() for c in up.base_url):
-        raise ConfigError(f"upstream.base_url: must not contain spaces, got {_shown(up.base_url)}")
-    if parts.username or parts.password:
-        raise ConfigError("upstream.base_url: must not carry credentials; use token or password")
-    if parts.query or parts.fragment:
-        raise ConfigError(
-            f"upstream.base_url: must not carry a query or fragment, got {_shown(up.base_url)}"
-        )
-    if up.token and (up.username or up.password):
-        raise ConfigError(
-            "upstream: give either token (CDNVIDEO_TOKEN) or username + password "
-            "(CDNVIDEO_USERNAME, CDNVIDEO_PASSWORD), not both"
-        )
-    if not up.token and not (up.username and up.password):
-        if up.username or up.password:
-            missing = "password" if up.username else "username"
-            raise ConfigError(f"upstream.{missing}: required with the other half of the login")
-        raise ConfigError(
-            "upstream: no credentials; set upstream.token (or CDNVIDEO_TOKEN) "
-            "or upstream.username + upstream.password"
-        )
-    _positive("upstream.timeout_seconds", up.timeout_seconds)
-    _positive("upstream.max_concurrency", up.max_concurrency)
-    _at_least("upstream.max_requests_per_minute", up.max_requests_per_minute, 0)
-    t = s.traffic
-    _at_least("traffic.delay_seconds", t.delay_seconds, 0)
-    _check_schedule(t.revisit_minutes)
-    _at_least("traffic.catch_up_minutes", t.catch_up_minutes, 0)
-    _at_least("traffic.series_retention_hours", t.series_retention_hours, 0)
-    _at_least("traffic.max_resources", t.max_resources, 0)
-    for key in ("resources_include", "resources_exclude"):
-        _check_regex(f"traffic.{key}", getattr(t, key))
-    if t.resource_status_codes not in RESOURCE_STATUS_CODES:
-        raise ConfigError(
-            "traffic.resource_status_codes: expected `codes` or `classes`, "
-            f"got {_shown(t.resource_status_codes)}"
-        )
-    for key in ("include", "exclude"):
-        for i, pattern in enumerate(getattr(s.metrics, key)):
-            _check_regex(f"metrics.{key}[{i}]", pattern)
-    _positive("restream.interval_seconds", s.restream.interval_seconds)
-    _positive("restream.history_interval_seconds", s.restream.history_interval_seconds)
-    _positive("dvr.interval_seconds", s.dvr.interval_seconds)
-    _positive("talking_head.interval_seconds", s.talking_head.interval_seconds)
-    split_host_port(s.listen, "listen")
-    if s.admin.enabled and not s.admin.write_token:
-        raise ConfigError(
-            "admin.write_token: required when admin.enabled is true "
-            "(set CDNVIDEO_ADMIN_WRITE_TOKEN)"
-        )
-    if s.admin.read_token and s.admin.read_token == s.admin.write_token:
-        raise ConfigError("admin.read_token: must differ from admin.write_token")
-    if not 1 <= s.admin.replicas_per_shard <= GENERATE_PER_MINUTE:
-        raise ConfigError(
-            f"admin.replicas_per_shard: must be 1-{GENERATE_PER_MINUTE} (each replica allows "
-            f"{GENERATE_PER_MINUTE} // replicas generate requests a minute), "
-            f"got {s.admin.replicas_per_shard}"
-        )
-    if s.admin.auth_failures_per_minute < 0:
-        raise ConfigError(
-            "admin.auth_failures_per_minute: must be 0 (no throttle) or more, "
-            f"got {s.admin.auth_failures_per_minute}"
-        )
-    for key in ("read_token", "write_token"):
-        token = getattr(s.admin, key)
-        if token and len(token) < MIN_ADMIN_TOKEN_LENGTH:
-            raise ConfigError(
-                f"admin.{key}: at least {MIN_ADMIN_TOKEN_LENGTH} characters, got {len(token)}; "
-                f"generate one with {GENERATE_TOKEN_HINT}"
-            )
-    if s.log.level not in ("debug", "info", "warning", "error"):
-        raise ConfigError(f"log.level: expected debug, info, warning or error, got {s.log.level!r}")
-    if s.log.format not in ("auto", "console", "json"):
-        raise ConfigError(f"log.format: expected auto, console or json, got {s.log.format!r}")
-
-
-def _check_schedule(r: int | tuple[int, ...]) -> None:
-    key = "traffic.revisit_minutes"
-    if isinstance(r, int):
-        if not 0 <= r <= 10:
-            raise ConfigError(f"{key}: must be 0-10 (a re-read fits one 10-minute window), got {r}")
-        return
-    if not r:
-        raise ConfigError(f"{key}: the list is empty; use 0 to turn settling off")
-    if not 1 <= r[0] <= 10:
-        raise ConfigError(
-            f"{key}[0]: the first age must be 1-10 (its runs are read as one "
-            f"window of up to 10 minutes), got {r[0]}"
-        )
-    for i, (a, b) in enumerate(itertools.pairwise(r), 1):
-        if b <= a:
-            raise ConfigError(f"{key}[{i}]: ages must rise, got {b} after {a}")
-    if r[-1] > 1440:
-        raise ConfigError(f"{key}[{len(r) - 1}]: at most 1440 (a day), got {r[-1]}")
-
-
-def _check_regex(key: str, pattern: str) -> None:
-    try:
-        re.compile(pattern)
-    except (re.error, OverflowError, RecursionError) as exc:
-        raise ConfigError(f"{key}: not a valid regular expression ({exc})") from None
-
-
-def _positive(key: str, value: float) -> None:
-    if value <= 0:
-        raise ConfigError(f"{key}: must be greater than 0, got {value}")
-
-
-def _at_least(key: str, value: float, low: float) -> None:
-    if value < low:
-        raise ConfigError(f"{key}: must be {low} or more, got {value}")
+    """Every field's rule, in field order (settings.py states each rule next to its field)."""
+    check_section(s, "")
 
 
 def parse_config(raw: Any, env: Mapping[str, str] | None = None) -> Settings:

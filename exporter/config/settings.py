@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from exporter.config import rules as r
+from exporter.config.rules import ConfigError as ConfigError
+from exporter.config.rules import Rule
+from exporter.config.rules import split_host_port as split_host_port
 
 SECRET_MASK = "********"
 TALKING_HEAD_MONTHLY_ALLOWANCE = 1500
@@ -12,14 +16,11 @@ SECONDS_PER_MONTH = 30 * 86400
 RESOURCE_STATUS_CODES = ("codes", "classes")  # traffic.resource_status_codes
 
 
-class ConfigError(ValueError):
-    """A config value is invalid; the message names the key and what is wrong."""
-
-
-def _doc(text: str, secret: bool = False, rule: str = "") -> dict[str, Any]:
+def _doc(text: str, secret: bool = False, rule: Rule | None = None) -> dict[str, Any]:
     """Field metadata: what the key means, whether it is a secret, what values are accepted.
 
-    docs/configuration.md is generated from it (``python -m exporter.docgen``).
+    The loader enforces ``rule`` (``rules.check_section``) and docs/configuration.md shows its
+    text (``python -m exporter.docgen``): one statement of each rule.
     """
     return {"doc": text, "secret": secret, "rule": rule}
 
@@ -31,7 +32,10 @@ class UpstreamSettings:
         metadata=_doc(
             "Platform API base URL. White-label copies of the platform work the same: set "
             "their API host here. Env `CDNVIDEO_BASE_URL`.",
-            rule="http(s) URL; no credentials, query or fragment; a path prefix is kept",
+            rule=r.custom(
+                "http(s) URL; no credentials, query or fragment; a path prefix is kept",
+                r.check_base_url,
+            ),
         ),
     )
     token: str = field(
@@ -41,7 +45,7 @@ class UpstreamSettings:
             "it (401, or 403 saying the token is invalid or expired) the area's `cdnvideo_up` "
             "turns 0 and one `upstream_token_rejected` line is logged. Env `CDNVIDEO_TOKEN`.",
             secret=True,
-            rule="either `token` or `username` + `password`",
+            rule=r.custom("either `token` or `username` + `password`", r.check_token),
         ),
     )
     username: str = field(
@@ -52,7 +56,7 @@ class UpstreamSettings:
             "it: 401 with or without a body, or 403 saying the token is invalid or expired. A "
             "token under 30 s old is not renewed again. A rejected password is "
             "never tried again until restart. Env `CDNVIDEO_USERNAME`.",
-            rule="with `password`, instead of `token`",
+            rule=r.custom("with `password`, instead of `token`", r.half_of_login("password")),
         ),
     )
     password: str = field(
@@ -60,16 +64,16 @@ class UpstreamSettings:
         metadata=_doc(
             "Portal password. Env `CDNVIDEO_PASSWORD`.",
             secret=True,
-            rule="with `username`, instead of `token`",
+            rule=r.custom("with `username`, instead of `token`", r.half_of_login("username")),
         ),
     )
     timeout_seconds: float = field(
         default=10.0,
-        metadata=_doc("Timeout of one upstream request, start to end of body.", rule="> 0"),
+        metadata=_doc("Timeout of one upstream request, start to end of body.", rule=r.positive()),
     )
     max_concurrency: int = field(
         default=8,
-        metadata=_doc("Upstream requests in flight at most, over all areas.", rule="> 0"),
+        metadata=_doc("Upstream requests in flight at most, over all areas.", rule=r.positive()),
     )
     max_requests_per_minute: int = field(
         default=0,
@@ -81,7 +85,7 @@ class UpstreamSettings:
             "a rate-limit answer of the platform (429, 420, or a 200 body `Rate limit "
             "exceeded`) pauses the account for its `Retry-After` and then lets it recover "
             "gradually (docs/performance.md).",
-            rule=">= 0",
+            rule=r.at_least(0),
         ),
     )
 
@@ -92,7 +96,10 @@ class AccountSettings:
         default="",
         metadata=_doc(
             "Account name as used in the API paths.",
-            rule="required; unique; no '/', not '.' or '..', no surrounding spaces",
+            rule=r.custom(
+                "required; no '/', not '.' or '..', no surrounding spaces",
+                r.check_account_name,
+            ),
         ),
     )
     dvr_streams: tuple[str, ...] = field(
@@ -100,7 +107,7 @@ class AccountSettings:
         metadata=_doc(
             "DVR streams to watch. A name may contain '/' (`live/main`); a single name may "
             "be given without the list.",
-            rule="no empty, '.' or '..' segments; no duplicates",
+            rule=r.custom("no empty, '.' or '..' segments; no duplicates", r.check_streams),
         ),
     )
 
@@ -115,7 +122,7 @@ class TrafficSettings:
         metadata=_doc(
             "Read a minute this long after it closes; the platform's figures keep rising for "
             "a while.",
-            rule=">= 0; below 60 check-config warns",
+            rule=r.at_least(0, ">= 0; below 60 check-config warns"),
         ),
     )
     revisit_minutes: int | tuple[int, ...] = field(
@@ -125,7 +132,9 @@ class TrafficSettings:
             "only late increases, so each counter counts every request exactly once. A list "
             "such as `[5, 15, 60]` re-reads them at each of these ages (later stages in "
             "windows of up to 10 minutes); `0` turns settling off. See docs/windowing.md.",
-            rule="0-10, or a list of rising ages 1-1440 (the first at most 10)",
+            rule=r.custom(
+                "0-10, or a list of rising ages 1-1440 (the first at most 10)", r.check_schedule
+            ),
         ),
     )
     catch_up_minutes: int = field(
@@ -133,7 +142,7 @@ class TrafficSettings:
         metadata=_doc(
             "Longest gap backfilled after an outage or restart; older minutes are counted "
             'as `cdnvideo_traffic_windows_total{outcome="missed"}`.',
-            rule=">= 0",
+            rule=r.at_least(0),
         ),
     )
     per_resource: bool = field(
@@ -143,14 +152,14 @@ class TrafficSettings:
         default=".*",
         metadata=_doc(
             "Regular expression a resource id or name must match to be exported.",
-            rule="valid Python regular expression",
+            rule=r.regex(),
         ),
     )
     resources_exclude: str = field(
         default="",
         metadata=_doc(
             "Regular expression that drops matching resources (empty: none).",
-            rule="valid Python regular expression",
+            rule=r.regex(),
         ),
     )
     resource_status_codes: str = field(
@@ -160,7 +169,7 @@ class TrafficSettings:
             "keys (200 ... 5xx); `classes`, only its class keys `2xx`, `3xx`, `4xx`, `5xx` "
             "(each the platform's count for the whole class), 8 series per side and family "
             "instead of 44. Account families keep every code.",
-            rule="`codes` or `classes`",
+            rule=r.one_of(*RESOURCE_STATUS_CODES),
         ),
     )
     resource_request_times: bool = field(
@@ -175,7 +184,7 @@ class TrafficSettings:
         metadata=_doc(
             "0: no cap. N: the top N resources by edge traffic, the rest summed as "
             '`resource="__other__"`.',
-            rule=">= 0",
+            rule=r.at_least(0),
         ),
     )
     state_file: str = field(
@@ -190,7 +199,7 @@ class TrafficSettings:
         metadata=_doc(
             "A resource's counter series (and `__other__`) stays exposed at its last value "
             "this long after the resource was last seen, so one that comes back continues it.",
-            rule=">= 0",
+            rule=r.at_least(0),
         ),
     )
 
@@ -207,17 +216,19 @@ class TrafficSettings:
 class RestreamSettings:
     enabled: bool = field(default=True, metadata=_doc("Poll restream resources and status."))
     interval_seconds: float = field(
-        default=30.0, metadata=_doc("Period of the resources + status poll.", rule="> 0")
+        default=30.0, metadata=_doc("Period of the resources + status poll.", rule=r.positive())
     )
     history_interval_seconds: float = field(
-        default=300.0, metadata=_doc("Period of the status-history poll.", rule="> 0")
+        default=300.0, metadata=_doc("Period of the status-history poll.", rule=r.positive())
     )
 
 
 @dataclass(frozen=True)
 class DvrSettings:
     enabled: bool = field(default=True, metadata=_doc("Poll the `dvr_streams` of every account."))
-    interval_seconds: float = field(default=60.0, metadata=_doc("DVR poll period.", rule="> 0"))
+    interval_seconds: float = field(
+        default=60.0, metadata=_doc("DVR poll period.", rule=r.positive())
+    )
 
 
 @dataclass(frozen=True)
@@ -230,20 +241,26 @@ class TalkingHeadSettings:
         metadata=_doc(
             "Quota poll period. Every poll spends one of the 1500 requests a month the "
             "platform allows per account (see the spend formula below).",
-            rule="> 0; below 17280 check-config warns",
+            rule=r.Rule("> 0; below 17280 check-config warns", r.positive().check),
         ),
     )
 
 
 @dataclass(frozen=True)
 class AdminSettings:
-    enabled: bool = field(default=False, metadata=_doc("Serve the `/api/v1` admin surface."))
+    enabled: bool = field(
+        default=False,
+        metadata=_doc(
+            "Serve the `/api/v1` admin surface.",
+            rule=r.custom("`write_token` is required when true", r.check_admin_enabled),
+        ),
+    )
     read_token: str = field(
         default="",
         metadata=_doc(
             "Bearer token for reads. Env `CDNVIDEO_ADMIN_READ_TOKEN`.",
             secret=True,
-            rule="at least 16 characters; differs from `write_token`",
+            rule=r.custom("at least 16 characters; differs from `write_token`", r.check_read_token),
         ),
     )
     write_token: str = field(
@@ -251,7 +268,10 @@ class AdminSettings:
         metadata=_doc(
             "Bearer token for reads and changes. Env `CDNVIDEO_ADMIN_WRITE_TOKEN`.",
             secret=True,
-            rule="at least 16 characters; required when `enabled` is true",
+            rule=r.custom(
+                "at least 16 characters; required when `enabled` is true (checked with `enabled`)",
+                r.check_write_token,
+            ),
         ),
     )
     replicas_per_shard: int = field(
@@ -261,7 +281,7 @@ class AdminSettings:
             "Service). The platform allows 10 generate requests a minute per account; each "
             "replica allows its share, `10 // replicas_per_shard`, so together they stay "
             "within it. The shipped StatefulSet runs 2.",
-            rule="1-10",
+            rule=r.custom("1-10", r.check_replicas),
         ),
     )
     auth_failures_per_minute: int = field(
@@ -270,7 +290,7 @@ class AdminSettings:
             "Failed authentications (no token or a wrong one) a minute from one address before "
             "that address gets 429 until the minute has passed, even with a right token. 0 turns "
             "the throttle off (`exporter demo` does: it is tried and fuzzed on loopback).",
-            rule="0 or more",
+            rule=r.custom("0 or more", r.check_auth_failures),
         ),
     )
 
@@ -279,13 +299,13 @@ class AdminSettings:
 class LogSettings:
     level: str = field(
         default="info",
-        metadata=_doc("Lowest level written.", rule="debug, info, warning or error"),
+        metadata=_doc("Lowest level written.", rule=r.one_of("debug", "info", "warning", "error")),
     )
     format: str = field(
         default="auto",
         metadata=_doc(
             "`auto`: console on a terminal, JSON otherwise. Secrets are masked in both.",
-            rule="auto, console or json",
+            rule=r.one_of("auto", "console", "json"),
         ),
     )
 
@@ -317,7 +337,7 @@ class MetricsSettings:
             "anchor with `^...$` for a whole name). The exporter's own health families "
             "(`cdnvideo_up`, `cdnvideo_exporter_build_info` and the other self-metrics) are "
             "always exported; check-config says when a pattern would have matched one.",
-            rule="valid Python regular expressions",
+            rule=r.regexes(),
         ),
     )
     exclude: tuple[str, ...] = field(
@@ -326,7 +346,7 @@ class MetricsSettings:
             "Regular expressions over family names: a family one of them matches is not "
             "exported (its series are neither built nor rendered). Applied after `include`; "
             "health families stay.",
-            rule="valid Python regular expressions",
+            rule=r.regexes(),
         ),
     )
 
@@ -341,7 +361,7 @@ class Settings:
         metadata=_doc(
             "Accounts to export. Leave the key out to discover them from "
             "`/app/inventory/v1/accounts/`; an item may be just the name.",
-            rule="a non-empty list",
+            rule=r.custom("a non-empty list; each account name once", r.check_accounts),
         ),
     )
     traffic: TrafficSettings = field(
@@ -364,7 +384,10 @@ class Settings:
         default="0.0.0.0:9877",
         metadata=_doc(
             "Address of `/metrics`, `/healthz`, `/readyz`, the landing page and the admin API.",
-            rule="HOST:PORT; [::1]:9877 for IPv6; :9877 for every interface",
+            rule=r.custom(
+                "HOST:PORT; [::1]:9877 for IPv6; :9877 for every interface",
+                r.check_listen,
+            ),
         ),
     )
     web_config_file: str = field(
@@ -374,7 +397,10 @@ class Settings:
             "node_exporter and the rest): TLS, basic auth, response headers. Relative paths in "
             "it are relative to that file. `run --web.config.file FILE` overrides this key. "
             "See docs/deploy.md, TLS and basic auth.",
-            rule="a readable file in the toolkit's format; checked at start-up and by check-config",
+            rule=r.Rule(
+                "a readable file in the toolkit's format; checked at start-up and by check-config",
+                checked_by="exporter/web/webconfig.py, when run or check-config starts",
+            ),
         ),
     )
     shard: Shard = field(
@@ -382,7 +408,10 @@ class Settings:
         metadata=_doc(
             "`INDEX/COUNT`: this replica serves the accounts whose stable hash modulo COUNT "
             "is INDEX (see Sharding). Env `CDNVIDEO_SHARD`.",
-            rule="0 <= INDEX < COUNT",
+            rule=r.Rule(
+                "0 <= INDEX < COUNT",
+                checked_by="the INDEX/COUNT parser (loader._parse_shard) and Shard itself",
+            ),
         ),
     )
     admin: AdminSettings = field(
@@ -440,23 +469,3 @@ def stable_hash(text: str) -> int:
     for byte in text.encode():
         h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
     return h
-
-
-_HOST = re.compile(r"\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]*")
-
-
-def split_host_port(value: str, key: str, allow_any: bool = False) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:9877`` for IPv6, ``:9877`` for every interface) -> (host, port).
-
-    ``allow_any`` accepts port 0 (the OS picks a free port), for the demo and tests.
-    """
-    host, sep, port = value.rpartition(":")
-    low = 0 if allow_any else 1
-    if not sep or not re.fullmatch(r"[0-9]{1,5}", port) or not low <= int(port) < 65536:
-        raise ConfigError(f"{key}: expected HOST:PORT with a port {low}-65535, got {value!r}")
-    if not _HOST.fullmatch(host):
-        raise ConfigError(
-            f"{key}: {host!r} is not a host name or address "
-            f"(write IPv6 addresses in brackets, e.g. [::1]:9877), got {value!r}"
-        )
-    return host.strip("[]") or "0.0.0.0", int(port)

@@ -28,6 +28,7 @@ from exporter.config import (
     stable_hash,
     talking_head_requests_per_month,
 )
+from exporter.config.rules import Rule
 from exporter.docgen.metricsdoc import metrics_md
 
 Generator = Callable[[], str]
@@ -107,6 +108,12 @@ def _field_default(f: dataclasses.Field[Any]) -> Any:
     return None
 
 
+def _rule_text(f: dataclasses.Field[Any]) -> str:
+    """The text of the field's rule (the same object the loader enforces)."""
+    rule: Rule | None = f.metadata.get("rule")
+    return rule.text if rule is not None else ""
+
+
 def _escape_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -134,7 +141,7 @@ def _key_table(cls: type[Any], prefix: str) -> list[str]:
                 type=_type_name(hints[f.name]),
                 default=_default_text(_field_default(f)),
                 meaning=_escape_cell(meaning),
-                rule=_escape_cell(f.metadata.get("rule", "")) or "",
+                rule=_escape_cell(_rule_text(f)) or "",
             )
         )
     return rows
@@ -151,7 +158,7 @@ def _reference() -> list[str]:
         elif f.name == "accounts":
             out += [
                 f"Type: list of mappings (or names). Default: {_default_text(None)}. "
-                f"Accepted: {f.metadata.get('rule', '')}. Each item:",
+                f"Accepted: {_rule_text(f)}. Each item:",
                 "",
                 *_key_table(AccountSettings, "accounts[]."),
             ]
@@ -160,7 +167,7 @@ def _reference() -> list[str]:
                 "| key | type | default | accepted |",
                 "|---|---|---|---|",
                 f"| `{f.name}` | {_type_name(hint)} | {_default_text(_field_default(f))} "
-                f"| {_escape_cell(f.metadata.get('rule', ''))} |",
+                f"| {_escape_cell(_rule_text(f))} |",
             ]
         out.append("")
     return out

@@ -21,7 +21,6 @@ from exporter.restream.identity import (
 from exporter.restream.transform import Change, fold_history, history_fragment, status_fragment
 from exporter.support.clock import Clock
 from exporter.support.logs import Redactor
-from exporter.upstream.auth import StaticToken
 from exporter.upstream.models import HistoryPoint, RestreamResource, StatusRecord
 
 log = structlog.get_logger("exporter.restream")
@@ -76,9 +75,9 @@ class RestreamPoller:
     A failed poll raises and publishes nothing: the last fragment stays until it is
     ``5 x interval`` old. Every secret seen in a reply is taught to the log redactor first.
 
-    ``fingerprint_secret`` keys the ``target_key`` fingerprint. When it is None and the client
-    uses a static upstream token, a secret is derived from that token (fingerprints then change
-    when the token is rotated); otherwise the fingerprint is an unkeyed, salted hash.
+    ``fingerprint_secret`` keys the ``target_key`` fingerprint (the service passes the upstream
+    token or password, as the admin API's masks use: ``identity.fingerprint_secret``); without
+    one the fingerprint is an unkeyed, salted hash.
     """
 
     def __init__(
@@ -96,12 +95,8 @@ class RestreamPoller:
         self._clock = clock
         self._settings = settings
         self._redactor = redactor
-        self._secret = (
-            fingerprint_secret.encode()
-            if isinstance(fingerprint_secret, str)
-            else fingerprint_secret
-        )
-        self._fingerprint: KeyFingerprint | None = None
+        secret = fingerprint_secret or b""
+        self.fingerprint = KeyFingerprint(secret.encode() if isinstance(secret, str) else secret)
         self._resource_ids: dict[str, tuple[str, ...]] = {}
         self._changes: dict[str, dict[TargetId, Change]] = {}
         self._slices = max(1, slices)
@@ -113,18 +108,8 @@ class RestreamPoller:
         self._credit: dict[str, float] = {}  # round-robin reads owed (a fraction of one)
         self._runs: dict[str, int] = {}  # history polls done, to tell the slices apart
 
-    async def fingerprint(self) -> KeyFingerprint:
-        """The target_key fingerprint in use (built on first use)."""
-        if self._fingerprint is None:
-            secret = self._secret
-            if secret is None:
-                auth = getattr(self._client, "auth", None)
-                secret = (await auth.token()).encode() if isinstance(auth, StaticToken) else b""
-            self._fingerprint = KeyFingerprint(secret)
-        return self._fingerprint
-
     async def poll(self, account: str) -> None:
-        fingerprint = await self.fingerprint()
+        fingerprint = self.fingerprint
         resources, statuses = await asyncio.gather(
             self._client.restream_resources(account), self._client.restream_status(account)
         )
@@ -181,7 +166,7 @@ class RestreamPoller:
         return changed + new + picked, max(0.0, credit - share)
 
     async def poll_history(self, account: str) -> None:
-        fingerprint = await self.fingerprint()
+        fingerprint = self.fingerprint
         ids = self._resource_ids.get(account)
         if ids is None:  # history before the first status poll: learn the resources ourselves
             resources = await self._client.restream_resources(account)

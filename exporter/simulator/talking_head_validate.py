@@ -33,7 +33,7 @@ MAX_SCRIPT = 3000
 MAX_NAME = 35
 MAX_SECONDS = 180
 CHARS_PER_SECOND = 15
-_HEX = re.compile(r"^#[0-9A-Fa-f]{6}$")
+_HEX = re.compile(r"#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})")  # #FFF or #FFFFFF (fullmatch)
 _TAG = re.compile(r"<[^>]*>")
 
 
@@ -112,7 +112,7 @@ def _circle_params(obj: dict[str, Any], where: str) -> dict[str, str]:
     out = {"location": location}
     for key, default in (("border_color", "#000000"), ("background_color", "#FFFFFF")):
         value = _str(obj, key, where) or default
-        if not _HEX.match(value):
+        if not _HEX.fullmatch(value):
             raise BadRequest(f"Field '{where}{key}' must be a hex colour like #FFFFFF")
         out[key] = value
     return out

@@ -164,6 +164,15 @@ class UpstreamClient:
         else:
             self.auth = PasswordLogin(settings.username, settings.password, self.login, self._clock)
 
+    def deadline(self) -> float:
+        """The longest one call may take in seconds: every attempt's timeout, more than the
+        back-off between them at its longest (each wait is at most 1.5 x its step, and the steps
+        double), and a second of slack. What a caller waiting on the call (the admin API)
+        allows before it answers 504 itself."""
+        timeout = self._timeout.total or 0.0
+        backoff = self.backoff_seconds * float(2**self.retries) * 1.5
+        return timeout * (self.retries + 1) + backoff + 1.0
+
     # --- core -------------------------------------------------------------------------------
     async def _send(
         self,

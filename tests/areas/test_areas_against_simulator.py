@@ -144,7 +144,12 @@ async def rig(aiohttp_server: ServerFactory) -> AsyncIterator[Rig]:
             store,
             PollRunner(metrics, clock),
             RestreamPoller(
-                client, store, clock, RestreamSettings(True, RESTREAM_S, HISTORY_S), redactor
+                client,
+                store,
+                clock,
+                RestreamSettings(True, RESTREAM_S, HISTORY_S),
+                redactor,
+                fingerprint_secret=TOKEN,
             ),
             DvrPoller(client, store, clock, DvrSettings(True, DVR_S), STREAMS),
             TalkingHeadPoller(client, store, clock, TalkingHeadSettings(True, TH_S)),
@@ -152,7 +157,7 @@ async def rig(aiohttp_server: ServerFactory) -> AsyncIterator[Rig]:
         )
 
 
-FP = KeyFingerprint(TOKEN.encode())  # static token -> the poller derives its HMAC key from it
+FP = KeyFingerprint(TOKEN.encode())  # the upstream token keys the fingerprint, as in the service
 
 
 def target_labels(account: str, rid: str, source: str, url: str, key: str) -> dict[str, str]:

@@ -82,12 +82,15 @@ async def test_poll_sends_one_resources_and_one_status_request(clock: FakeClock)
     assert redactor.text("x key-one-1234 pw1 key-two-5678") == "x ******** ******** ********"
 
 
-async def test_fingerprint_secret_is_derived_from_a_static_token(clock: FakeClock) -> None:
+def test_fingerprint_is_keyed_by_the_secret_it_is_given(clock: FakeClock) -> None:
     fake = FakeRestream()
-    derived = await make(fake, clock, secret=None).fingerprint()
-    assert derived.keyed
-    assert derived("k" * 20) == KeyFingerprint(b"static-upstream-token")("k" * 20)
-    assert (await make(fake, clock, secret="other").fingerprint())("k" * 20) != derived("k" * 20)
+    keyed = make(fake, clock, secret="static-upstream-token").fingerprint
+    assert keyed.keyed
+    assert keyed("k" * 20) == KeyFingerprint(b"static-upstream-token")("k" * 20)
+    assert make(fake, clock, secret="other").fingerprint("k" * 20) != keyed("k" * 20)
+    unkeyed = make(fake, clock, secret=None).fingerprint
+    assert not unkeyed.keyed
+    assert unkeyed("k" * 20) != keyed("k" * 20)
 
 
 async def test_first_history_read_looks_back_a_day_then_since_the_last_read(

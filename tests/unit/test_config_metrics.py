@@ -53,7 +53,7 @@ def test_patterns_and_granularity_are_read() -> None:
         ),
         (
             {"traffic": {"resource_status_codes": "families"}},
-            "traffic.resource_status_codes: expected `codes` or `classes`, got 'families'",
+            "traffic.resource_status_codes: expected codes or classes, got 'families'",
         ),
     ],
 )

@@ -761,3 +761,9 @@ async def test_operation_returns_error_replies_unchanged(
     reply = await rig.ops.th_cancel("acme", "t-1")
     assert (reply.status, reply.data, reply.ok) == (400, body, False)
     assert reply.content_type.startswith("application/json")
+
+
+async def test_deadline_covers_every_attempt_and_the_longest_back_off(make_rig: MakeRig) -> None:
+    # 3 attempts of 10 s, back-off steps 0.01 and 0.02 s at 1.5x (bounded by 0.01 x 2^2 x 1.5)
+    assert make_rig(retries=2, timeout_seconds=10).client.deadline() == pytest.approx(31.06)
+    assert make_rig(retries=0, timeout_seconds=4).client.deadline() == pytest.approx(5.015)

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from exporter.config.loader import GENERATE_PER_MINUTE
+from exporter.config.rules import GENERATE_PER_MINUTE
 from exporter.restream.identity import KeyFingerprint, fingerprint_secret
 from exporter.runtime.context import Context
 from exporter.talking_head.tasks import TaskTracker

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import structlog
 from aiohttp import web
 
-from exporter.config.loader import GENERATE_PER_MINUTE as GENERATE_PER_MINUTE
+from exporter.config.rules import GENERATE_PER_MINUTE as GENERATE_PER_MINUTE
 from exporter.runtime.context import Context
 from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
@@ -139,13 +139,8 @@ class Call:
 
     async def upstream(self, op: Awaitable[Reply]) -> Reply:
         """Await an upstream operation; no reply becomes 502 (connection) or 504 (timeout)."""
-        client = self.ctx.client
-        timeout = self.ctx.settings.upstream.timeout_seconds
-        retries = getattr(client, "retries", 0)
-        backoff = getattr(client, "backoff_seconds", 0.0)
-        deadline = timeout * (retries + 1) + backoff * (2**retries) * 1.5 + 1.0
         try:
-            reply = await asyncio.wait_for(op, deadline)
+            reply = await asyncio.wait_for(op, self.ctx.client.deadline())
         except TimeoutError:
             raise Rejected(504, "upstream_timeout", "the platform did not answer in time") from None
         except UpstreamError as exc:

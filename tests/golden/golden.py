@@ -1,0 +1,119 @@
+"""The golden exposition: what ``/metrics`` shows for a fixed simulator and an injected clock.
+
+The whole daemon (``create_app`` without its timers) polls the simulator (fixed seed, small
+data set, one account) over HTTP on 127.0.0.1; every job runs when its interval falls due on a
+FakeClock, for ``MINUTES`` of platform time, exactly as the scheduler would run it. The
+rendered exposition is then made independent of the machine:
+
+- durations are real time (a poll takes what it takes on this machine), so the two duration
+  histograms are written as if every observation took 0 s: each bucket holds the count, the
+  sum is 0; the counts themselves are real;
+- the one value that depends on the machine, the Python version in
+  ``cdnvideo_exporter_build_info``, is replaced by ``X.Y.Z``; no port, path or host name of
+  the machine appears in the exposition.
+
+``python -m tests.golden --update`` (``make golden``) rewrites tests/golden/exposition.prom;
+tests/golden/test_golden.py compares it byte for byte, so every change to a metric name,
+label, value or HELP text shows as a diff in review.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+from pathlib import Path
+
+import structlog.testing
+from aiohttp import web
+
+from exporter.config import parse_config
+from exporter.runtime.service import SERVICE, create_app
+from exporter.simulator import SimConfig, Simulator, serve
+from exporter.support.clock import FakeClock
+from exporter.web.app import CTX
+
+GOLDEN = Path(__file__).with_name("exposition.prom")
+T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z
+ACCOUNT = "demo-media"
+MINUTES = 12
+
+
+async def exposition() -> str:
+    """The exposition after ``MINUTES`` of polling (see the module docstring)."""
+    with structlog.testing.capture_logs():  # the run's log lines are not the point here
+        return normalise(await _run())
+
+
+async def _run() -> str:
+    clock = FakeClock(T0)
+    sim = Simulator(
+        SimConfig(
+            accounts=(ACCOUNT,),
+            resources_per_account=3,
+            restreams_per_account=2,
+            dvr_streams_per_account=2,
+        ),
+        clock,
+    )
+    sim_runner = await serve(sim)
+    conf = parse_config(
+        {
+            "upstream": {"base_url": sim_runner.base_url, "token": sim.token},
+            "accounts": [{"name": ACCOUNT, "dvr_streams": list(sim.dvr.streams[ACCOUNT])}],
+            "log": {"level": "error", "format": "json"},
+        },
+        env={},
+    )
+    app = await create_app(conf, clock=clock, schedule=False)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        ctx, service = app[CTX], app[SERVICE]
+        ctx.client.backoff_seconds = 0.0
+        jobs = service.jobs(ACCOUNT)
+        due = [clock.time()] * len(jobs)
+        end = T0 + MINUTES * 60
+        while min(due) < end:
+            now = min(due)
+            clock.set(now)
+            for i, job in enumerate(jobs):  # in a fixed order, one at a time
+                if due[i] <= now:
+                    await ctx.runner.run(job[0], ACCOUNT, job[2], job[3])
+                    due[i] += job[1]
+        clock.set(end)
+        text = ctx.store.render_sync().plain.decode()
+    finally:
+        await runner.cleanup()
+        await sim_runner.cleanup()
+    return text
+
+
+DURATIONS = ("cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds")
+
+
+def normalise(text: str) -> str:
+    """The exposition with machine-dependent values replaced (see the module docstring)."""
+    counts: dict[str, str] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition("{")
+        if name.removesuffix("_count") in DURATIONS and name.endswith("_count"):
+            labels, _, value = rest.rpartition("} ")
+            counts[f"{name.removesuffix('_count')}{{{labels}}}"] = value
+    out = []
+    for line in text.splitlines():
+        name, _, rest = line.partition("{")
+        family = name.removesuffix("_bucket").removesuffix("_sum")
+        if family in DURATIONS and name != family + "_count" and not line.startswith("#"):
+            labels, _, _value = rest.rpartition("} ")
+            if name.endswith("_sum"):
+                line = f"{name}{{{labels}}} 0.0"
+            else:
+                series = ",".join(p for p in labels.split(",") if not p.startswith("le="))
+                line = f"{name}{{{labels}}} {counts[f'{family}{{{series}}}']}"
+        out.append(line)
+    result = "\n".join(out) + "\n"
+    return result.replace(f'python_version="{platform.python_version()}"', 'python_version="X.Y.Z"')
+
+
+def current() -> str:
+    return asyncio.run(exposition())

@@ -10,7 +10,7 @@ import structlog
 
 from exporter.config import DvrSettings
 from exporter.dvr.transform import dvr_fragment
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock
 from exporter.upstream.budget import Postponed
 from exporter.upstream.models import DvrNode
@@ -30,8 +30,8 @@ class DvrStreamsFailed(Exception):
     """Some (not all) streams of an account could not be read; the others were published."""
 
 
-def store_key(account: str) -> str:
-    return f"dvr/{account}"
+def store_key(account: str) -> StoreKey:
+    return StoreKey("dvr", account)
 
 
 class DvrPoller:

@@ -9,7 +9,7 @@ from typing import Protocol
 import structlog
 
 from exporter.config import RestreamSettings
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.restream.identity import (
     KeyFingerprint,
     TargetId,
@@ -52,12 +52,12 @@ class RestreamClient(Protocol):
     ) -> list[HistoryPoint]: ...
 
 
-def status_key(account: str) -> str:
-    return f"restream/{account}"
+def status_key(account: str) -> StoreKey:
+    return StoreKey("restream", account)
 
 
-def history_key(account: str) -> str:
-    return f"restream_history/{account}"
+def history_key(account: str) -> StoreKey:
+    return StoreKey("restream_history", account)
 
 
 class RestreamPoller:

@@ -151,9 +151,7 @@ class Service:
             self.ctx.runner.forget(gone)
             self.ctx.traffic_history.forget(gone)
             self.ctx.client.budget.forget(gone)
-            for key in self.ctx.store.names():
-                if key.endswith(f"/{gone}"):
-                    self.ctx.store.drop(key)
+            self.ctx.store.drop_account(gone)
             self._scheduled.discard(gone)
         for account in accounts:
             if account in self._scheduled:

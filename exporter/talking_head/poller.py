@@ -8,7 +8,7 @@ from typing import Protocol
 import structlog
 
 from exporter.config import SECONDS_PER_MONTH, TalkingHeadSettings
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock
 from exporter.talking_head.transform import configurations_fragment
 from exporter.upstream.models import ThConfigurations
@@ -24,8 +24,8 @@ class TalkingHeadClient(Protocol):
     async def th_configurations(self, account: str) -> ThConfigurations: ...
 
 
-def store_key(account: str) -> str:
-    return f"talking_head/{account}"
+def store_key(account: str) -> StoreKey:
+    return StoreKey("talking_head", account)
 
 
 def requests_per_month(interval_seconds: float) -> float:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from exporter.exposition import Fragment, FragmentBuilder, MetricSpec
+from exporter.exposition import Fragment, FragmentBuilder, MetricSpec, StoreKey
 from exporter.upstream import UpstreamError
 from exporter.upstream.models import parse_th_status
 
@@ -42,6 +42,10 @@ SPECS = (TASKS,)
 STATUSES = ("in_queue", "processing", "processed", "canceled")
 FINAL = frozenset({"processed", "canceled"})
 _STATUS_LABEL = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+def store_key(account: str) -> StoreKey:
+    return StoreKey("talking_head_tasks", account)
 
 
 def status_label(raw: str) -> str:
@@ -118,7 +122,7 @@ class TaskTracker:
         return b.build()
 
     def publish(self, account: str) -> None:
-        self._ctx.store.publish(f"talking_head_tasks/{account}", self.fragment(account))
+        self._ctx.store.publish(store_key(account), self.fragment(account))
 
     # --- following ------------------------------------------------------------------------
     async def poll_due(self) -> int:

@@ -11,7 +11,7 @@ from typing import Protocol, TypeVar
 import structlog
 
 from exporter.config import TrafficSettings
-from exporter.exposition import Fragment, Store
+from exporter.exposition import Fragment, Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import Clock
 from exporter.traffic import state
@@ -204,7 +204,7 @@ class TrafficPoller:
                 # Without any snapshot on disk a restart starts afresh (a clean counter
                 # reset), so there is nothing to protect by holding counters back.
                 if fresh and (saved or not self._on_disk):
-                    key = f"traffic/{account}"
+                    key = StoreKey("traffic", account)
                     self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
                 if led.cursor is not None:
                     age = self.platform_time(now) - (led.cursor + MINUTE)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from exporter import __version__
-from exporter.exposition import Fragment
+from exporter.exposition import Fragment, StoreKey
 from exporter.runtime.context import AREAS_POLLED, Context
 from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.charts import TOP_RESOURCES, account_charts, top_resources
@@ -69,7 +69,7 @@ class _Read:
     stale: bool
 
 
-def _read(ctx: Context, key: str) -> _Read:
+def _read(ctx: Context, key: StoreKey) -> _Read:
     fresh = ctx.store.fragment(key)
     if fresh is not None:
         return _Read(fresh, False)
@@ -147,7 +147,7 @@ def _account_section(
         [_health(ctx, account, area, now, successes) for area in AREAS_POLLED],
         "areas",
     )
-    traffic = _read(ctx, f"traffic/{account}")
+    traffic = _read(ctx, StoreKey("traffic", account))
     window_end = value_named(
         traffic.fragment, "cdnvideo_account_window_end_timestamp_seconds", account=account
     )
@@ -155,7 +155,7 @@ def _account_section(
         f"ends {_when(window_end, now)}" if window_end else '<span class="pending">none yet</span>'
     ) + (' <span class="stale">(stale)</span>' if traffic.stale else "")
     lateness = _lateness(traffic.fragment)
-    th = _read(ctx, f"talking_head/{account}")
+    th = _read(ctx, StoreKey("talking_head", account))
     left = value_named(th.fragment, "cdnvideo_talking_head_quota_left", account=account)
     limit = value_named(th.fragment, "cdnvideo_talking_head_quota_limit", account=account)
     quota = (
@@ -164,11 +164,11 @@ def _account_section(
         else f"{e(f'{left:g}')}" + (f" of {e(f'{limit:g}')}" if limit is not None else "")
     ) + (' <span class="stale">(stale)</span>' if th.stale else "")
     tasks = rows_named(
-        _read(ctx, f"talking_head_tasks/{account}").fragment, "cdnvideo_talking_head_tasks"
+        _read(ctx, StoreKey("talking_head_tasks", account)).fragment, "cdnvideo_talking_head_tasks"
     )
     task_text = ", ".join(f"{e(lbl.get('status', ''))}: {v:g}" for lbl, v in tasks if v) or "none"
 
-    restream = _read(ctx, f"restream/{account}")
+    restream = _read(ctx, StoreKey("restream", account))
     failing, stopped = _restream_not_ok(restream.fragment, clean)
     restream_html = (
         _table(("Resource", "Source", "Target", "Code", "Description"), failing, "restream")
@@ -185,7 +185,7 @@ def _account_section(
             stopped,
             "restream-stopped",
         )
-    dvr = _read(ctx, f"dvr/{account}")
+    dvr = _read(ctx, StoreKey("dvr", account))
     dead = [
         [e(clean(lbl.get("stream", ""))), e(clean(lbl.get("host", "")))]
         for lbl, alive in rows_named(dvr.fragment, "cdnvideo_dvr_alive")

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from exporter.exposition import StoreKey
+
 from .conftest import Admin
 from .fakes import READ_TOKEN, UPSTREAM_TOKEN
 
@@ -281,7 +283,7 @@ async def test_generate_tracks_the_task_and_refreshes_the_quota(admin: Admin) ->
             break
         await asyncio.sleep(0.01)
     assert refreshed == ["demo-media"]
-    frag = admin.ctx.store.fragment("talking_head_tasks/demo-media")
+    frag = admin.ctx.store.fragment(StoreKey("talking_head_tasks", "demo-media"))
     assert frag is not None
     spec = next(s for s in frag.samples if s.name == "cdnvideo_talking_head_tasks")
     assert frag.value(spec, account="demo-media", status="in_queue") == 1

@@ -6,7 +6,7 @@ import asyncio
 import itertools
 from typing import Any
 
-from exporter.exposition import Fragment
+from exporter.exposition import Fragment, StoreKey
 from exporter.talking_head.tasks import TASKS, TaskTracker, status_label
 
 from .conftest import Admin
@@ -25,7 +25,7 @@ def status_polls(admin: Admin) -> int:
 
 
 def counts(admin: Admin, account: str = "demo-media") -> dict[str, float]:
-    frag = admin.ctx.store.fragment(f"talking_head_tasks/{account}")
+    frag = admin.ctx.store.fragment(StoreKey("talking_head_tasks", account))
     assert isinstance(frag, Fragment)
     return {labels[1]: value for labels, value in frag.samples[TASKS]}
 

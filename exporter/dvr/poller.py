@@ -68,6 +68,16 @@ class DvrPoller:
         self._slices = max(1, slices)
         self._turn: dict[str, int] = {}
 
+    def forget(self, account: str) -> None:
+        """Drop the replies and turn kept of ``account`` (it left this replica); its configured
+        streams stay (they are configuration)."""
+        self._last.pop(account, None)
+        self._turn.pop(account, None)
+
+    def knows(self, account: str) -> bool:
+        """Whether replies or a turn of ``account`` are kept (diagnostics and tests)."""
+        return account in self._last or account in self._turn
+
     @property
     def max_age(self) -> float:
         return STALE_AFTER_INTERVALS * self._settings.interval_seconds

@@ -30,7 +30,9 @@ class Area(Protocol):
     The Service loops over the registry (``exporter.runtime.areas.REGISTRY``): it schedules
     ``jobs(account)`` of every enabled area for each account this replica serves, tells every
     area which accounts it serves now (``serve``), and calls ``forget(account)`` when an account
-    leaves this replica, after which the area keeps nothing of that account.
+    leaves this replica, after which the area keeps nothing of that account (traffic keeps
+    the account's ledger, released, for ``series_retention_hours``: see docs/windowing.md).
+    ``stop`` runs at shutdown (traffic saves its state file).
     """
 
     name: str
@@ -43,3 +45,5 @@ class Area(Protocol):
     def serve(self, accounts: tuple[str, ...]) -> None: ...
 
     def forget(self, account: str) -> None: ...
+
+    def stop(self) -> None: ...

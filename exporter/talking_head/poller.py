@@ -72,6 +72,13 @@ class TalkingHeadPoller:
             voices=len(conf.voices),
         )
 
+    def forget(self, account: str) -> None:
+        """Drop the configurations kept of ``account`` (it left this replica)."""
+        if account in self._latest:
+            latest = dict(self._latest)
+            del latest[account]
+            self._latest = MappingProxyType(latest)
+
     def latest_configurations(self, account: str) -> ThConfigurations | None:
         """The last configurations reply of the account (None before the first success)."""
         found = self._latest.get(account)

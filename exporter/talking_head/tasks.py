@@ -101,6 +101,17 @@ class TaskTracker:
         self.publish(account)
         self._wake.set()
 
+    def forget(self, account: str) -> None:
+        """Stop following the tasks of ``account`` and drop its counts (it left this replica;
+        the replica that serves it now counts from there)."""
+        for key in [k for k in self._following if k[0] == account]:
+            del self._following[key]
+        self._ended.pop(account, None)
+
+    def knows(self, account: str) -> bool:
+        """Whether tasks or counts of ``account`` are kept (diagnostics and tests)."""
+        return account in self._ended or any(k[0] == account for k in self._following)
+
     def following(self) -> list[tuple[str, str, str]]:
         """(account, task id, last known status) of tasks not yet at an end state."""
         return [(t.account, t.task_id, t.status) for t in self._following.values()]

@@ -12,7 +12,7 @@ from exporter.web.charts import account_charts, top_resources
 from exporter.web.history import MAX_POINTS, Point, TrafficHistory
 from exporter.web.landing import HEADERS, render_landing
 
-from .conftest import make_context
+from .conftest import make_context, make_service
 
 T0 = 1_767_225_600.0
 ACC = ("account",)
@@ -115,12 +115,13 @@ def test_top_resources_by_edge_bandwidth_ten_at_most_escaped() -> None:
 async def test_the_landing_page_draws_what_the_store_published() -> None:
     async with aiohttp.ClientSession() as session:
         ctx = make_context("http://127.0.0.1:9", session)
+        areas = make_service(ctx).areas
         for minute in range(1, 11):
             ctx.store.publish(
                 StoreKey("traffic", ctx.accounts[0]),
                 window(T0 + 60 * minute, account=ctx.accounts[0]),
             )
-        page = render_landing(ctx)
+        page = render_landing(ctx, areas)
     first, second = (
         page.split(f'data-account="{a}"', 1)[1].split("</section>", 1)[0] for a in ctx.accounts[:2]
     )

@@ -48,6 +48,16 @@ def afforded(
     return run
 
 
+class _Area:
+    """What most areas share: nothing to do when the served accounts change or at shutdown."""
+
+    def serve(self, accounts: tuple[str, ...]) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
 class TrafficArea:
     """``/app/metrics/v1/`` counters, and the last hour of windows for the landing charts.
 
@@ -86,7 +96,7 @@ class TrafficArea:
         self.poller.save_state()
 
 
-class RestreamArea:
+class RestreamArea(_Area):
     """Restream status every interval; history in slices of its interval, as the budget allows."""
 
     name = "restream"
@@ -128,17 +138,11 @@ class RestreamArea:
             Job(self.name, account, s.history_interval_seconds / self.slices, history, "history"),
         ]
 
-    def serve(self, accounts: tuple[str, ...]) -> None:
-        pass
-
     def forget(self, account: str) -> None:
         self.poller.forget(account)
 
-    def stop(self) -> None:
-        pass
 
-
-class DvrArea:
+class DvrArea(_Area):
     """The configured DVR streams of each account, read in slices of the interval."""
 
     name = "dvr"
@@ -168,17 +172,11 @@ class DvrArea:
         )
         return [Job(self.name, account, self._ctx.settings.dvr.interval_seconds / self.slices, dvr)]
 
-    def serve(self, accounts: tuple[str, ...]) -> None:
-        pass
-
     def forget(self, account: str) -> None:
         self.poller.forget(account)
 
-    def stop(self) -> None:
-        pass
 
-
-class TalkingHeadArea:
+class TalkingHeadArea(_Area):
     """Talking-head quota and catalogue, and the tasks submitted through the admin surface.
 
     The admin surface uses it directly: the cached catalogue (``poller``) to check generate
@@ -208,15 +206,9 @@ class TalkingHeadArea:
         """Poll the account's configurations now (after a generate spent quota)."""
         await self._ctx.runner.run(self.name, account, lambda: self.poller.poll(account))
 
-    def serve(self, accounts: tuple[str, ...]) -> None:
-        pass
-
     def forget(self, account: str) -> None:
         self.poller.forget(account)
         self.tracker.forget(account)
-
-    def stop(self) -> None:
-        pass
 
 
 # The registry: every polled area, in the order pages and documents list them.

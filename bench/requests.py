@@ -22,6 +22,7 @@ import structlog
 from aiohttp import web
 
 from exporter.config import parse_config
+from exporter.runtime.areas import RestreamArea
 from exporter.runtime.service import SERVICE, create_app
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
@@ -89,7 +90,8 @@ async def measure(
         ctx, service = app[CTX], app[SERVICE]
         ctx.client.backoff_seconds = 0.0
         if every_resource:
-            restream = service.restream  # the plan of every history poll: every resource
+            # the plan of every history poll: every resource
+            restream = service.areas.get(RestreamArea).poller
 
             def read_all(account: str, ids: tuple[str, ...]) -> tuple[list[str], float]:
                 return list(ids), 0.0
@@ -105,10 +107,10 @@ async def measure(
             clock.set(now)
             ready = [i for i, t in enumerate(due) if t <= now]
             await asyncio.gather(
-                *(ctx.runner.run(jobs[i][0], ACCOUNT, jobs[i][2], jobs[i][3]) for i in ready)
+                *(ctx.runner.run(jobs[i].area, ACCOUNT, jobs[i].poll, jobs[i].name) for i in ready)
             )
             for i in ready:
-                due[i] += jobs[i][1]
+                due[i] += jobs[i].seconds
         start = T0 + warmup_minutes * 60
         steady = [r for r in sim.requests.all() if r.time >= start]
         counts = Counter(r.area for r in steady)

@@ -10,7 +10,7 @@ import structlog
 
 from exporter.config import DvrSettings
 from exporter.dvr.transform import dvr_fragment
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock
 from exporter.upstream.budget import Postponed
 from exporter.upstream.models import DvrNode
@@ -30,8 +30,8 @@ class DvrStreamsFailed(Exception):
     """Some (not all) streams of an account could not be read; the others were published."""
 
 
-def store_key(account: str) -> str:
-    return f"dvr/{account}"
+def store_key(account: str) -> StoreKey:
+    return StoreKey("dvr", account)
 
 
 class DvrPoller:
@@ -67,6 +67,16 @@ class DvrPoller:
         self._last: dict[str, dict[str, tuple[float, tuple[DvrNode, ...]]]] = {}
         self._slices = max(1, slices)
         self._turn: dict[str, int] = {}
+
+    def forget(self, account: str) -> None:
+        """Drop the replies and turn kept of ``account`` (it left this replica); its configured
+        streams stay (they are configuration)."""
+        self._last.pop(account, None)
+        self._turn.pop(account, None)
+
+    def knows(self, account: str) -> bool:
+        """Whether replies or a turn of ``account`` are kept (diagnostics and tests)."""
+        return account in self._last or account in self._turn
 
     @property
     def max_age(self) -> float:

@@ -2,7 +2,7 @@
 
 from exporter.exposition.model import Fragment, FragmentBuilder, MetricSpec, Sample
 from exporter.exposition.select import EVERYTHING, FamilySelection
-from exporter.exposition.store import Exposition, Store
+from exporter.exposition.store import Exposition, Store, StoreKey
 
 __all__ = [
     "EVERYTHING",
@@ -13,4 +13,5 @@ __all__ = [
     "MetricSpec",
     "Sample",
     "Store",
+    "StoreKey",
 ]

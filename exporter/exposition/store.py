@@ -7,6 +7,7 @@ import gzip
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 import structlog
 
@@ -49,8 +50,19 @@ class _Entry:
 EMPTY = Exposition(gzip_join([]), 0.0, 0)
 
 
+class StoreKey(NamedTuple):
+    """Where a fragment lives: the area (or one of its parts, e.g. ``restream_history``) and
+    the account. Keys sort by area, then account: the order fragments are rendered in."""
+
+    area: str
+    account: str
+
+    def __str__(self) -> str:
+        return f"{self.area}/{self.account}"
+
+
 class Store:
-    """The latest fragment of every (area, account) key and the rendered exposition.
+    """The latest fragment of every ``StoreKey(area, account)`` and the rendered exposition.
 
     ``publish`` replaces the whole entry mapping (copy on write), so the render thread always
     reads one consistent snapshot. A fragment older than its ``max_age`` is left out of the
@@ -68,20 +80,20 @@ class Store:
         # so the families left out are never built, stored or rendered.
         self.selection = selection
         self._extra = extra
-        self._entries: Mapping[str, _Entry] = MappingProxyType({})
+        self._entries: Mapping[StoreKey, _Entry] = MappingProxyType({})
         self._exposition = EMPTY
         self._dirty = asyncio.Event()
         self._render_lock = asyncio.Lock()
         self._headers: dict[MetricSpec, Piece] = {}  # compressed HELP/TYPE per spec
-        self._listeners: list[Callable[[str, Fragment], None]] = []
+        self._listeners: list[Callable[[StoreKey, Fragment], None]] = []
 
-    def listen(self, listener: Callable[[str, Fragment], None]) -> None:
+    def listen(self, listener: Callable[[StoreKey, Fragment], None]) -> None:
         """Call ``listener(key, fragment)`` on every publish (on the publisher's thread; it
         must be quick and must not raise)."""
         self._listeners.append(listener)
 
     # -- writers -----------------------------------------------------------------------------
-    def publish(self, key: str, fragment: Fragment, max_age: float | None = None) -> None:
+    def publish(self, key: StoreKey, fragment: Fragment, max_age: float | None = None) -> None:
         entries = dict(self._entries)
         entries[key] = _Entry(fragment, self._clock.time(), max_age)
         self._entries = MappingProxyType(entries)
@@ -89,32 +101,34 @@ class Store:
         for listener in self._listeners:
             listener(key, fragment)
 
-    def drop(self, key: str) -> None:
+    def drop(self, key: StoreKey) -> None:
         if key in self._entries:
             entries = dict(self._entries)
             del entries[key]
             self._entries = MappingProxyType(entries)
             self._dirty.set()
 
-    def mark_dirty(self) -> None:
-        self._dirty.set()
+    def drop_account(self, account: str) -> None:
+        """Drop the fragments of every area of ``account`` (it left this replica)."""
+        kept = {k: v for k, v in self._entries.items() if k.account != account}
+        if len(kept) != len(self._entries):
+            self._entries = MappingProxyType(kept)
+            self._dirty.set()
 
     # -- readers -----------------------------------------------------------------------------
     @property
     def exposition(self) -> Exposition:
         return self._exposition
 
-    def fragment(self, key: str, include_stale: bool = False) -> Fragment | None:
+    def fragment(self, key: StoreKey, include_stale: bool = False) -> Fragment | None:
         entry = self._entries.get(key)
         if entry is None or not (include_stale or entry.fresh(self._clock.time())):
             return None
         return entry.fragment
 
-    def keys(self) -> list[str]:
-        """Every published key (``"<area>/<account>"``), stale ones included, sorted."""
+    def keys(self) -> list[StoreKey]:
+        """Every published key, stale ones included, sorted."""
         return sorted(self._entries)
-
-    names = keys  # the same, for callers that read better with it
 
     # -- rendering ---------------------------------------------------------------------------
     def render_sync(self) -> Exposition:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import Protocol
+from typing import Any, Protocol
 
 import structlog
 
 from exporter.config import RestreamSettings
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.restream.identity import (
     KeyFingerprint,
     TargetId,
@@ -51,12 +51,12 @@ class RestreamClient(Protocol):
     ) -> list[HistoryPoint]: ...
 
 
-def status_key(account: str) -> str:
-    return f"restream/{account}"
+def status_key(account: str) -> StoreKey:
+    return StoreKey("restream", account)
 
 
-def history_key(account: str) -> str:
-    return f"restream_history/{account}"
+def history_key(account: str) -> StoreKey:
+    return StoreKey("restream_history", account)
 
 
 class RestreamPoller:
@@ -107,6 +107,26 @@ class RestreamPoller:
         self._read_end: dict[str, dict[str, float]] = {}
         self._credit: dict[str, float] = {}  # round-robin reads owed (a fraction of one)
         self._runs: dict[str, int] = {}  # history polls done, to tell the slices apart
+
+    def _per_account(self) -> tuple[dict[str, Any], ...]:
+        return (
+            self._resource_ids,
+            self._changes,
+            self._status_sig,
+            self._read_sig,
+            self._read_end,
+            self._credit,
+            self._runs,
+        )
+
+    def forget(self, account: str) -> None:
+        """Drop everything kept of ``account`` (it left this replica)."""
+        for per_account in self._per_account():
+            per_account.pop(account, None)
+
+    def knows(self, account: str) -> bool:
+        """Whether anything of ``account`` is kept (diagnostics and tests)."""
+        return any(account in per_account for per_account in self._per_account())
 
     async def poll(self, account: str) -> None:
         fingerprint = self.fingerprint

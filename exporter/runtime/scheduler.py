@@ -6,6 +6,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 import structlog
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -14,6 +15,18 @@ from exporter.config import stable_hash
 from exporter.runtime.polling import PollRunner
 
 log = structlog.get_logger("exporter.runtime.scheduler")
+
+
+class JobKey(NamedTuple):
+    """One scheduled poll: its area, its account and the job's name within the area."""
+
+    area: str
+    account: str
+    job: str = ""
+
+    def __str__(self) -> str:
+        """The APScheduler job id (nothing reads it back)."""
+        return f"{self.area}/{self.account}/{self.job}"
 
 
 class Scheduler:
@@ -28,6 +41,7 @@ class Scheduler:
     def __init__(self, runner: PollRunner) -> None:
         self._runner = runner
         self._scheduler = AsyncIOScheduler(timezone=UTC)
+        self._jobs: set[JobKey] = set()
 
     def every(
         self,
@@ -39,8 +53,9 @@ class Scheduler:
         first_within: float | None = None,
     ) -> None:
         """Run ``poll`` every ``seconds`` as area/account (``job`` names extra jobs of an area)."""
+        key = JobKey(area, account, job)
         spread = min(seconds, 10.0) if first_within is None else first_within
-        offset = (stable_hash(f"{area}/{account}/{job}") % 1000) / 1000 * spread
+        offset = (stable_hash(str(key)) % 1000) / 1000 * spread
         jitter = max(0.0, min(seconds * 0.1, 5.0))
 
         async def run() -> None:
@@ -52,13 +67,14 @@ class Scheduler:
             "interval",
             seconds=seconds,
             jitter=jitter,
-            id=f"{area}/{account}/{job}",
+            id=str(key),
             replace_existing=True,
             max_instances=1,
             coalesce=True,
             misfire_grace_time=max(1, int(seconds)),
             next_run_time=datetime.now(UTC) + timedelta(seconds=offset + random.random() * 0.2),
         )
+        self._jobs.add(key)
 
     def call(
         self, name: str, seconds: float, func: Callable[[], Awaitable[None]], first: float = 0.0
@@ -75,10 +91,14 @@ class Scheduler:
             next_run_time=datetime.now(UTC) + timedelta(seconds=first),
         )
 
+    def jobs(self) -> list[JobKey]:
+        """The area/account jobs scheduled now, sorted."""
+        return sorted(self._jobs)
+
     def remove_account(self, account: str) -> None:
-        for job in self._scheduler.get_jobs():
-            if job.id.split("/")[1:2] == [account]:
-                job.remove()
+        for key in [k for k in self._jobs if k.account == account]:
+            self._scheduler.remove_job(str(key))
+            self._jobs.discard(key)
 
     def start(self) -> None:
         self._scheduler.start()

@@ -14,8 +14,9 @@ from prometheus_client import (
 )
 
 from exporter import __version__
+from exporter.runtime.areas import AREA_NAMES
 
-AREAS = ("traffic", "restream", "dvr", "talking_head", "auth")
+AREAS = (*AREA_NAMES, "auth")
 WINDOW_OUTCOMES = ("read", "backfilled", "revised", "missed", "mismatched", "given_up")
 
 
@@ -156,6 +157,12 @@ class SelfMetrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+    def start_traffic_account(self, account: str) -> None:
+        """Expose every traffic window outcome of ``account`` at 0, so the first missed minute
+        is an increase."""
+        for outcome in WINDOW_OUTCOMES:
+            self.traffic_windows.labels(account, outcome)
 
     def forget_account(self, account: str) -> None:
         """Remove the series of an account this replica no longer serves."""

@@ -8,7 +8,7 @@ from typing import Protocol
 import structlog
 
 from exporter.config import SECONDS_PER_MONTH, TalkingHeadSettings
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock
 from exporter.talking_head.transform import configurations_fragment
 from exporter.upstream.models import ThConfigurations
@@ -24,8 +24,8 @@ class TalkingHeadClient(Protocol):
     async def th_configurations(self, account: str) -> ThConfigurations: ...
 
 
-def store_key(account: str) -> str:
-    return f"talking_head/{account}"
+def store_key(account: str) -> StoreKey:
+    return StoreKey("talking_head", account)
 
 
 def requests_per_month(interval_seconds: float) -> float:
@@ -71,6 +71,13 @@ class TalkingHeadPoller:
             quota_left=conf.quota_left,
             voices=len(conf.voices),
         )
+
+    def forget(self, account: str) -> None:
+        """Drop the configurations kept of ``account`` (it left this replica)."""
+        if account in self._latest:
+            latest = dict(self._latest)
+            del latest[account]
+            self._latest = MappingProxyType(latest)
 
     def latest_configurations(self, account: str) -> ThConfigurations | None:
         """The last configurations reply of the account (None before the first success)."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from exporter.exposition import Fragment, MetricSpec
+from exporter.exposition import Fragment, MetricSpec, StoreKey
 from exporter.upstream import UpstreamError
 from exporter.upstream.models import parse_th_status
 
@@ -42,6 +42,10 @@ SPECS = (TASKS,)
 STATUSES = ("in_queue", "processing", "processed", "canceled")
 FINAL = frozenset({"processed", "canceled"})
 _STATUS_LABEL = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+def store_key(account: str) -> StoreKey:
+    return StoreKey("talking_head_tasks", account)
 
 
 def status_label(raw: str) -> str:
@@ -97,6 +101,17 @@ class TaskTracker:
         self.publish(account)
         self._wake.set()
 
+    def forget(self, account: str) -> None:
+        """Stop following the tasks of ``account`` and drop its counts (it left this replica;
+        the replica that serves it now counts from there)."""
+        for key in [k for k in self._following if k[0] == account]:
+            del self._following[key]
+        self._ended.pop(account, None)
+
+    def knows(self, account: str) -> bool:
+        """Whether tasks or counts of ``account`` are kept (diagnostics and tests)."""
+        return account in self._ended or any(k[0] == account for k in self._following)
+
     def following(self) -> list[tuple[str, str, str]]:
         """(account, task id, last known status) of tasks not yet at an end state."""
         return [(t.account, t.task_id, t.status) for t in self._following.values()]
@@ -118,7 +133,7 @@ class TaskTracker:
         return b.build()
 
     def publish(self, account: str) -> None:
-        self._ctx.store.publish(f"talking_head_tasks/{account}", self.fragment(account))
+        self._ctx.store.publish(store_key(account), self.fragment(account))
 
     # --- following ------------------------------------------------------------------------
     async def poll_due(self) -> int:

@@ -6,12 +6,13 @@ import asyncio
 import math
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 import structlog
 
 from exporter.config import TrafficSettings
-from exporter.exposition import Fragment, Store
+from exporter.exposition import Fragment, Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import Clock
 from exporter.traffic import state
@@ -61,6 +62,19 @@ def _slow(exc: UpstreamError) -> bool:
 T = TypeVar("T")
 
 
+@dataclass
+class AccountState:
+    """All the poller keeps of one account. The ledger (and which resources it folds) outlives
+    a move to another replica for ``series_retention_hours`` so counters continue if the
+    account comes back; the rest is dropped when the account leaves (``forget``)."""
+
+    ledger: AccountLedger
+    folded: frozenset[str] = frozenset()  # resources folded into __other__ at the last count
+    latest: Latest | None = None  # the last window read
+    fragment: Fragment | None = None  # the last fragment built
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one cycle at a time
+
+
 class TrafficSource(Protocol):
     """The one upstream call the poller needs (UpstreamClient has it; tests pass a fake)."""
 
@@ -105,12 +119,9 @@ class TrafficPoller:
         self._select = ResourceSelector(
             settings.resources_include, settings.resources_exclude, settings.max_resources
         )
-        self._ledgers = state.load(settings.state_file) if settings.state_file else {}
-        self._on_disk = bool(self._ledgers)  # a snapshot a restart would load exists
-        self._latest: dict[str, Latest] = {}
-        self._folded: dict[str, frozenset[str]] = {}
-        self._fragments: dict[str, Fragment] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        ledgers = state.load(settings.state_file) if settings.state_file else {}
+        self._accounts = {name: AccountState(led) for name, led in ledgers.items()}
+        self._on_disk = bool(ledgers)  # a snapshot a restart would load exists
         self._unsaved = False
         self._rejected_logged: dict[str, float] = {}
         self._save_failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
@@ -120,10 +131,17 @@ class TrafficPoller:
 
     def ledger(self, account: str) -> AccountLedger:
         """The account's ledger (created empty on first use); for diagnostics and tests."""
-        led = self._ledgers.get(account)
-        if led is None:
-            led = self._ledgers[account] = AccountLedger()
-        return led
+        return self._state(account).ledger
+
+    def _state(self, account: str) -> AccountState:
+        st = self._accounts.get(account)
+        if st is None:
+            st = self._accounts[account] = AccountState(AccountLedger())
+        return st
+
+    def state(self, account: str) -> AccountState | None:
+        """What the poller keeps of ``account`` (None: nothing); for diagnostics and tests."""
+        return self._accounts.get(account)
 
     # -- accounts served -----------------------------------------------------------------------
     def serve(self, accounts: Iterable[str]) -> None:
@@ -133,28 +151,38 @@ class TrafficPoller:
         continues its counters."""
         now = self._clock.time()
         owned = set(accounts)
-        for name, led in self._ledgers.items():
-            if name not in owned and not led.released_at:
-                led.released_at = now
-                self._unsaved = True
-                self._fragments.pop(name, None)
-                log.info(
-                    "traffic_account_released",
-                    account=name,
-                    kept_hours=self._settings.series_retention_hours,
-                )
+        for name in [n for n in self._accounts if n not in owned]:
+            self._release(name, now)
         self._drop_released(now)
+
+    def forget(self, account: str) -> None:
+        """The account left this replica: release its ledger (kept for
+        ``series_retention_hours``, see ``serve``) and drop everything else kept of it."""
+        st = self._accounts.get(account)
+        if st is not None:
+            self._release(account, self._clock.time())
+
+    def _release(self, name: str, now: float) -> None:
+        st = self._accounts[name]
+        if st.ledger.released_at:
+            return
+        st.ledger.released_at = now
+        self._unsaved = True
+        self._accounts[name] = AccountState(st.ledger, st.folded)
+        log.info(
+            "traffic_account_released",
+            account=name,
+            kept_hours=self._settings.series_retention_hours,
+        )
 
     def _drop_released(self, now: float) -> None:
         keep = self._settings.series_retention_hours * 3600
         for name in [
             n
-            for n, led in self._ledgers.items()
-            if led.released_at and now > led.released_at + keep
+            for n, st in self._accounts.items()
+            if st.ledger.released_at and now > st.ledger.released_at + keep
         ]:
-            del self._ledgers[name]
-            for cache in (self._latest, self._folded, self._fragments):
-                cache.pop(name, None)
+            del self._accounts[name]
             self._unsaved = True
             log.info("traffic_account_dropped", account=name)
 
@@ -181,37 +209,50 @@ class TrafficPoller:
 
     # -- one cycle ---------------------------------------------------------------------------
     async def poll(self, account: str) -> None:
-        lock = self._locks.setdefault(account, asyncio.Lock())
-        async with lock:
+        async with self._state(account).lock:
             now = self._clock.time()
             self._drop_released(now)
             led = self.ledger(account)
             if led.released_at:
                 self._resume(account, led, now)
-            ok = False
             try:
                 await self._first_reads(account, led, now)
                 await self._settle(account, led, now)
-                ok = True
-            finally:
-                fresh = ok or led.dirty
-                fragment = await self._work(self._build, account, led, now)
-                if led.dirty:
-                    led.dirty = False
-                    self._unsaved = True
-                # Saved first: a value Prometheus scraped is always on disk, so a restart
-                # never publishes a counter lower than before. Unsaved counters wait.
-                saved = True
-                if self._unsaved and self._settings.state_file:
-                    saved = await self._save()
-                # Without any snapshot on disk a restart starts afresh (a clean counter
-                # reset), so there is nothing to protect by holding counters back.
-                if fresh and (saved or not self._on_disk):
-                    key = f"traffic/{account}"
-                    self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
-                if led.cursor is not None:
-                    age = self.platform_time(now) - (led.cursor + MINUTE)
-                    self._metrics.traffic_lag.labels(account).set(age)
+            except BaseException as failure:
+                # What was counted before the failure is still published; a failure to do so
+                # is logged and never replaces the poll's own error.
+                try:
+                    await self._publish(account, led, now, ok=False)
+                except Exception as exc:
+                    log.error(
+                        "traffic_publish_failed",
+                        account=account,
+                        error=f"{type(exc).__name__}: {exc}",
+                        poll_error=type(failure).__name__,
+                    )
+                raise
+            await self._publish(account, led, now, ok=True)
+
+    async def _publish(self, account: str, led: AccountLedger, now: float, ok: bool) -> None:
+        """Build the account's fragment, save the state, publish (unless held back), set lag."""
+        fresh = ok or led.dirty
+        fragment = await self._work(self._build, account, led, now)
+        if led.dirty:
+            led.dirty = False
+            self._unsaved = True
+        # Saved first: a value Prometheus scraped is always on disk, so a restart
+        # never publishes a counter lower than before. Unsaved counters wait.
+        saved = True
+        if self._unsaved and self._settings.state_file:
+            saved = await self._save()
+        # Without any snapshot on disk a restart starts afresh (a clean counter
+        # reset), so there is nothing to protect by holding counters back.
+        if fresh and (saved or not self._on_disk):
+            key = StoreKey("traffic", account)
+            self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
+        if led.cursor is not None:
+            age = self.platform_time(now) - (led.cursor + MINUTE)
+            self._metrics.traffic_lag.labels(account).set(age)
 
     async def _first_reads(
         self, account: str, led: AccountLedger, now: float, replan: bool = True
@@ -280,14 +321,13 @@ class TrafficPoller:
         if stages:
             settle = (stages[0] * MINUTE, settle_cap_minutes(stages[0], not led.long_refused))
         led.count_first_read(w, totals, rows.values(), sel.named_ids, now, settle)
-        self._latest[account] = Latest(
-            w, totals, sel.named, fold(sel.folded) if sel.folded else None
-        )
+        st = self._state(account)
+        st.latest = Latest(w, totals, sel.named, fold(sel.folded) if sel.folded else None)
         folded = frozenset(r.id for r in sel.folded)
-        newly = folded - self._folded.get(account, frozenset())
+        newly = folded - st.folded
         if newly:
             self._metrics.series_dropped.inc(len(newly))
-        self._folded[account] = folded
+        st.folded = folded
 
     def _due(self, account: str, led: AccountLedger, now: float) -> Run | None:
         """The unsettled run to re-read now, if any, after giving up the hopeless ones."""
@@ -479,16 +519,16 @@ class TrafficPoller:
     def _build(self, account: str, led: AccountLedger, now: float) -> Fragment:
         """The account's fragment, rebuilt when its counters changed (series not seen for
         ``series_retention_hours`` are removed first)."""
-        latest = self._latest.get(account)
-        if led.dirty or led.unshown or account not in self._fragments:
+        st = self._state(account)
+        if led.dirty or led.unshown or st.fragment is None:
             oldest = now - self._settings.series_retention_hours * 3600
             gone = led.prune(oldest)
             if gone:
                 log.info("traffic_series_removed", account=account, resources=len(gone))
-            fragment = build_fragment(account, led, latest, self._view)
+            fragment = build_fragment(account, led, st.latest, self._view)
             fragment.packed()  # rendered and compressed here, not in the render thread
-            self._fragments[account] = fragment
-        return self._fragments[account]
+            st.fragment = fragment
+        return st.fragment
 
     def save_state(self) -> None:
         """Write the state file now (also at shutdown), after the steps already queued on the
@@ -500,7 +540,8 @@ class TrafficPoller:
         """Snapshot every ledger and replace the state file (on the worker thread)."""
         # A copy: the loop may add an account's ledger meanwhile (copying is atomic).
         now = self._clock.time()
-        data = state.dump(dict(self._ledgers), now)
+        accounts = dict(self._accounts)
+        data = state.dump({name: st.ledger for name, st in accounts.items()}, now)
         try:
             state.write_atomic(self._settings.state_file, data)
         except OSError as exc:

@@ -180,6 +180,10 @@ class RequestBudget:
         limits = [x for x in (allowance, configured) if x is not None]
         return min(limits) if limits else 0.0
 
+    def accounts(self) -> list[str]:
+        """The accounts a bucket is kept for (diagnostics and tests)."""
+        return sorted(self._buckets)
+
     def forget(self, account: str) -> None:
         self._buckets.pop(account, None)
         self._logged = {k: v for k, v in self._logged.items() if k[1] != account}

@@ -8,13 +8,16 @@ from typing import Any
 
 from aiohttp import web
 
-from exporter.runtime.context import AREAS_POLLED, Context
-from exporter.web.admin import admin_app
+from exporter.runtime.areas import Areas
+from exporter.runtime.context import Context
+from exporter.web.admin import AdminDeps, admin_app
 from exporter.web.landing import landing_handler
 from exporter.web.webauth import apply_web_config, authenticated
 from exporter.web.webconfig import WebConfig
 
 CTX: web.AppKey[Context] = web.AppKey("ctx", Context)
+AREAS: web.AppKey[Areas] = web.AppKey("areas", Areas)
+ADMIN_API: web.AppKey[web.Application] = web.AppKey("admin_api", web.Application)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -38,17 +41,15 @@ async def healthz(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
 
-def readiness(ctx: Context) -> tuple[bool, dict[str, Any]]:
+def readiness(ctx: Context, areas: Areas) -> tuple[bool, dict[str, Any]]:
     """Ready once every enabled area has polled every account once and one poll succeeded."""
     pending: list[str] = []
     healthy = 0
     for account in ctx.accounts:
-        for area in AREAS_POLLED:
-            if not ctx.area_enabled(area):
-                continue
-            state = ctx.runner.healthy(area, account)
+        for area in areas.enabled():
+            state = ctx.runner.healthy(area.name, account)
             if state is None:
-                pending.append(f"{area}/{account}")
+                pending.append(f"{area.name}/{account}")
             elif state:
                 healthy += 1
     ready = bool(ctx.accounts) and not pending and healthy > 0
@@ -68,23 +69,33 @@ def readiness(ctx: Context) -> tuple[bool, dict[str, Any]]:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    ready, detail = readiness(request.app[CTX])
+    ready, detail = readiness(request.app[CTX], request.app[AREAS])
     if not authenticated(request):  # an open probe: the verdict, not the account names
         detail = {"ready": ready}
     return web.json_response(detail, status=200 if ready else 503, dumps=json.dumps)
 
 
-def init_app(ctx: Context, web_config: WebConfig | None = None) -> web.Application:
-    """Build the web application around a ready Context (lifecycle: exporter.runtime.service);
-    ``web_config`` adds basic auth and headers (its TLS context is the listener's)."""
+def admin_deps(areas: Areas) -> AdminDeps:
+    """What the admin surface uses of the areas: the talking-head tracker, catalogue and
+    quota refresh."""
+    th = areas.talking_head
+    return AdminDeps(th.tracker, th.poller, th.refresh_quota)
+
+
+def init_app(ctx: Context, areas: Areas, web_config: WebConfig | None = None) -> web.Application:
+    """Build the web application around a ready Context and the areas (lifecycle:
+    exporter.runtime.service); ``web_config`` adds basic auth and headers (its TLS context
+    is the listener's). The admin surface gets the talking-head area's parts it uses."""
     app = web.Application()
     app[CTX] = ctx
+    app[AREAS] = areas
     if web_config is not None:
         apply_web_config(app, web_config)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
-    app.router.add_get("/", landing_handler(ctx))
+    app.router.add_get("/", landing_handler(ctx, areas))
     if ctx.settings.admin.enabled:
-        app.add_subapp("/api/v1", admin_app(ctx))
+        app[ADMIN_API] = admin_app(ctx, admin_deps(areas))
+        app.add_subapp("/api/v1", app[ADMIN_API])
     return app

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exporter.exposition import Fragment
+from exporter.exposition import Fragment, StoreKey
 from exporter.web.fragments import value_named
 
 HOUR_SECONDS = 3600.0
 MAX_POINTS = 120
-TRAFFIC_PREFIX = "traffic/"
 
 
 @dataclass(frozen=True)
@@ -53,11 +52,11 @@ class TrafficHistory:
     def __init__(self) -> None:
         self._rings: dict[str, tuple[Point, ...]] = {}
 
-    def record(self, key: str, fragment: Fragment) -> None:
-        """Store listener: take the window of a published ``traffic/<account>`` fragment."""
-        if not key.startswith(TRAFFIC_PREFIX):
+    def record(self, key: StoreKey, fragment: Fragment) -> None:
+        """Store listener: take the window of a published traffic fragment."""
+        if key.area != "traffic":
             return
-        account = key[len(TRAFFIC_PREFIX) :]
+        account = key.account
         point = point_of(account, fragment)
         if point is None:
             return

@@ -15,8 +15,10 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from exporter import __version__
-from exporter.exposition import Fragment
-from exporter.runtime.context import AREAS_POLLED, Context
+from exporter.exposition import Fragment, StoreKey
+from exporter.runtime.area import Area
+from exporter.runtime.areas import Areas
+from exporter.runtime.context import Context
 from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.charts import TOP_RESOURCES, account_charts, top_resources
 from exporter.web.fragments import rows_named, value_named
@@ -25,12 +27,6 @@ DEFAULT_DOCS_URL = "https://pypi.org/project/cdnvideo-exporter/"
 MAX_ROWS = 50
 REFRESH_SECONDS = 30
 
-AREA_TITLES = {
-    "traffic": "Traffic",
-    "restream": "Restream",
-    "dvr": "Network DVR",
-    "talking_head": "Talking head",
-}
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -69,7 +65,7 @@ class _Read:
     stale: bool
 
 
-def _read(ctx: Context, key: str) -> _Read:
+def _read(ctx: Context, key: StoreKey) -> _Read:
     fresh = ctx.store.fragment(key)
     if fresh is not None:
         return _Read(fresh, False)
@@ -117,37 +113,45 @@ def _last_successes(ctx: Context) -> dict[tuple[str, str], float]:
 def _health(
     ctx: Context,
     account: str,
-    area: str,
+    area: Area,
     now: float,
     successes: dict[tuple[str, str], float],
 ) -> list[str]:
-    if not ctx.area_enabled(area):
+    if not area.enabled(ctx.settings):
         state, css = "disabled", "disabled"
     else:
-        ok = ctx.runner.healthy(area, account)
+        ok = ctx.runner.healthy(area.name, account)
         state, css = {
             True: ("OK", "ok"),
             False: ("failing", "failing"),
             None: ("waiting", "pending"),
         }[ok]
-    last = successes.get((account, area))
+    last = successes.get((account, area.name))
     return [
-        e(AREA_TITLES.get(area, area)),
+        e(area.title),
         f'<span class="health {css}" data-state="{css}">{e(state)}</span>',
         _when(last, now),
     ]
 
 
 def _account_section(
-    ctx: Context, account: str, now: float, successes: dict[tuple[str, str], float]
+    ctx: Context,
+    areas: Areas,
+    account: str,
+    now: float,
+    successes: dict[tuple[str, str], float],
 ) -> str:
     clean = ctx.redactor.text
-    areas = _table(
+    traffic_area = areas.traffic
+    charts = account_charts(
+        traffic_area.history.points(account), traffic_area.enabled(ctx.settings)
+    )
+    health = _table(
         ("Area", "Health", "Last success"),
-        [_health(ctx, account, area, now, successes) for area in AREAS_POLLED],
+        [_health(ctx, account, area, now, successes) for area in areas],
         "areas",
     )
-    traffic = _read(ctx, f"traffic/{account}")
+    traffic = _read(ctx, StoreKey("traffic", account))
     window_end = value_named(
         traffic.fragment, "cdnvideo_account_window_end_timestamp_seconds", account=account
     )
@@ -155,7 +159,7 @@ def _account_section(
         f"ends {_when(window_end, now)}" if window_end else '<span class="pending">none yet</span>'
     ) + (' <span class="stale">(stale)</span>' if traffic.stale else "")
     lateness = _lateness(traffic.fragment)
-    th = _read(ctx, f"talking_head/{account}")
+    th = _read(ctx, StoreKey("talking_head", account))
     left = value_named(th.fragment, "cdnvideo_talking_head_quota_left", account=account)
     limit = value_named(th.fragment, "cdnvideo_talking_head_quota_limit", account=account)
     quota = (
@@ -164,11 +168,11 @@ def _account_section(
         else f"{e(f'{left:g}')}" + (f" of {e(f'{limit:g}')}" if limit is not None else "")
     ) + (' <span class="stale">(stale)</span>' if th.stale else "")
     tasks = rows_named(
-        _read(ctx, f"talking_head_tasks/{account}").fragment, "cdnvideo_talking_head_tasks"
+        _read(ctx, StoreKey("talking_head_tasks", account)).fragment, "cdnvideo_talking_head_tasks"
     )
     task_text = ", ".join(f"{e(lbl.get('status', ''))}: {v:g}" for lbl, v in tasks if v) or "none"
 
-    restream = _read(ctx, f"restream/{account}")
+    restream = _read(ctx, StoreKey("restream", account))
     failing, stopped = _restream_not_ok(restream.fragment, clean)
     restream_html = (
         _table(("Resource", "Source", "Target", "Code", "Description"), failing, "restream")
@@ -185,7 +189,7 @@ def _account_section(
             stopped,
             "restream-stopped",
         )
-    dvr = _read(ctx, f"dvr/{account}")
+    dvr = _read(ctx, StoreKey("dvr", account))
     dead = [
         [e(clean(lbl.get("stream", ""))), e(clean(lbl.get("host", "")))]
         for lbl, alive in rows_named(dvr.fragment, "cdnvideo_dvr_alive")
@@ -198,13 +202,13 @@ def _account_section(
     )
     return (
         f'<section class="account" data-account="{e(account)}">'
-        f"<h2>{e(account)}</h2>{areas}"
+        f"<h2>{e(account)}</h2>{health}"
         f'<dl><dt>Last complete traffic window</dt><dd class="window">{window}</dd>'
         f'<dt>Late traffic (settle reads)</dt><dd class="lateness">{lateness}</dd>'
         f'<dt>Talking-head quota left</dt><dd class="quota">{quota}</dd>'
         f'<dt>Admin-submitted videos</dt><dd class="tasks">{task_text}</dd></dl>'
         f"<h3>Traffic, last hour</h3>"
-        f"{account_charts(ctx.traffic_history.points(account), ctx.area_enabled('traffic'))}"
+        f"{charts}"
         f"<h3>Top {TOP_RESOURCES} resources by edge traffic (latest window)</h3>"
         f"{top_resources(traffic.fragment, clean)}"
         f"<h3>Restream targets failing</h3>{restream_html}"
@@ -284,7 +288,7 @@ def _none(read: _Read, all_good: str, nothing: str) -> str:
     return f'<p class="none">{e(all_good)}{stale}</p>'
 
 
-def render_landing(ctx: Context, docs_url: str = DEFAULT_DOCS_URL) -> str:
+def render_landing(ctx: Context, areas: Areas, docs_url: str = DEFAULT_DOCS_URL) -> str:
     """The whole page as text (pure: reads the context, changes nothing)."""
     now = ctx.clock.time()
     admin = ctx.settings.admin.enabled
@@ -299,7 +303,7 @@ def render_landing(ctx: Context, docs_url: str = DEFAULT_DOCS_URL) -> str:
     ]
     started = _when(ctx.started_at, now) if ctx.started_at else "unknown"
     successes = _last_successes(ctx)
-    sections = "".join(_account_section(ctx, a, now, successes) for a in ctx.accounts) or (
+    sections = "".join(_account_section(ctx, areas, a, now, successes) for a in ctx.accounts) or (
         '<p class="none">No accounts yet: discovery pending, or none for this shard.</p>'
     )
     return (
@@ -316,14 +320,13 @@ def render_landing(ctx: Context, docs_url: str = DEFAULT_DOCS_URL) -> str:
 
 
 def landing_handler(
-    ctx: Context, docs_url: str | None = None
+    ctx: Context, areas: Areas, docs_url: str = DEFAULT_DOCS_URL
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
-    """The aiohttp handler for ``GET /``."""
-    url = docs_url or str(ctx.extras.get("docs_url") or DEFAULT_DOCS_URL)
+    """The aiohttp handler for ``GET /`` (the Documentation link is the package's page)."""
 
     async def landing(request: web.Request) -> web.Response:
         return web.Response(
-            text=render_landing(ctx, url), content_type="text/html", headers=HEADERS
+            text=render_landing(ctx, areas, docs_url), content_type="text/html", headers=HEADERS
         )
 
     return landing

@@ -1,4 +1,5 @@
-"""Fixtures: a Context against a fake platform, and the admin app mounted at /api/v1."""
+"""Fixtures: a Context against a fake platform, and the daemon's web app built around it the
+way the daemon builds it (Service, areas, init_app), with the admin API at /api/v1."""
 
 from __future__ import annotations
 
@@ -14,14 +15,18 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from exporter.config import parse_config
 from exporter.exposition import Store
+from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.runtime.polling import PollRunner
+from exporter.runtime.scheduler import Scheduler
 from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.runtime.service import Service
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Operations, UpstreamClient
-from exporter.web.admin import admin_app
+from exporter.web.admin import ADMIN_STATE
+from exporter.web.app import ADMIN_API, init_app
 
 from .fakes import (
     ACCOUNTS,
@@ -60,7 +65,7 @@ def make_context(
     client = UpstreamClient(
         session, settings.upstream, metrics, clock, redactor, retries=0, backoff_seconds=0.01
     )
-    ctx = Context(
+    return Context(
         settings=settings,
         clock=clock,
         store=Store(clock),
@@ -71,9 +76,27 @@ def make_context(
         redactor=redactor,
         accounts=ACCOUNTS,
     )
-    # Tests drive the tracker by hand (poll_due on a fake clock), so none runs in background.
-    ctx.extras["task_tracker"] = TaskTracker(ctx)
-    return ctx
+
+
+def make_service(ctx: Context) -> Service:
+    """The daemon's Service around ``ctx``, not started: tests run polls and the task tracker
+    (``poll_due`` on a fake clock) by hand."""
+    return Service(ctx, Scheduler(ctx.runner))
+
+
+def make_app(ctx: Context) -> tuple[web.Application, Service]:
+    """The daemon's web app (as create_app builds it) and its Service."""
+    service = make_service(ctx)
+    return init_app(ctx, service.areas), service
+
+
+async def settle(app: web.Application | None) -> None:
+    """Wait until the admin API of ``app`` (the daemon's web app) has no background work
+    left (the quota refresh after an accepted generate)."""
+    assert app is not None
+    background = app[ADMIN_API][ADMIN_STATE].background
+    while background:
+        await asyncio.gather(*background, return_exceptions=True)
 
 
 def served_document(accounts: tuple[str, ...] | None = None) -> dict[str, Any]:
@@ -84,10 +107,10 @@ def served_document(accounts: tuple[str, ...] | None = None) -> dict[str, Any]:
             ctx = make_context("http://127.0.0.1:9", session)
             if accounts is not None:
                 ctx.accounts = accounts
-            client = TestClient(TestServer(admin_app(ctx)))
+            client = TestClient(TestServer(make_app(ctx)[0]))
             await client.start_server()
             try:
-                resp = await client.get("/openapi.json")
+                resp = await client.get("/api/v1/openapi.json")
                 assert resp.status == 200
                 return dict(await resp.json())
             finally:
@@ -98,12 +121,26 @@ def served_document(accounts: tuple[str, ...] | None = None) -> dict[str, Any]:
 
 @dataclass
 class Admin:
-    """The admin API under test, its fake platform and its context."""
+    """The admin API under test, its fake platform, its context and the daemon's Service."""
 
     client: TestClient[Any, Any]
     upstream: FakeUpstream
     ctx: Context
     clock: FakeClock
+    service: Service
+
+    @property
+    def areas(self) -> Areas:
+        return self.service.areas
+
+    async def settle(self) -> None:
+        """Wait for the admin surface's background work (the quota refresh after a generate)."""
+        await settle(self.client.app)
+
+    @property
+    def tracker(self) -> TaskTracker:
+        """The one task tracker: the talking-head area's, which the Service runs."""
+        return self.service.areas.talking_head.tracker
 
     async def call(
         self,
@@ -148,12 +185,11 @@ async def make_admin() -> AsyncIterator[MakeAdmin]:
         closers.append(session.close)
         clock = ctx_kw.pop("clock", None) or FakeClock()
         ctx = make_context(base_url, session, clock=clock, **ctx_kw)
-        root = web.Application()
-        root.add_subapp("/api/v1", admin_app(ctx))
-        client: TestClient[Any, Any] = TestClient(TestServer(root))
+        app, service = make_app(ctx)
+        client: TestClient[Any, Any] = TestClient(TestServer(app))
         await client.start_server()
         closers.append(client.close)
-        return Admin(client, upstream, ctx, clock)
+        return Admin(client, upstream, ctx, clock, service)
 
     yield make
     for close in reversed(closers):

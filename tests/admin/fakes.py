@@ -119,7 +119,16 @@ def default_replies() -> dict[tuple[str, str], tuple[int, Any]]:
             200,
             {"status": "Completed", "stream_name": "live/main"},
         ),
-        ("GET", f"{th}/configurations"): (200, {"status": "ok", "quota": {"limit": 10, "left": 9}}),
+        ("GET", f"{th}/configurations"): (
+            200,
+            {
+                "status": "ok",
+                "quota": {"limit": 10, "left": 9},
+                "voices": {"Alena": {"emotions": ["neutral", "good"]}},
+                "models": {"Natalia": {"1.0.0": {"voices": ["Alena"], "shots": {"waist": {}}}}},
+                "backgrounds": {"office": {}},
+            },
+        ),
         ("POST", f"{th}/generate"): (202, {"status": "ok", "id": "task-1"}),
         ("GET", f"{th}/status/task-1"): (
             200,

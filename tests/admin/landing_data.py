@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exporter.exposition import FragmentBuilder, MetricSpec
+from exporter.exposition import FragmentBuilder, MetricSpec, StoreKey
 from exporter.talking_head.tasks import TaskTracker
 
 NOW = 1_767_225_600.0 + 3600
@@ -32,7 +32,7 @@ def publish_demo(ctx) -> None:  # type: ignore[no-untyped-def]
     b.add(WINDOW_END, ("demo-media",), NOW - 180)
     for after, share in (("60", 0.0), ("5", 0.008), ("15", 0.001)):
         b.add(LATE_SHARE, ("demo-media", after), share)
-    store.publish("traffic/demo-media", b.build())
+    store.publish(StoreKey("traffic", "demo-media"), b.build())
 
     b = FragmentBuilder()
     bad = ("demo-media", "res-7", "rtmp://origin/live/main", "rtmp://target.example/app", "k1a2")
@@ -53,21 +53,21 @@ def publish_demo(ctx) -> None:  # type: ignore[no-untyped-def]
         b.add(ACTIVE, ("demo-media", resource), active)
     for target, scheduled in ((bad, 1), (good, 1), (idle, 1), (later, 0)):
         b.add(SCHEDULED, target, scheduled)
-    store.publish("restream/demo-media", b.build())
+    store.publish(StoreKey("restream", "demo-media"), b.build())
 
     b = FragmentBuilder()
     b.add(ALIVE, ("demo-media", "live/main", "node-dead-1"), 0)
     b.add(ALIVE, ("demo-media", "live/main", "node-ok-2"), 1)
-    store.publish("dvr/demo-media", b.build())
+    store.publish(StoreKey("dvr", "demo-media"), b.build())
 
     b = FragmentBuilder()
     b.add(QUOTA_LEFT, ("demo-media",), 1234)
     b.add(QUOTA_LIMIT, ("demo-media",), 1500)
-    store.publish("talking_head/demo-media", b.build())
+    store.publish(StoreKey("talking_head", "demo-media"), b.build())
 
     b = FragmentBuilder()
     b.add(STATUS_CODE, ("demo-shop", "r1", "s", "t", "k"), 0)
-    store.publish("restream/demo-shop", b.build(), max_age=1)
+    store.publish(StoreKey("restream", "demo-shop"), b.build(), max_age=1)
 
     ctx.metrics.last_success.labels("demo-media", "traffic").set(NOW - 60)
     ctx.metrics.up.labels("demo-media", "traffic").set(1)

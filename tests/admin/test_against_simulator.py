@@ -234,7 +234,7 @@ async def test_talking_head_routes_and_task_tracking_to_the_end(sim_admin: SimAd
     assert status == 202, data
     assert (s.last().method, s.last().path, s.last().body) == ("POST", f"{TH}/generate", GENERATE)
     task_id = data["id"]
-    tracker: TaskTracker = s.admin.ctx.extras["task_tracker"]
+    tracker: TaskTracker = s.admin.tracker
     assert tracker.counts("demo-media")["in_queue"] == 1
 
     seen = []
@@ -294,7 +294,7 @@ async def test_cancel_is_followed_to_canceled_and_a_second_cancel_passes_the_err
     assert status >= 400
     assert resp.headers["X-Upstream-Status"] == str(status)
     assert "status" in json.dumps(again).lower()
-    tracker: TaskTracker = s.admin.ctx.extras["task_tracker"]
+    tracker: TaskTracker = s.admin.tracker
     s.admin.clock.advance(10)
     await tracker.poll_due()
     assert tracker.counts("demo-media")["canceled"] == 1
@@ -308,6 +308,7 @@ async def test_local_rate_limit_stops_the_eleventh_generate(sim_admin: SimAdmin)
             "POST", "/talking-head/demo-media/generate", json=GENERATE
         )
         assert status == 202, data
+    await s.admin.settle()  # each accepted generate refreshes the quota
     before = s.count()
     status, data, resp = await s.admin.call(
         "POST", "/talking-head/demo-media/generate", json=GENERATE

@@ -6,9 +6,11 @@ import hmac
 from typing import Any
 
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
 
-from exporter.web.admin import ROUTES
+from exporter.web.admin import ROUTES, admin_app
 from exporter.web.admin.core import authenticate
+from exporter.web.app import admin_deps
 
 from .conftest import Admin, MakeAdmin
 from .fakes import READ_TOKEN, WRITE_TOKEN
@@ -71,8 +73,16 @@ async def test_openapi_needs_no_token(admin: Admin) -> None:
 async def test_disabled_admin_serves_nothing(make_admin: MakeAdmin) -> None:
     admin = await make_admin(admin_enabled=False)
     status, data, _ = await admin.call("GET", "/restream/demo-media/resources")
-    assert status == 404
-    assert data["error"] == "admin_disabled"
+    assert (status, data) == (404, "404: Not Found")  # the daemon mounts no admin API
+    assert admin.upstream.requests == []
+    # The admin app itself refuses too, should it be mounted anyway.
+    app = admin_app(admin.ctx, admin_deps(admin.areas))
+    async with TestClient(TestServer(app)) as client:
+        resp = await client.get(
+            "/restream/demo-media/resources", headers={"Authorization": f"Bearer {READ_TOKEN}"}
+        )
+        assert resp.status == 404
+        assert (await resp.json())["error"] == "admin_disabled"
     assert admin.upstream.requests == []
 
 

@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from exporter.support.clock import FakeClock
 from exporter.web.landing import landing_handler, render_landing
 
-from .conftest import make_context
+from .conftest import make_context, make_service
 from .fakes import SECRETS
 from .landing_data import EVIL, NOW, publish_demo, run_polls
 
@@ -20,12 +20,13 @@ async def page(**ctx_kw: Any) -> tuple[int, str, Any]:
     clock = FakeClock(NOW - 3600)
     async with aiohttp.ClientSession() as session:
         ctx = make_context("http://127.0.0.1:9", session, clock=clock, **ctx_kw)
+        areas = make_service(ctx).areas
         ctx.started_at = NOW - 3600
         publish_demo(ctx)
         clock.set(NOW)
         await run_polls(ctx)
         app = web.Application()
-        app.router.add_get("/", landing_handler(ctx))
+        app.router.add_get("/", landing_handler(ctx, areas))
         async with TestClient(TestServer(app)) as client:
             resp = await client.get("/")
             return resp.status, await resp.text(), resp.headers
@@ -94,10 +95,11 @@ async def test_admin_link_only_when_admin_is_on() -> None:
 async def test_an_empty_exporter_renders() -> None:
     async with aiohttp.ClientSession() as session:
         ctx = make_context("http://127.0.0.1:9", session)
+        areas = make_service(ctx).areas
         ctx.accounts = ()
-        assert "No accounts yet" in render_landing(ctx)
+        assert "No accounts yet" in render_landing(ctx, areas)
         ctx.accounts = ("demo-media",)
-        text = render_landing(ctx)
+        text = render_landing(ctx, areas)
         assert "No restream status yet." in text
         assert "waiting" in text
         assert EVIL not in text

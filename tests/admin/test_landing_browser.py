@@ -16,7 +16,7 @@ from aiohttp.test_utils import TestServer
 from exporter.support.clock import FakeClock
 from exporter.web.landing import landing_handler
 
-from .conftest import make_context
+from .conftest import make_context, make_service
 from .fakes import SECRETS
 from .landing_data import NOW, publish_demo, run_polls
 
@@ -73,12 +73,13 @@ async def test_landing_page_renders_in_chromium(tmp_path: Path) -> None:
     clock = FakeClock(NOW - 3600)
     async with aiohttp.ClientSession() as session:
         ctx = make_context("http://127.0.0.1:9", session, clock=clock)
+        areas = make_service(ctx).areas
         ctx.started_at = NOW - 3600
         publish_demo(ctx)
         clock.set(NOW)
         await run_polls(ctx)
         app = web.Application()
-        app.router.add_get("/", landing_handler(ctx))
+        app.router.add_get("/", landing_handler(ctx, areas))
         server = TestServer(app, host="127.0.0.1")
         await server.start_server()
         try:

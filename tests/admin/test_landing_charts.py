@@ -7,12 +7,12 @@ import re
 
 import aiohttp
 
-from exporter.exposition import Fragment, FragmentBuilder, MetricSpec
+from exporter.exposition import Fragment, FragmentBuilder, MetricSpec, StoreKey
 from exporter.web.charts import account_charts, top_resources
 from exporter.web.history import MAX_POINTS, Point, TrafficHistory
 from exporter.web.landing import HEADERS, render_landing
 
-from .conftest import make_context
+from .conftest import make_context, make_service
 
 T0 = 1_767_225_600.0
 ACC = ("account",)
@@ -45,7 +45,7 @@ def window(end: float, rps: float = 100.0, account: str = "acme") -> Fragment:
 def test_the_ring_keeps_the_last_hour_of_windows() -> None:
     history = TrafficHistory()
     for minute in range(1, 91):
-        history.record("traffic/acme", window(T0 + 60 * minute, rps=minute))
+        history.record(StoreKey("traffic", "acme"), window(T0 + 60 * minute, rps=minute))
     points = history.points("acme")
     assert len(points) == 60
     assert (points[0].end, points[-1].end) == (T0 + 60 * 31, T0 + 60 * 90)
@@ -54,10 +54,10 @@ def test_the_ring_keeps_the_last_hour_of_windows() -> None:
 
 def test_a_republished_window_replaces_its_point_and_an_older_one_is_ignored() -> None:
     history = TrafficHistory()
-    history.record("traffic/acme", window(T0 + 120, rps=5))
-    history.record("traffic/acme", window(T0 + 120, rps=7))  # re-read raised it
-    history.record("traffic/acme", window(T0 + 60, rps=1))
-    history.record("restream/acme", window(T0 + 180))  # not traffic
+    history.record(StoreKey("traffic", "acme"), window(T0 + 120, rps=5))
+    history.record(StoreKey("traffic", "acme"), window(T0 + 120, rps=7))  # re-read raised it
+    history.record(StoreKey("traffic", "acme"), window(T0 + 60, rps=1))
+    history.record(StoreKey("restream", "acme"), window(T0 + 180))  # not traffic
     assert [(p.end, p.requests_per_second) for p in history.points("acme")] == [(T0 + 120, 7.0)]
     history.forget("acme")
     assert history.points("acme") == ()
@@ -66,7 +66,7 @@ def test_a_republished_window_replaces_its_point_and_an_older_one_is_ignored() -
 def test_the_ring_is_bounded_whatever_the_window_rate() -> None:
     history = TrafficHistory()
     for second in range(1000):  # windows a second apart (never real, still bounded)
-        history.record("traffic/acme", window(T0 + second))
+        history.record(StoreKey("traffic", "acme"), window(T0 + second))
     assert len(history.points("acme")) == MAX_POINTS
 
 
@@ -115,11 +115,13 @@ def test_top_resources_by_edge_bandwidth_ten_at_most_escaped() -> None:
 async def test_the_landing_page_draws_what_the_store_published() -> None:
     async with aiohttp.ClientSession() as session:
         ctx = make_context("http://127.0.0.1:9", session)
+        areas = make_service(ctx).areas
         for minute in range(1, 11):
             ctx.store.publish(
-                f"traffic/{ctx.accounts[0]}", window(T0 + 60 * minute, account=ctx.accounts[0])
+                StoreKey("traffic", ctx.accounts[0]),
+                window(T0 + 60 * minute, account=ctx.accounts[0]),
             )
-        page = render_landing(ctx)
+        page = render_landing(ctx, areas)
     first, second = (
         page.split(f'data-account="{a}"', 1)[1].split("</section>", 1)[0] for a in ctx.accounts[:2]
     )

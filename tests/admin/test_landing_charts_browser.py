@@ -67,7 +67,7 @@ async def landing_url() -> AsyncIterator[str]:
     try:
         for _ in range(MINUTES):
             clock.advance(60)
-            await app[SERVICE].traffic.poll(POLLED)
+            await app[SERVICE].areas.traffic.poller.poll(POLLED)
         await web.TCPSite(runner, "127.0.0.1", 0).start()
         yield f"http://127.0.0.1:{runner.addresses[0][1]}/"
     finally:

@@ -12,7 +12,6 @@ from urllib.parse import quote, urlencode
 import aiohttp
 import jsonschema
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,8 +19,9 @@ from hypothesis import strategies as st
 from exporter.support.clock import FakeClock
 from exporter.web.admin import admin_app
 from exporter.web.admin.openapi import OWN_STATUSES
+from exporter.web.app import admin_deps
 
-from .conftest import make_context, served_document
+from .conftest import make_app, make_context, make_service, served_document, settle
 from .fakes import READ_TOKEN, WRITE_TOKEN, FakeUpstream
 
 DOC = served_document()
@@ -36,7 +36,8 @@ def operations(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]
 def test_document_lists_exactly_the_registered_routes() -> None:
     async def registered() -> set[tuple[str, str]]:
         async with aiohttp.ClientSession() as session:
-            app = admin_app(make_context("http://127.0.0.1:9", session))
+            ctx = make_context("http://127.0.0.1:9", session)
+            app = admin_app(ctx, admin_deps(make_service(ctx).areas))
             return {
                 (r.method, r.resource.canonical)
                 for r in app.router.routes()
@@ -217,9 +218,7 @@ def fuzz_env() -> Iterator[tuple[asyncio.AbstractEventLoop, TestClient[Any, Any]
         await server.start_server()
         session = aiohttp.ClientSession()
         ctx = make_context(str(server.make_url("")).rstrip("/"), session, clock=clock)
-        root = web.Application()
-        root.add_subapp("/api/v1", admin_app(ctx))
-        client: TestClient[Any, Any] = TestClient(TestServer(root))
+        client: TestClient[Any, Any] = TestClient(TestServer(make_app(ctx)[0]))
         await client.start_server()
         return client, [client.close, session.close, server.close]
 
@@ -252,6 +251,7 @@ def test_fuzzed_requests_never_get_a_5xx_and_match_the_document(
     def check(req: tuple[str, str, dict[str, Any], dict[str, Any]]) -> None:
         method, url, kw, op = req
         client.clock.advance(7)  # type: ignore[attr-defined]
+        loop.run_until_complete(settle(client.app))  # the last generate's quota refresh
         before = len(upstream.requests)
         status, raw, headers = loop.run_until_complete(send(method, url, kw))
         assert status < 500, (method, url, kw, raw)

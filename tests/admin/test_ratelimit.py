@@ -8,6 +8,12 @@ from .test_routes import GENERATE
 GEN = "/talking-head/demo-media/generate"
 
 
+def generates_sent(admin: Admin) -> int:
+    """Generate requests that reached the platform (each accepted one also refreshes the
+    quota with a configurations request)."""
+    return sum(r.method == "POST" for r in admin.upstream.requests)
+
+
 async def test_eleventh_generate_in_a_minute_is_refused_locally(admin: Admin) -> None:
     for _ in range(10):
         status, _, _ = await admin.call("POST", GEN, json=GENERATE)
@@ -17,7 +23,7 @@ async def test_eleventh_generate_in_a_minute_is_refused_locally(admin: Admin) ->
     assert status == 429
     assert data["error"] == "rate_limited"
     assert resp.headers["Retry-After"] == "50"
-    assert len(admin.upstream.requests) == 10
+    assert generates_sent(admin) == 10
 
 
 async def test_the_window_slides(admin: Admin) -> None:
@@ -27,7 +33,7 @@ async def test_the_window_slides(admin: Admin) -> None:
     assert (await admin.call("POST", GEN, json=GENERATE))[0] == 429
     admin.clock.advance(1)
     assert (await admin.call("POST", GEN, json=GENERATE))[0] == 202
-    assert len(admin.upstream.requests) == 11
+    assert generates_sent(admin) == 11
 
 
 async def test_the_limit_is_per_account(admin: Admin) -> None:

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from exporter.exposition import StoreKey
+
 from .conftest import Admin
 from .fakes import READ_TOKEN, UPSTREAM_TOKEN
 
@@ -264,24 +266,22 @@ async def test_reply_body_passes_through(admin: Admin) -> None:
 
 
 async def test_generate_tracks_the_task_and_refreshes_the_quota(admin: Admin) -> None:
-    refreshed: list[str] = []
-
-    async def refresh(account: str) -> None:
-        refreshed.append(account)
-
-    admin.ctx.refresh_quota = refresh
-    status, data, _ = await admin.call("POST", "/talking-head/demo-media/generate", json=GENERATE)
-    assert (status, data) == (202, {"status": "ok", "id": "task-1"})
-    tracker = admin.ctx.extras["task_tracker"]
-    assert tracker.following() == [("demo-media", "task-1", "in_queue")]
     import asyncio
 
-    for _ in range(50):
-        if refreshed:
+    status, data, _ = await admin.call("POST", "/talking-head/demo-media/generate", json=GENERATE)
+    assert (status, data) == (202, {"status": "ok", "id": "task-1"})
+    assert admin.tracker.following() == [("demo-media", "task-1", "in_queue")]
+    quota = None
+    for _ in range(50):  # the talking-head area polls the quota in the background
+        quota = admin.ctx.store.fragment(StoreKey("talking_head", "demo-media"))
+        if quota is not None:
             break
         await asyncio.sleep(0.01)
-    assert refreshed == ["demo-media"]
-    frag = admin.ctx.store.fragment("talking_head_tasks/demo-media")
+    assert quota is not None
+    left = next(s for s in quota.samples if s.name == "cdnvideo_talking_head_quota_left")
+    assert quota.value(left, account="demo-media") == 9
+    assert ("GET", f"{TH}/configurations") in [(r.method, r.path) for r in admin.upstream.requests]
+    frag = admin.ctx.store.fragment(StoreKey("talking_head_tasks", "demo-media"))
     assert frag is not None
     spec = next(s for s in frag.samples if s.name == "cdnvideo_talking_head_tasks")
     assert frag.value(spec, account="demo-media", status="in_queue") == 1
@@ -295,4 +295,4 @@ async def test_rejected_generate_is_not_tracked(admin: Admin) -> None:
     status, data, _ = await admin.call("POST", "/talking-head/demo-media/generate", json=GENERATE)
     assert status == 422
     assert data == {"status": "ERROR", "message": "bad style for Natalia-1.0.0"}
-    assert admin.ctx.extras["task_tracker"].following() == []
+    assert admin.tracker.following() == []

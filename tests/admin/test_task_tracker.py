@@ -6,7 +6,7 @@ import asyncio
 import itertools
 from typing import Any
 
-from exporter.exposition import Fragment
+from exporter.exposition import Fragment, StoreKey
 from exporter.talking_head.tasks import TASKS, TaskTracker, status_label
 
 from .conftest import Admin
@@ -25,7 +25,7 @@ def status_polls(admin: Admin) -> int:
 
 
 def counts(admin: Admin, account: str = "demo-media") -> dict[str, float]:
-    frag = admin.ctx.store.fragment(f"talking_head_tasks/{account}")
+    frag = admin.ctx.store.fragment(StoreKey("talking_head_tasks", account))
     assert isinstance(frag, Fragment)
     return {labels[1]: value for labels, value in frag.samples[TASKS]}
 
@@ -33,7 +33,7 @@ def counts(admin: Admin, account: str = "demo-media") -> dict[str, float]:
 async def test_generated_task_is_followed_until_processed(admin: Admin) -> None:
     status, _, _ = await admin.call("POST", "/talking-head/demo-media/generate", json=GENERATE)
     assert status == 202
-    tracker: TaskTracker = admin.ctx.extras["task_tracker"]
+    tracker = admin.tracker
     assert counts(admin)["in_queue"] == 1
     assert await tracker.poll_due() == 0  # not due yet: no request spent
     set_status(admin, "task-1", "processing")
@@ -142,19 +142,3 @@ async def test_accounts_are_counted_apart(admin: Admin) -> None:
     tracker.track("demo-shop", "b")  # once only
     assert tracker.counts("demo-media")["in_queue"] == 1
     assert tracker.counts("demo-shop")["in_queue"] == 1
-
-
-async def test_admin_app_runs_a_tracker_it_had_to_create(admin: Admin) -> None:
-    from aiohttp.test_utils import TestClient, TestServer
-
-    from exporter.web.admin import admin_app
-
-    del admin.ctx.extras["task_tracker"]
-    app = admin_app(admin.ctx)
-    tracker = admin.ctx.extras["task_tracker"]
-    assert isinstance(tracker, TaskTracker)
-    async with TestClient(TestServer(app)):
-        await asyncio.sleep(0.05)
-        assert tracker._running
-        await tracker.run()  # a second loop returns at once
-    assert not tracker._running

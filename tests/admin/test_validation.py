@@ -419,6 +419,25 @@ CONFIG = ThConfigurations(
 )
 
 
+async def cache_catalogue(admin: Admin, config: ThConfigurations = CONFIG) -> None:
+    """Let the talking-head poller read ``config`` from the platform, as its schedule would."""
+    reply = {
+        "status": "ok",
+        "voices": config.voices,
+        "models": config.models,
+        "backgrounds": config.backgrounds,
+        "quota": {"limit": config.quota_limit, "left": config.quota_left},
+        "watermark": config.watermark,
+    }
+    admin.upstream.replies[("GET", "/app/th-api/v1/accounts/demo-media/configurations")] = (
+        200,
+        reply,
+    )
+    await admin.areas.talking_head.poller.poll("demo-media")
+    assert admin.areas.talking_head.poller.latest_configurations("demo-media") == config
+    admin.upstream.requests.clear()
+
+
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
@@ -434,7 +453,7 @@ CONFIG = ThConfigurations(
 async def test_unknown_catalogue_names_are_refused_when_the_catalogue_is_cached(
     admin: Admin, changes: dict[str, Any], field: str
 ) -> None:
-    admin.ctx.th_configurations = lambda account: CONFIG
+    await cache_catalogue(admin)
     status, data, _ = await admin.call("POST", GEN, json=generate(**changes))
     assert status == 422, data
     assert [f["field"] for f in data["fields"]] == [field]
@@ -442,7 +461,7 @@ async def test_unknown_catalogue_names_are_refused_when_the_catalogue_is_cached(
 
 
 async def test_known_catalogue_names_pass(admin: Admin) -> None:
-    admin.ctx.th_configurations = lambda account: CONFIG
+    await cache_catalogue(admin)
     body = generate(
         emotion="good",
         background="office",
@@ -453,19 +472,9 @@ async def test_known_catalogue_names_pass(admin: Admin) -> None:
 
 
 async def test_catalogue_check_is_skipped_without_a_cached_catalogue(admin: Admin) -> None:
-    admin.ctx.th_configurations = lambda account: None
+    assert admin.areas.talking_head.poller.latest_configurations("demo-media") is None
     status, _, _ = await admin.call("POST", GEN, json=generate(voice="Anyone"))
     assert status == 202
-
-
-async def test_async_catalogue_hook_is_awaited(admin: Admin) -> None:
-    async def cached(account: str) -> ThConfigurations:
-        return CONFIG
-
-    admin.ctx.th_configurations = cached
-    status, data, _ = await admin.call("POST", GEN, json=generate(voice="Oksana"))
-    assert status == 422
-    assert data["fields"][0]["field"] == "voice"
 
 
 async def test_a_circle_composition_with_its_own_fields_passes(admin: Admin) -> None:

@@ -7,7 +7,7 @@ import pytest
 from exporter.config import DvrSettings, TalkingHeadSettings
 from exporter.dvr import DvrPoller, DvrStreamsFailed, dvr_fragment
 from exporter.dvr import families as d
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.support.clock import FakeClock
 from exporter.talking_head import TalkingHeadPoller, configurations_fragment, requests_per_month
 from exporter.talking_head import families as t
@@ -80,12 +80,12 @@ async def test_dvr_poll_asks_each_stream_once_and_publishes(clock: FakeClock) ->
     poller = DvrPoller(fake, store, clock, DvrSettings(), {"acme": ("live/main", "news")})
     await poller.poll("acme")
     assert sorted(fake.calls) == [("acme", "live/main"), ("acme", "news")]
-    frag = store.fragment("dvr/acme")
+    frag = store.fragment(StoreKey("dvr", "acme"))
     assert frag is not None
     assert frag.value(d.ALIVE, stream="news", host="n3") == 1
     fake.nodes["live/main"] = [node("n1")]
     await poller.poll("acme")
-    frag = store.fragment("dvr/acme")
+    frag = store.fragment(StoreKey("dvr", "acme"))
     assert frag is not None
     assert frag.value(d.ALIVE, stream="live/main", host="n2") is None
 
@@ -107,11 +107,11 @@ async def test_dvr_all_streams_failing_raises_and_keeps_the_last_fragment(
     clock.advance(60)
     with pytest.raises(UpstreamError):
         await poller.poll("acme")
-    assert store.fragment("dvr/acme") is not None
+    assert store.fragment(StoreKey("dvr", "acme")) is not None
     clock.advance(4 * 60)
-    assert store.fragment("dvr/acme") is not None  # 5 intervals after the good poll
+    assert store.fragment(StoreKey("dvr", "acme")) is not None  # 5 intervals after the good poll
     clock.advance(1)
-    assert store.fragment("dvr/acme") is None
+    assert store.fragment(StoreKey("dvr", "acme")) is None
 
 
 async def test_dvr_one_failing_stream_keeps_its_last_values_and_publishes_the_rest(
@@ -127,14 +127,14 @@ async def test_dvr_one_failing_stream_keeps_its_last_values_and_publishes_the_re
         clock.advance(60)
         with pytest.raises(DvrStreamsFailed, match="1 of 2 DVR streams failed: b"):
             await poller.poll("acme")
-        frag = store.fragment("dvr/acme")
+        frag = store.fragment(StoreKey("dvr", "acme"))
         assert frag is not None
         assert frag.value(d.ALIVE, stream="a", host="n1") == 0
         assert frag.value(d.ALIVE, stream="b", host="n2") == 1
     clock.advance(60)
     with pytest.raises(DvrStreamsFailed):
         await poller.poll("acme")
-    frag = store.fragment("dvr/acme")
+    frag = store.fragment(StoreKey("dvr", "acme"))
     assert frag is not None
     assert frag.value(d.ALIVE, stream="b", host="n2") is None  # older than 5 intervals
 
@@ -183,16 +183,16 @@ async def test_talking_head_poll_caches_the_reply_and_publishes(clock: FakeClock
     assert fake.calls == 1
     assert poller.latest_configurations("acme") is CONF
     assert poller.fetched_at("acme") == NOW
-    assert store.fragment("talking_head/acme") is not None
+    assert store.fragment(StoreKey("talking_head", "acme")) is not None
     fake.fail = True
     clock.advance(21600)
     with pytest.raises(UpstreamError):
         await poller.poll("acme")
     assert poller.latest_configurations("acme") is CONF
     clock.advance(4 * 21600)
-    assert store.fragment("talking_head/acme") is not None
+    assert store.fragment(StoreKey("talking_head", "acme")) is not None
     clock.advance(1)
-    assert store.fragment("talking_head/acme") is None
+    assert store.fragment(StoreKey("talking_head", "acme")) is None
 
 
 async def test_dvr_slices_spread_the_streams_over_the_interval(clock: FakeClock) -> None:
@@ -207,7 +207,7 @@ async def test_dvr_slices_spread_the_streams_over_the_interval(clock: FakeClock)
         fake.calls.clear()
         clock.advance(20)
     assert per_run == [["s0", "s3"], ["s1", "s4"], ["s2", "s5"]]
-    frag = store.fragment("dvr/acme")
+    frag = store.fragment(StoreKey("dvr", "acme"))
     assert frag is not None
     assert all(frag.value(d.ALIVE, stream=s, host=f"n-{s}") == 1 for s in streams)
 
@@ -228,7 +228,7 @@ async def test_dvr_postponed_reads_keep_their_values_and_fail_nothing(clock: Fak
     clock.advance(60)
     with pytest.raises(Postponed):
         await poller.poll("acme")
-    frag = store.fragment("dvr/acme")
+    frag = store.fragment(StoreKey("dvr", "acme"))
     assert frag is not None
     assert frag.value(d.ALIVE, stream="a", host="n1") == 0  # fresh
     assert frag.value(d.ALIVE, stream="b", host="n2") == 1  # kept

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from exporter.config import RestreamSettings
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.restream import KeyFingerprint, RestreamPoller
 from exporter.restream import families as f
 from exporter.restream.poller import HISTORY_ROUND_ROBIN_POLLS
@@ -76,7 +76,7 @@ async def test_poll_sends_one_resources_and_one_status_request(clock: FakeClock)
     poller = RestreamPoller(fake, store, clock, RestreamSettings(), redactor, "s")
     await poller.poll("acme")
     assert sorted(fake.calls) == [("resources", "acme"), ("status", "acme")]
-    frag = store.fragment("restream/acme")
+    frag = store.fragment(StoreKey("restream", "acme"))
     assert frag is not None
     assert frag.value(f.UP, resource_id="r1", target_key=KeyFingerprint(b"s")("key-one-1234")) == 1
     assert redactor.text("x key-one-1234 pw1 key-two-5678") == "x ******** ******** ********"
@@ -129,7 +129,7 @@ async def test_history_publishes_the_latest_change_and_forgets_removed_resources
     fake.points["r2"] = [HistoryPoint(SRC, URL, "key-two-5678", 0, "OK", NOW - 30)]
     await poller.poll("acme")
     await poller.poll_history("acme")
-    frag = store.fragment("restream_history/acme")
+    frag = store.fragment(StoreKey("restream_history", "acme"))
     assert frag is not None
     assert frag.value(f.STATUS_CHANGED, resource_id="r1") == NOW - 60
     assert frag.value(f.STATUS_CHANGED, resource_id="r2") == NOW - 30
@@ -137,7 +137,7 @@ async def test_history_publishes_the_latest_change_and_forgets_removed_resources
     await poller.poll("acme")
     clock.advance(300)
     await poller.poll_history("acme")
-    frag = store.fragment("restream_history/acme")
+    frag = store.fragment(StoreKey("restream_history", "acme"))
     assert frag is not None
     assert frag.value(f.STATUS_CHANGED, resource_id="r1") == NOW - 60
     assert frag.value(f.STATUS_CHANGED, resource_id="r2") is None
@@ -153,7 +153,7 @@ async def test_failed_history_read_publishes_nothing_and_rereads_the_window(
     fake.fail_history = {"r2"}
     with pytest.raises(UpstreamError, match="Service unavailable"):
         await poller.poll_history("acme")
-    assert store.fragment("restream_history/acme") is None
+    assert store.fragment(StoreKey("restream_history", "acme")) is None
     fake.fail_history = set()
     fake.calls.clear()
     clock.advance(300)
@@ -177,9 +177,9 @@ async def test_failed_status_poll_keeps_the_last_fragment_for_five_intervals(
     with pytest.raises(UpstreamError):
         await poller.poll("acme")
     clock.advance(120)
-    assert store.fragment("restream/acme") is not None
+    assert store.fragment(StoreKey("restream", "acme")) is not None
     clock.advance(1)
-    assert store.fragment("restream/acme") is None
+    assert store.fragment(StoreKey("restream", "acme")) is None
 
 
 def many(fake: FakeRestream, n: int) -> None:

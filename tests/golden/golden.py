@@ -78,8 +78,8 @@ async def _run() -> str:
             clock.set(now)
             for i, job in enumerate(jobs):  # in a fixed order, one at a time
                 if due[i] <= now:
-                    await ctx.runner.run(job[0], ACCOUNT, job[2], job[3])
-                    due[i] += job[1]
+                    await ctx.runner.run(job.area, job.account, job.poll, job.name)
+                    due[i] += job.seconds
         clock.set(end)
         text = ctx.store.render_sync().plain.decode()
     finally:

@@ -182,10 +182,10 @@ class Daemon:
         keys: list[tuple[str, str, str]] = []
         runs = []
         for account in accounts:
-            for area, _, job_fn, job in self.service.jobs(account):
-                if wanted is None or area in wanted:
-                    keys.append((area, account, job))
-                    runs.append(self.ctx.runner.run(area, account, job_fn, job))
+            for job in self.service.jobs(account):
+                if wanted is None or job.area in wanted:
+                    keys.append((job.area, account, job.name))
+                    runs.append(self.ctx.runner.run(job.area, account, job.poll, job.name))
         if (wanted is None or "auth" in wanted) and self.ctx.settings.upstream.username:
             keys.append(("auth", "", ""))
             runs.append(self._auth_check())

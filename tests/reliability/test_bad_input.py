@@ -117,12 +117,13 @@ class Bed:
         for areas in ((area,), (area,), tuple(a for a in AREAS if a != area)):
             self.clock.advance(60)
             for account in ACCOUNTS:
-                for job_area, _, poll, job in service.jobs(account):
-                    if job_area in areas:
-                        fn = watched(poll) if account == "bad" and job_area == area else poll
-                        ok = await ctx.runner.run(job_area, account, fn, job)
-                        results[(job_area, account, job)] = ok
-        service.traffic.save_state()
+                for job in service.jobs(account):
+                    if job.area in areas:
+                        bad = account == "bad" and job.area == area
+                        fn = watched(job.poll) if bad else job.poll
+                        ok = await ctx.runner.run(job.area, account, fn, job.name)
+                        results[(job.area, account, job.name)] = ok
+        service.areas.traffic.poller.save_state()
         text = ctx.store.render_sync().plain.decode()
         self.guard.add("/metrics (bad input)", text)
         saved = await asyncio.to_thread(_read, path)

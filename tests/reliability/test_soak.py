@@ -78,10 +78,10 @@ class Day:
         since = int(t - DAY0)
         runs, names = [], []
         for account in ACCOUNTS:
-            for area, _, poll, job in self.daemon.service.jobs(account):
-                if since % INTERVALS[job or area] < STEP * 60:
-                    runs.append(self.daemon.ctx.runner.run(area, account, poll, job))
-                    names.append((area, account, job))
+            for job in self.daemon.service.jobs(account):
+                if since % INTERVALS[job.name or job.area] < STEP * 60:
+                    runs.append(self.daemon.ctx.runner.run(job.area, account, job.poll, job.name))
+                    names.append((job.area, account, job.name))
         results = await asyncio.gather(*runs)
         assert all(results), [n for n, ok in zip(names, results, strict=True) if not ok]
 
@@ -118,7 +118,7 @@ class Day:
         await self.daemon.stop()
         conf = soak_settings(self.sim.url, self.state_file, delay_seconds=86_400)
         self.daemon = await start_daemon(conf, self.clock, guard)
-        traffic = self.daemon.service.traffic
+        traffic = self.daemon.service.areas.traffic.poller
         t = self.clock.time()
         for _ in range(20):
             if not any(traffic.ledger(a).pending for a in ACCOUNTS):

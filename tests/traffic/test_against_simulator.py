@@ -17,7 +17,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from exporter.config import TrafficSettings, UpstreamSettings
-from exporter.exposition import Fragment, Store
+from exporter.exposition import Fragment, Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import SimConfig, Simulator
 from exporter.support.clock import FakeClock
@@ -54,7 +54,7 @@ class Rig:
             self.clock.advance(15)
 
     def fragment(self) -> Fragment:
-        f = self.store.fragment(f"traffic/{ACC}", include_stale=True)
+        f = self.store.fragment(StoreKey("traffic", ACC), include_stale=True)
         assert f is not None
         return f
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.support.clock import FakeClock
 from exporter.traffic.families import (
     ACCOUNT,
@@ -156,7 +156,7 @@ def test_without_a_window_only_counters_are_exposed() -> None:
 def test_promtool_check_metrics_is_clean() -> None:
     led, latest = make()
     store = Store(FakeClock(T))
-    store.publish("traffic/acme", build_fragment("acme", led, latest))
+    store.publish(StoreKey("traffic", "acme"), build_fragment("acme", led, latest))
     body = store.render_sync().plain
     assert b"cdnvideo_resource_responses_total{" in body
     done = subprocess.run(

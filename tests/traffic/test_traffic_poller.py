@@ -8,7 +8,7 @@ import pytest
 from structlog.testing import capture_logs
 from traffic_fakes import COUNTED, Call, FakeSource, MakePoller, truth
 
-from exporter.exposition import Fragment, Store
+from exporter.exposition import Fragment, Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
@@ -44,7 +44,7 @@ async def drive(poller: TrafficPoller, clock: FakeClock, seconds: float, step: f
 
 
 def fragment(store: Store) -> Fragment:
-    f = store.fragment("traffic/acme", include_stale=True)
+    f = store.fragment(StoreKey("traffic", "acme"), include_stale=True)
     assert f is not None
     return f
 

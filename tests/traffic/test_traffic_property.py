@@ -14,7 +14,7 @@ from test_traffic_poller_state import first_read_minutes
 from traffic_fakes import COUNTED, T0, FakeSource
 
 from exporter.config import TrafficSettings
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
@@ -46,7 +46,7 @@ async def scenario(
         return TrafficPoller(source, store, metrics, clock, s)
 
     def edge_requests() -> float:
-        f = store.fragment("traffic/acme", include_stale=True)
+        f = store.fragment(StoreKey("traffic", "acme"), include_stale=True)
         return (f.value(ACCOUNT.requests_total, side="edge") if f else None) or 0.0
 
     live = poller()
@@ -71,7 +71,7 @@ async def scenario(
     assert not drain.ledger("acme").pending
     minutes = first_read_minutes(source)
     assert len(minutes) == len(set(minutes))
-    f = store.fragment("traffic/acme", include_stale=True)
+    f = store.fragment(StoreKey("traffic", "acme"), include_stale=True)
     if f is None:  # nothing was ever read
         assert not minutes
         return

@@ -8,7 +8,7 @@ from structlog.testing import capture_logs
 from test_traffic_poller import counter, drive, windows
 from traffic_fakes import COUNTED, FakeSource, MakePoller
 
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 
@@ -51,7 +51,7 @@ async def test_counters_wait_for_the_save_and_a_failed_save_is_visible(
     published = {key: counter(store, key) for key in COUNTED}
     assert published["edge_requests_total"] > on_disk["edge_requests_total"]  # type: ignore[operator]
     restarted = make_poller(state_file=path, delay_seconds=86_400)  # nothing new to read
-    store.drop("traffic/acme")
+    store.drop(StoreKey("traffic", "acme"))
     await restarted.poll("acme")
     assert {key: counter(store, key) for key in COUNTED} == published
 

@@ -14,7 +14,7 @@ import pytest
 from test_traffic_poller import KEY_OF, counter, drive, expected, late, split
 from traffic_fakes import COUNTED, FakeSource, MakePoller
 
-from exporter.exposition import Store
+from exporter.exposition import Store, StoreKey
 from exporter.support.clock import FakeClock
 from exporter.traffic import poller, state
 from exporter.traffic.families import RESOURCE
@@ -81,7 +81,7 @@ async def test_accounts_polled_at_once_with_a_state_file_count_exactly(
         settled = range(first, led.pending[0].start, 60)
         unsettled = range(led.pending[0].start, led.cursor + 60, 60)
         assert len(settled) >= 20
-        f = store.fragment(f"traffic/{a}", include_stale=True)
+        f = store.fragment(StoreKey("traffic", a), include_stale=True)
         assert f is not None
         # Every account's counters equal the truth over exactly its accounted minutes.
         for key in COUNTED:

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from exporter.exposition import Fragment, FragmentBuilder, MetricSpec, Store
+from exporter.exposition import Fragment, FragmentBuilder, MetricSpec, Store, StoreKey
 from exporter.exposition.model import format_value
 from exporter.exposition.store import BACKGROUND_NOTE
 from exporter.runtime.selfmetrics import SelfMetrics
@@ -45,8 +45,8 @@ def store(clock: FakeClock | None = None, extra: bytes | None = None) -> Store:
 # --- rendering ----------------------------------------------------------------------------------
 def test_families_are_grouped_with_one_help_and_type() -> None:
     s = store()
-    s.publish("traffic/shop", fragment("shop", 2.5))
-    s.publish("traffic/acme", fragment("acme", 1e6))
+    s.publish(StoreKey("traffic", "shop"), fragment("shop", 2.5))
+    s.publish(StoreKey("traffic", "acme"), fragment("acme", 1e6))
     text = s.render_sync().plain.decode()
     assert text == (
         f"# HELP cdnvideo_account_bandwidth_bytes_per_second Edge or origin bandwidth in bytes "
@@ -69,7 +69,7 @@ def test_label_values_and_help_are_escaped() -> None:
     b = FragmentBuilder()
     b.add(spec, ('a "quoted" \\ back\nslash',), 1)
     s = store()
-    s.publish("restream/acme", b.build())
+    s.publish(StoreKey("restream", "acme"), b.build())
     lines = s.render_sync().plain.decode().splitlines()
     assert lines[0] == (
         f'# HELP cdnvideo_x Help with \\\\ and\\nnewline "quoted".{BACKGROUND_NOTE}'
@@ -100,40 +100,54 @@ def test_declared_family_without_samples_is_left_out() -> None:
     b = FragmentBuilder()
     b.declare(ALIVE)
     s = store()
-    s.publish("dvr/acme", b.build())
+    s.publish(StoreKey("dvr", "acme"), b.build())
     assert s.render_sync().plain == b""
 
 
 def test_stale_fragment_is_left_out_but_still_readable() -> None:
     clock = FakeClock()
     s = store(clock)
-    s.publish("traffic/acme", fragment("acme", 1), max_age=300)
-    s.publish("traffic/shop", fragment("shop", 1))  # no max_age: never stale
+    s.publish(StoreKey("traffic", "acme"), fragment("acme", 1), max_age=300)
+    s.publish(StoreKey("traffic", "shop"), fragment("shop", 1))  # no max_age: never stale
     clock.advance(300)
     assert b'account="acme"' in s.render_sync().plain  # exactly max_age old is still fresh
     clock.advance(1)
     body = s.render_sync().plain
     assert b'account="acme"' not in body
     assert b'account="shop"' in body
-    assert s.fragment("traffic/acme") is None
-    assert s.fragment("traffic/acme", include_stale=True) is not None
-    assert s.keys() == ["traffic/acme", "traffic/shop"]
+    assert s.fragment(StoreKey("traffic", "acme")) is None
+    assert s.fragment(StoreKey("traffic", "acme"), include_stale=True) is not None
+    assert s.keys() == [StoreKey("traffic", "acme"), StoreKey("traffic", "shop")]
 
 
 def test_publish_replaces_and_drop_removes() -> None:
     s = store()
-    s.publish("traffic/acme", fragment("acme", 1))
-    s.publish("traffic/acme", fragment("acme", 7))
-    assert s.fragment("traffic/acme").value(BANDWIDTH, side="edge") == 7  # type: ignore[union-attr]
-    s.drop("traffic/acme")
-    s.drop("traffic/unknown")
-    assert s.keys() == s.names() == []
+    s.publish(StoreKey("traffic", "acme"), fragment("acme", 1))
+    s.publish(StoreKey("traffic", "acme"), fragment("acme", 7))
+    assert s.fragment(StoreKey("traffic", "acme")).value(BANDWIDTH, side="edge") == 7  # type: ignore[union-attr]
+    s.drop(StoreKey("traffic", "acme"))
+    s.drop(StoreKey("traffic", "unknown"))
+    assert s.keys() == []
     assert s.render_sync().plain == b""
+
+
+def test_drop_account_drops_every_area_of_that_account_only() -> None:
+    s = store()
+    for key in (
+        StoreKey("traffic", "acme"),
+        StoreKey("restream_history", "acme"),
+        StoreKey("restream", "acme-2"),
+        StoreKey("dvr", "shop"),
+    ):
+        s.publish(key, fragment(key.account, 1))
+    s.drop_account("acme")
+    assert s.keys() == [StoreKey("dvr", "shop"), StoreKey("restream", "acme-2")]
+    assert b'account="acme"' not in s.render_sync().plain
 
 
 def test_gzip_body_decompresses_to_the_plain_body() -> None:
     s = store(extra=b"# HELP cdnvideo_up x\n")
-    s.publish("traffic/acme", fragment("acme", 1))
+    s.publish(StoreKey("traffic", "acme"), fragment("acme", 1))
     exposition = s.render_sync()
     assert gzip.decompress(exposition.gzipped) == exposition.plain
     assert exposition.plain
@@ -143,7 +157,7 @@ def test_self_metrics_are_appended() -> None:
     metrics = SelfMetrics()
     metrics.up.labels("acme", "traffic").set(1)
     s = Store(FakeClock(), metrics.render)
-    s.publish("traffic/acme", fragment("acme", 1))
+    s.publish(StoreKey("traffic", "acme"), fragment("acme", 1))
     text = s.render_sync().plain.decode()
     assert text.index("cdnvideo_account_requests_total") < text.index("# HELP cdnvideo_up ")
     assert 'cdnvideo_up{account="acme",area="traffic"} 1.0' in text
@@ -155,8 +169,8 @@ def test_conflicting_specs_of_one_name_are_an_error() -> None:
     b = FragmentBuilder()
     b.add(other, ("x", "edge"), 1)
     s = store()
-    s.publish("a/x", fragment("acme", 1))
-    s.publish("b/x", b.build())
+    s.publish(StoreKey("a", "x"), fragment("acme", 1))
+    s.publish(StoreKey("b", "x"), b.build())
     with pytest.raises(ValueError, match="declared twice with different specs"):
         s.render_sync()
 
@@ -170,7 +184,7 @@ async def test_render_runs_in_a_worker_thread_and_swaps_the_body_in() -> None:
 
     s = Store(FakeClock(), extra)
     assert s.exposition.plain == b""
-    s.publish("traffic/acme", fragment("acme", 1))
+    s.publish(StoreKey("traffic", "acme"), fragment("acme", 1))
     exposition = await s.render()
     assert len(threads) == 1
     assert threads[0] != threading.get_ident()
@@ -182,7 +196,7 @@ async def test_renderer_picks_up_changes_and_survives_a_failing_render() -> None
     s = store()
     task = asyncio.create_task(s.run_renderer(idle_seconds=0.05, settle_seconds=0.0))
     try:
-        s.publish("traffic/acme", fragment("acme", 1))
+        s.publish(StoreKey("traffic", "acme"), fragment("acme", 1))
         for _ in range(100):
             if b"acme" in s.exposition.plain:
                 break
@@ -191,12 +205,12 @@ async def test_renderer_picks_up_changes_and_survives_a_failing_render() -> None
         assert b"acme" in good.plain
         bad = FragmentBuilder()
         bad.add(MetricSpec(BANDWIDTH.name, "gauge", "other", BANDWIDTH.labels), ("x", "y"), 1)
-        s.publish("zzz/bad", bad.build())
+        s.publish(StoreKey("zzz", "bad"), bad.build())
         await asyncio.sleep(0.2)
         assert not task.done()
         assert s.exposition is good  # the last good body is still served
-        s.drop("zzz/bad")
-        s.publish("traffic/shop", fragment("shop", 1))
+        s.drop(StoreKey("zzz", "bad"))
+        s.publish(StoreKey("traffic", "shop"), fragment("shop", 1))
         for _ in range(100):
             if b"shop" in s.exposition.plain:
                 break
@@ -261,12 +275,12 @@ def test_exposition_passes_promtool_check_metrics() -> None:
     metrics.traffic_windows.labels("acme", "read").inc()
     metrics.series_dropped.inc()
     s = Store(FakeClock(), metrics.render)
-    s.publish("traffic/acme", fragment("acme", 1234.5))
-    s.publish('traffic/sh"op', fragment('sh"op\\\n', float("nan")))
+    s.publish(StoreKey("traffic", "acme"), fragment("acme", 1234.5))
+    s.publish(StoreKey("traffic", 'sh"op'), fragment('sh"op\\\n', float("nan")))
     b = FragmentBuilder()
     b.add(ALIVE, ("acme", "live/main", "node-1"), 1)
     b.add(ALIVE, ("acme", "live/main", "node-2"), 0)
-    s.publish("dvr/acme", b.build())
+    s.publish(StoreKey("dvr", "acme"), b.build())
     body = s.render_sync().plain
     result = subprocess.run(
         [tool, "check", "metrics"], input=body, capture_output=True, timeout=60, check=False

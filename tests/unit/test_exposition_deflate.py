@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from exporter.exposition import FragmentBuilder, MetricSpec, Store
+from exporter.exposition import FragmentBuilder, MetricSpec, Store, StoreKey
 from exporter.exposition.deflate import crc32_combine, deflate, deflate_chunks, gzip_join
 from exporter.exposition.model import render_chunks, render_samples
 from exporter.support.clock import FakeClock
@@ -43,7 +43,7 @@ def test_a_fragment_is_rendered_and_compressed_once() -> None:
     frag = b.build()
     assert frag.packed() is frag.packed()
     s = Store(FakeClock())
-    s.publish("traffic/acme", frag)
+    s.publish(StoreKey("traffic", "acme"), frag)
     first, second = s.render_sync(), s.render_sync()
     assert first.gzipped == second.gzipped
     assert first.plain.endswith(b'cdnvideo_x{account="acme",resource="1",side="edge"} 1.5\n')

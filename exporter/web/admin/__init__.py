@@ -11,8 +11,8 @@ from aiohttp import web
 from exporter.config.rules import GENERATE_PER_MINUTE
 from exporter.restream.identity import KeyFingerprint, fingerprint_secret
 from exporter.runtime.context import Context
-from exporter.talking_head.tasks import TaskTracker
 from exporter.web.admin.core import (
+    AdminDeps,
     AdminState,
     Route,
     make_handler,
@@ -22,7 +22,15 @@ from exporter.web.admin.openapi import build_openapi
 from exporter.web.admin.ratelimit import WindowLimit
 from exporter.web.admin.routes import ROUTES
 
-__all__ = ["ADMIN_STATE", "ROUTES", "AdminState", "Route", "admin_app", "build_openapi"]
+__all__ = [
+    "ADMIN_STATE",
+    "ROUTES",
+    "AdminDeps",
+    "AdminState",
+    "Route",
+    "admin_app",
+    "build_openapi",
+]
 
 ADMIN_STATE = web.AppKey("admin_state", AdminState)
 
@@ -33,18 +41,12 @@ def generate_share(replicas_per_shard: int) -> int:
     return max(1, GENERATE_PER_MINUTE // replicas_per_shard)
 
 
-def admin_app(ctx: Context) -> web.Application:
+def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
     """The sub-application to mount at ``/api/v1`` (routes, ``/openapi.json``).
 
-    The task tracker is shared through ``ctx.extras["task_tracker"]``; whoever put it there
-    runs its ``run()`` loop. When it is missing, one is created, stored there, and run by
-    this app while it is up.
+    ``deps.tracker`` is followed by whoever built it (the Service runs its loop); the app
+    only hands it the tasks it submits.
     """
-    tracker = ctx.extras.get("task_tracker")
-    own_tracker = not isinstance(tracker, TaskTracker)
-    if not isinstance(tracker, TaskTracker):
-        tracker = TaskTracker(ctx)
-        ctx.extras["task_tracker"] = tracker
     settings = ctx.settings
     fingerprint = KeyFingerprint(fingerprint_secret(settings.upstream))
     masks = SecretMask(fingerprint, settings.secrets())
@@ -52,7 +54,7 @@ def admin_app(ctx: Context) -> web.Application:
     auth_failures = WindowLimit(ctx.clock, failures, 60.0) if failures else None
     state = AdminState(
         WindowLimit(ctx.clock, generate_share(settings.admin.replicas_per_shard), 60.0),
-        tracker,
+        deps,
         masks,
         auth_failures,
     )
@@ -72,18 +74,7 @@ def admin_app(ctx: Context) -> web.Application:
 
     app.router.add_get("/openapi.json", openapi)
     app.cleanup_ctx.append(_background_cleanup)
-    if own_tracker:
-        # Nobody else knows this tracker yet, so the app runs its loop (a second run() by
-        # whoever picks it up from ctx.extras later returns at once).
-        app.cleanup_ctx.append(_tracker_loop)
     return app
-
-
-async def _tracker_loop(app: web.Application) -> AsyncIterator[None]:
-    task = asyncio.create_task(app[ADMIN_STATE].tracker.run(), name="task-tracker")
-    yield
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
 
 
 async def _background_cleanup(app: web.Application) -> AsyncIterator[None]:

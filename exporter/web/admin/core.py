@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import structlog
 from aiohttp import web
@@ -18,6 +18,7 @@ from exporter.runtime.context import Context
 from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import error_message, is_error_body
+from exporter.upstream.models import ThConfigurations
 from exporter.web.admin.masking import SecretMask, mask, secrets_in
 from exporter.web.admin.ratelimit import WindowLimit
 from exporter.web.admin.validation import (
@@ -75,12 +76,29 @@ class Route:
         return _PARAM.findall(self.path)
 
 
+class Catalogue(Protocol):
+    """The talking-head catalogue as last polled (TalkingHeadPoller has it), so a generate
+    request is checked without spending a request of the small monthly allowance."""
+
+    def latest_configurations(self, account: str) -> ThConfigurations | None: ...
+
+
+@dataclass(frozen=True)
+class AdminDeps:
+    """What the admin surface uses beyond the Context, handed in by whoever builds the app
+    (``exporter.runtime.service.create_app``: the talking-head area's parts)."""
+
+    tracker: TaskTracker  # follows the tasks a generate submits; run by the Service
+    catalogue: Catalogue
+    refresh_quota: Callable[[str], Awaitable[None]]  # poll the quota now, after a generate
+
+
 @dataclass
 class AdminState:
-    """What the admin app keeps between requests."""
+    """What the admin app keeps between requests, and what it was handed."""
 
     limiter: WindowLimit
-    tracker: TaskTracker
+    deps: AdminDeps
     masks: SecretMask
     # Failed authentications per remote address (admin.auth_failures_per_minute); None: off.
     auth_failures: WindowLimit | None

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 from typing import Any
 
 import structlog
 from aiohttp import web
 
-from exporter.upstream.models import ThConfigurations
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
 from exporter.web.admin.masking import has_mask, mask_history, restore_secrets
 from exporter.web.admin.validation import (
@@ -111,19 +109,10 @@ async def th_configurations(call: Call) -> web.StreamResponse:
     return call.passthrough(await call.upstream(call.ctx.ops.th_configurations(call.account)))
 
 
-async def _cached_configurations(call: Call) -> ThConfigurations | None:
-    try:
-        cfg = call.ctx.th_configurations(call.account)
-        if inspect.isawaitable(cfg):
-            cfg = await cfg
-    except Exception as exc:  # a broken cache must not block a generate; the check is skipped
-        log.warning("th_configurations_unavailable", account=call.account, error=repr(exc))
-        return None
-    return cfg if isinstance(cfg, ThConfigurations) else None
-
-
 async def th_generate(call: Call) -> web.StreamResponse:
-    errors = check_generate(call.body, await _cached_configurations(call))
+    # The catalogue as last polled: no request spent; none yet, and its checks are skipped.
+    catalogue = call.state.deps.catalogue.latest_configurations(call.account)
+    errors = check_generate(call.body, catalogue)
     if errors:
         raise invalid(errors)
     wait = call.state.limiter.acquire(call.account)
@@ -141,7 +130,7 @@ async def th_generate(call: Call) -> web.StreamResponse:
     response = call.passthrough(reply)
     if call.outcome == "ok":
         if task_id is not None:
-            call.state.tracker.track(call.account, task_id)
+            call.state.deps.tracker.track(call.account, task_id)
         _refresh_quota(call)
     return response
 
@@ -155,9 +144,7 @@ def _share_note(call: Call) -> str:
 
 def _refresh_quota(call: Call) -> None:
     """Refresh the quota gauge in the background (the answer does not wait for it)."""
-    refresh = call.ctx.refresh_quota
-    if refresh is None:
-        return
+    refresh = call.state.deps.refresh_quota
     account = call.account
 
     async def run() -> None:

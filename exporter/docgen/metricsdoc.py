@@ -78,7 +78,8 @@ Prometheus pays for every series. Two kinds of settings trim what the exporter s
   `cdnvideo_exporter_build_info` and the rest) are always exported; `check-config` warns when a
   pattern would have taken one away, and when a pattern matches no family at all. A family left
   out costs nothing: the poll makes no sample of it, so it is neither built into series nor
-  rendered.
+  rendered. The landing page reads the same figures, so one it needs that is left out shows as
+  "not exported" there rather than as "all good".
 - Per-resource granularity under `traffic`: `resource_status_codes: classes` keeps only the
   platform's class keys `2xx`..`5xx` in the per-resource response families (each is the
   platform's own count for its class, so nothing is added up and the counters stay exact);

@@ -134,6 +134,19 @@ def _health(
     ]
 
 
+def _unexported(ctx: Context, *names: str) -> str | None:
+    """A note in place of a figure whose families ``metrics.include``/``exclude`` leave out:
+    the page reads the published fragments, and a family that is never built must not read as
+    "all good"."""
+    gone = [name for name in names if not ctx.store.selection.wants(name)]
+    if not gone:
+        return None
+    return (
+        f'<span class="pending unexported">not exported ({e(", ".join(gone))} left out by '
+        "metrics.include/exclude)</span>"
+    )
+
+
 def _account_section(
     ctx: Context,
     areas: Areas,
@@ -158,7 +171,8 @@ def _account_section(
     window = (
         f"ends {_when(window_end, now)}" if window_end else '<span class="pending">none yet</span>'
     ) + (' <span class="stale">(stale)</span>' if traffic.stale else "")
-    lateness = _lateness(traffic.fragment)
+    window = _unexported(ctx, "cdnvideo_account_window_end_timestamp_seconds") or window
+    lateness = _unexported(ctx, "cdnvideo_traffic_late_share") or _lateness(traffic.fragment)
     th = _read(ctx, StoreKey("talking_head", account))
     left = value_named(th.fragment, "cdnvideo_talking_head_quota_left", account=account)
     limit = value_named(th.fragment, "cdnvideo_talking_head_quota_limit", account=account)
@@ -167,10 +181,12 @@ def _account_section(
         if left is None
         else f"{e(f'{left:g}')}" + (f" of {e(f'{limit:g}')}" if limit is not None else "")
     ) + (' <span class="stale">(stale)</span>' if th.stale else "")
+    quota = _unexported(ctx, "cdnvideo_talking_head_quota_left") or quota
     tasks = rows_named(
         _read(ctx, StoreKey("talking_head_tasks", account)).fragment, "cdnvideo_talking_head_tasks"
     )
     task_text = ", ".join(f"{e(lbl.get('status', ''))}: {v:g}" for lbl, v in tasks if v) or "none"
+    task_text = _unexported(ctx, "cdnvideo_talking_head_tasks") or task_text
 
     restream = _read(ctx, StoreKey("restream", account))
     failing, stopped = _restream_not_ok(restream.fragment, clean)
@@ -189,6 +205,8 @@ def _account_section(
             stopped,
             "restream-stopped",
         )
+    restream_gone = _unexported(ctx, *RESTREAM_READ)
+    restream_html = f'<p class="none">{restream_gone}</p>' if restream_gone else restream_html
     dvr = _read(ctx, StoreKey("dvr", account))
     dead = [
         [e(clean(lbl.get("stream", ""))), e(clean(lbl.get("host", "")))]
@@ -200,6 +218,10 @@ def _account_section(
         if dead
         else _none(dvr, "All DVR nodes alive.", "No DVR status yet.")
     )
+    dvr_gone = _unexported(ctx, "cdnvideo_dvr_alive")
+    dvr_html = f'<p class="none">{dvr_gone}</p>' if dvr_gone else dvr_html
+    top_gone = _unexported(ctx, *TOP_RESOURCES_READ)
+    top = f'<p class="none">{top_gone}</p>' if top_gone else top_resources(traffic.fragment, clean)
     return (
         f'<section class="account" data-account="{e(account)}">'
         f"<h2>{e(account)}</h2>{health}"
@@ -210,10 +232,23 @@ def _account_section(
         f"<h3>Traffic, last hour</h3>"
         f"{charts}"
         f"<h3>Top {TOP_RESOURCES} resources by edge traffic (latest window)</h3>"
-        f"{top_resources(traffic.fragment, clean)}"
+        f"{top}"
         f"<h3>Restream targets failing</h3>{restream_html}"
         f"<h3>Dead DVR nodes</h3>{dvr_html}</section>"
     )
+
+
+RESTREAM_READ = (
+    "cdnvideo_restream_status_code",
+    "cdnvideo_restream_status_info",
+    "cdnvideo_restream_resource_active",
+    "cdnvideo_restream_scheduled",
+)
+TOP_RESOURCES_READ = (
+    "cdnvideo_resource_bandwidth_bytes_per_second",
+    "cdnvideo_resource_requests_per_second",
+    "cdnvideo_resource_edge_hit_ratio",
+)
 
 
 def _lateness(fragment: Fragment | None) -> str:

@@ -8,6 +8,7 @@ import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from exporter.exposition import FamilySelection
 from exporter.support.clock import FakeClock
 from exporter.web.landing import landing_handler, render_landing
 
@@ -103,3 +104,24 @@ async def test_an_empty_exporter_renders() -> None:
         assert "No restream status yet." in text
         assert "waiting" in text
         assert EVIL not in text
+
+
+async def test_figures_left_out_by_metrics_exclude_say_so_instead_of_all_good() -> None:
+    clock = FakeClock(NOW - 3600)
+    async with aiohttp.ClientSession() as session:
+        ctx = make_context("http://127.0.0.1:9", session, clock=clock)
+        areas = make_service(ctx).areas
+        ctx.started_at = NOW - 3600
+        publish_demo(ctx)
+        clock.set(NOW)
+        await run_polls(ctx)
+        ctx.store.selection = FamilySelection(exclude=["^cdnvideo_dvr_alive$", "quota_left"])
+        text = render_landing(ctx, areas)
+    part = text.split('data-account="demo-media"', 1)[1].split("</section>", 1)[0]
+    assert "node-dead-1" not in part
+    assert "All DVR nodes alive" not in part
+    assert "not exported (cdnvideo_dvr_alive left out by metrics.include/exclude)" in part
+    assert "not exported (cdnvideo_talking_head_quota_left left out" in part
+    assert "1234 of 1500" not in part
+    assert "Source stream is not published" in part  # restream figures are still exported
+    assert "2026-01-01 00:57:00 UTC" in part

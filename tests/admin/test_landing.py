@@ -9,23 +9,16 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from exporter.exposition import FamilySelection
-from exporter.support.clock import FakeClock
 from exporter.web.landing import landing_handler, render_landing
 
 from .conftest import make_context, make_service
 from .fakes import SECRETS
-from .landing_data import EVIL, NOW, publish_demo, run_polls
+from .landing_data import EVIL, demo_landing
 
 
 async def page(**ctx_kw: Any) -> tuple[int, str, Any]:
-    clock = FakeClock(NOW - 3600)
     async with aiohttp.ClientSession() as session:
-        ctx = make_context("http://127.0.0.1:9", session, clock=clock, **ctx_kw)
-        areas = make_service(ctx).areas
-        ctx.started_at = NOW - 3600
-        publish_demo(ctx)
-        clock.set(NOW)
-        await run_polls(ctx)
+        ctx, areas = await demo_landing(session, **ctx_kw)
         app = web.Application()
         app.router.add_get("/", landing_handler(ctx, areas))
         async with TestClient(TestServer(app)) as client:
@@ -107,14 +100,8 @@ async def test_an_empty_exporter_renders() -> None:
 
 
 async def test_figures_left_out_by_metrics_exclude_say_so_instead_of_all_good() -> None:
-    clock = FakeClock(NOW - 3600)
     async with aiohttp.ClientSession() as session:
-        ctx = make_context("http://127.0.0.1:9", session, clock=clock)
-        areas = make_service(ctx).areas
-        ctx.started_at = NOW - 3600
-        publish_demo(ctx)
-        clock.set(NOW)
-        await run_polls(ctx)
+        ctx, areas = await demo_landing(session)
         ctx.store.selection = FamilySelection(exclude=["^cdnvideo_dvr_alive$", "quota_left"])
         text = render_landing(ctx, areas)
     part = text.split('data-account="demo-media"', 1)[1].split("</section>", 1)[0]

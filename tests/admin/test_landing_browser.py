@@ -13,12 +13,10 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from exporter.support.clock import FakeClock
 from exporter.web.landing import landing_handler
 
-from .conftest import make_context, make_service
 from .fakes import SECRETS
-from .landing_data import NOW, publish_demo, run_polls
+from .landing_data import demo_landing
 
 pytestmark = pytest.mark.system
 
@@ -70,14 +68,8 @@ def text_of(dom: str, css_class: str, account: str) -> str:
 
 async def test_landing_page_renders_in_chromium(tmp_path: Path) -> None:
     chromium()
-    clock = FakeClock(NOW - 3600)
     async with aiohttp.ClientSession() as session:
-        ctx = make_context("http://127.0.0.1:9", session, clock=clock)
-        areas = make_service(ctx).areas
-        ctx.started_at = NOW - 3600
-        publish_demo(ctx)
-        clock.set(NOW)
-        await run_polls(ctx)
+        ctx, areas = await demo_landing(session)
         app = web.Application()
         app.router.add_get("/", landing_handler(ctx, areas))
         server = TestServer(app, host="127.0.0.1")

@@ -8,18 +8,15 @@ already holds (``TrafficHistory`` points, the latest traffic fragment), so the p
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from exporter.exposition import Fragment
-from exporter.web.fragments import rows_named
+from exporter.runtime.summary import TopResource
 from exporter.web.history import HOUR_SECONDS, Point
 
 WIDTH, HEIGHT = 320.0, 90.0
 TOP, BOTTOM = 14.0, 84.0  # plot area, leaving room for the max label
 GAP_SECONDS = 180.0  # a line breaks where windows are missing (outage, restart)
-TOP_RESOURCES = 10
-OTHER = "__other__"
 
 STYLE = """
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:.6rem 1rem;
@@ -152,29 +149,18 @@ def account_charts(points: tuple[Point, ...], traffic_enabled: bool) -> str:
     )
 
 
-def top_resources(fragment: Fragment | None, clean: Callable[[str], str]) -> str:
-    """The ten resources with the most edge bandwidth in the latest window, with bars."""
-    edge = {
-        lbl["resource"]: (lbl, v)
-        for lbl, v in rows_named(fragment, "cdnvideo_resource_bandwidth_bytes_per_second")
-        if lbl.get("side") == "edge" and lbl.get("resource") != OTHER
-    }
-    if not edge:
+def _or_na(value: float | None, fmt: Callable[[float], str]) -> str:
+    return "n/a" if value is None else e(fmt(value))
+
+
+def top_resources(top: Sequence[TopResource], clean: Callable[[str], str]) -> str:
+    """The resources with the most edge bandwidth in the latest window, with bars."""
+    if not top:
         return '<p class="none">No per-resource figures yet.</p>'
-    rps = {
-        lbl["resource"]: v
-        for lbl, v in rows_named(fragment, "cdnvideo_resource_requests_per_second")
-        if lbl.get("side") == "edge"
-    }
-    hits = {
-        lbl["resource"]: v for lbl, v in rows_named(fragment, "cdnvideo_resource_edge_hit_ratio")
-    }
-    top = sorted(edge.items(), key=lambda item: (-item[1][1], item[0]))[:TOP_RESOURCES]
-    most = max(top[0][1][1], 1e-9)
+    most = max(top[0].bandwidth, 1e-9)
     rows = []
-    for resource, (lbl, bandwidth) in top:
-        name = lbl.get("resource_name") or resource
-        cname = lbl.get("cname", "")
+    for r in top:
+        resource, name, cname, bandwidth = r.resource, r.name, r.cname, r.bandwidth
         width = max(bandwidth / most * 100, 0.5 if bandwidth > 0 else 0)
         rows.append(
             f'<tr data-resource="{e(clean(resource))}">'
@@ -184,8 +170,8 @@ def top_resources(fragment: Fragment | None, clean: Callable[[str], str]) -> str
             f'<td><svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" '
             f'aria-label="{e(byte_rate(bandwidth))}"><rect width="{width:.1f}" height="8" '
             f'fill="{COLOURS["bandwidth"]}"/></svg>{e(byte_rate(bandwidth))}</td>'
-            f'<td class="num">{e(rate(rps[resource])) if resource in rps else "n/a"}</td>'
-            f'<td class="num">{e(percent(hits[resource])) if resource in hits else "n/a"}</td>'
+            f'<td class="num">{_or_na(r.requests_per_second, rate)}</td>'
+            f'<td class="num">{_or_na(r.hit_ratio, percent)}</td>'
             "</tr>"
         )
     return (

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from exporter.exposition import Fragment, StoreKey
-from exporter.web.fragments import value_named
 
 HOUR_SECONDS = 3600.0
 MAX_POINTS = 120
@@ -29,16 +28,16 @@ class Point:
 
 def point_of(account: str, fragment: Fragment) -> Point | None:
     """The account's window in a traffic fragment; None before its first window."""
-    end = value_named(fragment, "cdnvideo_account_window_end_timestamp_seconds", account=account)
+    from exporter.traffic.families import ACCOUNT  # here: the traffic area imports this module
+
+    end = fragment.value(ACCOUNT.window_end, account=account)
     if end is None or end <= 0:
         return None
     return Point(
         end,
-        value_named(fragment, "cdnvideo_account_requests_per_second", account=account, side="edge"),
-        value_named(
-            fragment, "cdnvideo_account_bandwidth_bytes_per_second", account=account, side="edge"
-        ),
-        value_named(fragment, "cdnvideo_account_edge_hit_ratio", account=account),
+        fragment.value(ACCOUNT.requests_per_second, account=account, side="edge"),
+        fragment.value(ACCOUNT.bandwidth, account=account, side="edge"),
+        fragment.value(ACCOUNT.edge_hit_ratio, account=account),
     )
 
 

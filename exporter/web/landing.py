@@ -1,7 +1,8 @@
 """``/``: a plain server-rendered page for people: health per account and area, and links.
 
-It reads only what the pollers already published (the Store's fragments, found by metric name,
-and the self-metrics), so opening it never sends a request upstream. Every shown value is
+It reads only what the pollers already published (each area's summary of its fragments,
+``exporter/runtime/summary.py``, and the self-metrics), so opening it never sends a request
+upstream. Every shown value is
 HTML-escaped; label values are redacted again on the way out.
 """
 
@@ -9,19 +10,17 @@ from __future__ import annotations
 
 import html
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from aiohttp import web
 
 from exporter import __version__
-from exporter.exposition import Fragment, StoreKey
 from exporter.runtime.area import Area
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
+from exporter.runtime.summary import TOP_RESOURCES, TargetState, account_summary
 from exporter.web.charts import STYLE as CHART_STYLE
-from exporter.web.charts import TOP_RESOURCES, account_charts, top_resources
-from exporter.web.fragments import rows_named, value_named
+from exporter.web.charts import account_charts, top_resources
 
 DEFAULT_DOCS_URL = "https://pypi.org/project/cdnvideo-exporter/"
 MAX_ROWS = 50
@@ -55,22 +54,6 @@ dt{color:#38424c}dd{margin:0}code{font-size:.9em}td{overflow-wrap:anywhere}
 
 def e(value: object) -> str:
     return html.escape(str(value), quote=True)
-
-
-@dataclass(frozen=True)
-class _Read:
-    """A fragment as the page sees it: the latest one, and whether it is past its max age."""
-
-    fragment: Fragment | None
-    stale: bool
-
-
-def _read(ctx: Context, key: StoreKey) -> _Read:
-    fresh = ctx.store.fragment(key)
-    if fresh is not None:
-        return _Read(fresh, False)
-    old = ctx.store.fragment(key, include_stale=True)
-    return _Read(old, old is not None)
 
 
 def _when(ts: float | None, now: float) -> str:
@@ -134,17 +117,19 @@ def _health(
     ]
 
 
-def _unexported(ctx: Context, *names: str) -> str | None:
-    """A note in place of a figure whose families ``metrics.include``/``exclude`` leave out:
-    the page reads the published fragments, and a family that is never built must not read as
-    "all good"."""
-    gone = [name for name in names if not ctx.store.selection.wants(name)]
-    if not gone:
+def _unexported(names: tuple[str, ...]) -> str | None:
+    """A note in place of a figure whose families ``metrics.include``/``exclude`` leave out: a
+    family that is never built must not read as "all good"."""
+    if not names:
         return None
     return (
-        f'<span class="pending unexported">not exported ({e(", ".join(gone))} left out by '
+        f'<span class="pending unexported">not exported ({e(", ".join(names))} left out by '
         "metrics.include/exclude)</span>"
     )
+
+
+def _stale(stale: bool) -> str:
+    return ' <span class="stale">(stale)</span>' if stale else ""
 
 
 def _account_section(
@@ -155,6 +140,7 @@ def _account_section(
     successes: dict[tuple[str, str], float],
 ) -> str:
     clean = ctx.redactor.text
+    s = account_summary(ctx.store, account)
     traffic_area = areas.traffic
     charts = account_charts(
         traffic_area.history.points(account), traffic_area.enabled(ctx.settings)
@@ -164,37 +150,34 @@ def _account_section(
         [_health(ctx, account, area, now, successes) for area in areas],
         "areas",
     )
-    traffic = _read(ctx, StoreKey("traffic", account))
-    window_end = value_named(
-        traffic.fragment, "cdnvideo_account_window_end_timestamp_seconds", account=account
-    )
+    t = s.traffic
     window = (
-        f"ends {_when(window_end, now)}" if window_end else '<span class="pending">none yet</span>'
-    ) + (' <span class="stale">(stale)</span>' if traffic.stale else "")
-    window = _unexported(ctx, "cdnvideo_account_window_end_timestamp_seconds") or window
-    lateness = _unexported(ctx, "cdnvideo_traffic_late_share") or _lateness(traffic.fragment)
-    th = _read(ctx, StoreKey("talking_head", account))
-    left = value_named(th.fragment, "cdnvideo_talking_head_quota_left", account=account)
-    limit = value_named(th.fragment, "cdnvideo_talking_head_quota_limit", account=account)
+        f"ends {_when(t.window_end, now)}"
+        if t.window_end
+        else '<span class="pending">none yet</span>'
+    ) + _stale(t.stale)
+    window = _unexported(t.window_left_out) or window
+    lateness = _unexported(t.late_left_out) or _lateness(t.late_shares)
+    th = s.talking_head
     quota = (
         '<span class="pending">unknown</span>'
-        if left is None
-        else f"{e(f'{left:g}')}" + (f" of {e(f'{limit:g}')}" if limit is not None else "")
-    ) + (' <span class="stale">(stale)</span>' if th.stale else "")
-    quota = _unexported(ctx, "cdnvideo_talking_head_quota_left") or quota
-    tasks = rows_named(
-        _read(ctx, StoreKey("talking_head_tasks", account)).fragment, "cdnvideo_talking_head_tasks"
-    )
-    task_text = ", ".join(f"{e(lbl.get('status', ''))}: {v:g}" for lbl, v in tasks if v) or "none"
-    task_text = _unexported(ctx, "cdnvideo_talking_head_tasks") or task_text
+        if th.quota_left is None
+        else f"{e(f'{th.quota_left:g}')}"
+        + (f" of {e(f'{th.quota_limit:g}')}" if th.quota_limit is not None else "")
+    ) + _stale(th.stale)
+    quota = _unexported(th.quota_left_out) or quota
+    task_text = ", ".join(f"{e(status)}: {n:g}" for status, n in th.tasks) or "none"
+    task_text = _unexported(th.tasks_left_out) or task_text
 
-    restream = _read(ctx, StoreKey("restream", account))
-    failing, stopped = _restream_not_ok(restream.fragment, clean)
+    r = s.restream
+    failing = [_target_row(t, clean) for t in r.failing]
+    stopped = [[*_target_row(t, clean), e(", ".join(t.stopped_because))] for t in r.stopped]
     restream_html = (
         _table(("Resource", "Source", "Target", "Code", "Description"), failing, "restream")
         if failing
         else _none(
-            restream,
+            r.known,
+            r.stale,
             "No active, scheduled target failing." if stopped else "All restream targets OK.",
             "No restream status yet.",
         )
@@ -205,23 +188,19 @@ def _account_section(
             stopped,
             "restream-stopped",
         )
-    restream_gone = _unexported(ctx, *RESTREAM_READ)
+    restream_gone = _unexported(r.left_out)
     restream_html = f'<p class="none">{restream_gone}</p>' if restream_gone else restream_html
-    dvr = _read(ctx, StoreKey("dvr", account))
-    dead = [
-        [e(clean(lbl.get("stream", ""))), e(clean(lbl.get("host", "")))]
-        for lbl, alive in rows_named(dvr.fragment, "cdnvideo_dvr_alive")
-        if alive == 0
-    ]
+    d = s.dvr
+    dead = [[e(clean(stream)), e(clean(host))] for stream, host in d.dead]
     dvr_html = (
         _table(("Stream", "Node"), dead, "dvr")
         if dead
-        else _none(dvr, "All DVR nodes alive.", "No DVR status yet.")
+        else _none(d.known, d.stale, "All DVR nodes alive.", "No DVR status yet.")
     )
-    dvr_gone = _unexported(ctx, "cdnvideo_dvr_alive")
+    dvr_gone = _unexported(d.left_out)
     dvr_html = f'<p class="none">{dvr_gone}</p>' if dvr_gone else dvr_html
-    top_gone = _unexported(ctx, *TOP_RESOURCES_READ)
-    top = f'<p class="none">{top_gone}</p>' if top_gone else top_resources(traffic.fragment, clean)
+    top_gone = _unexported(t.top_left_out)
+    top = f'<p class="none">{top_gone}</p>' if top_gone else top_resources(t.top, clean)
     return (
         f'<section class="account" data-account="{e(account)}">'
         f"<h2>{e(account)}</h2>{health}"
@@ -238,26 +217,9 @@ def _account_section(
     )
 
 
-RESTREAM_READ = (
-    "cdnvideo_restream_status_code",
-    "cdnvideo_restream_status_info",
-    "cdnvideo_restream_resource_active",
-    "cdnvideo_restream_scheduled",
-)
-TOP_RESOURCES_READ = (
-    "cdnvideo_resource_bandwidth_bytes_per_second",
-    "cdnvideo_resource_requests_per_second",
-    "cdnvideo_resource_edge_hit_ratio",
-)
-
-
-def _lateness(fragment: Fragment | None) -> str:
+def _lateness(shares: tuple[tuple[int, float], ...]) -> str:
     """The account's lateness profile in one line: what each settle read added to the latest
     run it settled ("+0.8% after 5 min, +0.1% after 15 min, 0 after 60 min")."""
-    shares = sorted(
-        (int(lbl["after_minutes"]), v)
-        for lbl, v in rows_named(fragment, "cdnvideo_traffic_late_share")
-    )
     if not shares:
         return '<span class="pending">not measured yet</span>'
     parts = [
@@ -266,61 +228,20 @@ def _lateness(fragment: Fragment | None) -> str:
     return e(", ".join(parts))
 
 
-def _restream_not_ok(
-    fragment: Fragment | None, clean: Callable[[str], str]
-) -> tuple[list[list[str]], list[list[str]]]:
-    """Rows of targets whose code is not 0: (failing, stopped on purpose). A target is stopped
-    on purpose when its resource is inactive or it is outside its schedule, as the
-    CdnvideoRestreamTargetFailing alert sees it; unknown activity or schedule counts as failing."""
-    descriptions = {
-        _target(lbl): lbl.get("description", "")
-        for lbl, _ in rows_named(fragment, "cdnvideo_restream_status_info")
-    }
-    inactive = {
-        lbl.get("resource_id", "")
-        for lbl, v in rows_named(fragment, "cdnvideo_restream_resource_active")
-        if v == 0
-    }
-    unscheduled = {
-        _target(lbl) for lbl, v in rows_named(fragment, "cdnvideo_restream_scheduled") if v == 0
-    }
-    failing: list[list[str]] = []
-    stopped: list[list[str]] = []
-    for lbl, code in rows_named(fragment, "cdnvideo_restream_status_code"):
-        if code == 0:
-            continue
-        ident = _target(lbl)
-        row = [
-            f"<code>{e(clean(lbl.get('resource_id', '')))}</code>",
-            e(clean(lbl.get("source", ""))),
-            e(clean(lbl.get("target", ""))),
-            f"{code:g}",
-            e(clean(descriptions.get(ident, ""))),
-        ]
-        why = [
-            reason
-            for reason, applies in (
-                ("resource inactive", lbl.get("resource_id", "") in inactive),
-                ("outside its schedule", ident in unscheduled),
-            )
-            if applies
-        ]
-        if why:
-            stopped.append([*row, e(", ".join(why))])
-        else:
-            failing.append(row)
-    return failing, stopped
+def _target_row(t: TargetState, clean: Callable[[str], str]) -> list[str]:
+    return [
+        f"<code>{e(clean(t.resource_id))}</code>",
+        e(clean(t.source)),
+        e(clean(t.target)),
+        f"{t.code:g}",
+        e(clean(t.description)),
+    ]
 
 
-def _target(labels: dict[str, str]) -> tuple[str, ...]:
-    return tuple(labels.get(k, "") for k in ("resource_id", "source", "target", "target_key"))
-
-
-def _none(read: _Read, all_good: str, nothing: str) -> str:
-    if read.fragment is None:
+def _none(known: bool, stale: bool, all_good: str, nothing: str) -> str:
+    if not known:
         return f'<p class="none">{e(nothing)}</p>'
-    stale = ' <span class="stale">(stale)</span>' if read.stale else ""
-    return f'<p class="none">{e(all_good)}{stale}</p>'
+    return f'<p class="none">{e(all_good)}{_stale(stale)}</p>'
 
 
 def render_landing(ctx: Context, areas: Areas, docs_url: str = DEFAULT_DOCS_URL) -> str:

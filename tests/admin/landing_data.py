@@ -1,24 +1,22 @@
-"""A context with published fragments for landing-page tests (names as the areas publish them)."""
+"""A context with published fragments for landing-page tests (the areas' own specs)."""
 
 from __future__ import annotations
 
-from exporter.exposition import FragmentBuilder, MetricSpec, StoreKey
+from exporter.dvr import families as dvr
+from exporter.exposition import FragmentBuilder, StoreKey
+from exporter.restream import families as restream
+from exporter.talking_head import families as th
 from exporter.talking_head.tasks import TaskTracker
+from exporter.traffic import families as traffic
 
 NOW = 1_767_225_600.0 + 3600
 
-WINDOW_END = MetricSpec("cdnvideo_account_window_end_timestamp_seconds", "gauge", "w", ("account",))
-TARGET = ("account", "resource_id", "source", "target", "target_key")
-STATUS_CODE = MetricSpec("cdnvideo_restream_status_code", "gauge", "c", TARGET)
-STATUS_INFO = MetricSpec(
-    "cdnvideo_restream_status_info", "gauge", "i", (*TARGET, "code", "description")
-)
-ACTIVE = MetricSpec("cdnvideo_restream_resource_active", "gauge", "a", ("account", "resource_id"))
-SCHEDULED = MetricSpec("cdnvideo_restream_scheduled", "gauge", "s", TARGET)
-ALIVE = MetricSpec("cdnvideo_dvr_alive", "gauge", "a", ("account", "stream", "host"))
-LATE_SHARE = MetricSpec("cdnvideo_traffic_late_share", "gauge", "s", ("account", "after_minutes"))
-QUOTA_LEFT = MetricSpec("cdnvideo_talking_head_quota_left", "gauge", "l", ("account",))
-QUOTA_LIMIT = MetricSpec("cdnvideo_talking_head_quota_limit", "gauge", "m", ("account",))
+WINDOW_END = traffic.ACCOUNT.window_end
+LATE_SHARE = traffic.LATE_SHARE
+STATUS_CODE, STATUS_INFO = restream.STATUS_CODE, restream.STATUS_INFO
+ACTIVE, SCHEDULED = restream.RESOURCE_ACTIVE, restream.SCHEDULED
+ALIVE = dvr.ALIVE
+QUOTA_LEFT, QUOTA_LIMIT = th.QUOTA_LEFT, th.QUOTA_LIMIT
 
 EVIL = '<script>alert("x")</script>'
 

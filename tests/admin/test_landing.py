@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -9,11 +10,12 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from exporter.exposition import FamilySelection
+from exporter.runtime.summary import account_summary
 from exporter.web.landing import landing_handler, render_landing
 
 from .conftest import make_context, make_service
 from .fakes import SECRETS
-from .landing_data import EVIL, demo_landing
+from .landing_data import EVIL, NOW, demo_landing
 
 
 async def page(**ctx_kw: Any) -> tuple[int, str, Any]:
@@ -112,3 +114,28 @@ async def test_figures_left_out_by_metrics_exclude_say_so_instead_of_all_good() 
     assert "1234 of 1500" not in part
     assert "Source stream is not published" in part  # restream figures are still exported
     assert "2026-01-01 00:57:00 UTC" in part
+
+
+async def test_the_areas_summarise_what_they_published_as_typed_values() -> None:
+    async with aiohttp.ClientSession() as session:
+        ctx, _ = await demo_landing(session)
+        s = account_summary(ctx.store, "demo-media")
+    assert s.traffic.window_end == NOW - 180
+    assert s.traffic.late_shares == ((5, 0.008), (15, 0.001), (60, 0.0))
+    assert [t.resource_id for t in s.restream.failing] == ["res-7", EVIL]
+    assert {t.resource_id: t.stopped_because for t in s.restream.stopped} == {
+        "res-9": ("resource inactive",),
+        "res-10": ("outside its schedule",),
+    }
+    assert s.restream.failing[0].description == "Source stream is not published"
+    assert s.dvr.dead == (("live/main", "node-dead-1"),)
+    assert (s.talking_head.quota_left, s.talking_head.quota_limit) == (1234, 1500)
+    assert s.talking_head.tasks == (("in_queue", 1.0),)
+    assert s.restream.left_out == s.dvr.left_out == ()
+
+
+def test_the_page_knows_no_metric_name() -> None:
+    """The figures come typed from the areas' summaries, not by re-reading family names."""
+    web = Path(__file__).resolve().parents[2] / "exporter" / "web"
+    for module in ("landing.py", "charts.py", "history.py"):
+        assert "cdnvideo_" not in (web / module).read_text(encoding="utf-8"), module

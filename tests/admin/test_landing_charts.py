@@ -7,7 +7,9 @@ import re
 
 import aiohttp
 
-from exporter.exposition import Fragment, FragmentBuilder, MetricSpec, StoreKey
+from exporter.exposition import EVERYTHING, Fragment, FragmentBuilder, StoreKey
+from exporter.runtime.summary import Published, TopResource, traffic_summary
+from exporter.traffic.families import ACCOUNT, RESOURCE
 from exporter.web.charts import account_charts, top_resources
 from exporter.web.history import MAX_POINTS, Point, TrafficHistory
 from exporter.web.landing import HEADERS, render_landing
@@ -18,18 +20,13 @@ T0 = 1_767_225_600.0
 ACC = ("account",)
 SIDE = ("account", "side")
 RES = ("account", "resource", "resource_name", "cname", "side")
-END = MetricSpec("cdnvideo_account_window_end_timestamp_seconds", "gauge", "w", ACC)
-RPS = MetricSpec("cdnvideo_account_requests_per_second", "gauge", "r", SIDE)
-BW = MetricSpec("cdnvideo_account_bandwidth_bytes_per_second", "gauge", "b", SIDE)
-HIT = MetricSpec("cdnvideo_account_edge_hit_ratio", "gauge", "h", ACC)
-RES_BW = MetricSpec("cdnvideo_resource_bandwidth_bytes_per_second", "gauge", "b", RES)
-RES_RPS = MetricSpec("cdnvideo_resource_requests_per_second", "gauge", "r", RES)
-RES_HIT = MetricSpec(
-    "cdnvideo_resource_edge_hit_ratio",
-    "gauge",
-    "h",
-    ("account", "resource", "resource_name", "cname"),
+END, RPS, BW, HIT = (
+    ACCOUNT.window_end,
+    ACCOUNT.requests_per_second,
+    ACCOUNT.bandwidth,
+    (ACCOUNT.edge_hit_ratio),
 )
+RES_BW, RES_RPS, RES_HIT = RESOURCE.bandwidth, RESOURCE.requests_per_second, RESOURCE.edge_hit_ratio
 
 
 def window(end: float, rps: float = 100.0, account: str = "acme") -> Fragment:
@@ -100,7 +97,7 @@ def test_top_resources_by_edge_bandwidth_ten_at_most_escaped() -> None:
         b.add(RES_HIT, labels, 0.5)
     b.add(RES_BW, ("acme", "__other__", "__other__", "", "edge"), 1e15)
     b.add(RES_BW, ("acme", "99", "<b>x</b>", "", "edge"), 500.0)
-    table = top_resources(b.build(), lambda s: s)
+    table = top_resources(top_of(b.build()), lambda s: s)
     order = re.findall(r'data-resource="([^"]+)"', table)
     assert order == ["11", "10", "9", "8", "7", "6", "5", "4", "3", "2"]
     assert 'rect width="100.0"' in table  # the largest bar is full width
@@ -108,8 +105,13 @@ def test_top_resources_by_edge_bandwidth_ten_at_most_escaped() -> None:
     assert "&lt;b&gt;x&lt;/b&gt;" not in table  # ranked 12th: not shown
     escaped = FragmentBuilder()
     escaped.add(RES_BW, ("acme", "1", "<b>x</b>", "", "edge"), 5.0)
-    assert "&lt;b&gt;x&lt;/b&gt;" in top_resources(escaped.build(), lambda s: s)
-    assert "No per-resource figures yet." in top_resources(None, lambda s: s)
+    assert "&lt;b&gt;x&lt;/b&gt;" in top_resources(top_of(escaped.build()), lambda s: s)
+    assert "No per-resource figures yet." in top_resources((), lambda s: s)
+
+
+def top_of(fragment: Fragment) -> tuple[TopResource, ...]:
+    """The traffic area's summary of ``fragment``: its top resources."""
+    return traffic_summary(Published(fragment, False), "acme", EVERYTHING).top
 
 
 async def test_the_landing_page_draws_what_the_store_published() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,6 +19,7 @@ from exporter.talking_head.tasks import TaskTracker
 from .conftest import Admin, MakeAdmin
 
 RS = "/app/restream/v2/demo-media"
+MASK_RX = r"\*{8}#[0-9a-f]{12}"
 TH = "/app/th-api/v1/accounts/demo-media"
 DVR = "/app/dvr-net/v1/demo-media/streams"
 GENERATE = {
@@ -203,6 +205,65 @@ async def test_an_unmatched_mask_is_422_naming_the_entry_and_nothing_is_written(
     assert [f["field"] for f in data["fields"]] == ["restreams[1].target_key"]
     assert f"resource {rid}" in data["fields"][0]["message"]
     assert [(r.method, r.path) for r in s.sim.requests] == [("GET", f"{RS}/resources/{rid}")]
+
+
+# --- a mask is put back only into the slot it was read from ------------------------------------
+async def refused_put(s: SimAdmin, rid: str, body: Any) -> list[str]:
+    """PUT ``body``: must be 422 with nothing written; the fields it names."""
+    before = copy.deepcopy(s.sim.restream.resources["demo-media"][rid].body)
+    s.sim.requests.clear()
+    status, data, _ = await s.admin.call("PUT", f"/restream/demo-media/resources/{rid}", json=body)
+    assert status == 422, data
+    assert [(r.method, r.path) for r in s.sim.requests] == [("GET", f"{RS}/resources/{rid}")]
+    assert s.sim.restream.resources["demo-media"][rid].body == before
+    return [f["field"] for f in data["fields"]]
+
+
+async def test_a_mask_moved_to_another_entrys_key_is_refused(sim_admin: SimAdmin) -> None:
+    body = await masked_copy(sim_admin, "1001")
+    youtube_key = body["restreams"][0]["target_key"]  # twitch's entry is on another host
+    body["restreams"][1]["target_key"] = youtube_key
+    assert await refused_put(sim_admin, "1001", body) == ["restreams[1].target_key"]
+
+
+async def test_a_mask_moved_to_a_url_password_of_another_host_is_refused(
+    sim_admin: SimAdmin,
+) -> None:
+    body = await masked_copy(sim_admin, "1001")
+    youtube_key = body["restreams"][0]["target_key"]
+    body["restreams"][0]["target_url"] = f"rtmp://me:{youtube_key}@attacker.example/live2"
+    stolen = {**body["restreams"][0], "target_url": "rtmp://attacker.example/app"}
+    body["restreams"].append({**stolen, "target_key": youtube_key, "backup": {}})
+    fields = await refused_put(sim_admin, "1001", body)
+    assert fields == [
+        "restreams[0].target_url",
+        "restreams[0].target_key",
+        "restreams[2].target_key",
+    ]
+
+
+async def test_secrets_in_url_queries_are_masked_and_kept_by_a_round_trip(
+    sim_admin: SimAdmin,
+) -> None:
+    s = sim_admin
+    stored = copy.deepcopy(s.sim.restream.resources["demo-media"]["1002"].body)
+    body = await masked_copy(s, "1002")
+    assert "SECRET" not in json.dumps(body)
+    srt, token = body["restreams"][1]["target_url"], body["restreams"][2]["target_url"]
+    assert re.fullmatch(
+        rf"srt://srt\.partner\.example:9000\?streamid={MASK_RX}&passphrase={MASK_RX}&latency=2000",
+        srt,
+    )
+    assert re.fullmatch(rf"rtmp://ingest\.partner\.example/app\?token={MASK_RX}", token)
+    body["name"] = "relay, renamed"
+    status, data, _ = await s.admin.call("PUT", "/restream/demo-media/resources/1002", json=body)
+    assert status == 200, data
+    after = s.sim.restream.resources["demo-media"]["1002"].body
+    assert (after["name"], after["restreams"]) == ("relay, renamed", stored["restreams"])
+    # The SRT passphrase's mask in the token slot of the other ingest is refused.
+    passphrase = srt.split("passphrase=")[1].split("&")[0]
+    body["restreams"][2]["target_url"] = f"rtmp://ingest.partner.example/app?token={passphrase}"
+    assert await refused_put(s, "1002", body) == ["restreams[2].target_url"]
 
 
 async def test_dvr_routes_reach_the_platform_as_sent(sim_admin: SimAdmin) -> None:

@@ -9,7 +9,8 @@ from typing import Any
 
 from exporter.restream.identity import KeyFingerprint
 from exporter.support.logs import MASK
-from exporter.web.admin.masking import SecretMask, mask, mask_history, restore_secrets
+from exporter.web.admin.masking import SecretMask, mask, mask_history
+from exporter.web.admin.restore import restore_secrets
 
 from .conftest import Admin
 from .fakes import RESOURCE, SECRETS
@@ -245,13 +246,15 @@ def test_a_fingerprint_shared_by_two_stored_secrets_is_ambiguous() -> None:
     assert [e.field for e in errors] == [
         "restreams[0].target_key",
         "restreams[0].password",
-        "restreams[0].backup.password",
         "restreams[1].target_key",
         "restreams[1].password",
-        "restreams[1].backup.password",
     ]
     assert "matches more than one secret of resource r1" in errors[0].message
-    assert restored == body  # nothing was guessed
+    # nothing was guessed; the backup password is the same value in both slots
+    assert [e["target_key"] for e in restored["restreams"]] == [f"{MASK}#{'0' * 12}"] * 2
+    assert [e["backup"]["password"] for e in restored["restreams"]] == [
+        "backup-password-secret"
+    ] * 2
 
 
 # --- masking by field, never by substring ---------------------------------------------------

@@ -9,7 +9,8 @@ import structlog
 from aiohttp import web
 
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
-from exporter.web.admin.masking import has_mask, mask_history, restore_secrets
+from exporter.web.admin.masking import mask_history
+from exporter.web.admin.restore import has_mask, restore_secrets
 from exporter.web.admin.validation import (
     check_dvr_delete,
     check_history_query,

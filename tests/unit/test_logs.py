@@ -351,7 +351,10 @@ def test_names_that_only_end_like_a_secret_are_masked(key: str) -> None:
             "https://v.example/f.mp4?expires=17&ip=10.0.0.1&sig=ff00",
             f"https://v.example/f.mp4?expires={MASK}&ip={MASK}&sig={MASK}",
         ),
-        ('{"url": "srt://h?streamid=s1&mode=caller"}', f'{{"url": "srt://h?streamid={MASK}&mode=caller"}}'),
+        (
+            '{"url": "srt://h?streamid=s1&mode=caller"}',
+            f'{{"url": "srt://h?streamid={MASK}&mode=caller"}}',
+        ),
         ("rtmp://h/app?vhost=live.example", "rtmp://h/app?vhost=live.example"),
     ],
 )

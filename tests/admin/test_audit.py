@@ -66,7 +66,8 @@ async def test_reads_are_not_audited(admin: Admin) -> None:
 
 async def test_create_and_generate_record_the_new_id(admin: Admin) -> None:
     with capture_logs() as logs:
-        await admin.call("POST", "/restream/demo-media/resources", json={"name": "x"})
+        body = {"name": "x", "type": "short", "active": True, "restreams": []}
+        await admin.call("POST", "/restream/demo-media/resources", json=body)
         await admin.call(
             "POST",
             "/talking-head/demo-media/generate",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -12,6 +13,13 @@ from hypothesis import strategies as st
 
 from exporter.restream.identity import KeyFingerprint
 from exporter.support.logs import MASK
+from exporter.support.secrets import (
+    QUERY_ALLOWED,
+    SECRET_NAMES,
+    SECRET_SUFFIXES,
+    SECRET_WORDS,
+    is_secret_query_name,
+)
 from exporter.web.admin.masking import SecretMask, mask, mask_history
 from exporter.web.admin.restore import restore_secrets
 
@@ -420,3 +428,15 @@ async def test_a_reply_with_secrets_under_new_names_is_masked(admin: Admin) -> N
     text = json.dumps(data)
     assert "planted" not in text
     assert "latency=120" in text
+
+
+def test_the_documented_secret_rules_are_the_codes() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "admin-api.md").read_text()
+    section = doc.split("## Secrets in answers", 1)[1].split("\n## ", 1)[0]
+    for name in (*QUERY_ALLOWED, *SECRET_NAMES, *SECRET_WORDS):
+        assert f"`{name}`" in section, name
+    for suffix in SECRET_SUFFIXES:
+        assert f"`{suffix}`" in section, suffix
+    # An allowed query name never looks like a credential.
+    assert not [n for n in QUERY_ALLOWED if any(w in n for w in SECRET_WORDS)]
+    assert not [n for n in QUERY_ALLOWED if is_secret_query_name(n)]

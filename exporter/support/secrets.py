@@ -64,7 +64,10 @@ def _normal(name: str) -> str:
 
 
 def is_secret_key(name: str) -> bool:
-    """Whether a value stored under this field name is a secret."""
+    """Whether a value stored under this field name is a secret. A URL used as a dictionary
+    key (a restream history's targets) is no field name: its secrets are masked as a URL."""
+    if "://" in name:
+        return False
     k = _normal(name)
     return k in SECRET_NAMES or k.endswith(SECRET_SUFFIXES)
 

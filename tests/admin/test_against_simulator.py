@@ -321,6 +321,8 @@ async def test_talking_head_routes_and_task_tracking_to_the_end(sim_admin: SimAd
     status, data, _ = await s.admin.call("GET", f"/talking-head/demo-media/video/{task_id}")
     assert status == 200, data
     assert (s.last().method, s.last().path) == ("GET", f"{TH}/video/{task_id}")
+    # The link is the answer: its signature stays usable (bound to the exporter's address).
+    assert re.search(r"\?expires=[0-9]+&ip=[^&]+&sig=[0-9a-f]{16}$", data["url"]), data
     status, data, _ = await s.admin.call(
         "PATCH", f"/talking-head/demo-media/video/{task_id}", json={"video_name": "renamed"}
     )
@@ -435,3 +437,47 @@ async def test_a_slow_platform_is_504_within_the_timeout(make_admin: MakeAdmin) 
         assert time.monotonic() - started < 2
     finally:
         await runner.cleanup()
+
+
+# --- the document states what the platform refuses; the exporter refuses it first --------------
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        (
+            "/restream/demo-media/history?resource_id=1001&start=2026-01-01T00:00:00Z"
+            "&end=2026-02-01T00:00:01Z",
+            None,
+            "end",
+        ),
+        ("/talking-head/demo-media/tasks?sort=-circle", None, "sort"),
+        (
+            "/restream/demo-media/resources",
+            {"type": "short", "active": True, "restreams": []},
+            "name",
+        ),
+        (
+            "/restream/demo-media/resources",
+            {"name": "", "type": "short", "active": True, "restreams": []},
+            "name",
+        ),
+    ],
+)
+async def test_what_the_platform_refuses_is_422_before_anything_is_sent(
+    sim_admin: SimAdmin, path: str, body: Any, field: str
+) -> None:
+    s = sim_admin
+    s.sim.requests.clear()
+    method = "GET" if body is None else "POST"
+    status, data, _ = await s.admin.call(method, path, json=body)
+    assert status == 422, data
+    assert [f["field"] for f in data["fields"]] == [field]
+    assert len(s.sim.requests) == 0
+
+
+async def test_a_history_of_exactly_31_days_is_read(sim_admin: SimAdmin) -> None:
+    path = (
+        "/restream/demo-media/history?resource_id=1001&start=2026-01-01T00:00:00Z"
+        "&end=2026-02-01T00:00:00Z"
+    )
+    status, data, _ = await sim_admin.admin.call("GET", path)
+    assert status == 200, data

@@ -440,3 +440,19 @@ def test_the_documented_secret_rules_are_the_codes() -> None:
     # An allowed query name never looks like a credential.
     assert not [n for n in QUERY_ALLOWED if any(w in n for w in SECRET_WORDS)]
     assert not [n for n in QUERY_ALLOWED if is_secret_query_name(n)]
+
+
+def test_history_keys_hide_query_secrets_and_keep_the_points() -> None:
+    point = {"code": 0, "description": "OK", "time": 1}
+    reply = {"data": [{"history": {"rtmp://h/app?token=t1&vhost=v": {"k1": [point]}}}]}
+    assert mask_history(reply, PLAIN) == {
+        "data": [
+            {
+                "history": {
+                    f"rtmp://h/app?token={MASK}#tttttttttttt&vhost=v": {
+                        f"{MASK}#kkkkkkkkkkkk": [point]
+                    }
+                }
+            }
+        ]
+    }

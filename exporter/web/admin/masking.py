@@ -50,10 +50,13 @@ class SecretMask:
         return mask_urls(text, self.of)
 
     def text(self, text: str) -> str:
+        return self.url(self.without_credentials(text))
+
+    def without_credentials(self, text: str) -> str:
         for credential in self.credentials:
             if credential in text:
                 text = text.replace(credential, MASK)
-        return self.url(text)
+        return text
 
 
 def secret_mask(settings: Settings) -> SecretMask:
@@ -96,6 +99,15 @@ def secrets_in(data: Any, key: str = "", secret: bool = False) -> list[str]:
     if isinstance(data, list):
         return [s for v in data for s in secrets_in(v, "", secret)]
     return []
+
+
+def mask_video_link(data: Any, masks: SecretMask) -> Any:
+    """The talking-head video link: the one URL whose query is the answer asked for (its
+    ``sig`` is valid 6 hours, from the exporter's address only); everything else masked."""
+    masked = mask(data, masks)
+    if isinstance(data, dict) and isinstance(data.get("url"), str):
+        masked["url"] = masks.without_credentials(data["url"])
+    return masked
 
 
 def mask_history(data: Any, masks: SecretMask) -> Any:

@@ -80,7 +80,8 @@ SCHEDULE_ORDER = "in every schedule window, stop is later than start"
 MASK_ON_CREATE = "a mask (********) cannot stand for a secret on create: nothing is stored yet"
 MASK_ON_UPDATE = (
     "a mask stands for a stored secret only as read (********#<fingerprint>), as the whole value "
-    "of a secret field or as a URL password, and only if it matches exactly one secret of the "
+    "of a secret field, a URL password or a URL query value, and only in the slot it was read "
+    "from (same entry, same field, same host) where it matches exactly one secret of the "
     "resource; any other mask is refused"
 )
 HISTORY_DAYS = 31  # the platform refuses a longer history period

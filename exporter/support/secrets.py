@@ -93,11 +93,14 @@ def _query(url: str) -> tuple[str, str]:
 
 
 def query_secrets(url: str) -> list[str]:
-    """The values of a URL's masked query parameters (non-empty, not already masks)."""
+    """The query values of a URL that the log redactor learns: those under a name that looks
+    secret (``streamid``, ``passphrase``, ``token``, ``sig``, ...). Other values are masked in
+    a URL too, but not hunted for in other text (an ``ip`` or ``expires`` is no secret)."""
     out = []
     for pair in _query(url)[1].split("&"):
         name, sep, value = pair.partition("=")
-        if sep and value and is_secret_query_name(name) and not value.startswith(MASK):
+        named = is_secret_key(name) or any(word in name.lower() for word in SECRET_WORDS)
+        if sep and value and named and not value.startswith(MASK):
             out.append(value)
     return out
 

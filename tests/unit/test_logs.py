@@ -375,3 +375,10 @@ def test_an_audit_line_keeps_account_and_role_whatever_was_learned() -> None:
     }
     out = r(None, "info", dict(event))
     assert out == {**event, "error": f"{MASK} {MASK}"}
+
+
+def test_only_secret_named_query_values_are_learned() -> None:
+    from exporter.support.secrets import query_secrets
+
+    url = "https://v.example/f.mp4?expires=1767225600&ip=10.0.0.1&sig=ff00aa&streamid=s1"
+    assert query_secrets(url) == ["ff00aa", "s1"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from exporter.docgen.catalogue import Entry, entries
 from exporter.docgen.seriescount import RESOURCES, series_table
+from exporter.support.secrets import QUERY_ALLOWED
 
 AREA_TITLES = {
     "traffic": "Traffic (`/app/metrics/v1/` and `/resources`)",
@@ -45,7 +46,9 @@ Label values:
   which costs nothing). A counter series stays at its last value for
   `traffic.series_retention_hours` (24) after its resource was last seen, `__other__` too; a
   new one is shown at 0 on one refresh before its first count.
-- `target`: the restream target URL with any `user:password@` removed; `target_key`: a short
+- `target` (and `source`): the restream URL with any `user:password@` removed and every query
+  value shown as `********#<fingerprint>` (an SRT `streamid` and `passphrase`, a `token`), but
+  those of {allowed} ([admin-api.md](admin-api.md#secrets-in-answers)); `target_key`: a short
   keyed fingerprint of the stream key, never the key (see [metrics-areas.md](metrics-areas.md)).
 - `area`: `traffic`, `restream`, `dvr`, `talking_head`, `auth`.
 
@@ -94,7 +97,9 @@ the account families are unchanged by these settings):
 
 
 def metrics_md() -> str:
-    lines = [INTRO, CHOOSING.format(resources=RESOURCES), *series_table(), ""]
+    allowed = ", ".join(f"`{name}`" for name in sorted(QUERY_ALLOWED))
+    lines = [INTRO.format(allowed=allowed), CHOOSING.format(resources=RESOURCES)]
+    lines += [*series_table(), ""]
     by_area: dict[str, list[Entry]] = {}
     for e in entries():
         by_area.setdefault(e.area, []).append(e)

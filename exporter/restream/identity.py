@@ -1,4 +1,9 @@
-"""How a restream target is named in labels: URLs without credentials, keys as fingerprints."""
+"""How a restream target is named in labels: URLs without credentials, keys as fingerprints.
+
+A target URL may carry its secret in the query (``srt://host:9000?streamid=...&passphrase=...``,
+``rtmp://host/app?token=...``): those values are shown as ``********#<fingerprint>`` (the same
+keyed fingerprint as ``target_key``), so two targets that differ only in them stay two series.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from datetime import UTC, datetime
 
 from exporter.config.settings import UpstreamSettings
 from exporter.support.logs import MASK, strip_userinfo
+from exporter.support.secrets import mask_query, query_secrets
 from exporter.upstream.models import (
     HistoryPoint,
     RestreamResource,
@@ -61,10 +67,11 @@ def fingerprint_secret(upstream: UpstreamSettings) -> bytes:
     return (upstream.token or upstream.password).encode()
 
 
-def url_label(url: str, key: str = "") -> str:
-    """A URL fit for a label: ``user:password@`` removed, and the stream key masked if the
-    URL happens to carry it (some targets put the key in the path)."""
-    clean = strip_userinfo(url)
+def url_label(url: str, fingerprint: KeyFingerprint, key: str = "") -> str:
+    """A URL fit for a label: ``user:password@`` removed, secret query values as
+    ``********#<fingerprint>``, and the stream key masked if the URL happens to carry it (some
+    targets put the key in the path)."""
+    clean = mask_query(strip_userinfo(url), lambda value: f"{MASK}#{fingerprint(value)}")
     if len(key) >= 3 and key in clean:
         clean = clean.replace(key, MASK)
     return clean
@@ -73,21 +80,30 @@ def url_label(url: str, key: str = "") -> str:
 def target_id(
     resource_id: str, source: str, url: str, key: str, fingerprint: KeyFingerprint
 ) -> TargetId:
-    return (resource_id, url_label(source, key), url_label(url, key), fingerprint(key))
+    return (
+        resource_id,
+        url_label(source, fingerprint, key),
+        url_label(url, fingerprint, key),
+        fingerprint(key),
+    )
 
 
 def url_secrets(url: str) -> list[str]:
-    """The userinfo of a URL and its password part (values the log redactor must mask).
+    """The userinfo of a URL and its password part, and its secret query values (values the
+    log redactor must mask).
 
     A bare user name (``rtmp://live@host``) is no secret: it is not learned, or every ``live``
     in every log line would be masked (logs drop URL userinfo anyway).
     """
     m = _AUTHORITY.match(url.strip())
-    if not m or "@" not in m.group("authority"):
+    if not m:
         return []
+    found = query_secrets(url.strip())
+    if "@" not in m.group("authority"):
+        return found
     userinfo = m.group("authority").rpartition("@")[0]  # a password may contain '@'
     _, sep, password = userinfo.partition(":")
-    return [userinfo, password] if sep and password else []
+    return [userinfo, password, *found] if sep and password else found
 
 
 def resource_secrets(resources: Iterable[RestreamResource]) -> list[str]:

@@ -29,20 +29,24 @@ class _Entries:
     """Configured restream entries found by (resource, source, URL[, key]); URLs compared
     without credentials, so a status URL that lost its userinfo still matches."""
 
-    def __init__(self, resources: Iterable[RestreamResource]) -> None:
+    def __init__(self, resources: Iterable[RestreamResource], fingerprint: KeyFingerprint) -> None:
         self.primary: dict[tuple[str, str, str, str], RestreamEntry] = {}
         self.backup: dict[tuple[str, str, str], RestreamEntry] = {}
+        self._fingerprint = fingerprint
         for res in resources:
             for e in res.restreams:
-                src = url_label(e.source)
+                src = self._label(e.source)
                 self.primary.setdefault(
-                    (res.resource_id, src, url_label(e.target_url), e.target_key), e
+                    (res.resource_id, src, self._label(e.target_url), e.target_key), e
                 )
                 if e.backup_url:
-                    self.backup.setdefault((res.resource_id, src, url_label(e.backup_url)), e)
+                    self.backup.setdefault((res.resource_id, src, self._label(e.backup_url)), e)
+
+    def _label(self, url: str) -> str:
+        return url_label(url, self._fingerprint)
 
     def find(self, resource_id: str, source: str, url: str, key: str) -> RestreamEntry | None:
-        src, target = url_label(source), url_label(url)
+        src, target = self._label(source), self._label(url)
         found = self.primary.get((resource_id, src, target, key))
         return found or self.backup.get((resource_id, src, target))
 
@@ -91,7 +95,7 @@ def status_fragment(
         seen.add(res.resource_id)
         rows.add(f.RESOURCE_INFO, (account, res.resource_id, res.name, res.type), 1)
         rows.add(f.RESOURCE_ACTIVE, (account, res.resource_id), 1 if res.active else 0)
-    entries = _Entries(resources)
+    entries = _Entries(resources, fingerprint)
     reported: set[TargetId] = set()
     for rec in statuses:
         for t in rec.targets:

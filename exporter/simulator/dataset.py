@@ -92,7 +92,8 @@ def evening_schedule(start: float) -> list[dict[str, str]]:
 def restream_seed(
     account_index: int, account: str, count: int, start: float, seed: int
 ) -> list[dict[str, Any]]:
-    """Restream resources `<n>001`... with fixed planted secrets (all contain `SECRET`)."""
+    """Restream resources `<n>001`... with fixed planted secrets (all contain `SECRET`): stream
+    keys, passwords, a URL password, and secrets in the query of SRT and RTMP target URLs."""
     pub = f"rtmp://publish.{account}.example/live"
     base = account_index * 1000
     out: list[dict[str, Any]] = []
@@ -130,7 +131,20 @@ def restream_seed(
                         f"relay-SECRET-KEY-{rid}",
                         login="relay",
                         password=f"pw-SECRET-PASS-{rid}",
-                    )
+                    ),
+                    # Secrets in the query: an SRT caller (stream id and passphrase) and an
+                    # RTMP ingest that takes its token as a parameter.
+                    _entry(
+                        f"{pub}/backup",
+                        f"srt://srt.partner.example:9000?streamid=#!::r=relay-SECRET-SID-{rid},"
+                        f"m=publish&passphrase=srt-SECRET-PASS-{rid}&latency=2000",
+                        "",
+                    ),
+                    _entry(
+                        f"{pub}/backup",
+                        f"rtmp://ingest.partner.example/app?token=tok-SECRET-TOKEN-{rid}",
+                        f"ingest-SECRET-KEY-{rid}",
+                    ),
                 ],
             }
         elif i == 3:

@@ -12,32 +12,19 @@ from typing import Any, TextIO
 
 import structlog
 
-MASK = "********"
-
-# Keys whose values are secrets wherever they appear in an event (compared lower-case).
-SECRET_KEYS = frozenset(
-    {
-        "token",
-        "password",
-        "passwd",
-        "secret",
-        "authorization",
-        "cdn-auth-token",
-        "cdn_auth_token",
-        "target_key",
-        "stream_key",
-        "read_token",
-        "write_token",
-        "utoken",
-        "access_token",
-    }
+from exporter.support.secrets import (
+    MASK,
+    is_secret_key,
+    mask_urls,
+    plain_mask,
+    secret_name_pattern,
 )
-# Key names ending like these are secrets too (``admin_token``, ``new_password``).
-SECRET_SUFFIXES = ("token", "password", "passwd", "secret")
+
+__all__ = ["MASK", "Redactor", "configure_logging", "is_secret_key", "strip_userinfo"]
 
 # Up to the last "@" before the path: a password may itself contain "@".
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s\"'<>]+@")
-_NAME = r"[A-Za-z0-9_.-]*?(?:token|password|passwd|secret|target_key|stream_key|api_key)"
+_NAME = secret_name_pattern()
 _VALUE = (
     r"(?:(?P<q>[\"'])(?P<quoted>(?:\\.|(?!(?P=q)).)*)(?P=q)"
     r"|(?P<bare>(?:bearer\s+|basic\s+)?[^\s\"'&,;)}\]]+))"
@@ -68,15 +55,28 @@ def _mask_key_values(text: str) -> str:
     return _KEY_VALUE.sub(sub, text)
 
 
-def is_secret_key(key: str) -> bool:
-    """Whether a value stored under this key name is a secret."""
-    k = key.lower()
-    return k in SECRET_KEYS or k.replace("-", "_").endswith(SECRET_SUFFIXES)
-
-
-# Log fields that give an event its shape: secrets learned from platform data are never
-# substituted in them (credentials, URL userinfo and ``key=value`` pairs still are).
-STRUCTURAL_KEYS = frozenset({"event", "operation", "route", "remote", "level", "timestamp"})
+# Log fields that give an event its shape (names, identifiers, outcomes): secrets learned
+# from platform data are never substituted in them, so a platform value that happens to equal
+# an account name or a role word cannot erase the audit trail. Credentials, URL secrets and
+# ``key=value`` pairs are still masked there. Every other field is free text.
+STRUCTURAL_KEYS = frozenset(
+    {
+        "event",
+        "operation",
+        "route",
+        "remote",
+        "level",
+        "timestamp",
+        "logger",
+        "account",
+        "role",
+        "target",
+        "outcome",
+        "area",
+        "status",
+        "upstream_status",
+    }
+)
 MAX_LEARNED_SECRETS = 4096
 MAX_CREDENTIALS = 256
 MAX_SECRET_LENGTH = 512
@@ -217,7 +217,8 @@ class Redactor:
         ``learned=False`` masks credentials only, not secrets learned from platform data
         (for the structural fields of an event, which data must not be able to erase).
         """
-        return _mask_key_values(strip_userinfo(self._known(value, learned)))
+        text = strip_userinfo(self._known(value, learned))
+        return _mask_key_values(mask_urls(text, plain_mask))
 
     def value(self, value: Any, key: str = "") -> Any:
         """A copy of ``value`` safe to log: containers are walked, other objects become text."""

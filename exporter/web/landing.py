@@ -3,7 +3,9 @@
 It reads only what the pollers already published (each area's summary of its fragments,
 ``exporter/runtime/summary.py``, and the self-metrics), so opening it never sends a request
 upstream. Every shown value is
-HTML-escaped; label values are redacted again on the way out.
+HTML-escaped. Platform data is masked by structure on the way out, as the admin API masks it
+(URL passwords and secret query values, the exporter's own credentials); never through the log
+redactor, whose learned secrets could cut a host name or a description apart.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from exporter.runtime.area import Area
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.runtime.summary import TOP_RESOURCES, TargetState, account_summary
+from exporter.web.admin.masking import secret_mask
 from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.charts import account_charts, top_resources
 
@@ -139,7 +142,7 @@ def _account_section(
     now: float,
     successes: dict[tuple[str, str], float],
 ) -> str:
-    clean = ctx.redactor.text
+    clean = secret_mask(ctx.settings).text
     s = account_summary(ctx.store, account)
     traffic_area = areas.traffic
     charts = account_charts(

@@ -35,7 +35,13 @@ def publish_demo(ctx) -> None:  # type: ignore[no-untyped-def]
     b = FragmentBuilder()
     bad = ("demo-media", "res-7", "rtmp://origin/live/main", "rtmp://target.example/app", "k1a2")
     good = ("demo-media", "res-8", "rtmp://origin/live/news", "rtmp://ok.example/app", "k9")
-    evil = ("demo-media", EVIL, "rtmp://u:leaked-pw@src/x", "rtmp://t/y", "k3")
+    evil = (
+        "demo-media",
+        EVIL,
+        "rtmp://u:leaked-pw@src/x",
+        "srt://t:9000?streamid=leaked-sid",
+        "k3",
+    )
     b.add(STATUS_CODE, bad, 3)
     b.add(STATUS_CODE, good, 0)
     b.add(STATUS_CODE, evil, 7)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,6 +19,7 @@ from exporter.talking_head.tasks import TaskTracker
 from .conftest import Admin, MakeAdmin
 
 RS = "/app/restream/v2/demo-media"
+MASK_RX = r"\*{8}#[0-9a-f]{12}"
 TH = "/app/th-api/v1/accounts/demo-media"
 DVR = "/app/dvr-net/v1/demo-media/streams"
 GENERATE = {
@@ -205,6 +207,65 @@ async def test_an_unmatched_mask_is_422_naming_the_entry_and_nothing_is_written(
     assert [(r.method, r.path) for r in s.sim.requests] == [("GET", f"{RS}/resources/{rid}")]
 
 
+# --- a mask is put back only into the slot it was read from ------------------------------------
+async def refused_put(s: SimAdmin, rid: str, body: Any) -> list[str]:
+    """PUT ``body``: must be 422 with nothing written; the fields it names."""
+    before = copy.deepcopy(s.sim.restream.resources["demo-media"][rid].body)
+    s.sim.requests.clear()
+    status, data, _ = await s.admin.call("PUT", f"/restream/demo-media/resources/{rid}", json=body)
+    assert status == 422, data
+    assert [(r.method, r.path) for r in s.sim.requests] == [("GET", f"{RS}/resources/{rid}")]
+    assert s.sim.restream.resources["demo-media"][rid].body == before
+    return [f["field"] for f in data["fields"]]
+
+
+async def test_a_mask_moved_to_another_entrys_key_is_refused(sim_admin: SimAdmin) -> None:
+    body = await masked_copy(sim_admin, "1001")
+    youtube_key = body["restreams"][0]["target_key"]  # twitch's entry is on another host
+    body["restreams"][1]["target_key"] = youtube_key
+    assert await refused_put(sim_admin, "1001", body) == ["restreams[1].target_key"]
+
+
+async def test_a_mask_moved_to_a_url_password_of_another_host_is_refused(
+    sim_admin: SimAdmin,
+) -> None:
+    body = await masked_copy(sim_admin, "1001")
+    youtube_key = body["restreams"][0]["target_key"]
+    body["restreams"][0]["target_url"] = f"rtmp://me:{youtube_key}@attacker.example/live2"
+    stolen = {**body["restreams"][0], "target_url": "rtmp://attacker.example/app"}
+    body["restreams"].append({**stolen, "target_key": youtube_key, "backup": {}})
+    fields = await refused_put(sim_admin, "1001", body)
+    assert fields == [
+        "restreams[0].target_url",
+        "restreams[0].target_key",
+        "restreams[2].target_key",
+    ]
+
+
+async def test_secrets_in_url_queries_are_masked_and_kept_by_a_round_trip(
+    sim_admin: SimAdmin,
+) -> None:
+    s = sim_admin
+    stored = copy.deepcopy(s.sim.restream.resources["demo-media"]["1002"].body)
+    body = await masked_copy(s, "1002")
+    assert "SECRET" not in json.dumps(body)
+    srt, token = body["restreams"][1]["target_url"], body["restreams"][2]["target_url"]
+    assert re.fullmatch(
+        rf"srt://srt\.partner\.example:9000\?streamid={MASK_RX}&passphrase={MASK_RX}&latency=2000",
+        srt,
+    )
+    assert re.fullmatch(rf"rtmp://ingest\.partner\.example/app\?token={MASK_RX}", token)
+    body["name"] = "relay, renamed"
+    status, data, _ = await s.admin.call("PUT", "/restream/demo-media/resources/1002", json=body)
+    assert status == 200, data
+    after = s.sim.restream.resources["demo-media"]["1002"].body
+    assert (after["name"], after["restreams"]) == ("relay, renamed", stored["restreams"])
+    # The SRT passphrase's mask in the token slot of the other ingest is refused.
+    passphrase = srt.split("passphrase=")[1].split("&")[0]
+    body["restreams"][2]["target_url"] = f"rtmp://ingest.partner.example/app?token={passphrase}"
+    assert await refused_put(s, "1002", body) == ["restreams[2].target_url"]
+
+
 async def test_dvr_routes_reach_the_platform_as_sent(sim_admin: SimAdmin) -> None:
     s = sim_admin
     status, data, _ = await s.admin.call("GET", "/dvr/demo-media/streams/live/main")
@@ -260,6 +321,8 @@ async def test_talking_head_routes_and_task_tracking_to_the_end(sim_admin: SimAd
     status, data, _ = await s.admin.call("GET", f"/talking-head/demo-media/video/{task_id}")
     assert status == 200, data
     assert (s.last().method, s.last().path) == ("GET", f"{TH}/video/{task_id}")
+    # The link is the answer: its signature stays usable (bound to the exporter's address).
+    assert re.search(r"\?expires=[0-9]+&ip=[^&]+&sig=[0-9a-f]{16}$", data["url"]), data
     status, data, _ = await s.admin.call(
         "PATCH", f"/talking-head/demo-media/video/{task_id}", json={"video_name": "renamed"}
     )
@@ -374,3 +437,47 @@ async def test_a_slow_platform_is_504_within_the_timeout(make_admin: MakeAdmin) 
         assert time.monotonic() - started < 2
     finally:
         await runner.cleanup()
+
+
+# --- the document states what the platform refuses; the exporter refuses it first --------------
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        (
+            "/restream/demo-media/history?resource_id=1001&start=2026-01-01T00:00:00Z"
+            "&end=2026-02-01T00:00:01Z",
+            None,
+            "end",
+        ),
+        ("/talking-head/demo-media/tasks?sort=-circle", None, "sort"),
+        (
+            "/restream/demo-media/resources",
+            {"type": "short", "active": True, "restreams": []},
+            "name",
+        ),
+        (
+            "/restream/demo-media/resources",
+            {"name": "", "type": "short", "active": True, "restreams": []},
+            "name",
+        ),
+    ],
+)
+async def test_what_the_platform_refuses_is_422_before_anything_is_sent(
+    sim_admin: SimAdmin, path: str, body: Any, field: str
+) -> None:
+    s = sim_admin
+    s.sim.requests.clear()
+    method = "GET" if body is None else "POST"
+    status, data, _ = await s.admin.call(method, path, json=body)
+    assert status == 422, data
+    assert [f["field"] for f in data["fields"]] == [field]
+    assert len(s.sim.requests) == 0
+
+
+async def test_a_history_of_exactly_31_days_is_read(sim_admin: SimAdmin) -> None:
+    path = (
+        "/restream/demo-media/history?resource_id=1001&start=2026-01-01T00:00:00Z"
+        "&end=2026-02-01T00:00:00Z"
+    )
+    status, data, _ = await sim_admin.admin.call("GET", path)
+    assert status == 200, data

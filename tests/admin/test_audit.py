@@ -66,7 +66,8 @@ async def test_reads_are_not_audited(admin: Admin) -> None:
 
 async def test_create_and_generate_record_the_new_id(admin: Admin) -> None:
     with capture_logs() as logs:
-        await admin.call("POST", "/restream/demo-media/resources", json={"name": "x"})
+        body = {"name": "x", "type": "short", "active": True, "restreams": []}
+        await admin.call("POST", "/restream/demo-media/resources", json=body)
         await admin.call(
             "POST",
             "/talking-head/demo-media/generate",
@@ -110,3 +111,25 @@ async def test_upstream_down_is_audited_as_unreachable(make_admin: MakeAdmin) ->
         502,
         "t",
     )
+
+
+async def test_an_audit_line_keeps_its_structure_whatever_a_body_held(admin: Admin) -> None:
+    """A body's secrets equal to the account name and the role word are learned, and still
+    the audit line names account, route and role in clear."""
+    stream = io.StringIO()
+    configure_logging("info", "json", admin.ctx.redactor, stream=stream)
+    try:
+        body = copy.deepcopy(RESOURCE)
+        body["restreams"][0]["password"] = "demo-media"
+        body["restreams"][0]["target_key"] = "write"
+        await admin.call("POST", "/restream/demo-media/resources", json=body)
+        await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
+    finally:
+        structlog.reset_defaults()
+    events = [json.loads(line) for line in stream.getvalue().splitlines()]
+    got = [(e["account"], e["role"], e["route"]) for e in events if e["event"] == "audit"]
+    assert got == [
+        ("demo-media", "write", "POST /api/v1/restream/{account}/resources"),
+        ("demo-media", "write", "PUT /api/v1/restream/{account}/resources/{resource_id}"),
+    ]
+    assert admin.ctx.redactor.text("key write") == f"key {MASK}"  # free text: still masked

@@ -17,8 +17,9 @@ from schemathesis.core import NOT_SET
 from exporter.web.admin import validation as v
 from exporter.web.admin import validation_th as th
 from exporter.web.admin.core import loads_strict
-from exporter.web.admin.masking import SecretMask, has_mask, restore_secrets
+from exporter.web.admin.masking import SecretMask
 from exporter.web.admin.openapi import OWN_STATUSES, UPSTREAM_HEADER
+from exporter.web.admin.restore import has_mask, restore_secrets
 from exporter.web.admin.validation import FieldError
 
 from .conftest import served_document
@@ -123,8 +124,16 @@ IDS = st.one_of(st.sampled_from([".", "..", "", "a/..", "x", "live/main", "a//b"
 
 
 def _history(name: str) -> Callable[[str], list[FieldError]]:
+    """The check of one history parameter on its own: the rules between start and end (x-rules:
+    the order, the 31-day period) are left out here."""
     base = {"resource_id": "r1", "start": "1000-01-01T00:00:00Z", "end": "9999-12-31T23:59:59Z"}
-    return lambda value: v.check_history_query({**base, name: value})
+    between = ("must be later than start", f"at most {v.HISTORY_DAYS} days after start")
+
+    def check(value: str) -> list[FieldError]:
+        errors = v.check_history_query({**base, name: value})
+        return [e for e in errors if not e.message.startswith(between)]
+
+    return check
 
 
 def _tasks(name: str) -> Callable[[str], list[FieldError]]:
@@ -191,10 +200,16 @@ def body_schema(name: str) -> dict[str, Any]:
     return {"$ref": f"#/components/schemas/{name}", "components": DOC["components"]}
 
 
+HEAD = {"name": "n", "type": "short", "active": True}
+
+
 @pytest.mark.parametrize(
     "body",
     [
         {"bogus": 1},
+        {},  # the platform needs name, type, active and restreams
+        {**HEAD, "name": ""},
+        {"type": "short", "active": True, "restreams": []},
         {"restreams": [{"source": "a", "target_url": "b", "colour": "red"}]},
         {"restreams": [{"source": "a", "target_url": "b", "backup": {"login": "x"}}]},
         {"restreams": [{"source": " ", "target_url": "b"}]},
@@ -209,9 +224,9 @@ def test_restream_bodies_are_closed_and_refused_by_both(body: dict[str, Any]) ->
 @pytest.mark.parametrize(
     "body",
     [
-        {"name": "n", "restreams": [{"source": "a", "target_url": "b", "backup": {}}]},
-        {"resource_id": 5, "creation_ts": 1, "modification_ts": 2, "restreams": []},
-        {"restreams": [{"source": "a", "target_url": "b", "backup": {"target_url": "c"}}]},
+        {**HEAD, "restreams": [{"source": "a", "target_url": "b", "backup": {}}]},
+        {**HEAD, "resource_id": 5, "creation_ts": 1, "modification_ts": 2, "restreams": []},
+        {**HEAD, "restreams": [{"source": "a", "target_url": "b", "backup": {"target_url": "c"}}]},
     ],
 )
 def test_restream_bodies_accepted_by_both(body: dict[str, Any]) -> None:
@@ -271,7 +286,9 @@ async def test_unknown_restream_fields_are_refused_and_platform_fields_not_sent_
     before = s.count()
     entry = {"source": "live/main", "target_url": "rtmp://t.example/app"}
     status, data, resp = await s.admin.call(
-        "POST", "/restream/demo-media/resources", json={"bogus": 1, "restreams": [entry]}
+        "POST",
+        "/restream/demo-media/resources",
+        json={**HEAD, "bogus": 1, "restreams": [entry]},
     )
     assert status == 422
     assert UPSTREAM_HEADER not in resp.headers
@@ -331,7 +348,10 @@ REQUEST_CHECKS: dict[str, tuple[Callable[[Any], list[FieldError]], set[tuple[str
     "restream_create": (_create, {(_STOP, _ORDER), (r"restreams.*", _MASK)}),
     "restream_update": (lambda c: v.check_restream_resource(_body(c)), {(_STOP, _ORDER)}),
     "restream_status": (lambda c: v.check_status_query(_query(c)), set()),
-    "restream_history": (lambda c: v.check_history_query(_query(c)), {("end", _ORDER)}),
+    "restream_history": (
+        lambda c: v.check_history_query(_query(c)),
+        {("end", _ORDER), ("end", f"at most {v.HISTORY_DAYS} days after start.*")},
+    ),
     "dvr_delete": (
         lambda c: v.check_dvr_delete(_body(c)),
         {("to_ts", "must be later than from_ts")},

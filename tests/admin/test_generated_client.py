@@ -128,7 +128,9 @@ def test_generated_client_parses_the_exporters_and_the_platforms_errors(
         base_url=f"{demo.base_url}/api/v1", token=demo.read_token
     )
     entry = models.RestreamEntry(source="live/main", target_url="rtmp://partner.example/app")
-    body = models.RestreamResource(name="not allowed", restreams=[entry])
+    body = models.RestreamResource(
+        name="not allowed", type_="short", active=True, restreams=[entry]
+    )
 
     refused = create.sync_detailed(
         models.RestreamCreateAccount("demo-media"), client=reader, body=body

@@ -36,7 +36,8 @@ async def test_json_nested_too_deep_is_400_naming_the_limit(admin: Admin) -> Non
 
 async def test_json_at_the_depth_limit_is_still_read(admin: Admin) -> None:
     """32 levels are parsed and checked field by field (here: an unknown field, 422), not 400."""
-    body = '{"name": "x", "extra": ' + "[" * 31 + "]" * 31 + "}"
+    head = '{"name": "x", "type": "short", "active": true, "restreams": [], '
+    body = head + '"extra": ' + "[" * 31 + "]" * 31 + "}"
     status, data, _ = await send_raw(admin, "PUT", "/restream/demo-media/resources/r1", body)
     assert status == 422
     assert [f["field"] for f in data["fields"]] == ["extra"]

@@ -5,11 +5,23 @@ from __future__ import annotations
 import copy
 import json
 import re
+from pathlib import Path
 from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exporter.restream.identity import KeyFingerprint
 from exporter.support.logs import MASK
-from exporter.web.admin.masking import SecretMask, mask, mask_history, restore_secrets
+from exporter.support.secrets import (
+    QUERY_ALLOWED,
+    SECRET_NAMES,
+    SECRET_SUFFIXES,
+    SECRET_WORDS,
+    is_secret_query_name,
+)
+from exporter.web.admin.masking import SecretMask, mask, mask_history
+from exporter.web.admin.restore import restore_secrets
 
 from .conftest import Admin
 from .fakes import RESOURCE, SECRETS
@@ -245,13 +257,15 @@ def test_a_fingerprint_shared_by_two_stored_secrets_is_ambiguous() -> None:
     assert [e.field for e in errors] == [
         "restreams[0].target_key",
         "restreams[0].password",
-        "restreams[0].backup.password",
         "restreams[1].target_key",
         "restreams[1].password",
-        "restreams[1].backup.password",
     ]
     assert "matches more than one secret of resource r1" in errors[0].message
-    assert restored == body  # nothing was guessed
+    # nothing was guessed; the backup password is the same value in both slots
+    assert [e["target_key"] for e in restored["restreams"]] == [f"{MASK}#{'0' * 12}"] * 2
+    assert [e["backup"]["password"] for e in restored["restreams"]] == [
+        "backup-password-secret"
+    ] * 2
 
 
 # --- masking by field, never by substring ---------------------------------------------------
@@ -325,3 +339,120 @@ async def test_only_writes_the_platform_accepted_teach_the_redactor(admin: Admin
     await admin.call("POST", "/restream/demo-media/resources", json=poisoned)
     text = "invalid-body-key-1 platform-refused-key-2 event"
     assert admin.ctx.redactor.text(text) == text
+
+
+# --- masking by meaning: the redactor's notion of a secret, any value under it ---------------
+PREFIXES = st.sampled_from(["", "new_", "old-", "client_", "Backup.", "x_", "primary"])
+SECRET_ENDINGS = st.sampled_from(
+    ["password", "_key", "token", "secret", "passphrase", "passwd", "_sig", "signature"]
+)
+SECRET_NAME = st.one_of(
+    st.builds(lambda p, s: p + s, PREFIXES, SECRET_ENDINGS),
+    st.sampled_from(["key", "auth", "target_key", "stream_key", "streamid", "Authorization"]),
+)
+PLAIN_NAME = st.from_regex(r"[a-z]{1,8}", fullmatch=True).filter(
+    lambda n: not any(w in n for w in ("key", "token", "secret", "pass", "auth", "sig"))
+)
+SECRET_INT = st.integers(10**9, 10**10)
+PLANTED = st.from_regex(r"PLANTED[0-9]{1,4}", fullmatch=True)
+# A secret: a string, a number, or a list or object of them, however it is nested.
+SECRET_VALUE = st.recursive(
+    st.one_of(PLANTED, SECRET_INT),
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=1, max_size=3),
+        st.dictionaries(PLAIN_NAME, inner, min_size=1, max_size=3),
+    ),
+    max_leaves=6,
+)
+URL_WITH_SECRETS = st.builds(
+    lambda s, t: f"srt://h.example:9000?streamid={s}&passphrase={t}&latency=120",
+    PLANTED,
+    PLANTED,
+) | st.builds(lambda t: f"rtmp://u:{t}@h.example/app?token={t}", PLANTED)
+PLAIN_LEAF = st.one_of(st.integers(0, 1000), st.from_regex(r"[a-z ]{0,12}", fullmatch=True))
+BODY = st.recursive(
+    st.one_of(PLAIN_LEAF, URL_WITH_SECRETS),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(PLAIN_NAME, inner, max_size=3),
+        st.dictionaries(SECRET_NAME, SECRET_VALUE, min_size=1, max_size=2),
+        st.builds(
+            lambda a, b: {**a, **b},
+            st.dictionaries(PLAIN_NAME, inner, max_size=2),
+            st.dictionaries(SECRET_NAME, SECRET_VALUE, max_size=2),
+        ),
+    ),
+    max_leaves=12,
+)
+
+
+def _ints(value: Any) -> set[int]:
+    if isinstance(value, dict):
+        return {i for v in value.values() for i in _ints(v)}
+    if isinstance(value, list):
+        return {i for v in value for i in _ints(v)}
+    return {value} if isinstance(value, int) and value >= 10**9 else set()
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=BODY)
+def test_no_secret_of_a_nested_body_survives_masking(body: Any) -> None:
+    masks = SecretMask(KeyFingerprint(b"k"))
+    reply = json.dumps(mask(body, masks))
+    assert "PLANTED" not in reply
+    for number in _ints(body):
+        assert str(number) not in reply
+
+
+def test_a_list_or_object_under_a_secret_name_is_masked_to_its_leaves() -> None:
+    data = {"new_password": ["a1", {"x": "b2"}], "client_key": {"v": 7}, "api_token": True}
+    assert mask(data, PLAIN) == {
+        "new_password": [f"{MASK}#aaaaaaaaaaaa", {"x": f"{MASK}#bbbbbbbbbbbb"}],
+        "client_key": {"v": MASK},
+        "api_token": MASK,
+    }
+
+
+async def test_a_reply_with_secrets_under_new_names_is_masked(admin: Admin) -> None:
+    reply = {
+        "data": {
+            "resources": [
+                {"new_password": "np-planted-1", "extra": {"client_key": ["ck-planted-2"]}},
+                {"target_url": "srt://h.example:9000?streamid=sid-planted-3&latency=120"},
+            ]
+        }
+    }
+    admin.upstream.replies[("GET", f"{RS}/resources")] = (200, reply)
+    status, data, _ = await admin.call("GET", "/restream/demo-media/resources")
+    assert status == 200
+    text = json.dumps(data)
+    assert "planted" not in text
+    assert "latency=120" in text
+
+
+def test_the_documented_secret_rules_are_the_codes() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "admin-api.md").read_text()
+    section = doc.split("## Secrets in answers", 1)[1].split("\n## ", 1)[0]
+    for name in (*QUERY_ALLOWED, *SECRET_NAMES, *SECRET_WORDS):
+        assert f"`{name}`" in section, name
+    for suffix in SECRET_SUFFIXES:
+        assert f"`{suffix}`" in section, suffix
+    # An allowed query name never looks like a credential.
+    assert not [n for n in QUERY_ALLOWED if any(w in n for w in SECRET_WORDS)]
+    assert not [n for n in QUERY_ALLOWED if is_secret_query_name(n)]
+
+
+def test_history_keys_hide_query_secrets_and_keep_the_points() -> None:
+    point = {"code": 0, "description": "OK", "time": 1}
+    reply = {"data": [{"history": {"rtmp://h/app?token=t1&vhost=v": {"k1": [point]}}}]}
+    assert mask_history(reply, PLAIN) == {
+        "data": [
+            {
+                "history": {
+                    f"rtmp://h/app?token={MASK}#tttttttttttt&vhost=v": {
+                        f"{MASK}#kkkkkkkkkkkk": [point]
+                    }
+                }
+            }
+        ]
+    }

@@ -274,3 +274,17 @@ def test_fuzzed_requests_never_get_a_5xx_and_match_the_document(
         assert len(upstream.requests) == before, (method, url, kw)
 
     check()
+
+
+def test_the_document_states_the_platforms_static_rules() -> None:
+    schemas = DOC["components"]["schemas"]
+    resource = schemas["RestreamResource"]
+    assert resource["required"] == ["name", "type", "active", "restreams"]
+    assert resource["properties"]["name"]["minLength"] == 1
+    ops = {op["operationId"]: op for _, _, op in operations(DOC)}
+    sort = next(p for p in ops["th_tasks"]["parameters"] if p["name"] == "sort")["schema"]
+    assert "-duration" in sort["enum"]
+    assert not [v for v in sort["enum"] if v.lstrip("+-") == "circle"]  # not sortable
+    assert any("at most 31 days" in rule for rule in ops["restream_history"]["x-rules"])
+    assert ops["th_cancel"]["x-rules"]
+    assert ops["th_video_link"]["x-rules"]

@@ -21,11 +21,12 @@ FIXED_SEED = 20261123
 MAX_EXAMPLES = 40
 PHASES = "examples,coverage,fuzzing,stateful"
 
-# positive_data_acceptance: a schema-valid request may still be refused by the platform for a
-# reason of its state (a task already cancelled, a video not ready, a history period longer
-# than it keeps): that 400 is passed through with X-Upstream-Status. And a 422 may name a rule
-# JSON Schema cannot say (x-rules of the operation). The hook check
-# exporter_accepts_schema_valid_requests keeps the exporter itself to the stricter contract.
+# positive_data_acceptance lets 400 and 422 through; the hook check
+# exporter_accepts_schema_valid_requests is the stricter contract in its place: a schema-valid
+# request refused with 400 or 422, by the exporter or by the platform, fails unless the
+# operation lists rules beyond the schemas (x-rules: a stop after its start, a history period
+# of at most 31 days, a task not cancelled already, a video that is ready). The document states
+# every static rule of the platform (required name, type, active, restreams; sort fields).
 CONFIG = """
 [parameters]
 "path.account" = "demo-media"

@@ -31,7 +31,8 @@ from exporter.runtime.polling import PollRunner
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import SimConfig, Simulator
 from exporter.support.clock import FakeClock
-from exporter.support.logs import Redactor, configure_logging
+from exporter.support.logs import MASK, Redactor, configure_logging
+from exporter.support.secrets import QUERY_ALLOWED
 from exporter.talking_head import TalkingHeadPoller
 from exporter.upstream import UpstreamClient
 
@@ -160,12 +161,23 @@ async def rig(aiohttp_server: ServerFactory) -> AsyncIterator[Rig]:
 FP = KeyFingerprint(TOKEN.encode())  # the upstream token keys the fingerprint, as in the service
 
 
+def label_url(url: str) -> str:
+    """A target URL as its label must read: no userinfo, query values but the allowed names
+    as ``********#<fingerprint>`` (docs/metrics.md)."""
+    head, _, query = no_userinfo(url).partition("?")
+    if not query:
+        return head
+    pairs = [pair.partition("=") for pair in query.split("&")]
+    shown = [n + "=" + (v if n in QUERY_ALLOWED else f"{MASK}#{FP(v)}") for n, _, v in pairs]
+    return head + "?" + "&".join(shown)
+
+
 def target_labels(account: str, rid: str, source: str, url: str, key: str) -> dict[str, str]:
     return {
         "account": account,
         "resource_id": rid,
         "source": source,
-        "target": no_userinfo(url),
+        "target": label_url(url),
         "target_key": FP(key),
     }
 

@@ -17,6 +17,7 @@ from exporter.restream.identity import (
     url_secrets,
 )
 from exporter.restream.transform import Change, fold_history, history_fragment, status_fragment
+from exporter.support.logs import MASK
 from exporter.upstream.models import (
     HistoryPoint,
     RestreamEntry,
@@ -64,7 +65,7 @@ def target(url: str = URL, key: str = KEY, rid: str = "r1") -> dict[str, str]:
         "account": "acme",
         "resource_id": rid,
         "source": SRC,
-        "target": url_label(url, key),
+        "target": url_label(url, FP, key),
         "target_key": FP(key),
     }
 
@@ -105,6 +106,37 @@ def test_target_label_has_no_credentials_and_key_is_a_fingerprint() -> None:
         assert secret not in text
 
 
+SRT = "srt://srt.example:9000?streamid=#!::r=sid-a,m=publish&passphrase=srt-pass-1&latency=2000"
+TOKENED = "rtmp://ingest.example/app?token=tok-secret-1&vhost=live.example"
+
+
+def test_secrets_in_a_target_urls_query_are_fingerprinted_in_its_label() -> None:
+    other = SRT.replace("sid-a", "sid-b")
+    entries = [entry(url=SRT, key=""), entry(url=other, key=""), entry(url=TOKENED)]
+    statuses = [
+        StatusRecord(
+            "r1", tuple(TargetStatus(SRC, e.target_url, e.target_key, 0, "OK") for e in entries)
+        )
+    ]
+    frag, duplicates = status_fragment("acme", [resource(*entries)], statuses, NOW, FP)
+    targets = [labels[3] for labels, _ in frag.samples[f.STATUS_CODE]]
+    assert duplicates == 0  # two SRT stream ids on one host stay two series
+    assert sorted(targets) == sorted(
+        [
+            f"srt://srt.example:9000?streamid={MASK}#{FP('#!::r=sid-a,m=publish')}"
+            f"&passphrase={MASK}#{FP('srt-pass-1')}&latency=2000",
+            f"srt://srt.example:9000?streamid={MASK}#{FP('#!::r=sid-b,m=publish')}"
+            f"&passphrase={MASK}#{FP('srt-pass-1')}&latency=2000",
+            f"rtmp://ingest.example/app?token={MASK}#{FP('tok-secret-1')}&vhost=live.example",
+        ]
+    )
+    text = b"".join(frag.rendered().values()).decode()
+    for secret in ("sid-a", "sid-b", "srt-pass-1", "tok-secret-1"):
+        assert secret not in text
+    assert {"#!::r=sid-a,m=publish", "srt-pass-1"} <= set(url_secrets(SRT))
+    assert url_secrets(TOKENED) == ["tok-secret-1"]
+
+
 def test_empty_target_key_gives_empty_fingerprint() -> None:
     frag, _ = status_fragment("acme", [resource(entry(key=""))], [status(0, key="")], NOW, FP)
     assert frag.value(f.STATUS_CODE, **target(key="")) == 0
@@ -113,7 +145,7 @@ def test_empty_target_key_gives_empty_fingerprint() -> None:
 
 def test_key_inside_the_target_url_is_masked() -> None:
     url = f"rtmp://yt.example/live2/{KEY}"
-    assert KEY not in url_label(url, KEY)
+    assert KEY not in url_label(url, FP, KEY)
     frag, _ = status_fragment("acme", [resource(entry(url=url))], [status(0, url=url)], NOW, FP)
     assert KEY not in b"".join(frag.rendered().values()).decode()
 
@@ -238,7 +270,7 @@ def point(t: float, code: int, url: str = URL, key: str = KEY) -> HistoryPoint:
 
 def test_history_keeps_the_latest_change_per_target() -> None:
     state = fold_history({}, "r1", [point(NOW - 300, 0), point(NOW - 100, 2)], FP)
-    tid = ("r1", SRC, url_label(URL), FP(KEY))
+    tid = ("r1", SRC, url_label(URL, FP), FP(KEY))
     assert state == {tid: Change(NOW - 100, 2)}
     frag = history_fragment("acme", state)
     assert frag.value(f.STATUS_CHANGED, **target()) == NOW - 100
@@ -273,7 +305,7 @@ def test_history_targets_are_separate_and_unordered_input_is_sorted() -> None:
 )
 def test_url_label_never_keeps_userinfo(user: str, password: str, host: str, path: str) -> None:
     url = f"rtmp://{user}:{password}@{host}{path}"
-    assert url_label(url) == f"rtmp://{host}{path}"
+    assert url_label(url, FP) == f"rtmp://{host}{path}"
     assert f"{user}:{password}" in url_secrets(url)
 
 
@@ -287,7 +319,7 @@ def test_fingerprint_is_twelve_hex_and_never_the_key(key: str) -> None:
 
 def test_a_password_with_an_at_sign_is_collected_whole() -> None:
     assert url_secrets("rtmp://u:p@ss@h.example/x") == ["u:p@ss", "p@ss"]
-    assert url_label("rtmp://u:p@ss@h.example/x") == "rtmp://h.example/x"
+    assert url_label("rtmp://u:p@ss@h.example/x", FP) == "rtmp://h.example/x"
     assert url_secrets("rtmp://h.example/x@y") == []
 
 

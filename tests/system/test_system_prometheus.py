@@ -16,9 +16,19 @@ from typing import Any
 import promql_parser as pp
 import pytest
 from deploy_helpers import alert_rules, concrete, dashboard_targets, dashboards, variable_queries
-from system_stack import ACCOUNTS, JOB, MISSED_ACCOUNT, NotYet, Stack, has_data, summary, wait_for
+from system_stack import (
+    ACCOUNTS,
+    JOB,
+    MISSED_ACCOUNT,
+    SIM_TOKEN,
+    NotYet,
+    Stack,
+    has_data,
+    summary,
+    wait_for,
+)
 
-from exporter.restream.identity import url_label
+from exporter.restream.identity import KeyFingerprint, url_label
 
 pytestmark = pytest.mark.system
 
@@ -199,7 +209,7 @@ def restream_target_to_break(stack: Stack) -> tuple[str, str, str, str]:
                 key = (
                     account,
                     resource["resource_id"],
-                    url_label(url, entry.get("target_key", "")),
+                    url_label(url, KeyFingerprint(SIM_TOKEN.encode()), entry.get("target_key", "")),
                 )
                 if key in ok:
                     return (*key, url)

@@ -120,9 +120,10 @@ def test_learned_data_secrets_never_erase_the_structure_of_an_event() -> None:
         "route": "POST /api/v1/restream/{account}/resources",
         "remote": "127.0.0.1",
         "target": "audit",
+        "error": "audit refused",
     }
     out = r(None, "info", dict(event))
-    assert out == {**event, "target": MASK}
+    assert out == {**event, "error": f"{MASK} refused"}  # free text only
     # Credentials are still masked there (a stdlib message may carry one).
     assert r(None, "info", {"event": "sent config-token-123"}) == {"event": f"sent {MASK}"}
 
@@ -326,3 +327,58 @@ def test_configuring_twice_keeps_one_stdlib_handler() -> None:
     logging.getLogger("x").warning("once")
     assert first.getvalue() == ""
     assert [r["event"] for r in lines(second)] == ["once"]
+
+
+# --- one notion of a secret: names by structure, URLs by structure ----------------------------
+@pytest.mark.parametrize(
+    "key",
+    ["new_password", "client_key", "passphrase", "X-Amz-Signature", "hmac_sig", "basic_auth"],
+)
+def test_names_that_only_end_like_a_secret_are_masked(key: str) -> None:
+    assert redact({"event": "x", key: "s3cr3t-value"})[key] == MASK
+    assert Redactor().text(f"{key}=s3cr3t-value") == f"{key}={MASK}"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "srt://h:9000?streamid=#!::r=live/x,m=publish&passphrase=pp-1&latency=200",
+            f"srt://h:9000?streamid={MASK}&passphrase={MASK}&latency=200",
+        ),
+        ("push to rtmp://h/app?token=abc1 failed", f"push to rtmp://h/app?token={MASK} failed"),
+        (
+            "https://v.example/f.mp4?expires=17&ip=10.0.0.1&sig=ff00",
+            f"https://v.example/f.mp4?expires={MASK}&ip={MASK}&sig={MASK}",
+        ),
+        (
+            '{"url": "srt://h?streamid=s1&mode=caller"}',
+            f'{{"url": "srt://h?streamid={MASK}&mode=caller"}}',
+        ),
+        ("rtmp://h/app?vhost=live.example", "rtmp://h/app?vhost=live.example"),
+    ],
+)
+def test_url_query_values_are_masked_but_the_allowed_names(text: str, expected: str) -> None:
+    assert Redactor().text(text) == expected
+
+
+def test_an_audit_line_keeps_account_and_role_whatever_was_learned() -> None:
+    r = Redactor()
+    r.learn("demo-media", "write")  # a body's secret equal to an account name and a role word
+    event = {
+        "event": "audit",
+        "account": "demo-media",
+        "role": "write",
+        "outcome": "ok",
+        "status": 200,
+        "error": "demo-media write",
+    }
+    out = r(None, "info", dict(event))
+    assert out == {**event, "error": f"{MASK} {MASK}"}
+
+
+def test_only_secret_named_query_values_are_learned() -> None:
+    from exporter.support.secrets import query_secrets
+
+    url = "https://v.example/f.mp4?expires=1767225600&ip=10.0.0.1&sig=ff00aa&streamid=s1"
+    assert query_secrets(url) == ["ff00aa", "s1"]

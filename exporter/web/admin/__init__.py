@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from exporter.config.rules import GENERATE_PER_MINUTE
-from exporter.restream.identity import KeyFingerprint, fingerprint_secret
 from exporter.runtime.context import Context
 from exporter.web.admin.core import (
     AdminDeps,
@@ -17,7 +16,7 @@ from exporter.web.admin.core import (
     Route,
     make_handler,
 )
-from exporter.web.admin.masking import SecretMask
+from exporter.web.admin.masking import secret_mask
 from exporter.web.admin.openapi import build_openapi
 from exporter.web.admin.ratelimit import WindowLimit
 from exporter.web.admin.routes import ROUTES
@@ -48,8 +47,7 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
     only hands it the tasks it submits.
     """
     settings = ctx.settings
-    fingerprint = KeyFingerprint(fingerprint_secret(settings.upstream))
-    masks = SecretMask(fingerprint, settings.secrets())
+    masks = secret_mask(settings)
     failures = settings.admin.auth_failures_per_minute
     auth_failures = WindowLimit(ctx.clock, failures, 60.0) if failures else None
     state = AdminState(

@@ -9,7 +9,8 @@ import structlog
 from aiohttp import web
 
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
-from exporter.web.admin.masking import has_mask, mask_history, restore_secrets
+from exporter.web.admin.masking import mask_history, mask_video_link
+from exporter.web.admin.restore import has_mask, restore_secrets
 from exporter.web.admin.validation import (
     check_dvr_delete,
     check_history_query,
@@ -170,7 +171,7 @@ async def th_cancel(call: Call) -> web.StreamResponse:
 
 async def th_video_link(call: Call) -> web.StreamResponse:
     op = call.ctx.ops.th_video_link(call.account, call.param("task_id"))
-    return call.passthrough(await call.upstream(op))
+    return call.passthrough(await call.upstream(op), mask_video_link)
 
 
 async def th_rename(call: Call) -> web.StreamResponse:

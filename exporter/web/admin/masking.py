@@ -1,30 +1,31 @@
-"""Masks secret fields in upstream replies and puts stored secrets back where a write sends a mask.
+"""Masks secret fields in upstream replies (putting them back on writes: ``restore``).
 
-Masked by field, never by substring of other text: values of secret-named keys (``password``,
-``target_key``, ``token``, ...; empty strings stay empty so "no password" stays visible), the
-password part of URL userinfo, and the exporter's own credentials. Each mask carries the keyed
-fingerprint of the value it hides (``********#<12 hex>``, the fingerprint of the metrics'
-``target_key`` label), so a write that sends it back gets exactly that value, whichever entry
-it now sits in; a mask that matches no stored value, or more than one, is refused.
+Masked by structure, never by substring of other text, with the one notion of a secret the log
+redactor uses (``exporter.support.secrets``):
+- the value of every field whose name is secret (``password``, ``target_key``, ``new_password``,
+  ``client_key``, ...), whatever its type: a list or an object under such a name is masked to
+  its last leaf; empty strings stay empty so "no password" stays visible;
+- in every URL, the userinfo password and every query value but the allowed names
+  (``streamid``, ``passphrase``, ``token``, ...);
+- the exporter's own credentials, wherever they appear.
+Each mask carries the keyed fingerprint of the value it hides (``********#<12 hex>``, the
+fingerprint of the metrics' ``target_key`` label).
 """
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from exporter.restream.identity import FINGERPRINT_HEX
-from exporter.support.logs import MASK, SECRET_KEYS
-from exporter.web.admin.validation import FieldError
+from exporter.config.settings import Settings
+from exporter.restream.identity import FINGERPRINT_HEX, KeyFingerprint, fingerprint_secret
+from exporter.support.secrets import MASK, is_secret_key, mask_urls, query_secrets, urls_in
 
-_SCHEME = r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@\s?#:]*):"
+SCHEME = r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@\s?#:]*):"
 # Up to the last "@" of the authority: a password may itself contain "@".
-_URL_PASSWORD = re.compile(_SCHEME + r"(?P<pw>[^/\s?#]+)@")
-_MASK_REF = rf"{re.escape(MASK)}#(?P<fp>[0-9a-f]{{{FINGERPRINT_HEX}}})"
-_MASKED_URL_PASSWORD = re.compile(_SCHEME + _MASK_REF + "@")
-_MASK_VALUE = re.compile(_MASK_REF)
+URL_PASSWORD = re.compile(SCHEME + r"(?P<pw>[^/\s?#]+)@")
+MASK_REF = rf"{re.escape(MASK)}#(?P<fp>[0-9a-f]{{{FINGERPRINT_HEX}}})"
 
 
 class SecretMask:
@@ -43,47 +44,74 @@ class SecretMask:
         return f"{MASK}#{self.fingerprint(secret)}"
 
     def url(self, text: str) -> str:
-        """``scheme://user:secret@host`` -> ``scheme://user:********#<fp>@host``."""
-        return _URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{self.of(m.group('pw'))}@", text)
+        """Every URL in ``text`` with its password and secret query values masked:
+        ``srt://user:********#<fp>@host?streamid=********#<fp>&latency=2000``."""
+        text = URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{self.of(m.group('pw'))}@", text)
+        return mask_urls(text, self.of)
 
     def text(self, text: str) -> str:
+        return self.url(self.without_credentials(text))
+
+    def without_credentials(self, text: str) -> str:
         for credential in self.credentials:
             if credential in text:
                 text = text.replace(credential, MASK)
-        return self.url(text)
+        return text
 
 
-def mask(data: Any, masks: SecretMask, key: str = "") -> Any:
-    """A copy of a JSON value with every secret field masked."""
-    secret = key.lower() in SECRET_KEYS
+def secret_mask(settings: Settings) -> SecretMask:
+    """The masks of this exporter: keyed like the metrics' ``target_key`` label."""
+    return SecretMask(KeyFingerprint(fingerprint_secret(settings.upstream)), settings.secrets())
+
+
+def mask(data: Any, masks: SecretMask, key: str = "", secret: bool = False) -> Any:
+    """A copy of a JSON value with every secret masked; ``secret``: the value sits under a
+    secret name, so every leaf of it is one."""
+    secret = secret or is_secret_key(key)
     if isinstance(data, str):
         if secret and data:
             return masks.of(data)
         return masks.text(data)
     if isinstance(data, dict):
-        return {k: mask(v, masks, str(k)) for k, v in data.items()}
+        return {k: mask(v, masks, str(k), secret) for k, v in data.items()}
     if isinstance(data, list):
-        return [mask(v, masks) for v in data]
+        return [mask(v, masks, "", secret) for v in data]
     if secret and data not in (None, ""):
         return MASK
     return data
 
 
-def secrets_in(data: Any, key: str = "") -> list[str]:
-    """Values of secret fields and URL passwords inside a JSON value (for the log redactor)."""
+def url_secrets_of(text: str) -> list[str]:
+    """URL passwords and secret query values inside a text (masks excluded)."""
+    found = [m.group("pw") for m in URL_PASSWORD.finditer(text) if MASK not in m.group("pw")]
+    return found + [s for url in urls_in(text) for s in query_secrets(url)]
+
+
+def secrets_in(data: Any, key: str = "", secret: bool = False) -> list[str]:
+    """Values of secret fields and URL secrets inside a JSON value (for the log redactor)."""
+    secret = secret or is_secret_key(key)
     if isinstance(data, str):
-        if key.lower() in SECRET_KEYS:
+        if secret:
             return [data] if data and not data.startswith(MASK) else []
-        return [m.group("pw") for m in _URL_PASSWORD.finditer(data) if MASK not in m.group("pw")]
+        return url_secrets_of(data)
     if isinstance(data, dict):
-        return [s for k, v in data.items() for s in secrets_in(v, str(k))]
+        return [s for k, v in data.items() for s in secrets_in(v, str(k), secret)]
     if isinstance(data, list):
-        return [s for v in data for s in secrets_in(v)]
+        return [s for v in data for s in secrets_in(v, "", secret)]
     return []
 
 
+def mask_video_link(data: Any, masks: SecretMask) -> Any:
+    """The talking-head video link: the one URL whose query is the answer asked for (its
+    ``sig`` is valid 6 hours, from the exporter's address only); everything else masked."""
+    masked = mask(data, masks)
+    if isinstance(data, dict) and isinstance(data.get("url"), str):
+        masked["url"] = masks.without_credentials(data["url"])
+    return masked
+
+
 def mask_history(data: Any, masks: SecretMask) -> Any:
-    """Restream history: also hide the target URLs' passwords and the target keys used as
+    """Restream history: also hide the target URLs' secrets and the target keys used as
     dictionary keys."""
     data = mask(data, masks)
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
@@ -99,84 +127,3 @@ def mask_history(data: Any, masks: SecretMask) -> Any:
             for url, keys in history.items()
         }
     return data
-
-
-# --- putting stored secrets back on writes ------------------------------------------------------
-def has_mask(body: Any) -> bool:
-    """Whether the mask appears anywhere in a JSON value (keys included)."""
-    if isinstance(body, str):
-        return MASK in body
-    if isinstance(body, dict):
-        return any(MASK in str(k) or has_mask(v) for k, v in body.items())
-    if isinstance(body, list):
-        return any(has_mask(v) for v in body)
-    return False
-
-
-def restore_secrets(
-    body: Any, stored: Any, masks: SecretMask, where: str = "the stored resource"
-) -> tuple[Any, list[FieldError]]:
-    """Replace each ``********#<fp>`` in ``body`` with the one stored secret of that fingerprint.
-
-    ``stored`` is the current state (any JSON value); its secret fields and URL passwords are
-    the candidates. A mask that matches no candidate or several different ones, and a mask
-    anywhere but a whole secret field or a URL password, is an error: it must never be sent.
-    """
-    pool: dict[str, set[str]] = {}
-    for secret in secrets_in(stored):
-        pool.setdefault(masks.fingerprint(secret), set()).add(secret)
-    errors: list[FieldError] = []
-
-    def lookup(fp: str, path: str) -> str | None:
-        found = pool.get(fp, set())
-        if len(found) == 1:
-            return next(iter(found))
-        if found:
-            errors.append(
-                FieldError(
-                    path,
-                    f"the mask {MASK}#{fp} matches more than one "
-                    f"secret of {where}; send the real value",
-                )
-            )
-        else:
-            errors.append(
-                FieldError(
-                    path, f"the mask {MASK}#{fp} matches no secret of {where}; send the real value"
-                )
-            )
-        return None
-
-    def walk(value: Any, path: str, key: str) -> Any:
-        if isinstance(value, dict):
-            for k in value:
-                if MASK in str(k):
-                    errors.append(FieldError(_join(path, str(k)), _MISPLACED))
-            return {k: walk(v, _join(path, str(k)), str(k)) for k, v in value.items()}
-        if isinstance(value, list):
-            return [walk(v, f"{path}[{i}]", "") for i, v in enumerate(value)]
-        if not isinstance(value, str) or MASK not in value:
-            return value
-        if key.lower() in SECRET_KEYS and (whole := _MASK_VALUE.fullmatch(value)):
-            return lookup(whole.group("fp"), path) or value
-
-        def url_password(m: re.Match[str]) -> str:
-            secret = lookup(m.group("fp"), path)
-            return f"{m.group('head')}:{secret}@" if secret is not None else m.group(0)
-
-        restored = _MASKED_URL_PASSWORD.sub(url_password, value)
-        if MASK in _MASKED_URL_PASSWORD.sub("", value):
-            errors.append(FieldError(path, _MISPLACED))
-        return restored
-
-    return walk(copy.deepcopy(body), "", ""), errors
-
-
-def _join(prefix: str, key: str) -> str:
-    return f"{prefix}.{key}" if prefix else key
-
-
-_MISPLACED = (
-    f"the mask {MASK} stands for a stored secret only as the whole value of a secret field "
-    f"({MASK}#<fingerprint>, as read) or as a URL password; send the real value here"
-)

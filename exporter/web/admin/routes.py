@@ -12,7 +12,13 @@ from exporter.web.admin.validation import (
     MASK_ON_UPDATE,
     SCHEDULE_ORDER,
 )
-from exporter.web.admin.validation_th import KNOWN_CONFIGURATION, TASKS_ORDER, TASKS_QUERY
+from exporter.web.admin.validation_th import (
+    KNOWN_CONFIGURATION,
+    NOT_CANCELED,
+    TASKS_ORDER,
+    TASKS_QUERY,
+    VIDEO_READY,
+)
 
 RS = "/app/restream/v2/{account}"
 DVR = "/app/dvr-net/v1/{account}/streams/{stream_name}"
@@ -166,6 +172,7 @@ ROUTES: tuple[Route, ...] = (
         h.th_cancel,
         write=True,
         target="task_id",
+        rules=(NOT_CANCELED,),
     ),
     Route(
         "GET",
@@ -175,6 +182,7 @@ ROUTES: tuple[Route, ...] = (
         f"GET {TH}/video/{{task_id}}",
         "talking-head",
         h.th_video_link,
+        rules=(VIDEO_READY,),
     ),
     Route(
         "PATCH",

@@ -193,9 +193,11 @@ def request_schemas() -> dict[str, dict[str, Any]]:
     for key in v.READ_ONLY_FIELDS:
         resource[key]["readOnly"] = True
     read_only = ", ".join(v.READ_ONLY_FIELDS)
+    resource["name"] = NON_EMPTY_STRING
     return {
         "RestreamResource": closed(
             resource,
+            v.RESOURCE_REQUIRED,
             description=f"A create or update body. {read_only} are assigned by the platform: "
             "accepted (a resource read back can be sent again as it is) but never sent on.",
             examples=[

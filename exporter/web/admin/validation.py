@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 # The rules below are the single source of the admin API's request rules: the checks here
@@ -64,6 +64,8 @@ ENTRY_TYPES: dict[str, tuple[type, ...]] = {
     "password": (str,),
     "backup": (dict,),
 }
+# The platform's create and update body: every one of these, name not empty.
+RESOURCE_REQUIRED = ("name", "type", "active", "restreams")
 ENTRY_REQUIRED = ("source", "target_url")  # non-blank strings in every entry
 BACKUP_FIELDS = ("target_url", "login", "password")  # all or nothing: {} or with target_url
 BACKUP_REQUIRED = ("target_url",)
@@ -78,10 +80,12 @@ SCHEDULE_ORDER = "in every schedule window, stop is later than start"
 MASK_ON_CREATE = "a mask (********) cannot stand for a secret on create: nothing is stored yet"
 MASK_ON_UPDATE = (
     "a mask stands for a stored secret only as read (********#<fingerprint>), as the whole value "
-    "of a secret field or as a URL password, and only if it matches exactly one secret of the "
+    "of a secret field, a URL password or a URL query value, and only in the slot it was read "
+    "from (same entry, same field, same host) where it matches exactly one secret of the "
     "resource; any other mask is refused"
 )
-HISTORY_ORDER = "end is later than start"
+HISTORY_DAYS = 31  # the platform refuses a longer history period
+HISTORY_ORDER = f"end is later than start, and at most {HISTORY_DAYS} days later"
 DVR_ORDER = "to_ts is later than from_ts"
 
 
@@ -175,6 +179,11 @@ def check_restream_resource(body: Any) -> list[FieldError]:
     for key, types in RESOURCE_TYPES.items():
         if key in body and not _has_type(body[key], types):
             p.add(key, f"expected {_type_name(types)}")
+    for key in RESOURCE_REQUIRED:
+        if key not in body:
+            p.add(key, "required in a restream resource (the platform needs it)")
+    if body.get("name") == "":
+        p.add("name", "must not be empty")
     restreams = body.get("restreams")
     if isinstance(restreams, list):
         for i, entry in enumerate(restreams):
@@ -251,6 +260,8 @@ def check_history_query(query: Mapping[str, str]) -> list[FieldError]:
             times[key] = parsed
     if len(times) == 2 and times["start"] >= times["end"]:
         p.add("end", "must be later than start")
+    elif len(times) == 2 and times["end"] - times["start"] > timedelta(days=HISTORY_DAYS):
+        p.add("end", f"at most {HISTORY_DAYS} days after start (the platform keeps no longer)")
     return p.items
 
 

@@ -78,7 +78,9 @@ VIDEO_EXTRA_FIELDS = (
     "circle",
 )
 VIDEO_FIELDS = VIDEO_BASE_FIELDS + VIDEO_EXTRA_FIELDS
-SORT_VALUES = tuple(sign + name for sign in ("", "+", "-") for name in VIDEO_FIELDS)
+# Fields the platform sorts by: every field of the video record but the nested ``circle``.
+SORT_FIELDS = tuple(name for name in VIDEO_FIELDS if name != "circle")
+SORT_VALUES = tuple(sign + name for sign in ("", "+", "-") for name in SORT_FIELDS)
 _FIELD_NAME = f"[{SPACE}]*(?:{'|'.join(VIDEO_EXTRA_FIELDS)})[{SPACE}]*"
 FIELDS_LIST = re.compile(f"{_FIELD_NAME}(?:,{_FIELD_NAME})*")  # fields=video_name, script
 TASKS_ORDER = "end is later than start"
@@ -86,6 +88,9 @@ KNOWN_CONFIGURATION = (
     "voice, emotion (one the voice offers), background and the actor's name, version and shot "
     "exist in the account's configurations (checked when the exporter has them cached)"
 )
+# Rules of the platform's state (x-rules of their operations): the platform answers 400.
+NOT_CANCELED = "the task is not canceled already (the platform answers 400 naming its status)"
+VIDEO_READY = "the video is ready: its task is processed (the platform answers 400 until then)"
 TASKS_QUERY = ("start", "end", "offset", "limit", "sort", "fields", "id")
 
 

@@ -25,8 +25,8 @@ from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic.parse import COUNT_KEYS
 from exporter.web.app import CTX
+from tests.simulator.hold import Hold, serve_held
 
-from .hold import Hold
 from .leaks import LeakGuard
 
 T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z, near the daily peak
@@ -241,14 +241,7 @@ async def start_simulator(
     sim = Simulator(sim_config(**changes), clock)
     guard.secret(sim.token, sim.config.password)
     guard.sources.append(lambda: {r.token or "" for r in sim.requests.all()})
-    if hold is None:
-        return sim, await serve(sim, "127.0.0.1", 0)
-    app = sim.build_app()
-    app.middlewares.insert(0, hold.middleware)
-    runner = SimRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    return sim, runner
+    return sim, await (serve(sim, "127.0.0.1", 0) if hold is None else serve_held(sim, hold))
 
 
 # --- traffic truth ----------------------------------------------------------------------------

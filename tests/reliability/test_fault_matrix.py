@@ -22,8 +22,8 @@ from exporter.talking_head.poller import STALE_AFTER_INTERVALS as TH_STALE
 from exporter.traffic.poller import FRAGMENT_MAX_AGE_SECONDS
 from exporter.traffic.windows import last_ready_minute
 from exporter.upstream.auth import RENEW_AT_FRACTION
+from tests.simulator.hold import Hold
 
-from .hold import Hold
 from .leaks import LeakGuard
 from .matrix import ADMIN_STATUS, AUTH_OUTAGE, CASES, OUTAGE, REJECTED, RENEWED, Case
 from .rig import (

@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LINT_PATHS := exporter tests $(wildcard bench deploy/k8s/*.py)
 
-.PHONY: demo test lint typecheck check bench docs golden clean
+.PHONY: demo test lint typecheck check bench docs golden mutation clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,18 @@ $(VENV)/.bench-installed: $(STAMP)
 
 bench: $(VENV)/.bench-installed  ## performance table and plot (docs/performance.md)
 	$(BIN)/python -m bench
+
+$(VENV)/.mutation-installed: $(STAMP)
+	$(BIN)/pip install --quiet 'mutmut>=3.3,<4'
+	touch $@
+
+# Mutants of the modules listed under [tool.mutmut] in pyproject.toml, each run against the
+# test files listed there; capped at MUTATION_SECONDS. Not part of CI; see docs/dev/testing.md.
+MUTATION_SECONDS ?= 1800
+mutation: $(VENV)/.mutation-installed  ## mutation check of the riskiest modules (slow; not in CI)
+	rm -rf mutants
+	timeout $(MUTATION_SECONDS) $(BIN)/mutmut run --max-children 2; rc=$$?; \
+	  $(BIN)/mutmut results; exit $$rc
 
 docs: $(STAMP)  ## regenerate the metric and config references
 	$(BIN)/python -m exporter.docgen

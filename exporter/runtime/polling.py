@@ -20,9 +20,12 @@ log = structlog.get_logger("exporter.runtime.polling")
 class PollRunner:
     """Runs a poll of (area, account), reporting success and duration the same way for all."""
 
-    def __init__(self, metrics: SelfMetrics, clock: Clock) -> None:
+    def __init__(
+        self, metrics: SelfMetrics, clock: Clock, timer: Callable[[], float] = time.perf_counter
+    ) -> None:
         self._metrics = metrics
         self._clock = clock
+        self._timer = timer  # times each poll for cdnvideo_poll_duration_seconds
         # Last outcome per (area, account, job): an area with two jobs (restream status and
         # history) is up only while both are; one succeeding does not hide the other failing.
         self._jobs: dict[tuple[str, str], dict[str, bool]] = {}
@@ -33,7 +36,7 @@ class PollRunner:
     ) -> bool:
         """Run one poll; True when it succeeded. Exceptions are reported, never raised
         (cancellation is: a poll cut short at shutdown says nothing about the upstream)."""
-        started = time.perf_counter()
+        started = self._timer()
         try:
             await poll()
             ok = True
@@ -51,7 +54,7 @@ class PollRunner:
                 error=f"{type(exc).__name__}: {exc}",
                 **where,
             )
-        self._metrics.poll_duration.labels(area).observe(time.perf_counter() - started)
+        self._metrics.poll_duration.labels(area).observe(self._timer() - started)
         key = (area, account)
         jobs = self._jobs.setdefault(key, {})
         was_healthy = all(jobs.values()) if jobs else True

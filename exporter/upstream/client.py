@@ -68,8 +68,9 @@ class Reply:
 
     @property
     def retry_after(self) -> float | None:
-        """Seconds the ``Retry-After`` header asks to wait (delta-seconds or an HTTP date)."""
-        return retry_after_seconds(self.headers.get("Retry-After"), time.time())
+        """Seconds the ``Retry-After`` header asks to wait (delta-seconds or an HTTP date, read
+        against ``received_at``: the injected clock's time when the reply arrived)."""
+        return retry_after_seconds(self.headers.get("Retry-After"), self.received_at)
 
 
 def retry_after_seconds(value: str | None, now: float) -> float | None:
@@ -147,8 +148,10 @@ class UpstreamClient:
         redactor: Redactor | None = None,
         retries: int = 2,
         backoff_seconds: float = 0.5,
+        timer: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._session = session
+        self._timer = timer  # times each request for the latency histogram
         self._base = str(URL(settings.base_url.rstrip("/")))
         self._timeout = aiohttp.ClientTimeout(total=settings.timeout_seconds)
         self._limit = asyncio.Semaphore(settings.max_concurrency)
@@ -187,7 +190,7 @@ class UpstreamClient:
         # Path segments are quoted by seg(); encoded=True keeps yarl from re-normalising them.
         url = URL(self._base + path, encoded=True)
         async with self._limit:  # waiting for a slot is not upstream latency
-            started = time.perf_counter()
+            started = self._timer()
             try:
                 async with self._session.request(
                     method,
@@ -230,7 +233,7 @@ class UpstreamClient:
 
     def _count(self, area: str, label: str, started: float) -> None:
         if self._metrics is not None:
-            self._metrics.upstream_duration.labels(area).observe(time.perf_counter() - started)
+            self._metrics.upstream_duration.labels(area).observe(self._timer() - started)
             self._metrics.upstream_requests.labels(area, label).inc()
 
     async def request(

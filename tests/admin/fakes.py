@@ -157,8 +157,14 @@ class FakeUpstream:
 
     replies: dict[tuple[str, str], tuple[int, Any]] = field(default_factory=default_replies)
     requests: list[Seen] = field(default_factory=list)
-    delay: float = 0.0
+    hang: bool = False  # hold every request until release(): a platform that does not answer
+    answered: int = 0
     default: tuple[int, Any] = (200, {"status": "ok"})
+    _released: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def release(self) -> None:
+        """Let the held requests go on (call it before the server stops)."""
+        self._released.set()
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -178,8 +184,9 @@ class FakeUpstream:
                 request.headers.get("CDN-AUTH-TOKEN"),
             )
         )
-        if self.delay:
-            await asyncio.sleep(self.delay)
+        if self.hang:
+            await self._released.wait()
+        self.answered += 1
         status, payload = self.replies.get((request.method, path), self.default)
         if isinstance(payload, bytes):
             return web.Response(status=status, body=payload, content_type="text/plain")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import re
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,6 +15,7 @@ from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.support.logs import MASK
 from exporter.talking_head.tasks import TaskTracker
+from tests.simulator.hold import Hold, serve_held
 
 from .conftest import Admin, MakeAdmin
 
@@ -22,6 +23,7 @@ RS = "/app/restream/v2/demo-media"
 MASK_RX = r"\*{8}#[0-9a-f]{12}"
 TH = "/app/th-api/v1/accounts/demo-media"
 DVR = "/app/dvr-net/v1/demo-media/streams"
+SAFETY_SECONDS = 60  # only a broken build waits so long: the test fails instead of hanging
 GENERATE = {
     "script": "Good morning, this is a test of the admin surface.",
     "actor": {"name": "Natalia", "version": "1.0.0", "shot": "waist"},
@@ -423,20 +425,21 @@ async def test_connection_reset_is_502(sim_admin: SimAdmin) -> None:
     assert data["error"] == "upstream_unreachable"
 
 
-async def test_a_slow_platform_is_504_within_the_timeout(make_admin: MakeAdmin) -> None:
-    clock = FakeClock()
-    sim = Simulator(SimConfig(), clock)
-    sim.faults.set("dvr", "slow", delay=1.5)
-    runner = await serve(sim, "127.0.0.1", 0)
+async def test_a_hanging_platform_is_504_while_it_still_hangs(make_admin: MakeAdmin) -> None:
+    sim = Simulator(SimConfig(), FakeClock())
+    hold = Hold()
+    hold.arm("dvr")  # every DVR request waits at the simulator until released
+    runner = await serve_held(sim, hold)
     try:
         admin = await make_admin(base_url=runner.base_url, token=sim.token, timeout=0.3)
-        started = time.monotonic()
-        status, data, _ = await admin.call("GET", "/dvr/demo-media/streams/news")
-        assert status == 504
-        assert data["error"] == "upstream_timeout"
-        assert time.monotonic() - started < 2
+        call = admin.call("GET", "/dvr/demo-media/streams/news")
+        status, data, _ = await asyncio.wait_for(call, SAFETY_SECONDS)
+        still_hanging = (hold.held, hold.answered)
     finally:
+        hold.release()
         await runner.cleanup()
+    assert (status, data["error"]) == (504, "upstream_timeout")
+    assert still_hanging == (1, 0)
 
 
 # --- the document states what the platform refuses; the exporter refuses it first --------------

@@ -266,17 +266,11 @@ async def test_reply_body_passes_through(admin: Admin) -> None:
 
 
 async def test_generate_tracks_the_task_and_refreshes_the_quota(admin: Admin) -> None:
-    import asyncio
-
     status, data, _ = await admin.call("POST", "/talking-head/demo-media/generate", json=GENERATE)
     assert (status, data) == (202, {"status": "ok", "id": "task-1"})
     assert admin.tracker.following() == [("demo-media", "task-1", "in_queue")]
-    quota = None
-    for _ in range(50):  # the talking-head area polls the quota in the background
-        quota = admin.ctx.store.fragment(StoreKey("talking_head", "demo-media"))
-        if quota is not None:
-            break
-        await asyncio.sleep(0.01)
+    await admin.settle()  # the talking-head area polls the quota in the background
+    quota = admin.ctx.store.fragment(StoreKey("talking_head", "demo-media"))
     assert quota is not None
     left = next(s for s in quota.samples if s.name == "cdnvideo_talking_head_quota_left")
     assert quota.value(left, account="demo-media") == 9

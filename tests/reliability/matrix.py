@@ -47,8 +47,9 @@ RENEWED = "renewed"
 REJECTED = "rejected"
 OUTCOMES = {
     OUTAGE: (
-        "area's `cdnvideo_up` 0 for both accounts, other areas 1; `/metrics` answers in < 1 s "
-        "during the fault; last good values exported until 5 intervals old, then dropped; "
+        "area's `cdnvideo_up` 0 for both accounts, other areas 1; `/metrics` answers while the "
+        "area's request is held at the simulator; last good values exported until 5 intervals "
+        "old, then dropped; "
         "after clearing: up 1, values back, traffic counters = simulator truth (gap backfilled)"
     ),
     AUTH_OUTAGE: (

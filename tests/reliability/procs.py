@@ -146,11 +146,10 @@ class ExporterProcess:
             self.guard.add(f"process GET {path}", body)
             return resp.status, body
 
-    async def scrape(self) -> tuple[float, Samples]:
-        started = time.perf_counter()
+    async def scrape(self) -> Samples:
         status, body = await self.get("/metrics")
         assert status == 200
-        return time.perf_counter() - started, parse(body)
+        return parse(body)
 
     async def wait_for(self, probe: Any, what: str, within: float = 30.0) -> Any:
         """Poll ``probe`` (a coroutine function) until it returns something truthy."""
@@ -169,7 +168,7 @@ class ExporterProcess:
             await asyncio.sleep(0.1)
 
     async def window_end(self, account: str) -> float | None:
-        _, samples = await self.scrape()
+        samples = await self.scrape()
         return samples.get(
             ("cdnvideo_account_window_end_timestamp_seconds", (("account", account),))
         )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic.parse import COUNT_KEYS
 from exporter.web.app import CTX
+from tests.simulator.hold import Hold, serve_held
 
 from .leaks import LeakGuard
 
@@ -140,7 +140,6 @@ def family(samples: Samples, name: str, **match: str) -> dict[Labels, float]:
 
 @dataclass
 class Scrape:
-    seconds: float  # how long GET /metrics took
     status: int
     samples: Samples
 
@@ -200,13 +199,11 @@ class Daemon:
         """GET /metrics (after a render, so fragments aged by the fake clock drop out)."""
         if render:
             await self.ctx.store.render()
-        started = time.perf_counter()
         async with self.http.get(self.url + "/metrics") as resp:
             body = await resp.text()
             status = resp.status
-        seconds = time.perf_counter() - started
         self._seen("/metrics", body)
-        return Scrape(seconds, status, parse(body) if status == 200 else {})
+        return Scrape(status, parse(body) if status == 200 else {})
 
     async def get(self, path: str, token: str | None = None) -> tuple[int, str]:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -238,12 +235,13 @@ async def start_daemon(conf: Settings, clock: FakeClock, guard: LeakGuard) -> Da
 
 
 async def start_simulator(
-    clock: FakeClock, guard: LeakGuard, **changes: Any
+    clock: FakeClock, guard: LeakGuard, hold: Hold | None = None, **changes: Any
 ) -> tuple[Simulator, SimRunner]:
+    """The simulator on a free port; with ``hold``, that gate stands in front of it."""
     sim = Simulator(sim_config(**changes), clock)
     guard.secret(sim.token, sim.config.password)
     guard.sources.append(lambda: {r.token or "" for r in sim.requests.all()})
-    return sim, await serve(sim, "127.0.0.1", 0)
+    return sim, await (serve(sim, "127.0.0.1", 0) if hold is None else serve_held(sim, hold))
 
 
 # --- traffic truth ----------------------------------------------------------------------------

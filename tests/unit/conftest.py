@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,10 +48,16 @@ async def platform(aiohttp_server: Callable[..., Awaitable[Any]]) -> FakePlatfor
 @pytest.fixture
 async def make_rig(platform: FakePlatform) -> AsyncIterator[MakeRig]:
     """``make_rig(token=...)`` or ``make_rig(username=..., password=...)``; extra keyword
-    arguments go to UpstreamSettings, ``retries`` to the client."""
+    arguments go to UpstreamSettings, ``retries`` and ``timer`` (its latency clock) to the
+    client."""
     sessions: list[aiohttp.ClientSession] = []
 
-    def make(retries: int = 2, base_url: str | None = None, **upstream: Any) -> Rig:
+    def make(
+        retries: int = 2,
+        base_url: str | None = None,
+        timer: Callable[[], float] = time.perf_counter,
+        **upstream: Any,
+    ) -> Rig:
         if "token" not in upstream and "username" not in upstream:
             upstream["token"] = "static-token-abc"
         settings = UpstreamSettings(base_url=base_url or platform.url, **upstream)
@@ -65,6 +72,7 @@ async def make_rig(platform: FakePlatform) -> AsyncIterator[MakeRig]:
             redactor=redactor,
             retries=retries,
             backoff_seconds=0.01,
+            timer=timer,
         )
         return Rig(platform, client, Operations(client), metrics, clock, redactor)
 

@@ -26,12 +26,17 @@ class Answer:
     json: Any = None
     text: str | None = None
     delay: float = 0.0
+    headers: tuple[tuple[str, str], ...] = ()
 
     def response(self) -> web.Response:
         if self.text is not None:
-            return web.Response(status=self.status, text=self.text, content_type="text/html")
+            return web.Response(
+                status=self.status, text=self.text, content_type="text/html", headers=self.headers
+            )
         body = json.dumps({} if self.json is None else self.json)
-        return web.Response(status=self.status, text=body, content_type="application/json")
+        return web.Response(
+            status=self.status, text=body, content_type="application/json", headers=self.headers
+        )
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ class FakePlatform:
     in_flight: int = 0
     max_in_flight: int = 0
     url: str = ""
+    on_arrival: Callable[[], None] | None = None  # called as each request arrives
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -90,6 +96,8 @@ class FakePlatform:
         self.seen.append(
             Seen(request.method, path, list(request.query.items()), dict(request.headers), body)
         )
+        if self.on_arrival is not None:
+            self.on_arrival()
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:

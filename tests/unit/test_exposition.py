@@ -10,12 +10,16 @@ import subprocess
 import threading
 
 import pytest
+from structlog.testing import capture_logs
+from structlog.typing import EventDict
 
 from exporter.exposition import Fragment, FragmentBuilder, MetricSpec, Store, StoreKey
 from exporter.exposition.model import format_value
 from exporter.exposition.store import BACKGROUND_NOTE
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
+
+SAFETY_SECONDS = 60  # only a broken build waits so long: the test fails instead of hanging
 
 BANDWIDTH = MetricSpec(
     "cdnvideo_account_bandwidth_bytes_per_second",
@@ -192,32 +196,53 @@ async def test_render_runs_in_a_worker_thread_and_swaps_the_body_in() -> None:
     assert b'account="acme"' in s.exposition.plain
 
 
+class Renders:
+    """Reports the store's renders as events: a good one asks for the extra text once, a failed
+    one logs ``render_failed``."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.good = asyncio.Event()
+        self.failed = asyncio.Event()
+
+    def extra(self) -> bytes:  # called in the render's worker thread
+        self._loop.call_soon_threadsafe(self.good.set)
+        return b""
+
+    def watch(self, _: object, __: str, event: EventDict) -> EventDict:
+        if event.get("event") == "render_failed":
+            self.failed.set()
+        return event
+
+    async def until_served(self, s: Store, text: bytes) -> None:
+        """Wait for good renders until the served body has ``text``."""
+        while text not in s.exposition.plain:
+            self.good.clear()
+            await asyncio.wait_for(self.good.wait(), SAFETY_SECONDS)
+
+
 async def test_renderer_picks_up_changes_and_survives_a_failing_render() -> None:
-    s = store()
-    task = asyncio.create_task(s.run_renderer(idle_seconds=0.05, settle_seconds=0.0))
-    try:
-        s.publish(StoreKey("traffic", "acme"), fragment("acme", 1))
-        for _ in range(100):
-            if b"acme" in s.exposition.plain:
-                break
-            await asyncio.sleep(0.01)
-        good = s.exposition
-        assert b"acme" in good.plain
-        bad = FragmentBuilder()
-        bad.add(MetricSpec(BANDWIDTH.name, "gauge", "other", BANDWIDTH.labels), ("x", "y"), 1)
-        s.publish(StoreKey("zzz", "bad"), bad.build())
-        await asyncio.sleep(0.2)
-        assert not task.done()
-        assert s.exposition is good  # the last good body is still served
-        s.drop(StoreKey("zzz", "bad"))
-        s.publish(StoreKey("traffic", "shop"), fragment("shop", 1))
-        for _ in range(100):
-            if b"shop" in s.exposition.plain:
-                break
-            await asyncio.sleep(0.01)
-        assert b"shop" in s.exposition.plain
-    finally:
-        task.cancel()
+    renders = Renders()
+    s = Store(FakeClock(), renders.extra)
+    with capture_logs([renders.watch]) as logs:
+        task = asyncio.create_task(s.run_renderer(idle_seconds=0.05, settle_seconds=0.0))
+        try:
+            s.publish(StoreKey("traffic", "acme"), fragment("acme", 1))
+            await renders.until_served(s, b"acme")
+            good = s.exposition
+            bad = FragmentBuilder()
+            bad.add(MetricSpec(BANDWIDTH.name, "gauge", "other", BANDWIDTH.labels), ("x", "y"), 1)
+            s.publish(StoreKey("zzz", "bad"), bad.build())
+            await asyncio.wait_for(renders.failed.wait(), SAFETY_SECONDS)
+            assert not task.done()
+            assert s.exposition is good  # the last good body is still served
+            s.drop(StoreKey("zzz", "bad"))
+            s.publish(StoreKey("traffic", "shop"), fragment("shop", 1))
+            await renders.until_served(s, b"shop")  # rendering went on after the failure
+        finally:
+            task.cancel()
+    failed = [e for e in logs if e["event"] == "render_failed"]
+    assert failed[0]["error"].startswith("ValueError: metric cdnvideo_")
 
 
 # --- builder and spec checks ------------------------------------------------------------------

@@ -5,9 +5,10 @@ from __future__ import annotations
 import io
 import json
 import logging
-import time
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 import structlog
@@ -147,24 +148,30 @@ def test_a_value_longer_than_the_limit_is_not_learned() -> None:
     assert r.text("x" * (MAX_SECRET_LENGTH + 1)) == "x" * (MAX_SECRET_LENGTH + 1)
 
 
-def test_learning_thousands_of_secrets_one_by_one_stays_cheap() -> None:
+def test_learning_thousands_of_secrets_one_by_one_compiles_no_pattern(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    compiled: list[object] = []
+    real_compile = re.compile
+
+    def spy(pattern: Any, flags: int = 0) -> re.Pattern[Any]:
+        compiled.append(pattern)
+        return real_compile(pattern, flags)
+
     r = Redactor()
-    started = time.perf_counter()
-    for i in range(3000):
+    monkeypatch.setattr(re, "compile", spy)
+    for i in range(3000):  # a pattern rebuilt on each add took minutes (bench/timings.py)
         r.add(f"token-{i:05d}-{'z' * 40}")
-    assert time.perf_counter() - started < 1.0  # recompiling a pattern each time took minutes
     line = "GET /x " * 20 + f"token-02999-{'z' * 40}"
     assert r.text(line) == "GET /x " * 20 + MASK
+    assert compiled == []
 
 
-def test_thousands_of_secrets_with_one_prefix_stay_cheap() -> None:
+def test_thousands_of_secrets_with_one_prefix_are_told_apart() -> None:
     r = Redactor()
-    started = time.perf_counter()
     r.learn(*(f"k0-{i:06d}-{'x' * 40}" for i in range(MAX_LEARNED_SECRETS)))
-    line = f"a k0-000017-{'x' * 40} b k0-{'x' * 60}"
-    for _ in range(200):
-        assert r.text(line) == f"a {MASK} b k0-{'x' * 60}"
-    assert time.perf_counter() - started < 1.0
+    line = f"a k0-000017-{'x' * 40} b k0-{'x' * 60} c k0-{MAX_LEARNED_SECRETS - 1:06d}-{'x' * 40}"
+    assert r.text(line) == f"a {MASK} b k0-{'x' * 60} c {MASK}"  # speed: bench/timings.py
 
 
 def test_overlapping_secrets_mask_leftmost_then_longest() -> None:

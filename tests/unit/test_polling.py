@@ -100,13 +100,17 @@ async def test_areas_and_accounts_are_reported_apart() -> None:
 
 
 async def test_duration_is_the_time_the_poll_took() -> None:
-    async def slow() -> None:
-        await asyncio.sleep(0.05)
+    now = [100.0]  # the runner's latency timer, moved only by the poll itself
 
-    r, metrics, _ = runner()
-    await r.run("traffic", "acme", slow)
-    total = sample(metrics, "cdnvideo_poll_duration_seconds_sum", area="traffic") or 0
-    assert 0.05 <= total < 1
+    async def takes_seven_seconds() -> None:
+        now[0] += 7.0
+
+    metrics = SelfMetrics()
+    r = PollRunner(metrics, FakeClock(1_767_225_600), timer=lambda: now[0])
+    await r.run("traffic", "acme", takes_seven_seconds)
+    await r.run("traffic", "acme", fails)  # a failed poll is timed too
+    assert sample(metrics, "cdnvideo_poll_duration_seconds_sum", area="traffic") == 7.0
+    assert sample(metrics, "cdnvideo_poll_duration_seconds_count", area="traffic") == 2
 
 
 async def test_cancellation_propagates_and_reports_nothing() -> None:

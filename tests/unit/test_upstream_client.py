@@ -43,6 +43,19 @@ CONFIGURATIONS = "/app/th-api/v1/accounts/acme/configurations"
 METRICS = "/app/metrics/v1/"
 
 
+class StepTimer:
+    """A latency clock that moves only when told (by the fake platform, as requests arrive)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def count(rig: Rig, area: str, code: str) -> float | None:
     return rig.sample("cdnvideo_upstream_requests_total", area=area, code=code)
 
@@ -361,12 +374,15 @@ async def test_concurrency_limit_is_respected(make_rig: MakeRig, platform: FakeP
 async def test_time_waiting_for_a_slot_is_not_upstream_latency(
     make_rig: MakeRig, platform: FakePlatform
 ) -> None:
-    platform.on("GET", DVR, Answer(200, DVR_BODY, delay=0.2))
-    rig = make_rig(max_concurrency=1)
+    timer = StepTimer()
+    platform.on("GET", DVR, Answer(200, DVR_BODY))
+    platform.on_arrival = lambda: timer.advance(0.25)  # each request takes 0.25 s upstream
+    rig = make_rig(max_concurrency=1, timer=timer)
     await asyncio.gather(*(rig.client.dvr_stream("acme", "live/main") for _ in range(3)))
     hist = "cdnvideo_upstream_request_duration_seconds"
-    total = rig.sample(f"{hist}_sum", area="dvr") or 0
-    assert 0.6 <= total < 0.95  # three times 0.2 s, not 0.2 + 0.4 + 0.6 s
+    assert platform.max_in_flight == 1  # the second and third waited for the slot
+    assert rig.sample(f"{hist}_sum", area="dvr") == 0.75  # not 0.25 + 0.5 + 0.75 s
+    assert rig.sample(f"{hist}_bucket", area="dvr", le="0.25") == 3
 
 
 @pytest.mark.parametrize(

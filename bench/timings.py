@@ -1,0 +1,67 @@
+"""``python -m bench.timings``: speed figures that unit tests must not assert (a shared machine
+under load makes any bound a flake), printed to read and compare by hand.
+
+Each figure is the median of a few runs of one CPU-bound job of the exporter:
+- redactor, learn one by one: 3,000 fetched tokens added one at a time (a pattern recompiled
+  on each add took minutes);
+- redactor, one shared prefix: ``MAX_LEARNED_SECRETS`` secrets learned at once, all with the
+  same first characters, then 200 lines masked (the worst case of its prefix index).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+from exporter.support.logs import MASK, MAX_LEARNED_SECRETS, Redactor
+
+
+def learn_one_by_one(count: int = 3000) -> None:
+    r = Redactor()
+    for i in range(count):
+        r.add(f"token-{i:05d}-{'z' * 40}")
+    line = "GET /x " * 20 + f"token-{count - 1:05d}-{'z' * 40}"
+    assert r.text(line) == "GET /x " * 20 + MASK
+
+
+def one_shared_prefix(count: int = MAX_LEARNED_SECRETS, lines: int = 200) -> None:
+    r = Redactor()
+    r.learn(*(f"k0-{i:06d}-{'x' * 40}" for i in range(count)))
+    line = f"a k0-000017-{'x' * 40} b k0-{'x' * 60}"
+    for _ in range(lines):
+        assert r.text(line) == f"a {MASK} b k0-{'x' * 60}"
+
+
+JOBS: dict[str, Callable[[], None]] = {
+    "redactor, learn 3000 one by one": learn_one_by_one,
+    f"redactor, {MAX_LEARNED_SECRETS} with one prefix, 200 lines": one_shared_prefix,
+}
+
+
+def seconds(job: Callable[[], None], runs: int) -> float:
+    """The median wall time of ``runs`` runs of ``job``."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        job()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m bench.timings", description="speed figures of CPU-bound jobs"
+    )
+    p.add_argument("--runs", type=int, default=5, help="runs per figure (median shown)")
+    args = p.parse_args(argv)
+    width = max(len(name) for name in JOBS)
+    print(f"{'job':<{width}}  median ms")
+    for name, job in JOBS.items():
+        print(f"{name:<{width}}  {seconds(job, max(1, args.runs)) * 1000:9.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

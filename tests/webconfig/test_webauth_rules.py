@@ -1,0 +1,163 @@
+"""Rules of basic auth and the rate limit that `make mutation` found untested: how the
+``Authorization`` header is read, which verdicts the cache keeps, and what a reload keeps."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import bcrypt
+import pytest
+import yaml
+from aiohttp import web
+
+from exporter.config import parse_config
+from exporter.runtime.service import create_app
+from exporter.simulator import SimConfig, Simulator
+from exporter.simulator import serve as serve_sim
+from exporter.support.clock import FakeClock
+from exporter.web.webauth import WEB_CONFIG, BasicAuth, apply_web_config
+from exporter.web.webconfig import load_web_config
+
+CACHE = 256  # verdicts remembered (webauth.CACHE_SIZE), the oldest forgotten first
+
+
+def basic(raw: bytes) -> str:
+    return "Basic " + base64.b64encode(raw).decode()
+
+
+@pytest.mark.parametrize(
+    ("header", "read"),
+    [
+        (basic(b"prometheus:pa:ss:word"), ("prometheus", "pa:ss:word")),  # ":" ends the user
+        (basic(b"prometheus:"), ("prometheus", "")),
+        ("bAsIc " + base64.b64encode(b"u:p").decode(), ("u", "p")),
+        (basic(b"no colon at all"), None),
+        (basic(b"u:p") + "!", None),  # not base64: refused, not cleaned up
+        (basic(b"u:p")[:-2] + "*" + basic(b"u:p")[-2:], None),
+        ("Bearer " + base64.b64encode(b"u:p").decode(), None),
+    ],
+)
+def test_the_authorization_header_is_read_as_rfc_7617_says(
+    header: str, read: tuple[str, str] | None
+) -> None:
+    assert BasicAuth.credentials(header) == read
+
+
+@pytest.fixture
+def bcrypt_calls(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every password bcrypt is asked to check, in order."""
+    calls: list[bytes] = []
+    real = bcrypt.checkpw
+
+    def spy(password: bytes, hashed: bytes) -> bool:
+        calls.append(password)
+        return real(password, hashed)
+
+    monkeypatch.setattr(bcrypt, "checkpw", spy)
+    return calls
+
+
+async def test_the_cache_keeps_the_newest_verdicts_and_forgets_the_oldest_first(
+    bcrypt_calls: list[bytes],
+) -> None:
+    auth = BasicAuth({"u": bcrypt.hashpw(b"right", bcrypt.gensalt(4))})
+    tries = [aiohttp.encode_basic_auth("u", f"wrong-{i}") for i in range(CACHE + 1)]
+    for header in tries[:CACHE]:
+        assert await auth.allows(header) is False
+    assert await auth.allows(tries[0]) is False  # still remembered: the cache is full, not over
+    assert len(bcrypt_calls) == CACHE
+    assert await auth.allows(tries[CACHE]) is False  # one more: the oldest verdict goes
+    assert await auth.allows(tries[CACHE]) is False
+    assert len(bcrypt_calls) == CACHE + 1  # the newest is remembered
+    assert await auth.allows(tries[0]) is False
+    assert bcrypt_calls[-1] == b"wrong-0"  # the oldest was forgotten and checked again
+
+
+def write(path: Path, **doc: Any) -> str:
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+async def serve(aiohttp_server: Callable[..., Awaitable[Any]]) -> Any:
+    """An app answering "ok" under the web config file at ``path``, over real HTTP."""
+    sessions: list[aiohttp.ClientSession] = []
+
+    async def start(path: str) -> tuple[web.Application, aiohttp.ClientSession, str]:
+        async def ok(_: web.Request) -> web.Response:
+            return web.Response(text="ok")
+
+        app = web.Application()
+        app.router.add_get("/", ok)
+        apply_web_config(app, load_web_config(path))
+        server = await aiohttp_server(app)
+        session = aiohttp.ClientSession()
+        sessions.append(session)
+        return app, session, str(server.make_url("/"))
+
+    yield start
+    for session in sessions:
+        await session.close()
+
+
+async def statuses(session: aiohttp.ClientSession, url: str, n: int) -> list[int]:
+    out = []
+    for _ in range(n):
+        async with session.get(url) as resp:
+            out.append(resp.status)
+    return out
+
+
+async def test_a_reload_with_the_same_rate_limit_does_not_refill_the_bucket(
+    serve: Any, tmp_path: Path
+) -> None:
+    limit = {"interval": "1h", "burst": 2}
+    path = write(tmp_path / "web.yml", rate_limit=limit)
+    app, session, url = await serve(path)
+    assert await statuses(session, url, 3) == [200, 200, 429]
+    headers = {"headers": {"X-Frame-Options": "deny"}}
+    write(tmp_path / "web.yml", rate_limit=limit, http_server_config=headers)
+    assert app[WEB_CONFIG].check() is True  # reloaded: another header, the same limit
+    assert await statuses(session, url, 1) == [429]
+
+
+async def test_a_reload_with_another_rate_limit_starts_a_fresh_bucket(
+    serve: Any, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "web.yml", rate_limit={"interval": "1h", "burst": 1})
+    app, session, url = await serve(path)
+    assert await statuses(session, url, 2) == [200, 429]
+    write(tmp_path / "web.yml", rate_limit={"interval": "1h", "burst": 30})
+    assert app[WEB_CONFIG].check() is True
+    assert await statuses(session, url, 3) == [200, 200, 200]
+
+
+async def test_without_a_web_config_readiness_shows_its_detail(
+    aiohttp_client: Callable[..., Awaitable[Any]],
+) -> None:
+    clock = FakeClock()
+    sim = Simulator(SimConfig(), clock)
+    sim_runner = await serve_sim(sim)
+    try:
+        settings = parse_config(
+            {"upstream": {"base_url": sim_runner.base_url, "token": sim.token}, "accounts": ["a"]},
+            env={},
+        )
+        client = await aiohttp_client(await create_app(settings, clock=clock, schedule=False))
+        resp = await client.get("/readyz")
+        assert (resp.status, await resp.json()) == (
+            503,
+            {
+                "ready": False,
+                "accounts": ["a"],
+                "pending_first_poll": ["traffic/a", "restream/a", "dvr/a", "talking_head/a"],
+                "healthy_polls": 0,
+                "reason": "first poll not done everywhere",
+            },
+        )
+    finally:
+        await sim_runner.cleanup()

@@ -242,6 +242,26 @@ class StatusRecord:
     targets: tuple[TargetStatus, ...]
 
 
+# A restream code is a small integer; 32 bits is far beyond any the platform documents, and an
+# integer past the float range would otherwise reach a gauge as OverflowError.
+_CODE_LIMIT = 2**31
+# Unix seconds a history point may carry: 1970 to year 9999, what a UTC timestamp can show.
+_TIME_LIMIT = 253_402_300_799
+
+
+def status_code(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= _CODE_LIMIT:
+        raise _fail("restream", where, f"expected an integer status code, got {value!r:.40}")
+    return value
+
+
+def unix_time(d: dict[str, Any], where: str) -> float:
+    seconds = number(d, "time", "restream", where)
+    if not 0 <= seconds <= _TIME_LIMIT:
+        raise _fail("restream", f"{where}.time", f"expected Unix seconds, got {seconds!r:.40}")
+    return seconds
+
+
 def parse_restream_status(body: Any) -> list[StatusRecord]:
     d = obj(body, "restream", "status reply")
     out = []
@@ -252,11 +272,7 @@ def parse_restream_status(body: Any) -> list[StatusRecord]:
             where = f"data[{i}].status[{j}]"
             ed = obj(e, "restream", where)
             st = obj(ed.get("status"), "restream", f"{where}.status")
-            code = st.get("code")
-            if isinstance(code, bool) or not isinstance(code, int):
-                raise _fail(
-                    "restream", f"{where}.status.code", f"expected an integer, got {code!r}"
-                )
+            code = status_code(st.get("code"), f"{where}.status.code")
             targets.append(
                 TargetStatus(
                     source=str(ed.get("source") or ""),
@@ -291,9 +307,7 @@ def parse_restream_history(body: Any) -> list[HistoryPoint]:
             for key, points in obj(keys, "restream", f"data[{i}].history[url]").items():
                 for p in lst(points, "restream", f"data[{i}].history[url][key]"):
                     pd = obj(p, "restream", f"data[{i}].history point")
-                    code = pd.get("code")
-                    if isinstance(code, bool) or not isinstance(code, int):
-                        raise _fail("restream", f"data[{i}].history point.code", repr(code))
+                    code = status_code(pd.get("code"), f"data[{i}].history point.code")
                     out.append(
                         HistoryPoint(
                             source,
@@ -301,7 +315,7 @@ def parse_restream_history(body: Any) -> list[HistoryPoint]:
                             str(key),
                             code,
                             str(pd.get("description") or ""),
-                            number(pd, "time", "restream", f"data[{i}].history point"),
+                            unix_time(pd, f"data[{i}].history point"),
                         )
                     )
     return out

@@ -172,6 +172,11 @@ class DvrArea(_Area):
         )
         return [Job(self.name, account, self._ctx.settings.dvr.interval_seconds / self.slices, dvr)]
 
+    def serve(self, accounts: tuple[str, ...]) -> None:
+        """Take the configured streams anew (a reload may have changed them)."""
+        configured = self._ctx.settings.accounts or ()
+        self.poller.set_streams({a.name: a.dvr_streams for a in configured})
+
     def forget(self, account: str) -> None:
         self.poller.forget(account)
 
@@ -224,13 +229,13 @@ class Areas:
 
     def __init__(self, ctx: Context) -> None:
         self._areas: tuple[Area, ...] = tuple(kind(ctx) for kind in REGISTRY)
-        self._settings = ctx.settings
+        self._ctx = ctx
 
     def __iter__(self) -> Iterator[Area]:
         return iter(self._areas)
 
     def enabled(self) -> list[Area]:
-        return [a for a in self._areas if a.enabled(self._settings)]
+        return [a for a in self._areas if a.enabled(self._ctx.settings)]
 
     def get(self, kind: type[A]) -> A:
         """The area of this class (typed access for the parts that use one area directly)."""
@@ -246,3 +251,7 @@ class Areas:
     @property
     def talking_head(self) -> TalkingHeadArea:
         return self.get(TalkingHeadArea)
+
+    @property
+    def dvr(self) -> DvrArea:
+        return self.get(DvrArea)

@@ -82,7 +82,12 @@ def admin_deps(areas: Areas) -> AdminDeps:
     return AdminDeps(th.tracker, th.poller, th.refresh_quota)
 
 
-def init_app(ctx: Context, areas: Areas, web_config: WebConfig | None = None) -> web.Application:
+def init_app(
+    ctx: Context,
+    areas: Areas,
+    web_config: WebConfig | None = None,
+    telemetry_path: str = "/metrics",
+) -> web.Application:
     """Build the web application around a ready Context and the areas (lifecycle:
     exporter.runtime.service); ``web_config`` adds basic auth and headers (its TLS context
     is the listener's). The admin surface gets the talking-head area's parts it uses."""
@@ -91,7 +96,7 @@ def init_app(ctx: Context, areas: Areas, web_config: WebConfig | None = None) ->
     app[AREAS] = areas
     if web_config is not None:
         apply_web_config(app, web_config)
-    app.router.add_get("/metrics", metrics)
+    app.router.add_get(telemetry_path, metrics)  # --web.telemetry-path
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/", landing_handler(ctx, areas))

@@ -520,10 +520,10 @@ def test_bad_listen_host_is_refused(listen: str, host: str) -> None:
 
 def test_bad_log_level_and_format_are_refused() -> None:
     assert refused(with_token(log={"level": "verbose"})) == (
-        "log.level: expected debug, info, warning or error, got 'verbose'"
+        "log.level: expected debug, info, warn, warning or error, got 'verbose'"
     )
     assert refused(with_token(log={"format": "xml"})) == (
-        "log.format: expected auto, console or json, got 'xml'"
+        "log.format: expected auto, console, logfmt or json, got 'xml'"
     )
 
 

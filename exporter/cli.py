@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import secrets
 import signal
 import socket
@@ -25,6 +26,7 @@ from exporter.config import (
     warnings,
 )
 from exporter.config.flags import LOG_FORMATS, LOG_LEVELS, Flags, load_settings
+from exporter.config.loader import read_document, unset_references
 from exporter.support.logs import Redactor, configure_logging
 from exporter.web.webconfig import WebConfig, load_web_config
 
@@ -129,10 +131,13 @@ def _flags(args: argparse.Namespace) -> Flags:
 
 
 def config_error(exc: ConfigError) -> None:
-    """One line on stderr; URL credentials and ``key: value`` secrets in it are masked (the
-    loader already keeps secret keys' values out, this catches secrets quoted elsewhere)."""
-    text = Redactor().text(str(exc)).replace("\n", " ")
-    print(f"config error: {text}", file=sys.stderr)
+    """One line on stderr per problem; URL credentials and ``key: value`` secrets in it are
+    masked (the loader already keeps secret keys' values out, this catches secrets quoted
+    elsewhere)."""
+    redactor = Redactor()
+    for problem in exc.problems:
+        text = redactor.text(problem).replace("\n", " ")
+        print(f"config error: {text}", file=sys.stderr)
 
 
 def _load(flags: Flags) -> tuple[Settings, WebConfig | None]:
@@ -156,7 +161,8 @@ def check_config(flags: Flags, verbose: bool = False) -> int:
     if verbose:
         for note in notes(settings):
             print(f"note: {note}", file=sys.stderr)
-    for warning in [*warnings(settings), *(web_config.warnings if web_config else ())]:
+    unset = unset_references(read_document(flags.config_file)[0], os.environ)
+    for warning in [*unset, *warnings(settings), *(web_config.warnings if web_config else ())]:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
 

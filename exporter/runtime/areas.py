@@ -54,6 +54,9 @@ class _Area:
     def serve(self, accounts: tuple[str, ...]) -> None:
         pass
 
+    def asks_platform(self, account: str) -> bool:
+        return True
+
     def stop(self) -> None:
         pass
 
@@ -87,6 +90,9 @@ class TrafficArea:
             for account in accounts:
                 self._ctx.metrics.start_traffic_account(account)
         self.poller.serve(accounts)
+
+    def asks_platform(self, account: str) -> bool:
+        return True
 
     def forget(self, account: str) -> None:
         self.poller.forget(account)
@@ -176,6 +182,9 @@ class DvrArea(_Area):
         """Take the configured streams anew (a reload may have changed them)."""
         configured = self._ctx.settings.accounts or ()
         self.poller.set_streams({a.name: a.dvr_streams for a in configured})
+
+    def asks_platform(self, account: str) -> bool:
+        return bool(self.poller.streams(account))
 
     def forget(self, account: str) -> None:
         self.poller.forget(account)

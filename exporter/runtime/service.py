@@ -43,12 +43,14 @@ def build_context(
     selection = FamilySelection(settings.metrics.include, settings.metrics.exclude)
     store = Store(clock, extra=metrics.render, selection=selection)
     client = UpstreamClient(session, settings.upstream, metrics, clock, redactor)
+    runner = PollRunner(metrics, clock)
+    runner.no_access = client.no_access.__contains__
     ctx = Context(
         settings=settings,
         clock=clock,
         store=store,
         metrics=metrics,
-        runner=PollRunner(metrics, clock),
+        runner=runner,
         client=client,
         ops=Operations(client),
         redactor=redactor,
@@ -104,6 +106,7 @@ class Service:
             self.ctx.metrics.forget_account(gone)
             self.ctx.runner.forget(gone)
             self.ctx.client.budget.forget(gone)
+            self.ctx.client.no_access.discard(gone)
             self.ctx.store.drop_account(gone)
             self._scheduled.discard(gone)
         for account in accounts:

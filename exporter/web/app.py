@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 from aiohttp import web
 
@@ -12,6 +11,7 @@ from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.web.admin import AdminDeps, admin_app
 from exporter.web.landing import landing_handler
+from exporter.web.readiness import readiness
 from exporter.web.webauth import apply_web_config, authenticated
 from exporter.web.webconfig import WebConfig
 
@@ -39,33 +39,6 @@ async def metrics(request: web.Request) -> web.Response:
 
 async def healthz(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
-
-
-def readiness(ctx: Context, areas: Areas) -> tuple[bool, dict[str, Any]]:
-    """Ready once every enabled area has polled every account once and one poll succeeded."""
-    pending: list[str] = []
-    healthy = 0
-    for account in ctx.accounts:
-        for area in areas.enabled():
-            state = ctx.runner.healthy(area.name, account)
-            if state is None:
-                pending.append(f"{area.name}/{account}")
-            elif state:
-                healthy += 1
-    ready = bool(ctx.accounts) and not pending and healthy > 0
-    detail = {
-        "ready": ready,
-        "accounts": list(ctx.accounts),
-        "pending_first_poll": pending,
-        "healthy_polls": healthy,
-    }
-    if not ctx.accounts:
-        detail["reason"] = "no accounts yet (discovery pending or none configured for this shard)"
-    elif pending:
-        detail["reason"] = "first poll not done everywhere"
-    elif not healthy:
-        detail["reason"] = "upstream not reachable: no poll has succeeded"
-    return ready, detail
 
 
 async def readyz(request: web.Request) -> web.Response:

@@ -72,7 +72,7 @@ def init_app(
     app.router.add_get(telemetry_path, metrics)  # --web.telemetry-path
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
-    app.router.add_get("/", landing_handler(ctx, areas))
+    app.router.add_get("/", landing_handler(ctx, areas, telemetry_path))
     if ctx.settings.admin.enabled:
         app[ADMIN_API] = admin_app(ctx, admin_deps(areas))
         app.add_subapp("/api/v1", app[ADMIN_API])

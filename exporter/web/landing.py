@@ -22,7 +22,9 @@ from exporter.runtime.summary import TOP_RESOURCES, TargetState, account_summary
 from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.charts import account_charts, top_resources
 
-DEFAULT_DOCS_URL = "https://pypi.org/project/cdnvideo-exporter/"
+# No public home is known to the package, so the page names where the documentation is
+# instead of linking to a page that may not exist.
+DOCS_NOTE = "Documentation: README.md and docs/ in the source"
 MAX_ROWS = 50
 REFRESH_SECONDS = 30
 
@@ -244,18 +246,18 @@ def _none(known: bool, stale: bool, all_good: str, nothing: str) -> str:
     return f'<p class="none">{e(all_good)}{_stale(stale)}</p>'
 
 
-def render_landing(ctx: Context, areas: Areas, docs_url: str = DEFAULT_DOCS_URL) -> str:
+def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -> str:
     """The whole page as text (pure: reads the context, changes nothing)."""
     now = ctx.clock.time()
     admin = ctx.settings.admin.enabled
     links = [
-        '<a href="/metrics">Metrics</a>',
+        f'<a href="{e(metrics_path)}">Metrics</a>',
         '<a href="/healthz">Health</a>',
         '<a href="/readyz">Readiness</a>',
         '<a href="/api/v1/openapi.json">Admin API (OpenAPI)</a>'
         if admin
         else '<span class="disabled">Admin API off (admin.enabled)</span>',
-        f'<a href="{e(docs_url)}">Documentation</a>',
+        f'<span class="docs">{e(DOCS_NOTE)}</span>',
     ]
     started = _when(ctx.started_at, now) if ctx.started_at else "unknown"
     successes = _last_successes(ctx)
@@ -276,13 +278,15 @@ def render_landing(ctx: Context, areas: Areas, docs_url: str = DEFAULT_DOCS_URL)
 
 
 def landing_handler(
-    ctx: Context, areas: Areas, docs_url: str = DEFAULT_DOCS_URL
+    ctx: Context, areas: Areas, metrics_path: str = "/metrics"
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
-    """The aiohttp handler for ``GET /`` (the Documentation link is the package's page)."""
+    """The aiohttp handler for ``GET /`` (``metrics_path``: ``--web.telemetry-path``)."""
 
     async def landing(request: web.Request) -> web.Response:
         return web.Response(
-            text=render_landing(ctx, areas, docs_url), content_type="text/html", headers=HEADERS
+            text=render_landing(ctx, areas, metrics_path),
+            content_type="text/html",
+            headers=HEADERS,
         )
 
     return landing

@@ -51,6 +51,12 @@ th{font-weight:600;color:#38424c}
 .stale{color:#9a6700}p.none{color:#59636e;margin:.2rem 0}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;margin:.5rem 0}
 dt{color:#38424c}dd{margin:0}code{font-size:.9em}td{overflow-wrap:anywhere}
+@media (max-width:36rem){.stack thead{display:none}
+.stack table,.stack tbody,.stack tr,.stack td{display:block}
+.stack tr{border-bottom:1px solid #d8dde3;padding:.2rem 0}
+.stack td{border:0;padding:.1rem .3rem}
+.stack td::before{content:attr(data-label) ": ";color:#38424c;font-weight:600}
+dl{grid-template-columns:auto}}
 """
 
 
@@ -75,15 +81,25 @@ def _ago(seconds: float) -> str:
 
 
 def _table(headers: Iterable[str], rows: list[list[str]], css: str) -> str:
-    head = "".join(f"<th>{e(h)}</th>" for h in headers)
+    """A table that a narrow screen shows as one block a row, each cell named by its
+    column (``data-label``, see ``STYLE``), so a phone needs no sideways scrolling."""
+    labels = [e(h) for h in headers]
+    head = "".join(f"<th>{h}</th>" for h in labels)
     shown = rows[:MAX_ROWS]
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in shown)
+    cells = (
+        "".join(f'<td data-label="{h}">{c}</td>' for h, c in zip(labels, r, strict=True))
+        for r in shown
+    )
+    body = "".join(f"<tr>{row}</tr>" for row in cells)
     more = (
         f'<p class="none">and {len(rows) - MAX_ROWS} more (see /metrics)</p>'
         if len(rows) > MAX_ROWS
         else ""
     )
-    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}'
+    return (
+        f'<div class="stack"><table class="{css}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>{more}"
+    )
 
 
 def _last_successes(ctx: Context) -> dict[tuple[str, str], float]:

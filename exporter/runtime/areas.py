@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TypeVar
 from exporter.config import Settings
 from exporter.runtime.area import Area, Job
 from exporter.web.history import TrafficHistory
+from exporter.web.history_file import HistoryFile, charts_path
 
 if TYPE_CHECKING:
     from exporter.dvr import DvrPoller
@@ -78,12 +79,20 @@ class TrafficArea:
         )
         self.history = TrafficHistory()
         ctx.store.listen(self.history.record)
+        self.history_file = HistoryFile(self.history, charts_path(ctx.settings.traffic.state_file))
+        self.history_file.load(ctx.clock.time())
 
     def enabled(self, settings: Settings) -> bool:
         return settings.traffic.enabled
 
     def jobs(self, account: str) -> list[Job]:
-        return [Job(self.name, account, TRAFFIC_TICK_SECONDS, lambda: self.poller.poll(account))]
+        async def poll() -> None:
+            try:
+                await self.poller.poll(account)
+            finally:
+                self.history_file.save(self._ctx.clock.time())
+
+        return [Job(self.name, account, TRAFFIC_TICK_SECONDS, poll)]
 
     def serve(self, accounts: tuple[str, ...]) -> None:
         if self.enabled(self._ctx.settings):
@@ -100,6 +109,7 @@ class TrafficArea:
 
     def stop(self) -> None:
         self.poller.save_state()
+        self.history_file.save(self._ctx.clock.time(), force=True)
 
 
 class RestreamArea(_Area):

@@ -89,6 +89,7 @@ class Service:
         self.ctx.store.selection = FamilySelection(
             settings.metrics.include, settings.metrics.exclude
         )
+        self.areas.traffic.poller.reselect()  # the other areas read the selection each poll
         if _intervals(old) != _intervals(settings):
             for account in sorted(self._scheduled):
                 self.scheduler.remove_account(account)

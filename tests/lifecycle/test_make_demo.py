@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,8 +14,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _plan(target: str, venv: Path) -> list[str]:
     """The commands make would run for ``target`` with a fresh venv (make -n: nothing runs)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
     done = subprocess.run(
-        ["make", "-n", target, f"VENV={venv}"],
+        ["make", "--no-print-directory", "-n", target, f"VENV={venv}"],
+        env=env,
         capture_output=True,
         text=True,
         cwd=ROOT,

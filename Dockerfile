@@ -22,8 +22,15 @@ ENV PIP_NO_CACHE_DIR=1 \
 RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 
+# cdnvideo_exporter_build_info{revision, branch}: docker build
+#   --build-arg CDNVIDEO_BUILD_REVISION="$(git rev-parse HEAD)"
+#   --build-arg CDNVIDEO_BUILD_BRANCH="$(git rev-parse --abbrev-ref HEAD)"
+# (setup.py stamps them; the build context has no .git)
+ARG CDNVIDEO_BUILD_REVISION=unknown
+ARG CDNVIDEO_BUILD_BRANCH=unknown
+
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY exporter ./exporter
 # Every dependency ships wheels for this platform, so no compiler is needed here either.
 RUN pip install --no-cache-dir --only-binary=:all: --no-binary=cdnvideo-exporter . \
@@ -65,4 +72,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["python", "-c", "import os, ssl, urllib.request; urllib.request.urlopen(os.environ['CDNVIDEO_HEALTHCHECK_URL'], timeout=4, context=ssl._create_unverified_context())"]
 
 ENTRYPOINT ["cdnvideo-exporter"]
-CMD ["run", "--config", "/etc/cdnvideo-exporter/config.yml"]
+CMD ["run", "--config.file", "/etc/cdnvideo-exporter/config.yml"]

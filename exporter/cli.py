@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
+import os
 import secrets
 import signal
+import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import structlog
 import yaml
@@ -18,13 +19,14 @@ from exporter import __version__
 from exporter.config import (
     ConfigError,
     Settings,
-    load_config,
     masked_dict,
     notes,
     parse_config,
     split_host_port,
     warnings,
 )
+from exporter.config.flags import LOG_FORMATS, LOG_LEVELS, Flags, load_settings
+from exporter.config.loader import read_document, unset_references
 from exporter.support.logs import Redactor, configure_logging
 from exporter.web.webconfig import WebConfig, load_web_config
 
@@ -40,12 +42,13 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run the exporter daemon", description="Run the daemon.")
-    run.add_argument("--config", required=True, metavar="FILE", help="YAML config file")
+    _config_flags(run)
     run.add_argument(
-        "--web.config.file",
-        dest="web_config_file",
-        metavar="FILE",
-        help="exporter-toolkit web config (TLS, basic auth); overrides web_config_file",
+        "--web.enable-lifecycle",
+        dest="enable_lifecycle",
+        action="store_true",
+        help="enable POST /-/reload (with admin on, it takes the write token); SIGHUP always "
+        "reloads",
     )
 
     demo = sub.add_parser(
@@ -66,12 +69,9 @@ def _parser() -> argparse.ArgumentParser:
         help="validate a config file and print it with secrets masked",
         description="Validate a config; print the effective config with every secret masked.",
     )
-    check.add_argument("--config", required=True, metavar="FILE", help="YAML config file")
+    _config_flags(check)
     check.add_argument(
-        "--web.config.file",
-        dest="web_config_file",
-        metavar="FILE",
-        help="also check this exporter-toolkit web config (overrides web_config_file)",
+        "--verbose", action="store_true", help="also print notes (what the settle reads cost)"
     )
 
     sim = sub.add_parser(
@@ -86,42 +86,97 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _config_flags(cmd: argparse.ArgumentParser) -> None:
+    """The flags ``run`` and ``check-config`` share; each overrides the key it names."""
+    where = cmd.add_mutually_exclusive_group(required=True)
+    where.add_argument("--config.file", dest="config_file", metavar="FILE", help="YAML config")
+    where.add_argument("--config", dest="config_file", metavar="FILE", help=argparse.SUPPRESS)
+    cmd.add_argument(
+        "--web.config.file",
+        dest="web_config_file",
+        metavar="FILE",
+        help="exporter-toolkit web config (TLS, basic auth); overrides web_config_file",
+    )
+    cmd.add_argument(
+        "--web.listen-address",
+        dest="listen_address",
+        metavar="HOST:PORT",
+        help="address of /metrics, the landing page and the admin API; overrides listen",
+    )
+    cmd.add_argument(
+        "--web.telemetry-path",
+        dest="telemetry_path",
+        default="/metrics",
+        metavar="PATH",
+        help="path of the metrics (default /metrics)",
+    )
+    cmd.add_argument(
+        "--log.level", dest="log_level", choices=LOG_LEVELS, help="overrides log.level"
+    )
+    cmd.add_argument(
+        "--log.format", dest="log_format", choices=LOG_FORMATS, help="overrides log.format"
+    )
+
+
+def _flags(args: argparse.Namespace) -> Flags:
+    return Flags(
+        config_file=args.config_file,
+        web_config_file=args.web_config_file,
+        listen_address=args.listen_address,
+        telemetry_path=args.telemetry_path,
+        enable_lifecycle=bool(getattr(args, "enable_lifecycle", False)),
+        log_level=args.log_level,
+        log_format=args.log_format,
+    )
+
+
 def config_error(exc: ConfigError) -> None:
-    """One line on stderr; URL credentials and ``key: value`` secrets in it are masked (the
-    loader already keeps secret keys' values out, this catches secrets quoted elsewhere)."""
-    text = Redactor().text(str(exc)).replace("\n", " ")
-    print(f"config error: {text}", file=sys.stderr)
+    """One line on stderr per problem; URL credentials and ``key: value`` secrets in it are
+    masked (the loader already keeps secret keys' values out, this catches secrets quoted
+    elsewhere)."""
+    redactor = Redactor()
+    for problem in exc.problems:
+        text = redactor.text(problem).replace("\n", " ")
+        print(f"config error: {text}", file=sys.stderr)
 
 
-def _load(path: str, web_config_file: str | None) -> tuple[Settings, WebConfig | None]:
+def _load(flags: Flags) -> tuple[Settings, WebConfig | None]:
     """The settings and, when one is named, the checked web config (ConfigError if bad)."""
-    settings = load_config(path)
-    if web_config_file is not None:
-        settings = dataclasses.replace(settings, web_config_file=web_config_file)
+    settings = load_settings(flags)
     if not settings.web_config_file:
         return settings, None
     return settings, load_web_config(settings.web_config_file)
 
 
-def check_config(path: str, web_config_file: str | None = None) -> int:
+def check_config(flags: Flags, verbose: bool = False) -> int:
     try:
-        settings, web_config = _load(path, web_config_file)
+        settings, web_config = _load(flags)
     except ConfigError as exc:
         config_error(exc)
         return 1
     print(yaml.safe_dump(masked_dict(settings), sort_keys=False), end="")
-    for note in notes(settings):
-        print(f"note: {note}", file=sys.stderr)
-    for warning in [*warnings(settings), *(web_config.warnings if web_config else ())]:
+    if flags.overridden():
+        print(f"# set by flags: {', '.join(flags.overridden())}")
+    print(f"# metrics path: {flags.telemetry_path}")
+    if verbose:
+        for note in notes(settings):
+            print(f"note: {note}", file=sys.stderr)
+    unset = unset_references(read_document(flags.config_file)[0], os.environ)
+    for warning in [*unset, *warnings(settings), *(web_config.warnings if web_config else ())]:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 
-def run(path: str, web_config_file: str | None = None) -> int:
+def run(flags: Flags) -> int:
     try:
-        settings, web_config = _load(path, web_config_file)
+        settings, web_config = _load(flags)
     except ConfigError as exc:
         config_error(exc)
+        return 1
+    try:  # bound before anything starts, so a taken port is the one line printed
+        sock = bind(settings.listen_host, settings.listen_port)
+    except OSError as exc:
+        print(f"error: listen {settings.listen}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     redactor = configure_logging(
         settings.log.level, settings.log.format, Redactor(settings.secrets())
@@ -136,23 +191,50 @@ def run(path: str, web_config_file: str | None = None) -> int:
             tls=web_config.tls is not None,
             basic_auth_users=len(web_config.users),
         )
-    from exporter.runtime.service import create_app
+    return asyncio.run(_daemon(settings, flags, redactor, web_config, sock))
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket of the daemon (OSError when the address is taken or not ours)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=128)
+
+
+async def _daemon(
+    settings: Settings,
+    flags: Flags,
+    redactor: Redactor,
+    web_config: WebConfig | None,
+    sock: socket.socket,
+) -> int:
+    """Serve on ``sock`` until SIGINT/SIGTERM; SIGHUP reloads the config file."""
+    from exporter.runtime.service import RELOADER, create_app
     from exporter.runtime.tuning import tune_for_serving
 
-    async def app() -> web.Application:
-        built = await create_app(settings, redactor=redactor, web_config=web_config)
-        tune_for_serving()
-        return built
-
-    web.run_app(
-        app(),
-        host=settings.listen_host,
-        port=settings.listen_port,
-        ssl_context=web_config.tls if web_config else None,
-        print=None,
-        access_log=None,
-        shutdown_timeout=3.0,
+    app = await create_app(
+        settings,
+        redactor=redactor,
+        web_config=web_config,
+        load=lambda: load_settings(flags),
+        telemetry_path=flags.telemetry_path,
+        enable_lifecycle=flags.enable_lifecycle,
     )
+    tune_for_serving()
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=3.0)
+    await runner.setup()
+    site = web.SockSite(runner, sock, ssl_context=web_config.tls if web_config else None)
+    await site.start()
+    reloads: set[asyncio.Task[object]] = set()
+
+    def on_hup() -> None:
+        task: asyncio.Task[object] = asyncio.create_task(app[RELOADER].reload())
+        reloads.add(task)  # kept until done, so it is not collected half-way
+        task.add_done_callback(reloads.discard)
+
+    try:
+        await _wait_for_signal(on_hup=on_hup)
+    finally:
+        await runner.cleanup()
     return 0
 
 
@@ -165,11 +247,13 @@ async def _serve(app: web.Application, host: str, port: int) -> tuple[web.AppRun
     return runner, bound
 
 
-async def _wait_for_signal() -> None:
+async def _wait_for_signal(on_hup: Callable[[], None] | None = None) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if on_hup is not None:
+        loop.add_signal_handler(signal.SIGHUP, on_hup)
     await stop.wait()
 
 
@@ -263,9 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     command: str = args.command
     try:
         if command == "check-config":
-            return check_config(args.config, args.web_config_file)
+            return check_config(_flags(args), args.verbose)
         if command == "run":
-            return run(args.config, args.web_config_file)
+            return run(_flags(args))
         if command == "demo":
             return asyncio.run(_demo(args.listen, args.simulator_listen))
         if command == "simulate":

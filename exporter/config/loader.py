@@ -113,26 +113,34 @@ def _coerce(value: Any, typ: Any, key: str, secret: bool = False) -> Any:
     raise AssertionError(f"unsupported config type {typ!r}")  # pragma: no cover
 
 
-def _section(cls: type[Any], raw: Any, prefix: str) -> Any:
+def _section(cls: type[Any], raw: Any, prefix: str, errors: list[str]) -> Any:
+    """The section from its mapping; each bad key is added to ``errors`` and left at its
+    default, so the other keys are still read and checked."""
     if raw is None:
         raw = {}
     fields = {f.name: f for f in dataclasses.fields(cls)}
     if not isinstance(raw, dict):
         holds_secrets = any(f.metadata.get("secret") for f in fields.values())
         got = _shown(raw, holds_secrets, "the section holds secrets")
-        raise ConfigError(f"{prefix}: expected a mapping, got {got}")
+        errors += [f"{prefix}: expected a mapping, got {got}", f"{REFUSED}{prefix}"]
+        return cls()
     hints = get_type_hints(cls)
     names = tuple(fields)
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in names:
-            raise ConfigError(f"{prefix}.{key}: unknown key{_hint(str(key), names)}")
+            errors.append(f"{prefix}.{key}: unknown key{_hint(str(key), names)}")
+            continue
         if hints[key] is not str:
             value = _typed(value)
         if value is None:
             continue
         secret = bool(fields[key].metadata.get("secret"))
-        values[key] = _coerce(value, hints[key], f"{prefix}.{key}", secret)
+        try:
+            values[key] = _coerce(value, hints[key], f"{prefix}.{key}", secret)
+        except ConfigError as exc:
+            errors.extend(exc.problems)
+            errors.append(f"{REFUSED}{prefix}.{key}")
     return cls(**values)
 
 
@@ -151,43 +159,66 @@ def _parse_shard(raw: Any, key: str = "shard") -> Shard:
     return Shard(index, count)
 
 
-def _parse_accounts(raw: Any) -> tuple[AccountSettings, ...] | None:
+def _parse_accounts(raw: Any, errors: list[str]) -> tuple[AccountSettings, ...] | None:
     """The accounts as typed sections (an item may be just the name); their rules are
     checked with every other field's (``rules.check_accounts`` and the fields' own)."""
     raw = _typed(raw)
     if raw is None:
         return None
     if not isinstance(raw, list):
-        raise ConfigError(f"accounts: expected a list of accounts, got {_shown(raw)}")
+        errors.append(f"accounts: expected a list of accounts, got {_shown(raw)}")
+        return None
     return tuple(
         _section(
-            AccountSettings, {"name": item} if isinstance(item, str) else item, f"accounts[{i}]"
+            AccountSettings,
+            {"name": item} if isinstance(item, str) else item,
+            f"accounts[{i}]",
+            errors,
         )
         for i, item in enumerate(raw)
     )
 
 
-def _validate(s: Settings) -> None:
-    """Every field's rule, in field order (settings.py states each rule next to its field)."""
-    check_section(s, "")
+def unset_references(node: Any, env: Mapping[str, str], key: str = "") -> list[str]:
+    """``KEY: ${VAR} is not set`` for each reference without a default whose variable is
+    unset or empty (it expands to nothing, the key is empty)."""
+    if isinstance(node, str):
+        return [
+            f"{key or 'config'}: ${{{m.group(1)}}} is not set"
+            for m in _VAR.finditer(node)
+            if m.group(2) is None and not env.get(m.group(1))
+        ]
+    if isinstance(node, dict):
+        return [
+            problem
+            for k, v in node.items()
+            for problem in unset_references(v, env, f"{key}.{k}" if key else str(k))
+        ]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in unset_references(v, env, f"{key}[{i}]")]
+    return []
 
 
 def parse_config(raw: Any, env: Mapping[str, str] | None = None) -> Settings:
     """Turn a parsed YAML document into validated settings.
 
     ``${VAR}`` / ``${VAR:-default}`` inside string values expand from ``env`` (default: the
-    process environment), then the ``CDNVIDEO_*`` overrides apply.
+    process environment), then the ``CDNVIDEO_*`` overrides apply. Every problem is
+    collected: the ConfigError raised names all of them (``problems``), each unset
+    ``${VAR}`` first.
     """
     env = os.environ if env is None else env
+    unset = unset_references(raw, env)
     raw = _expand_tree(raw, env)
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"config: expected a mapping at the top level, got {_shown(raw)}")
+    errors: list[str] = []
     raw = dict(raw)
-    for key in raw:
-        if key not in TOP_LEVEL_KEYS:
-            raise ConfigError(f"{key}: unknown key{_hint(str(key), TOP_LEVEL_KEYS)}")
+    for key in [k for k in raw if k not in TOP_LEVEL_KEYS]:
+        errors.append(f"{key}: unknown key{_hint(str(key), TOP_LEVEL_KEYS)}")
+        del raw[key]
     for var, (section, key) in ENV_OVERRIDES.items():
         if env.get(var):
             sec = raw.get(section)
@@ -196,36 +227,71 @@ def parse_config(raw: Any, env: Mapping[str, str] | None = None) -> Settings:
             sec = dict(sec or {})
             sec[key] = env[var]
             raw[section] = sec
-    sections = {name: _section(cls, raw.get(name), name) for name, cls in SECTIONS.items()}
+    sections = {name: _section(cls, raw.get(name), name, errors) for name, cls in SECTIONS.items()}
     listen = _typed(raw.get("listen"))
     if listen is None:
         listen = Settings.listen
     if not isinstance(listen, str):
-        raise ConfigError(f"listen: expected HOST:PORT, got {listen!r}")
+        errors.append(f"listen: expected HOST:PORT, got {listen!r}")
+        listen = Settings.listen
     web_config_file = raw.get("web_config_file") or ""
     if not isinstance(web_config_file, str):
-        raise ConfigError(f"web_config_file: expected a file path, got {_shown(web_config_file)}")
-    if env.get(SHARD_ENV):
-        shard = _parse_shard(env[SHARD_ENV], f"shard (from {SHARD_ENV})")
-    else:
-        shard = _parse_shard(raw.get("shard"))
+        errors.append(f"web_config_file: expected a file path, got {_shown(web_config_file)}")
+        web_config_file = ""
+    shard = Shard()
+    try:
+        if env.get(SHARD_ENV):
+            shard = _parse_shard(env[SHARD_ENV], f"shard (from {SHARD_ENV})")
+        else:
+            shard = _parse_shard(raw.get("shard"))
+    except ConfigError as exc:
+        errors.extend(exc.problems)
     log = sections["log"]
     if log.level != log.level.lower():
         sections["log"] = dataclasses.replace(log, level=log.level.lower())
     settings = Settings(
-        accounts=_parse_accounts(raw.get("accounts")),
+        accounts=_parse_accounts(raw.get("accounts"), errors),
         listen=listen,
         web_config_file=str(web_config_file),
         shard=shard,
         **sections,
     )
-    _validate(settings)
+    rule_errors: list[str] = []
+    check_section(settings, "", rule_errors)
+    refused = {e.removeprefix(REFUSED) for e in errors if e.startswith(REFUSED)}
+    errors = [e for e in errors if not e.startswith(REFUSED)]
+    errors += [e for e in rule_errors if not _follows_from(e, refused)]
+    if errors:
+        raise ConfigError.of([*unset, *errors])
     return settings
 
 
+# Marks a key whose value was refused while parsing (it is left at its default), so the rules
+# that would then complain about that default are not reported too.
+REFUSED = "\0refused:"
+
+
+def _follows_from(problem: str, refused: set[str]) -> bool:
+    """Whether a rule's ``problem`` is about a refused key or its section as a whole (the
+    ``upstream: no credentials`` after ``upstream.token: expected a string``)."""
+    key = problem.partition(":")[0]
+    return key in refused or any(key == r.rpartition(".")[0] for r in refused)
+
+
 def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Settings:
-    """Read a YAML config file, expand ``${VAR}`` in its values and validate it."""
+    """Read a YAML config file, expand ``${VAR}`` in its values and validate it; each
+    problem of the ConfigError names the file's line of its key where there is one."""
     env = os.environ if env is None else env
+    raw, lines = read_document(path)
+    try:
+        return parse_config(raw, env)
+    except ConfigError as exc:
+        raise ConfigError.of([_at_line(p, lines) for p in exc.problems]) from None
+
+
+def read_document(path: str | Path) -> tuple[Any, dict[str, int]]:
+    """The parsed YAML of a config file (``${VAR}`` not expanded yet) and the line of each
+    key (``upstream.token``, ``accounts[0].name``); ConfigError when it cannot be read."""
     where = f"config file {str(path)!r}"
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -243,8 +309,10 @@ def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Setti
         refs.append(m.group(0))
         return f"cdnvideo{nonce}ref{len(refs) - 1}x"
 
+    protected = _VAR.sub(protect, text)
     try:
-        raw = yaml.safe_load(_VAR.sub(protect, text))
+        raw = yaml.safe_load(protected)
+        lines = _key_lines(yaml.compose(protected, Loader=yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -254,10 +322,46 @@ def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Setti
         raise ConfigError(f"{where}: invalid YAML value ({exc})") from None
     placeholder = re.compile(f"cdnvideo{nonce}ref([0-9]+)x")
     try:
-        raw = _restore(raw, placeholder, refs)
+        return _restore(raw, placeholder, refs), lines
     except RecursionError:  # an alias inside itself (a: &a [*a]), or absurd nesting
         raise ConfigError(f"{where}: a value contains itself or nests too deeply") from None
-    return parse_config(raw, env)
+
+
+def _key_lines(node: yaml.Node | None, prefix: str = "", depth: int = 0) -> dict[str, int]:
+    """The 1-based line of every key and list item in a composed YAML document."""
+    out: dict[str, int] = {}
+    if node is None or depth > 20:
+        return out
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value in node.value:
+            key = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
+            out[key] = key_node.start_mark.line + 1
+            out.update(_key_lines(value, key, depth + 1))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            key = f"{prefix}[{i}]"
+            out[key] = item.start_mark.line + 1
+            out.update(_key_lines(item, key, depth + 1))
+    return out
+
+
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\[\]]*")
+_LAST_PART = re.compile(r"(\.[^.\[\]]+|\[[0-9]+\])$")  # accounts[0].name -> accounts[0]
+
+
+def _at_line(problem: str, lines: dict[str, int]) -> str:
+    """``problem`` with `` (line N)`` of its key, or of the nearest enclosing key written in
+    the file; unchanged when the file has neither."""
+    head = _KEY.match(problem)
+    if head is None or problem[head.end() : head.end() + 1] != ":":
+        return problem
+    key = head.group(0)
+    while key not in lines:
+        parent = _LAST_PART.sub("", key)
+        if parent == key:
+            return problem
+        key = parent
+    return f"{problem} (line {lines[key]})"
 
 
 def _restore(node: Any, placeholder: re.Pattern[str], refs: list[str]) -> Any:

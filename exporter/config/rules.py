@@ -24,7 +24,19 @@ Check = Callable[[str, Any, Any], None]  # (key, value, section) -> raises Confi
 
 
 class ConfigError(ValueError):
-    """A config value is invalid; the message names the key and what is wrong."""
+    """A config value is invalid; the message names the key and what is wrong.
+
+    ``problems`` holds every problem found (check-config prints one a line); the message is
+    them joined by newlines.
+    """
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems: tuple[str, ...] = tuple(problems) or (message,)
+
+    @classmethod
+    def of(cls, problems: Sequence[str]) -> ConfigError:
+        return cls("\n".join(problems), problems)
 
 
 @dataclass(frozen=True)
@@ -269,17 +281,23 @@ def check_listen(key: str, value: str, _: Any) -> None:
     split_host_port(value, key)
 
 
-def check_section(obj: Any, prefix: str) -> None:
+def check_section(obj: Any, prefix: str, errors: list[str] | None = None) -> None:
     """Run the rule of every field of ``obj`` (a settings dataclass), in field order; nested
-    sections and lists of sections are walked (``accounts[0].name``)."""
+    sections and lists of sections are walked (``accounts[0].name``). With ``errors``, every
+    refusal is added to it instead of raised, so all of them are reported at once."""
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         key = f"{prefix}.{f.name}" if prefix else f.name
         rule: Rule | None = f.metadata.get("rule")
         if rule is not None and rule.check is not None:
-            rule.check(key, value, obj)
+            try:
+                rule.check(key, value, obj)
+            except ConfigError as exc:
+                if errors is None:
+                    raise
+                errors.extend(p for p in exc.problems if p not in errors)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            check_section(value, key)
+            check_section(value, key, errors)
         elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
             for i, item in enumerate(value):
-                check_section(item, f"{key}[{i}]")
+                check_section(item, f"{key}[{i}]", errors)

@@ -299,13 +299,19 @@ class AdminSettings:
 class LogSettings:
     level: str = field(
         default="info",
-        metadata=_doc("Lowest level written.", rule=r.one_of("debug", "info", "warning", "error")),
+        metadata=_doc(
+            "Lowest level written; `warn` is the same as `warning`. `run --log.level` "
+            "overrides it.",
+            rule=r.one_of("debug", "info", "warn", "warning", "error"),
+        ),
     )
     format: str = field(
         default="auto",
         metadata=_doc(
-            "`auto`: console on a terminal, JSON otherwise. Secrets are masked in both.",
-            rule=r.one_of("auto", "console", "json"),
+            "`auto`: console on a terminal, JSON otherwise; `logfmt`: `key=value` lines as "
+            "the Prometheus tools write. Secrets are masked in every format. `run --log.format` "
+            "overrides it.",
+            rule=r.one_of("auto", "console", "logfmt", "json"),
         ),
     )
 

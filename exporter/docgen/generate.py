@@ -295,12 +295,16 @@ def configuration_md() -> str:
         "",
         "# Configuration",
         "",
-        "`cdnvideo-exporter run --config FILE` reads one YAML file. Every key is optional "
+        "`cdnvideo-exporter run --config.file FILE` reads one YAML file. Every key is optional "
         "except the credentials. The config is checked as a whole at start: an unknown key "
         'is refused with a "did you mean" hint, and every invalid value with a message '
-        "naming the key and what is wrong. `cdnvideo-exporter check-config --config FILE` "
-        "does the same check, prints the effective config with every secret masked, and "
-        "exits 1 on error.",
+        "naming the key, what is wrong and the file's line; every problem is reported at "
+        "once, each `${VAR}` left unset by name. `cdnvideo-exporter check-config --config.file "
+        "FILE` does the same check, prints the effective config with every secret masked "
+        "(with the flags of `run` applied: `--web.listen-address`, `--log.level`, "
+        "`--log.format`), and exits 1 on error; `--verbose` adds notes such as what the "
+        "settle reads cost. SIGHUP or `POST /-/reload` re-reads the file (docs/deploy.md, "
+        "Reload).",
         "",
         "A static token is all it takes:",
         "",

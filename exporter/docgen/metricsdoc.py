@@ -109,4 +109,16 @@ def metrics_md() -> str:
         lines.append("|---|---|---|---|---|---|")
         lines.extend(_row(e) for e in by_area.get(area, []))
         lines.append("")
+        if area == "exporter":
+            lines.append(PROCESS_NOTE)
     return "\n".join(lines)
+
+
+PROCESS_NOTE = (
+    "Besides these, `/metrics` carries what every prometheus-client exporter has: the process "
+    "collector's `process_cpu_seconds_total`, `process_resident_memory_bytes`, "
+    "`process_virtual_memory_bytes`, `process_open_fds`, `process_max_fds` and "
+    "`process_start_time_seconds` (on Linux), and `python_info{implementation, major, minor, "
+    "patchlevel, version}`. They are always exported (`metrics.include`/`exclude` do not "
+    "apply).\n"
+)

@@ -68,6 +68,10 @@ class DvrPoller:
         self._slices = max(1, slices)
         self._turn: dict[str, int] = {}
 
+    def set_streams(self, streams: Mapping[str, tuple[str, ...]]) -> None:
+        """The configured streams of each account, replaced whole (a config reload)."""
+        self._streams = {account: tuple(dict.fromkeys(s)) for account, s in streams.items()}
+
     def forget(self, account: str) -> None:
         """Drop the replies and turn kept of ``account`` (it left this replica); its configured
         streams stay (they are configuration)."""

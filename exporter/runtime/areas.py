@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TypeVar
 from exporter.config import Settings
 from exporter.runtime.area import Area, Job
 from exporter.web.history import TrafficHistory
+from exporter.web.history_file import HistoryFile, charts_path
 
 if TYPE_CHECKING:
     from exporter.dvr import DvrPoller
@@ -54,6 +55,9 @@ class _Area:
     def serve(self, accounts: tuple[str, ...]) -> None:
         pass
 
+    def asks_platform(self, account: str) -> bool:
+        return True
+
     def stop(self) -> None:
         pass
 
@@ -75,12 +79,20 @@ class TrafficArea:
         )
         self.history = TrafficHistory()
         ctx.store.listen(self.history.record)
+        self.history_file = HistoryFile(self.history, charts_path(ctx.settings.traffic.state_file))
+        self.history_file.load(ctx.clock.time())
 
     def enabled(self, settings: Settings) -> bool:
         return settings.traffic.enabled
 
     def jobs(self, account: str) -> list[Job]:
-        return [Job(self.name, account, TRAFFIC_TICK_SECONDS, lambda: self.poller.poll(account))]
+        async def poll() -> None:
+            try:
+                await self.poller.poll(account)
+            finally:
+                self.history_file.save(self._ctx.clock.time())
+
+        return [Job(self.name, account, TRAFFIC_TICK_SECONDS, poll)]
 
     def serve(self, accounts: tuple[str, ...]) -> None:
         if self.enabled(self._ctx.settings):
@@ -88,12 +100,16 @@ class TrafficArea:
                 self._ctx.metrics.start_traffic_account(account)
         self.poller.serve(accounts)
 
+    def asks_platform(self, account: str) -> bool:
+        return True
+
     def forget(self, account: str) -> None:
         self.poller.forget(account)
         self.history.forget(account)
 
     def stop(self) -> None:
         self.poller.save_state()
+        self.history_file.save(self._ctx.clock.time(), force=True)
 
 
 class RestreamArea(_Area):
@@ -172,6 +188,14 @@ class DvrArea(_Area):
         )
         return [Job(self.name, account, self._ctx.settings.dvr.interval_seconds / self.slices, dvr)]
 
+    def serve(self, accounts: tuple[str, ...]) -> None:
+        """Take the configured streams anew (a reload may have changed them)."""
+        configured = self._ctx.settings.accounts or ()
+        self.poller.set_streams({a.name: a.dvr_streams for a in configured})
+
+    def asks_platform(self, account: str) -> bool:
+        return bool(self.poller.streams(account))
+
     def forget(self, account: str) -> None:
         self.poller.forget(account)
 
@@ -224,13 +248,13 @@ class Areas:
 
     def __init__(self, ctx: Context) -> None:
         self._areas: tuple[Area, ...] = tuple(kind(ctx) for kind in REGISTRY)
-        self._settings = ctx.settings
+        self._ctx = ctx
 
     def __iter__(self) -> Iterator[Area]:
         return iter(self._areas)
 
     def enabled(self) -> list[Area]:
-        return [a for a in self._areas if a.enabled(self._settings)]
+        return [a for a in self._areas if a.enabled(self._ctx.settings)]
 
     def get(self, kind: type[A]) -> A:
         """The area of this class (typed access for the parts that use one area directly)."""
@@ -246,3 +270,7 @@ class Areas:
     @property
     def talking_head(self) -> TalkingHeadArea:
         return self.get(TalkingHeadArea)
+
+    @property
+    def dvr(self) -> DvrArea:
+        return self.get(DvrArea)

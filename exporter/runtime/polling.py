@@ -10,6 +10,7 @@ import structlog
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import Clock
 from exporter.upstream.budget import Postponed
+from exporter.upstream.errors import UpstreamError
 
 # One poll_postponed line per (area, account) per this many seconds.
 POSTPONED_LOG_SECONDS = 60.0
@@ -30,6 +31,11 @@ class PollRunner:
         # history) is up only while both are; one succeeding does not hide the other failing.
         self._jobs: dict[tuple[str, str], dict[str, bool]] = {}
         self._postponed_logged: dict[tuple[str, str], float] = {}
+        # (area, account) -> what the platform said when it did not know the account.
+        self._unknown: dict[tuple[str, str], str] = {}
+        # The accounts the platform refused access to with a good token (the client's
+        # ``no_access``); build_context wires it.
+        self.no_access: Callable[[str], bool] = lambda account: True
 
     async def run(
         self, area: str, account: str, poll: Callable[[], Awaitable[None]], job: str = ""
@@ -47,13 +53,17 @@ class PollRunner:
         except Exception as exc:  # a poll must never take the process down
             ok = False
             where = {"job": job} if job else {}
-            log.warning(
-                "poll_failed",
-                area=area,
-                account=account,
-                error=f"{type(exc).__name__}: {exc}",
-                **where,
-            )
+            reason = unknown_account(exc, self.no_access(account))
+            if reason is not None:
+                self._unknown_account(area, account, reason)
+            else:
+                log.warning(
+                    "poll_failed",
+                    area=area,
+                    account=account,
+                    error=f"{type(exc).__name__}: {exc}",
+                    **where,
+                )
         self._metrics.poll_duration.labels(area).observe(self._timer() - started)
         key = (area, account)
         jobs = self._jobs.setdefault(key, {})
@@ -65,7 +75,19 @@ class PollRunner:
             self._metrics.last_success.labels(account, area).set(self._clock.time())
         if healthy and not was_healthy:
             log.info("poll_recovered", area=area, account=account)
+        if ok:
+            self._unknown.pop(key, None)
         return ok
+
+    def _unknown_account(self, area: str, account: str, reason: str) -> None:
+        """One warning when the platform first says it does not know ``account``."""
+        if not any(a == account for _, a in self._unknown):
+            log.warning("account_unknown", account=account, area=area, reply=reason)
+        self._unknown[(area, account)] = reason
+
+    def unknown(self, account: str) -> str | None:
+        """What the platform said when it last refused to know ``account`` (None: it knows)."""
+        return next((why for (_, a), why in sorted(self._unknown.items()) if a == account), None)
 
     def _postponed(self, area: str, account: str, job: str, exc: Postponed) -> None:
         self._metrics.polls_postponed.labels(area).inc()
@@ -90,3 +112,22 @@ class PollRunner:
             del self._jobs[key]
         for key in [k for k in self._postponed_logged if k[1] == account]:
             del self._postponed_logged[key]
+        for key in [k for k in self._unknown if k[1] == account]:
+            del self._unknown[key]
+
+
+_UNKNOWN_WORDS = ("account", "client")  # "Account not found", "Client not found", "Invalid account"
+
+
+def unknown_account(exc: BaseException, no_access: bool) -> str | None:
+    """The platform's words when ``exc`` says it does not know the account: a 404 about the
+    account or restream client, or the metrics area's 403 "Invalid token or no access" when
+    the client found the token good (``no_access``: ``UpstreamClient.no_access``)."""
+    if not isinstance(exc, UpstreamError):
+        return None
+    text = exc.message.lower()
+    if exc.status == 404 and any(word in text for word in _UNKNOWN_WORDS):
+        return f"{exc.area}: {exc.message} (HTTP 404)"
+    if exc.status == 403 and "no access" in text and no_access:
+        return f"{exc.area}: {exc.message} (HTTP 403)"
+    return None

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
     Histogram,
+    PlatformCollector,
+    ProcessCollector,
     disable_created_metrics,
     generate_latest,
 )
 
-from exporter import __version__
 from exporter.runtime.areas import AREA_NAMES
+from exporter.support.buildinfo import build_info
+from exporter.support.clock import Clock
 
 AREAS = (*AREA_NAMES, "auth")
 WINDOW_OUTCOMES = ("read", "backfilled", "revised", "missed", "mismatched", "given_up")
@@ -29,7 +33,7 @@ class SelfMetrics:
         cdnvideo_upstream_requests_total{area="traffic",code="200"} 42.0
     """
 
-    def __init__(self) -> None:
+    def __init__(self, process: bool = True) -> None:
         # ``_created`` samples only add series; Prometheus handles counter resets without them.
         # (process-wide and idempotent; prometheus-client ships it without annotations)
         disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -144,16 +148,45 @@ class SelfMetrics:
             "(counted when one leaves the top N).",
             registry=r,
         )
+        build = build_info()
         self.build_info = Gauge(
             "cdnvideo_exporter_build_info",
-            "Always 1; the exporter's version.",
-            ["version"],
+            "Always 1; the exporter's version, the git revision and branch it was built from "
+            "(unknown in an editable install) and the Python version it runs on.",
+            ["version", "revision", "branch", "pythonversion"],
             registry=r,
         )
-        self.build_info.labels(__version__).set(1)
+        self.build_info.labels(
+            build.version, build.revision, build.branch, build.pythonversion
+        ).set(1)
+        self.reload_successful = Gauge(
+            "cdnvideo_exporter_config_last_reload_successful",
+            "1 when the last reload of the config file (SIGHUP or POST /-/reload) applied, "
+            "0 when the file was refused and the running config kept.",
+            registry=r,
+        )
+        self.reload_success_time = Gauge(
+            "cdnvideo_exporter_config_last_reload_success_timestamp_seconds",
+            "Unix time the config in force was loaded (start-up or the last good reload).",
+            registry=r,
+        )
+        self.reload_successful.set(1)
+        if process:  # process_* and python_info, as every prometheus-client exporter has
+            ProcessCollector(registry=r)
+            PlatformCollector(registry=r)
         for area in AREAS:  # exposed at 0 from the start, so the first one is an increase
             self.rate_limited.labels(area)
             self.polls_postponed.labels(area)
+
+    def reload_done(self, clock: Clock) -> Callable[[bool], None]:
+        """What a reload reports its outcome to: the two reload gauges."""
+
+        def report(ok: bool) -> None:
+            self.reload_successful.set(1 if ok else 0)
+            if ok:
+                self.reload_success_time.set(clock.time())
+
+        return report
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 import structlog
@@ -16,12 +16,14 @@ from exporter.runtime.area import Job
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.runtime.polling import PollRunner
+from exporter.runtime.reload import Reloader
 from exporter.runtime.scheduler import Scheduler
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor
 from exporter.upstream import Operations, UpstreamClient
 from exporter.web.app import init_app
+from exporter.web.lifecycle import add_reload_route
 from exporter.web.webconfig import WebConfig
 
 log = structlog.get_logger("exporter.runtime.service")
@@ -37,15 +39,18 @@ def build_context(
     redactor: Redactor,
 ) -> Context:
     metrics = SelfMetrics()
+    metrics.reload_success_time.set(clock.time())
     selection = FamilySelection(settings.metrics.include, settings.metrics.exclude)
     store = Store(clock, extra=metrics.render, selection=selection)
     client = UpstreamClient(session, settings.upstream, metrics, clock, redactor)
+    runner = PollRunner(metrics, clock)
+    runner.no_access = client.no_access.__contains__
     ctx = Context(
         settings=settings,
         clock=clock,
         store=store,
         metrics=metrics,
-        runner=PollRunner(metrics, clock),
+        runner=runner,
         client=client,
         ops=Operations(client),
         redactor=redactor,
@@ -70,6 +75,29 @@ class Service:
         """Every poll scheduled for ``account``: the jobs of each enabled area."""
         return [job for area in self.areas.enabled() for job in area.jobs(account)]
 
+    def _schedule(self, account: str) -> None:
+        for job in self.jobs(account):
+            self.scheduler.every(job.area, account, job.seconds, job.poll, job.name)
+        self._scheduled.add(account)
+
+    def reconfigure(self, settings: Settings) -> None:
+        """Apply a reloaded config (``exporter.runtime.reload.live_settings`` of it): the
+        family selection, the poll intervals and the configured accounts. Counters, ledgers,
+        cursors and the state of the accounts that stay are kept."""
+        old = self.ctx.settings
+        self.ctx.settings = settings
+        self.ctx.store.selection = FamilySelection(
+            settings.metrics.include, settings.metrics.exclude
+        )
+        self.areas.traffic.poller.reselect()  # the other areas read the selection each poll
+        if _intervals(old) != _intervals(settings):
+            for account in sorted(self._scheduled):
+                self.scheduler.remove_account(account)
+                self._schedule(account)
+        if settings.accounts is not None:
+            shard = settings.shard
+            self.serve_accounts(tuple(a.name for a in settings.accounts if shard.owns(a.name)))
+
     def serve_accounts(self, accounts: tuple[str, ...]) -> None:
         """Schedule new accounts and forget the ones this replica no longer serves."""
         for gone in self._scheduled - set(accounts):
@@ -79,14 +107,12 @@ class Service:
             self.ctx.metrics.forget_account(gone)
             self.ctx.runner.forget(gone)
             self.ctx.client.budget.forget(gone)
+            self.ctx.client.no_access.discard(gone)
             self.ctx.store.drop_account(gone)
             self._scheduled.discard(gone)
         for account in accounts:
-            if account in self._scheduled:
-                continue
-            for job in self.jobs(account):
-                self.scheduler.every(job.area, account, job.seconds, job.poll, job.name)
-            self._scheduled.add(account)
+            if account not in self._scheduled:
+                self._schedule(account)
         for area in self.areas:
             area.serve(accounts)
         self.ctx.accounts = accounts
@@ -132,7 +158,17 @@ class Service:
             area.stop()
 
 
+def _intervals(s: Settings) -> tuple[float, ...]:
+    return (
+        s.restream.interval_seconds,
+        s.restream.history_interval_seconds,
+        s.dvr.interval_seconds,
+        s.talking_head.interval_seconds,
+    )
+
+
 SERVICE: web.AppKey[Service] = web.AppKey("service", Service)
+RELOADER: web.AppKey[Reloader] = web.AppKey("reloader", Reloader)
 
 
 async def create_app(
@@ -141,6 +177,9 @@ async def create_app(
     redactor: Redactor | None = None,
     schedule: bool = True,
     web_config: WebConfig | None = None,
+    load: Callable[[], Settings] | None = None,
+    telemetry_path: str = "/metrics",
+    enable_lifecycle: bool = False,
 ) -> web.Application:
     """The whole daemon as an aiohttp app; its cleanup context owns every resource.
 
@@ -150,6 +189,8 @@ async def create_app(
     once, here: the context, the Service with its areas (and the one task tracker, which the
     lifecycle runs), then the web app around them. ``web_config`` (the
     checked ``web_config_file``) adds basic auth and headers; the caller serves its TLS.
+    ``load`` re-reads the config file for a reload (``app[RELOADER]``, SIGHUP); with
+    ``enable_lifecycle`` ``POST /-/reload`` does the same.
     """
     clock = clock or SystemClock()
     redactor = redactor or Redactor(settings.secrets())
@@ -186,7 +227,17 @@ async def create_app(
             await session.close()
             log.info("exporter_stopped")
 
-    app = init_app(ctx, service.areas, web_config)
+    app = init_app(ctx, service.areas, web_config, telemetry_path)
     app[SERVICE] = service
+    if load is not None:
+        app[RELOADER] = Reloader(
+            load,
+            lambda: ctx.settings,
+            service.reconfigure,
+            ctx.metrics.reload_done(clock),
+            ctx.store.render,
+        )
+        if enable_lifecycle:
+            add_reload_route(app, app[RELOADER], settings.admin)
     app.cleanup_ctx.append(lifecycle)
     return app

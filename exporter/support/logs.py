@@ -275,6 +275,10 @@ class _StdlibHandler(logging.StreamHandler[TextIO]):
     """Marks the root handler configure_logging installed, so a second call replaces it."""
 
 
+# ``--log.level warn`` as the Prometheus tools spell it.
+LEVEL_ALIASES = {"warn": "warning"}
+
+
 def configure_logging(
     level: str = "info",
     fmt: str = "auto",
@@ -290,12 +294,16 @@ def configure_logging(
     stream = stream or sys.stderr
     if fmt == "auto":
         fmt = "console" if stream.isatty() else "json"
-    renderer: Any = (
-        structlog.dev.ConsoleRenderer(colors=stream.isatty())
-        if fmt == "console"
-        else structlog.processors.JSONRenderer()
-    )
-    numeric_level = logging.getLevelNamesMapping()[level.upper()]
+    renderer: Any
+    if fmt == "console":
+        renderer = structlog.dev.ConsoleRenderer(colors=stream.isatty())
+    elif fmt == "logfmt":
+        renderer = structlog.processors.LogfmtRenderer(
+            key_order=["timestamp", "level", "event"], bool_as_flag=False
+        )
+    else:
+        renderer = structlog.processors.JSONRenderer()
+    numeric_level = logging.getLevelNamesMapping()[LEVEL_ALIASES.get(level, level).upper()]
     timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
     structlog.configure(
         processors=[

@@ -530,6 +530,14 @@ class TrafficPoller:
             st.fragment = fragment
         return st.fragment
 
+    def reselect(self) -> None:
+        """Take the store's family selection anew (a config reload changed it); the next
+        fragment of each account is built with it."""
+        s = self._settings
+        self._view = View.of(
+            self._store.selection, s.resource_status_codes, s.resource_request_times
+        )
+
     def save_state(self) -> None:
         """Write the state file now (also at shutdown), after the steps already queued on the
         worker; a failure is logged, not raised."""

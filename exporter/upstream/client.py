@@ -43,6 +43,7 @@ Params = Sequence[tuple[str, str]] | Mapping[str, str] | None
 
 TOKEN_PATH = "/app/oauth/v1/token/"
 ACCOUNTS_PATH = "/app/inventory/v1/accounts/"
+AUTH = "CDN-AUTH-TOKEN"
 # Bodies larger than this are decoded in a worker thread, an element at a time (jsonpieces).
 DECODE_OFF_LOOP_BYTES = 64 * 1024
 # Reply headers kept on a Reply, under these names whatever case the server sent them in.
@@ -161,6 +162,8 @@ class UpstreamClient:
         self.retries = retries
         self.backoff_seconds = backoff_seconds
         self.budget = RequestBudget(settings.max_requests_per_minute, self._clock, metrics)
+        # Accounts whose last request got 403 "no access" while the token was good.
+        self.no_access: set[str] = set()
         self.auth: TokenSource
         if settings.token:
             self.auth = StaticToken(settings.token)
@@ -267,20 +270,22 @@ class UpstreamClient:
                 else:
                     self.budget.spend(account)
             try:
-                reply = await self._send(
-                    area, method, path, params, body, {"CDN-AUTH-TOKEN": token}
-                )
+                reply = await self._send(area, method, path, params, body, {AUTH: token})
             except UpstreamError as exc:
                 if attempt < attempts and exc.retryable:
                     await self._backoff(attempt, area, path, exc.message)
                     continue
                 raise
-            if not renewed and says_token_refused(reply.status, error_message(reply.data)):
+            message = error_message(reply.data)
+            if not renewed and says_token_refused(reply.status, message):
                 renewed = True
-                if await self.auth.expired(token):
+                if await self._no_access_only(reply.status, message, token):
+                    self.no_access.add(account)  # the token is good: the account is unknown
+                elif await self.auth.expired(token):
                     attempt -= 1
                     continue
             elif reply.ok:
+                self.no_access.discard(account)
                 self.auth.accepted(token)
             if _rate_limited(reply):
                 self.budget.signal(account, area, reply.retry_after)
@@ -288,6 +293,17 @@ class UpstreamClient:
                 await self._backoff(attempt, area, path, f"HTTP {reply.status}")
                 continue
             return reply
+
+    async def _no_access_only(self, status: int, message: str | None, token: str) -> bool:
+        """Whether a 403 "Invalid token or no access" means no access to the account asked
+        for, not a refused token: the account list (one request) accepts the same token."""
+        if status != 403 or "no access" not in (message or "").lower():
+            return False
+        try:
+            probe = await self._send("auth", "GET", ACCOUNTS_PATH, None, None, {AUTH: token})
+        except UpstreamError:
+            return False
+        return probe.ok and not is_error_body(probe.data)
 
     async def _backoff(self, attempt: int, area: str, path: str, why: str) -> None:
         delay = self.backoff_seconds * (2 ** (attempt - 1)) * (0.5 + random.random())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 from aiohttp import web
 
@@ -12,6 +11,7 @@ from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.web.admin import AdminDeps, admin_app
 from exporter.web.landing import landing_handler
+from exporter.web.readiness import readiness
 from exporter.web.webauth import apply_web_config, authenticated
 from exporter.web.webconfig import WebConfig
 
@@ -41,33 +41,6 @@ async def healthz(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
 
-def readiness(ctx: Context, areas: Areas) -> tuple[bool, dict[str, Any]]:
-    """Ready once every enabled area has polled every account once and one poll succeeded."""
-    pending: list[str] = []
-    healthy = 0
-    for account in ctx.accounts:
-        for area in areas.enabled():
-            state = ctx.runner.healthy(area.name, account)
-            if state is None:
-                pending.append(f"{area.name}/{account}")
-            elif state:
-                healthy += 1
-    ready = bool(ctx.accounts) and not pending and healthy > 0
-    detail = {
-        "ready": ready,
-        "accounts": list(ctx.accounts),
-        "pending_first_poll": pending,
-        "healthy_polls": healthy,
-    }
-    if not ctx.accounts:
-        detail["reason"] = "no accounts yet (discovery pending or none configured for this shard)"
-    elif pending:
-        detail["reason"] = "first poll not done everywhere"
-    elif not healthy:
-        detail["reason"] = "upstream not reachable: no poll has succeeded"
-    return ready, detail
-
-
 async def readyz(request: web.Request) -> web.Response:
     ready, detail = readiness(request.app[CTX], request.app[AREAS])
     if not authenticated(request):  # an open probe: the verdict, not the account names
@@ -82,7 +55,12 @@ def admin_deps(areas: Areas) -> AdminDeps:
     return AdminDeps(th.tracker, th.poller, th.refresh_quota)
 
 
-def init_app(ctx: Context, areas: Areas, web_config: WebConfig | None = None) -> web.Application:
+def init_app(
+    ctx: Context,
+    areas: Areas,
+    web_config: WebConfig | None = None,
+    telemetry_path: str = "/metrics",
+) -> web.Application:
     """Build the web application around a ready Context and the areas (lifecycle:
     exporter.runtime.service); ``web_config`` adds basic auth and headers (its TLS context
     is the listener's). The admin surface gets the talking-head area's parts it uses."""
@@ -91,10 +69,10 @@ def init_app(ctx: Context, areas: Areas, web_config: WebConfig | None = None) ->
     app[AREAS] = areas
     if web_config is not None:
         apply_web_config(app, web_config)
-    app.router.add_get("/metrics", metrics)
+    app.router.add_get(telemetry_path, metrics)  # --web.telemetry-path
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
-    app.router.add_get("/", landing_handler(ctx, areas))
+    app.router.add_get("/", landing_handler(ctx, areas, telemetry_path))
     if ctx.settings.admin.enabled:
         app[ADMIN_API] = admin_app(ctx, admin_deps(areas))
         app.add_subapp("/api/v1", app[ADMIN_API])

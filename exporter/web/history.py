@@ -71,5 +71,14 @@ class TrafficHistory:
     def points(self, account: str) -> tuple[Point, ...]:
         return self._rings.get(account, ())
 
+    def snapshot(self) -> dict[str, tuple[Point, ...]]:
+        """Every account's points (for the charts file)."""
+        return dict(self._rings)
+
+    def restore(self, account: str, points: list[Point]) -> None:
+        """Points kept from before a restart, oldest first; windows read since come after."""
+        newer = [p for p in self._rings.get(account, ()) if not points or p.end > points[-1].end]
+        self._rings[account] = (*points, *newer)[-MAX_POINTS:]
+
     def forget(self, account: str) -> None:
         self._rings.pop(account, None)

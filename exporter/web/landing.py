@@ -25,7 +25,9 @@ from exporter.web.admin.masking import secret_mask
 from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.charts import account_charts, top_resources
 
-DEFAULT_DOCS_URL = "https://pypi.org/project/cdnvideo-exporter/"
+# No public home is known to the package, so the page names where the documentation is
+# instead of linking to a page that may not exist.
+DOCS_NOTE = "Documentation: README.md and docs/ in the source"
 MAX_ROWS = 50
 REFRESH_SECONDS = 30
 
@@ -52,6 +54,12 @@ th{font-weight:600;color:#38424c}
 .stale{color:#9a6700}p.none{color:#59636e;margin:.2rem 0}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;margin:.5rem 0}
 dt{color:#38424c}dd{margin:0}code{font-size:.9em}td{overflow-wrap:anywhere}
+@media (max-width:36rem){.stack thead{display:none}
+.stack table,.stack tbody,.stack tr,.stack td{display:block}
+.stack tr{border-bottom:1px solid #d8dde3;padding:.2rem 0}
+.stack td{border:0;padding:.1rem .3rem}
+.stack td::before{content:attr(data-label) ": ";color:#38424c;font-weight:600}
+dl{grid-template-columns:auto}}
 """
 
 
@@ -76,15 +84,25 @@ def _ago(seconds: float) -> str:
 
 
 def _table(headers: Iterable[str], rows: list[list[str]], css: str) -> str:
-    head = "".join(f"<th>{e(h)}</th>" for h in headers)
+    """A table that a narrow screen shows as one block a row, each cell named by its
+    column (``data-label``, see ``STYLE``), so a phone needs no sideways scrolling."""
+    labels = [e(h) for h in headers]
+    head = "".join(f"<th>{h}</th>" for h in labels)
     shown = rows[:MAX_ROWS]
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in shown)
+    cells = (
+        "".join(f'<td data-label="{h}">{c}</td>' for h, c in zip(labels, r, strict=True))
+        for r in shown
+    )
+    body = "".join(f"<tr>{row}</tr>" for row in cells)
     more = (
         f'<p class="none">and {len(rows) - MAX_ROWS} more (see /metrics)</p>'
         if len(rows) > MAX_ROWS
         else ""
     )
-    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}'
+    return (
+        f'<div class="stack"><table class="{css}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>{more}"
+    )
 
 
 def _last_successes(ctx: Context) -> dict[tuple[str, str], float]:
@@ -247,18 +265,18 @@ def _none(known: bool, stale: bool, all_good: str, nothing: str) -> str:
     return f'<p class="none">{e(all_good)}{_stale(stale)}</p>'
 
 
-def render_landing(ctx: Context, areas: Areas, docs_url: str = DEFAULT_DOCS_URL) -> str:
+def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -> str:
     """The whole page as text (pure: reads the context, changes nothing)."""
     now = ctx.clock.time()
     admin = ctx.settings.admin.enabled
     links = [
-        '<a href="/metrics">Metrics</a>',
+        f'<a href="{e(metrics_path)}">Metrics</a>',
         '<a href="/healthz">Health</a>',
         '<a href="/readyz">Readiness</a>',
         '<a href="/api/v1/openapi.json">Admin API (OpenAPI)</a>'
         if admin
         else '<span class="disabled">Admin API off (admin.enabled)</span>',
-        f'<a href="{e(docs_url)}">Documentation</a>',
+        f'<span class="docs">{e(DOCS_NOTE)}</span>',
     ]
     started = _when(ctx.started_at, now) if ctx.started_at else "unknown"
     successes = _last_successes(ctx)
@@ -279,13 +297,15 @@ def render_landing(ctx: Context, areas: Areas, docs_url: str = DEFAULT_DOCS_URL)
 
 
 def landing_handler(
-    ctx: Context, areas: Areas, docs_url: str = DEFAULT_DOCS_URL
+    ctx: Context, areas: Areas, metrics_path: str = "/metrics"
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
-    """The aiohttp handler for ``GET /`` (the Documentation link is the package's page)."""
+    """The aiohttp handler for ``GET /`` (``metrics_path``: ``--web.telemetry-path``)."""
 
     async def landing(request: web.Request) -> web.Response:
         return web.Response(
-            text=render_landing(ctx, areas, docs_url), content_type="text/html", headers=HEADERS
+            text=render_landing(ctx, areas, metrics_path),
+            content_type="text/html",
+            headers=HEADERS,
         )
 
     return landing

@@ -210,7 +210,9 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_state_last_save_timestamp_seconds": (),
     "cdnvideo_upstream_clock_skew_seconds": (),
     "cdnvideo_upstream_values_rejected_total": ("area", "field"),
-    "cdnvideo_exporter_build_info": ("version",),
+    "cdnvideo_exporter_build_info": ("version", "revision", "branch", "pythonversion"),
+    "cdnvideo_exporter_config_last_reload_successful": (),
+    "cdnvideo_exporter_config_last_reload_success_timestamp_seconds": (),
     "cdnvideo_traffic_late_requests_total": ("account", "after_minutes"),
     "cdnvideo_traffic_late_hit_bytes_total": ("account", "after_minutes"),
     "cdnvideo_traffic_late_share": ("account", "after_minutes"),
@@ -218,6 +220,17 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_traffic_last_stage_late_share": ("account",),
 }
 HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}
+# What prometheus-client's process and platform collectors add to /metrics (Linux), beside the
+# exporter's own families (docs/metrics.md): not charted, but always there.
+CLIENT_SERIES: dict[str, tuple[str, ...]] = {
+    "process_virtual_memory_bytes": (),
+    "process_resident_memory_bytes": (),
+    "process_start_time_seconds": (),
+    "process_cpu_seconds_total": (),
+    "process_open_fds": (),
+    "process_max_fds": (),
+    "python_info": ("implementation", "major", "minor", "patchlevel", "version"),
+}
 # Series Prometheus itself writes for every scrape target.
 PROMETHEUS_SERIES = {"up", "scrape_duration_seconds", "scrape_samples_scraped"}
 # Labels a scrape adds to every series (static config, or the Prometheus Operator).

@@ -7,6 +7,7 @@ would); about 30 s.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tarfile
@@ -84,6 +85,10 @@ def test_build_makes_an_sdist_and_a_wheel_of_the_version(release: Release) -> No
     assert "exporter/py.typed" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), sorted(names)[-8:]
     assert not any(n.startswith("tests/") for n in names)
+    with zipfile.ZipFile(release.wheel) as wheel:
+        stamp = json.loads(wheel.read("exporter/support/_build.json"))
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO)
+    assert stamp["revision"] == head.stdout.strip()  # cdnvideo_exporter_build_info{revision}
     with tarfile.open(release.sdist) as sdist:
         members = {m.split("/", 1)[1] for m in sdist.getnames() if "/" in m}
     assert {"README.md", "CHANGELOG.md", "LICENSE", "pyproject.toml"} <= members

@@ -36,7 +36,9 @@ async def test_build_info_landing_page_and_version_flag_agree(
     async with TestClient(TestServer(app)) as client:
         metrics = await (await client.get("/metrics")).text()
         landing = await (await client.get("/")).text()
-    build_info = re.findall(r'^cdnvideo_exporter_build_info\{version="([^"]+)"\} 1', metrics, re.M)
+    build_info = re.findall(
+        r'^cdnvideo_exporter_build_info\{.*version="([^"]+)"\} 1', metrics, re.M
+    )
     page = re.findall(r'<p class="meta">version ([^ <]+) ', landing)
     assert {flag[1], *build_info, *page} == {__version__}
     assert len(build_info) == len(page) == 1

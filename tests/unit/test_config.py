@@ -178,7 +178,9 @@ def test_expanded_value_of_the_wrong_type_is_refused(tmp_path: Path) -> None:
     text = "upstream: {token: t0k, max_concurrency: '${CONC}'}\n"
     with pytest.raises(ConfigError) as info:
         load_config(write(tmp_path, text), {"CONC": "many"})
-    assert str(info.value) == "upstream.max_concurrency: expected a whole number, got 'many'"
+    assert str(info.value) == (
+        "upstream.max_concurrency: expected a whole number, got 'many' (line 1)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -462,6 +464,8 @@ def test_negative_traffic_counts_are_refused(key: str) -> None:
 def test_admin_enabled_without_write_token_is_refused() -> None:
     assert refused(with_token(admin={"enabled": True, "read_token": "read-only"})) == (
         "admin.write_token: required when admin.enabled is true (set CDNVIDEO_ADMIN_WRITE_TOKEN)"
+        "\nadmin.read_token: at least 16 characters, got 9; generate one with "
+        'python -c "import secrets; print(secrets.token_urlsafe(32))"'
     )
 
 
@@ -520,10 +524,10 @@ def test_bad_listen_host_is_refused(listen: str, host: str) -> None:
 
 def test_bad_log_level_and_format_are_refused() -> None:
     assert refused(with_token(log={"level": "verbose"})) == (
-        "log.level: expected debug, info, warning or error, got 'verbose'"
+        "log.level: expected debug, info, warn, warning or error, got 'verbose'"
     )
     assert refused(with_token(log={"format": "xml"})) == (
-        "log.format: expected auto, console or json, got 'xml'"
+        "log.format: expected auto, console, logfmt or json, got 'xml'"
     )
 
 

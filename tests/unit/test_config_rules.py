@@ -91,7 +91,10 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
         "admin.auth_failures_per_minute:",
     ),
     "log.level": ({"log": {"level": "loud"}}, "log.level: expected debug, info"),
-    "log.format": ({"log": {"format": "xml"}}, "log.format: expected auto, console or json"),
+    "log.format": (
+        {"log": {"format": "xml"}},
+        "log.format: expected auto, console, logfmt or json",
+    ),
 }
 
 

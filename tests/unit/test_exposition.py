@@ -165,7 +165,7 @@ def test_self_metrics_are_appended() -> None:
     text = s.render_sync().plain.decode()
     assert text.index("cdnvideo_account_requests_total") < text.index("# HELP cdnvideo_up ")
     assert 'cdnvideo_up{account="acme",area="traffic"} 1.0' in text
-    assert "cdnvideo_exporter_build_info{version=" in text
+    assert "cdnvideo_exporter_build_info{branch=" in text
 
 
 def test_conflicting_specs_of_one_name_are_an_error() -> None:

@@ -1,0 +1,134 @@
+"""Reload: re-read the config file (SIGHUP, ``POST /-/reload``) and apply what can change live.
+
+Applied without a restart, keeping every counter, ledger and cursor: the account list (accounts
+added are scheduled, accounts removed forgotten, ``dvr_streams`` follow), the poll intervals of
+restream, DVR and talking head, and ``metrics.include`` / ``metrics.exclude``. Every other key
+keeps its running value until the next restart; the reload log line names those that changed
+(``RESTART_KEYS`` is what docs/deploy.md lists). A file that does not pass check-config is
+refused whole: the running config stays, ``cdnvideo_exporter_config_last_reload_successful`` is
+0 until a good reload, and the error is logged and returned.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from exporter.config import ConfigError, Settings
+from exporter.support.logs import Redactor
+
+log = structlog.get_logger("exporter.runtime.reload")
+
+# The keys a reload applies (dotted, as in docs/configuration.md).
+LIVE_KEYS = (
+    "accounts",
+    "restream.interval_seconds",
+    "restream.history_interval_seconds",
+    "dvr.interval_seconds",
+    "talking_head.interval_seconds",
+    "metrics.include",
+    "metrics.exclude",
+)
+RESTART_KEYS = (
+    "upstream.*",
+    "traffic.*",
+    "restream.enabled",
+    "dvr.enabled",
+    "talking_head.enabled",
+    "listen",
+    "web_config_file",
+    "shard",
+    "admin.*",
+    "log.*",
+    "accounts (switching between a list and discovery)",
+)
+
+
+@dataclass(frozen=True)
+class ReloadOutcome:
+    ok: bool
+    message: str
+    applied: tuple[str, ...] = ()
+    needs_restart: tuple[str, ...] = ()
+
+
+def changed_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """The dotted keys whose values differ between two settings objects (sections walked,
+    a list of accounts compared whole)."""
+    out: list[str] = []
+    for f in dataclasses.fields(old):
+        a, b = getattr(old, f.name), getattr(new, f.name)
+        key = f"{prefix}{f.name}"
+        if dataclasses.is_dataclass(a) and not isinstance(a, type) and f.name != "shard":
+            out += changed_keys(a, b, key + ".")
+        elif a != b:
+            out.append(key)
+    return out
+
+
+def live_settings(old: Settings, new: Settings) -> Settings:
+    """``old`` with the keys a reload applies taken from ``new``."""
+    accounts = new.accounts if (old.accounts is None) == (new.accounts is None) else old.accounts
+    return dataclasses.replace(
+        old,
+        accounts=accounts,
+        restream=dataclasses.replace(
+            old.restream,
+            interval_seconds=new.restream.interval_seconds,
+            history_interval_seconds=new.restream.history_interval_seconds,
+        ),
+        dvr=dataclasses.replace(old.dvr, interval_seconds=new.dvr.interval_seconds),
+        talking_head=dataclasses.replace(
+            old.talking_head, interval_seconds=new.talking_head.interval_seconds
+        ),
+        metrics=new.metrics,
+    )
+
+
+class Reloader:
+    """Loads the config (``load``: the file as the flags override it) and hands the live part
+    to ``apply``; one reload at a time (the event loop runs it whole)."""
+
+    def __init__(
+        self,
+        load: Callable[[], Settings],
+        current: Callable[[], Settings],
+        apply: Callable[[Settings], None],
+        report: Callable[[bool], None],
+        rendered: Callable[[], Awaitable[object]],
+    ) -> None:
+        self._load = load
+        self._current = current
+        self._apply = apply
+        self._report = report
+        self._rendered = rendered
+
+    async def reload(self) -> ReloadOutcome:
+        """Reload, then render ``/metrics`` at once so the reload gauges show the outcome."""
+        outcome = self._reload()
+        await self._rendered()
+        return outcome
+
+    def _reload(self) -> ReloadOutcome:
+        old = self._current()
+        try:
+            new = self._load()
+        except ConfigError as exc:
+            message = Redactor(old.secrets()).text(str(exc))
+            self._report(False)
+            log.error("config_reload_failed", error=message, kept="the running config")
+            return ReloadOutcome(False, message)
+        effective = live_settings(old, new)
+        applied = tuple(changed_keys(old, effective))
+        restart = tuple(k for k in changed_keys(effective, new) if k not in applied)
+        self._apply(effective)
+        self._report(True)
+        log.info("config_reloaded", applied=",".join(applied), needs_restart=",".join(restart))
+        parts = [f"applied: {', '.join(applied) or 'nothing changed'}"]
+        if restart:
+            parts.append(f"changed but applied only at the next restart: {', '.join(restart)}")
+        return ReloadOutcome(True, "; ".join(parts), applied, restart)

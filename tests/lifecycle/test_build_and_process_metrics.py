@@ -1,0 +1,45 @@
+"""/metrics carries prometheus-client's process and platform collectors and the build stamp."""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+from pathlib import Path
+
+from aiohttp.test_utils import TestClient, TestServer
+
+from exporter.config import parse_config
+from exporter.runtime.service import create_app
+from exporter.support.buildinfo import build_info
+from exporter.support.clock import FakeClock
+
+CONFIG = {"upstream": {"base_url": "http://127.0.0.1:9", "token": "t0ken"}, "accounts": ["a"]}
+
+
+async def test_metrics_has_process_and_python_info_and_full_build_info() -> None:
+    app = await create_app(parse_config(CONFIG, env={}), clock=FakeClock(), schedule=False)
+    async with TestClient(TestServer(app)) as client:
+        text = await (await client.get("/metrics")).text()
+    cpu = re.search(r"^process_cpu_seconds_total ([0-9.e+]+)$", text, re.M)
+    rss = re.search(r"^process_resident_memory_bytes ([0-9.e+]+)$", text, re.M)
+    assert cpu is not None
+    assert rss is not None
+    assert float(rss.group(1)) > 1_000_000  # this process, a real figure
+    assert "# TYPE process_start_time_seconds gauge" in text
+    version = platform.python_version()
+    assert f'python_info{{implementation="{platform.python_implementation()}"' in text
+    assert f'version="{version}"}} 1.0' in text
+    assert (
+        'cdnvideo_exporter_build_info{branch="unknown",'
+        f'pythonversion="{version}",revision="unknown",version="0.1.0"}} 1.0'
+    ) in text  # an editable install has no stamp
+
+
+def test_a_stamped_build_reports_its_revision_and_branch(tmp_path: Path) -> None:
+    stamp = tmp_path / "_build.json"
+    stamp.write_text(json.dumps({"revision": "0a1b2c3d", "branch": "main"}))
+    info = build_info(stamp)
+    assert (info.revision, info.branch) == ("0a1b2c3d", "main")
+    stamp.write_text("[not an object]")
+    assert (build_info(stamp).revision, build_info(stamp).branch) == ("unknown", "unknown")

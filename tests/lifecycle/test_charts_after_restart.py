@@ -1,0 +1,93 @@
+"""After a restart the landing charts start from the last hour kept beside the state file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from exporter.config import parse_config
+from exporter.runtime.service import SERVICE, create_app
+from exporter.simulator import SimConfig, Simulator, serve
+from exporter.support.clock import FakeClock
+from exporter.web.app import AREAS
+
+T0 = 1_767_225_600 + 17 * 3600 + 5
+ACCOUNT = "demo-media"
+
+
+async def _run(sim_url: str, token: str, clock: FakeClock, state: Path, minutes: int) -> int:
+    """Poll traffic ``minutes`` of platform time, stop cleanly; the points charted at the end."""
+    settings = parse_config(
+        {
+            "upstream": {"base_url": sim_url, "token": token},
+            "accounts": [ACCOUNT],
+            "traffic": {"state_file": str(state), "per_resource": False},
+            "restream": {"enabled": False},
+            "dvr": {"enabled": False},
+            "talking_head": {"enabled": False},
+        },
+        env={},
+    )
+    app = await create_app(settings, clock=clock, schedule=False)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        service = app[SERVICE]
+        (job,) = service.jobs(ACCOUNT)
+        for _ in range(minutes * 4):
+            await service.ctx.runner.run(job.area, ACCOUNT, job.poll)
+            clock.advance(job.seconds)
+        return len(app[AREAS].traffic.history.points(ACCOUNT))
+    finally:
+        await runner.cleanup()
+
+
+async def test_charts_start_from_the_kept_hour_after_a_restart(tmp_path: Path) -> None:
+    clock = FakeClock(T0)
+    sim = Simulator(SimConfig(accounts=(ACCOUNT,), resources_per_account=2), clock)
+    sim_runner = await serve(sim)
+    state = tmp_path / "state.json"
+    try:
+        charted = await _run(sim_runner.base_url, sim.token, clock, state, minutes=12)
+        assert charted >= 8  # the first run charted its windows
+        assert (tmp_path / "state.json.charts.json").is_file()
+
+        clock.advance(300)  # five minutes down
+        settings = parse_config(
+            {
+                "upstream": {"base_url": sim_runner.base_url, "token": sim.token},
+                "accounts": [ACCOUNT],
+                "traffic": {"state_file": str(state)},
+            },
+            env={},
+        )
+        app = await create_app(settings, clock=clock, schedule=False)
+        history = app[AREAS].traffic.history
+        assert len(history.points(ACCOUNT)) == charted  # before any poll of the new process
+        async with TestClient(TestServer(app)) as client:
+            page = await (await client.get("/")).text()
+        assert "No traffic data yet" not in page
+        assert page.count("<polyline") >= 3  # requests, bandwidth and hit ratio
+
+        clock.advance(3600)  # an hour later, the kept points are too old to chart
+        app = await create_app(settings, clock=clock, schedule=False)
+        assert app[AREAS].traffic.history.points(ACCOUNT) == ()
+    finally:
+        await sim_runner.cleanup()
+
+
+async def test_a_damaged_charts_file_is_ignored(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    (tmp_path / "state.json.charts.json").write_text('{"version": 1, "accounts": {"a": [[1]]}}')
+    settings = parse_config(
+        {
+            "upstream": {"base_url": "http://127.0.0.1:9", "token": "t0ken"},
+            "accounts": ["a"],
+            "traffic": {"state_file": str(state)},
+        },
+        env={},
+    )
+    app = await create_app(settings, clock=FakeClock(T0), schedule=False)
+    assert app[AREAS].traffic.history.points("a") == ()

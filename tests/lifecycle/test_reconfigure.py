@@ -1,0 +1,82 @@
+"""Service.reconfigure (what a reload applies) on a daemon polling the simulator over HTTP."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from aiohttp import web
+
+from exporter.config import parse_config
+from exporter.runtime.reload import changed_keys, live_settings
+from exporter.runtime.service import SERVICE, create_app
+from exporter.simulator import SimConfig, Simulator, serve
+from exporter.support.clock import FakeClock
+
+T0 = 1_767_225_600 + 17 * 3600 + 5
+
+
+async def test_selection_intervals_and_accounts_apply_and_counters_stay() -> None:
+    clock = FakeClock(T0)
+    sim = Simulator(SimConfig(accounts=("demo-media", "demo-shop")), clock)
+    sim_runner = await serve(sim)
+    base = {
+        "upstream": {"base_url": sim_runner.base_url, "token": sim.token},
+        "accounts": ["demo-media"],
+        "traffic": {"per_resource": False},
+        "dvr": {"enabled": False},
+        "talking_head": {"enabled": False},
+    }
+    old = parse_config(base, env={})
+    app = await create_app(old, clock=clock, schedule=False)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        service = app[SERVICE]
+        ctx = service.ctx
+
+        async def poll_all(minutes: int) -> str:
+            for _ in range(minutes * 4):
+                for account in ctx.accounts:
+                    for job in service.jobs(account):
+                        await ctx.runner.run(job.area, account, job.poll, job.name)
+                clock.advance(15)
+            return ctx.store.render_sync().plain.decode()
+
+        text = await poll_all(6)
+        requests = 'cdnvideo_account_requests_total{account="demo-media",side="edge"}'
+        before = float(text.split(requests + " ", 1)[1].split("\n", 1)[0])
+        assert before > 0
+
+        new = parse_config(
+            {
+                **base,
+                "accounts": ["demo-media", "demo-shop"],
+                "restream": {"interval_seconds": 45},
+                "metrics": {"exclude": ["^cdnvideo_account_bandwidth_bytes_per_second$"]},
+                "traffic": {"per_resource": False, "delay_seconds": 60},  # needs a restart
+            },
+            env={},
+        )
+        live = live_settings(old, new)
+        assert changed_keys(old, live) == [
+            "accounts",
+            "restream.interval_seconds",
+            "metrics.exclude",
+        ]
+        assert changed_keys(live, new) == ["traffic.delay_seconds"]
+        service.reconfigure(live)
+        job = service.scheduler._scheduler.get_job("restream/demo-shop/")
+        assert job is not None
+        assert job.trigger.interval.total_seconds() == 45
+        media = service.scheduler._scheduler.get_job("restream/demo-media/")
+        assert media.trigger.interval.total_seconds() == 45
+
+        text = await poll_all(6)
+        after = float(text.split(requests + " ", 1)[1].split("\n", 1)[0])
+        assert after > before  # the counter went on from where it was
+        assert "cdnvideo_account_bandwidth_bytes_per_second{" not in text
+        assert 'cdnvideo_up{account="demo-shop",area="restream"} 1.0' in text
+        assert ctx.settings.traffic == dataclasses.replace(old.traffic)  # kept for a restart
+    finally:
+        await runner.cleanup()
+        await sim_runner.cleanup()

@@ -287,10 +287,22 @@ class AdminSettings:
     auth_failures_per_minute: int = field(
         default=10,
         metadata=_doc(
-            "Failed authentications (no token or a wrong one) a minute from one address before "
-            "that address gets 429 until the minute has passed, even with a right token. 0 turns "
-            "the throttle off (`exporter demo` does: it is tried and fuzzed on loopback).",
+            "Failed authentications (no token or a wrong one) a minute from one address, or "
+            "with one wrong credential from any address, before further failures there get 429 "
+            "instead of 401 until the minute has passed. A right token is never throttled. "
+            "0 turns the throttle off (`exporter demo` does: it is tried and fuzzed on loopback).",
             rule=r.custom("0 or more", r.check_auth_failures),
+        ),
+    )
+    trusted_proxy_header: str = field(
+        default="",
+        metadata=_doc(
+            "Request header that carries the caller's address as the ingress or proxy in front "
+            "saw it, such as `X-Forwarded-For` (its last address is taken) or `X-Real-IP`; "
+            "failed authentications are counted per that address and the audit log names it. "
+            "Set it only when every request comes through that proxy: a caller reaching the "
+            "exporter directly can write any address into it. Empty: the connection's address.",
+            rule=r.custom("empty or an HTTP header name", r.check_header_name),
         ),
     )
 

@@ -220,7 +220,7 @@ def _operation(route: Route, accounts: Sequence[str]) -> dict[str, Any]:
             "in": "query",
             "required": q.required,
             "description": q.description,
-            "schema": q.schema,
+            "schema": q.document_schema,
         }
         for q in route.query
     ]

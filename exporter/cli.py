@@ -144,14 +144,14 @@ def run(path: str, web_config_file: str | None = None) -> int:
         tune_for_serving()
         return built
 
-    web.run_app(
+    from exporter.web.serving import run_app
+
+    run_app(
         app(),
-        host=settings.listen_host,
-        port=settings.listen_port,
+        settings.listen_host,
+        settings.listen_port,
+        settings.server,
         ssl_context=web_config.tls if web_config else None,
-        print=None,
-        access_log=None,
-        shutdown_timeout=3.0,
     )
     return 0
 

@@ -308,6 +308,35 @@ class AdminSettings:
 
 
 @dataclass(frozen=True)
+class ServerSettings:
+    header_timeout_seconds: float = field(
+        default=10.0,
+        metadata=_doc(
+            "A client has this long to send a request's line and headers, counted from when "
+            "its connection opened or from the previous reply (an idle keep-alive connection "
+            "is closed then too); a TLS handshake has as long. A half-sent request is closed.",
+            rule=r.positive(),
+        ),
+    )
+    body_timeout_seconds: float = field(
+        default=30.0,
+        metadata=_doc(
+            "A request body has this long to arrive once its headers have: the admin API "
+            "answers 408 after it, and a body no handler reads is drained at most this long.",
+            rule=r.positive(),
+        ),
+    )
+    max_connections: int = field(
+        default=512,
+        metadata=_doc(
+            "Open client connections at most; one more is answered 503 and closed before a "
+            "byte of it is read. Prometheus needs one per scraping server.",
+            rule=r.positive(),
+        ),
+    )
+
+
+@dataclass(frozen=True)
 class LogSettings:
     level: str = field(
         default="info",
@@ -429,6 +458,10 @@ class Settings:
     admin: AdminSettings = field(
         default_factory=AdminSettings, metadata=_doc("The authenticated `/api/v1` gateway.")
     )
+    server: ServerSettings = field(
+        default_factory=ServerSettings,
+        metadata=_doc("How long clients may take and how many may be connected (`listen`)."),
+    )
     log: LogSettings = field(default_factory=LogSettings, metadata=_doc("Log output."))
 
     @property
@@ -458,6 +491,7 @@ SECTIONS: dict[str, type[Any]] = {
     "talking_head": TalkingHeadSettings,
     "metrics": MetricsSettings,
     "admin": AdminSettings,
+    "server": ServerSettings,
     "log": LogSettings,
 }
 TOP_LEVEL_KEYS = (*SECTIONS, "accounts", "listen", "web_config_file", "shard")

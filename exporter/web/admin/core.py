@@ -310,7 +310,8 @@ async def _prepare(call: Call) -> None:
     if errors:
         raise invalid(errors)
     if route.body is not None:
-        call.body = await _read_body(request, route.body_required)
+        seconds = ctx.settings.server.body_timeout_seconds
+        call.body = await _read_body(request, route.body_required, seconds)
 
 
 def _throttle_failure(call: Call, presented: str | None) -> None:
@@ -333,9 +334,17 @@ def _throttle_failure(call: Call, presented: str | None) -> None:
         )
 
 
-async def _read_body(request: web.Request, required: bool) -> Any:
+async def _read_body(request: web.Request, required: bool, seconds: float) -> Any:
     try:
-        raw = await request.read()
+        async with asyncio.timeout(seconds):
+            raw = await request.read()
+    except TimeoutError:
+        raise Rejected(
+            408,
+            "body_timeout",
+            f"the request body did not arrive within {seconds:g} s (server.body_timeout_seconds)",
+            headers={"Connection": "close"},
+        ) from None
     except web.HTTPRequestEntityTooLarge:
         raise Rejected(
             413,

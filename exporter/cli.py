@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import dataclasses
 import secrets
-import signal
 import sys
 from collections.abc import Sequence
 
@@ -26,6 +25,7 @@ from exporter.config import (
     warnings,
 )
 from exporter.support.logs import Redactor, configure_logging
+from exporter.web.serving import run_app, wait_for_stop
 from exporter.web.webconfig import WebConfig, load_web_config
 
 DEMO_LISTEN = "127.0.0.1:9877"
@@ -144,8 +144,6 @@ def run(path: str, web_config_file: str | None = None) -> int:
         tune_for_serving()
         return built
 
-    from exporter.web.serving import run_app
-
     run_app(
         app(),
         settings.listen_host,
@@ -163,14 +161,6 @@ async def _serve(app: web.Application, host: str, port: int) -> tuple[web.AppRun
     await site.start()
     bound = int(runner.addresses[0][1])  # the real port when 0 was asked for
     return runner, bound
-
-
-async def _wait_for_signal() -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
 
 
 def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) -> Settings:
@@ -232,7 +222,7 @@ async def _demo(listen: str, sim_listen: str) -> int:
         flush=True,
     )
     try:
-        await _wait_for_signal()
+        await wait_for_stop()
     finally:
         await runner.cleanup()
         await sim_runner.cleanup()
@@ -252,7 +242,7 @@ async def _simulate(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
-        await _wait_for_signal()
+        await wait_for_stop()
     finally:
         await runner.cleanup()
     return 0

@@ -294,6 +294,44 @@ class AdminSettings:
             rule=r.custom("0 or more", r.check_auth_failures),
         ),
     )
+    upstream_concurrency: int = field(
+        default=2,
+        metadata=_doc(
+            "Upstream requests of the admin surface in flight at most, in slots of its own: "
+            "pollers holding every one of `upstream.max_concurrency` never make an admin "
+            "request wait for a slot.",
+            rule=r.positive(),
+        ),
+    )
+    upstream_deadline_seconds: float = field(
+        default=15.0,
+        metadata=_doc(
+            "The longest an admin request waits for the platform (a retried read's attempts "
+            "included) before it answers 504 itself.",
+            rule=r.positive(),
+        ),
+    )
+    talking_head_reads_per_day: int = field(
+        default=50,
+        metadata=_doc(
+            "Talking-head reads through the admin surface (status, video link, tasks, and "
+            "configurations when the poll's are not fresh) per account in any 24 hours; one "
+            "more is answered 429 with `Retry-After`. The platform allows 1500 talking-head "
+            "requests a month per account in all: the default is a day's share of them. "
+            "Configurations and quota are answered from the last poll while it is fresh "
+            "(younger than `talking_head.interval_seconds`) and spend nothing. 0 refuses every "
+            "talking-head read that would reach the platform.",
+            rule=r.at_least(0),
+        ),
+    )
+    state_file: str = field(
+        default="",
+        metadata=_doc(
+            "Where the talking-head reads of the last 24 hours survive restarts. Empty: next "
+            "to `traffic.state_file` (its name + `.admin`), or in memory only when that is "
+            "empty too.",
+        ),
+    )
     trusted_proxy_header: str = field(
         default="",
         metadata=_doc(

@@ -39,7 +39,14 @@ def build_context(
     metrics = SelfMetrics()
     selection = FamilySelection(settings.metrics.include, settings.metrics.exclude)
     store = Store(clock, extra=metrics.render, selection=selection)
-    client = UpstreamClient(session, settings.upstream, metrics, clock, redactor)
+    client = UpstreamClient(
+        session,
+        settings.upstream,
+        metrics,
+        clock,
+        redactor,
+        admin_concurrency=settings.admin.upstream_concurrency,
+    )
     ctx = Context(
         settings=settings,
         clock=clock,
@@ -155,7 +162,9 @@ async def create_app(
     redactor = redactor or Redactor(settings.secrets())
     session = aiohttp.ClientSession(
         headers={"User-Agent": "cdnvideo-exporter"},
-        connector=aiohttp.TCPConnector(limit=settings.upstream.max_concurrency * 2),
+        connector=aiohttp.TCPConnector(
+            limit=(settings.upstream.max_concurrency + settings.admin.upstream_concurrency) * 2
+        ),
     )
     ctx = build_context(settings, session, clock, redactor)
     service = Service(ctx, Scheduler(ctx.runner))

@@ -22,6 +22,7 @@ from exporter.web.admin.core import (
 from exporter.web.admin.masking import SecretMask
 from exporter.web.admin.openapi import build_openapi
 from exporter.web.admin.ratelimit import WindowLimit
+from exporter.web.admin.readbudget import ReadBudget, state_path
 from exporter.web.admin.routes import ROUTES
 from exporter.web.webauth import authenticated
 
@@ -60,6 +61,7 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
         deps,
         masks,
         auth_failures,
+        ReadBudget(ctx.clock, settings.admin.talking_head_reads_per_day, state_path(settings)),
     )
     app = web.Application()
     app[ADMIN_STATE] = state

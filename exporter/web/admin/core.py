@@ -21,6 +21,7 @@ from exporter.upstream.errors import error_message, is_error_body
 from exporter.upstream.models import ThConfigurations
 from exporter.web.admin.masking import SecretMask, mask, secrets_in
 from exporter.web.admin.ratelimit import WindowLimit, client_address, failure_keys
+from exporter.web.admin.readbudget import ReadBudget
 from exporter.web.admin.validation import (
     MAX_QUERY_VALUE,
     FieldError,
@@ -92,6 +93,8 @@ class Catalogue(Protocol):
 
     def latest_configurations(self, account: str) -> ThConfigurations | None: ...
 
+    def fetched_at(self, account: str) -> float | None: ...
+
 
 @dataclass(frozen=True)
 class AdminDeps:
@@ -113,6 +116,7 @@ class AdminState:
     # Failed authentications per address and per credential (admin.auth_failures_per_minute);
     # None: off.
     auth_failures: WindowLimit | None
+    th_reads: ReadBudget  # talking-head reads that reach the platform (a day's share)
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
@@ -175,7 +179,7 @@ class Call:
     async def upstream(self, op: Awaitable[Reply]) -> Reply:
         """Await an upstream operation; no reply becomes 502 (connection) or 504 (timeout)."""
         try:
-            reply = await asyncio.wait_for(op, self.ctx.client.deadline())
+            reply = await asyncio.wait_for(op, self.ctx.settings.admin.upstream_deadline_seconds)
         except TimeoutError:
             raise Rejected(504, "upstream_timeout", "the platform did not answer in time") from None
         except UpstreamError as exc:

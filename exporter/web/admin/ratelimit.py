@@ -46,6 +46,18 @@ class WindowLimit:
             self._forget_idle()
         self._hits.setdefault(key, deque()).append(self._clock.time())
 
+    def snapshot(self) -> dict[str, list[float]]:
+        """The times counted per key, oldest first, for ``restore`` (after a restart)."""
+        return {key: list(hits) for key, hits in self._hits.items() if hits}
+
+    def restore(self, hits: Mapping[str, list[float]]) -> None:
+        """Count again the times of ``snapshot`` that are still inside the window."""
+        cutoff = self._clock.time() - self.window
+        for key, times in hits.items():
+            kept = sorted(t for t in times if t > cutoff)
+            if kept:
+                self._hits[key] = deque(kept)
+
     def _forget_idle(self) -> None:
         cutoff = self._clock.time() - self.window
         for key in [k for k, hits in self._hits.items() if not hits or hits[-1] <= cutoff]:

@@ -139,3 +139,11 @@ async def test_an_admin_read_is_answered_while_pollers_hold_every_slot(
             poll.cancel()
         results = await asyncio.gather(*polls, return_exceptions=True)
     assert all(isinstance(r, asyncio.CancelledError | UpstreamError) for r in results)
+
+
+async def test_an_admin_request_has_its_own_deadline(make_admin: MakeAdmin) -> None:
+    admin = await make_admin(upstream_deadline_seconds=0.2)
+    admin.upstream.delay = 1.0  # answers within the client's 2 s timeout, after the deadline
+    status, data, resp = await admin.call("GET", "/restream/demo-media/resources", token=READ_TOKEN)
+    assert (status, data["error"]) == (504, "upstream_timeout")
+    assert "X-Upstream-Status" not in resp.headers

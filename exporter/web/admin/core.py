@@ -178,8 +178,12 @@ class Call:
 
     async def upstream(self, op: Awaitable[Reply]) -> Reply:
         """Await an upstream operation; no reply becomes 502 (connection) or 504 (timeout)."""
+        # The call's own longest time, or the admin API's deadline when that is shorter.
+        deadline = min(
+            self.ctx.client.deadline(), self.ctx.settings.admin.upstream_deadline_seconds
+        )
         try:
-            reply = await asyncio.wait_for(op, self.ctx.settings.admin.upstream_deadline_seconds)
+            reply = await asyncio.wait_for(op, deadline)
         except TimeoutError:
             raise Rejected(504, "upstream_timeout", "the platform did not answer in time") from None
         except UpstreamError as exc:

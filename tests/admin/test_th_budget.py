@@ -84,7 +84,10 @@ async def test_configurations_come_from_a_fresh_poll_without_spending(
     make_admin: MakeAdmin,
 ) -> None:
     admin = await make_admin(talking_head_reads_per_day=1)
-    await admin.areas.talking_head.poller.poll("demo-media")
+    poller = admin.areas.talking_head.poller
+    assert await admin.ctx.runner.run(
+        "talking_head", "demo-media", lambda: poller.poll("demo-media")
+    )
     assert sent(admin, f"{TH}/configurations") == 1
     admin.clock.advance(120)
     for _ in range(5):
@@ -100,6 +103,21 @@ async def test_configurations_come_from_a_fresh_poll_without_spending(
     status, _, resp = await admin.call("GET", CONFIGURATIONS, token=READ_TOKEN)
     assert status == 429  # the day's one read is spent
     assert sent(admin, f"{TH}/configurations") == 1
+
+
+async def test_configurations_pass_through_while_the_poll_fails(make_admin: MakeAdmin) -> None:
+    admin = await make_admin()
+    poller = admin.areas.talking_head.poller
+    assert await admin.ctx.runner.run(
+        "talking_head", "demo-media", lambda: poller.poll("demo-media")
+    )
+    admin.upstream.replies[("GET", f"{TH}/configurations")] = (503, {"message": "down"})
+    assert not await admin.ctx.runner.run(
+        "talking_head", "demo-media", lambda: poller.poll("demo-media")
+    )
+    status, _, resp = await admin.call("GET", CONFIGURATIONS, token=READ_TOKEN)
+    assert (status, resp.headers["X-Upstream-Status"]) == (503, "503")  # as the platform answers
+    assert "X-Served-From" not in resp.headers
 
 
 # --- the admin lane -----------------------------------------------------------------------

@@ -24,6 +24,8 @@ from exporter.web.admin.validation_th import check_generate, check_rename, check
 
 log = structlog.get_logger("exporter.admin")
 
+TALKING_HEAD_AREA = "talking_head"  # the poll runner's name of the area (exporter.runtime.areas)
+
 
 def _reply_id(data: Any, key: str) -> str | None:
     if isinstance(data, dict):
@@ -125,11 +127,16 @@ async def _spend_th_read(call: Call) -> None:
 
 
 def _polled_configurations(call: Call) -> web.Response | None:
-    """The configurations as the poller last read them, while younger than its interval."""
+    """The configurations as the poller last read them, while its last poll succeeded and is
+    younger than its interval (a failing platform is shown as it answers)."""
     catalogue = call.state.deps.catalogue
     conf = catalogue.latest_configurations(call.account)
     fetched = catalogue.fetched_at(call.account)
-    if conf is None or fetched is None:
+    if (
+        conf is None
+        or fetched is None
+        or not call.ctx.runner.healthy(TALKING_HEAD_AREA, call.account)
+    ):
         return None
     age = max(0.0, call.ctx.clock.time() - fetched)
     if age >= call.ctx.settings.talking_head.interval_seconds:

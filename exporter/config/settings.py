@@ -318,8 +318,8 @@ class AdminSettings:
             "configurations when the poll's are not fresh) per account in any 24 hours; one "
             "more is answered 429 with `Retry-After`. The platform allows 1500 talking-head "
             "requests a month per account in all: the default is a day's share of them. "
-            "Configurations and quota are answered from the last poll while it is fresh "
-            "(younger than `talking_head.interval_seconds`) and spend nothing. 0 refuses every "
+            "Configurations and quota are answered from the last poll while it succeeded and is "
+            "younger than `talking_head.interval_seconds`, and spend nothing. 0 refuses every "
             "talking-head read that would reach the platform.",
             rule=r.at_least(0),
         ),

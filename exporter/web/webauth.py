@@ -232,6 +232,9 @@ def web_config_middleware(live: LiveWebConfig) -> Middleware:
         try:
             ok = bool(header) and await now.auth.allows(header)
         except AuthBusy:
+            if path in OPEN_PATHS:  # a probe is answered as one without credentials
+                request[AUTHENTICATED] = False
+                return await handler(request)
             raise web.HTTPTooManyRequests(
                 text="429 Too Many Requests: too many password checks waiting\n",
                 headers={"Retry-After": "1"},

@@ -25,7 +25,7 @@ from exporter.config import (
     warnings,
 )
 from exporter.support.logs import Redactor, configure_logging
-from exporter.web.serving import run_app, wait_for_stop
+from exporter.web.serving import run_app, serve, wait_for_stop
 from exporter.web.webconfig import WebConfig, load_web_config
 
 DEMO_LISTEN = "127.0.0.1:9877"
@@ -202,7 +202,7 @@ async def _demo(listen: str, sim_listen: str) -> int:
     redactor = configure_logging("info", "auto", Redactor(settings.secrets()))
     app = await create_app(settings, redactor=redactor)
     tune_for_serving()
-    runner, bound = await _serve(app, settings.listen_host, settings.listen_port)
+    runner, bound = await serve(app, settings.listen_host, settings.listen_port, settings.server)
     base = f"http://{settings.listen_host}:{bound}"
     print(
         "\n".join(

@@ -113,7 +113,13 @@ class BasicAuth:
             return False
         running = self._running.get(key)
         if running is not None:  # the same credentials are being checked: share the verdict
-            return await asyncio.shield(running)
+            try:
+                return await asyncio.shield(running)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not running.cancelled() or (task is not None and task.cancelling()):
+                    raise
+                return await self.allows(header)  # the first one's check was cut short
         if len(self._running) >= BCRYPT_WORKERS + BCRYPT_QUEUE:
             raise AuthBusy
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
@@ -123,7 +129,7 @@ class BasicAuth:
             future.set_result(verdict)
         finally:
             del self._running[key]
-            if not future.done():  # cancelled or failed: whoever shares it tries again
+            if not future.done():  # cut short or failed: whoever shares it checks again
                 future.cancel()
         self._remember(user, key, verdict)
         return verdict

@@ -272,6 +272,23 @@ async def test_concurrent_checks_of_one_password_share_one_bcrypt_call(spy: Bcry
     assert len(spy.hashes) == 1
 
 
+async def test_a_shared_check_cut_short_is_run_again_for_the_one_sharing_it(
+    spy: BcryptSpy,
+) -> None:
+    auth = BasicAuth({USER: hashed(PASSWORD).encode()})
+    wrong = basic(USER, "wrong")
+    spy.gate.clear()
+    first = asyncio.create_task(auth.allows(wrong))
+    assert await asyncio.to_thread(spy.entered.acquire, True, 30)
+    second = asyncio.create_task(auth.allows(wrong))
+    await asyncio.sleep(0)  # the second now waits for the first one's check
+    first.cancel()
+    spy.gate.set()
+    assert await second is False
+    assert first.cancelled()
+    assert len(spy.hashes) == 2
+
+
 def test_the_token_bucket_refills_at_one_per_interval() -> None:
     now = [0.0]
     bucket = TokenBucket(2.0, 2, now=lambda: now[0])

@@ -6,10 +6,12 @@ not make an admin read wait."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import structlog
 
 from exporter.config import Settings, parse_config
 from exporter.config.settings import TALKING_HEAD_MONTHLY_ALLOWANCE
@@ -165,3 +167,17 @@ async def test_an_admin_request_has_its_own_deadline(make_admin: MakeAdmin) -> N
     status, data, resp = await admin.call("GET", "/restream/demo-media/resources", token=READ_TOKEN)
     assert (status, data["error"]) == (504, "upstream_timeout")
     assert "X-Upstream-Status" not in resp.headers
+
+
+@pytest.mark.parametrize("content", [b"not json", b'{"version": 9}', b"[1, 2]"])
+async def test_a_state_file_not_ours_is_logged_and_counted_afresh(
+    make_admin: MakeAdmin, tmp_path: Path, content: bytes
+) -> None:
+    state = tmp_path / "admin-state.json"
+    state.write_bytes(content)
+    with structlog.testing.capture_logs() as logs:
+        admin = await make_admin(talking_head_reads_per_day=1, state_file=str(state))
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["admin_state_unreadable"]
+    assert (await admin.call("GET", STATUS, token=READ_TOKEN))[0] == 200
+    assert (await admin.call("GET", STATUS, token=READ_TOKEN))[0] == 429
+    assert json.loads(state.read_bytes())["version"] == 1  # written again, in our format

@@ -6,10 +6,9 @@ import argparse
 import asyncio
 import os
 import secrets
-import signal
 import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import structlog
 import yaml
@@ -28,6 +27,7 @@ from exporter.config import (
 from exporter.config.flags import LOG_FORMATS, LOG_LEVELS, Flags, load_settings
 from exporter.config.loader import read_document, unset_references
 from exporter.support.logs import Redactor, configure_logging
+from exporter.web.serving import serve, wait_for_stop
 from exporter.web.webconfig import WebConfig, load_web_config
 
 DEMO_LISTEN = "127.0.0.1:9877"
@@ -220,10 +220,10 @@ async def _daemon(
         enable_lifecycle=flags.enable_lifecycle,
     )
     tune_for_serving()
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=3.0)
-    await runner.setup()
-    site = web.SockSite(runner, sock, ssl_context=web_config.tls if web_config else None)
-    await site.start()
+    tls = web_config.tls if web_config else None
+    runner, _ = await serve(
+        app, settings.listen_host, settings.listen_port, settings.server, tls, sock=sock
+    )
     reloads: set[asyncio.Task[object]] = set()
 
     def on_hup() -> None:
@@ -232,7 +232,7 @@ async def _daemon(
         task.add_done_callback(reloads.discard)
 
     try:
-        await _wait_for_signal(on_hup=on_hup)
+        await wait_for_stop(on_hup=on_hup)
     finally:
         await runner.cleanup()
     return 0
@@ -245,16 +245,6 @@ async def _serve(app: web.Application, host: str, port: int) -> tuple[web.AppRun
     await site.start()
     bound = int(runner.addresses[0][1])  # the real port when 0 was asked for
     return runner, bound
-
-
-async def _wait_for_signal(on_hup: Callable[[], None] | None = None) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    if on_hup is not None:
-        loop.add_signal_handler(signal.SIGHUP, on_hup)
-    await stop.wait()
 
 
 def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) -> Settings:
@@ -296,7 +286,7 @@ async def _demo(listen: str, sim_listen: str) -> int:
     redactor = configure_logging("info", "auto", Redactor(settings.secrets()))
     app = await create_app(settings, redactor=redactor)
     tune_for_serving()
-    runner, bound = await _serve(app, settings.listen_host, settings.listen_port)
+    runner, bound = await serve(app, settings.listen_host, settings.listen_port, settings.server)
     base = f"http://{settings.listen_host}:{bound}"
     print(
         "\n".join(
@@ -316,7 +306,7 @@ async def _demo(listen: str, sim_listen: str) -> int:
         flush=True,
     )
     try:
-        await _wait_for_signal()
+        await wait_for_stop()
     finally:
         await runner.cleanup()
         await sim_runner.cleanup()
@@ -336,7 +326,7 @@ async def _simulate(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
-        await _wait_for_signal()
+        await wait_for_stop()
     finally:
         await runner.cleanup()
     return 0

@@ -257,6 +257,14 @@ def check_auth_failures(key: str, value: int, _: Any) -> None:
         raise ConfigError(f"{key}: must be 0 (no throttle) or more, got {value}")
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
+
+
+def check_header_name(key: str, value: str, _: Any) -> None:
+    if value and not _HEADER_NAME.fullmatch(value):
+        raise ConfigError(f"{key}: expected an HTTP header name such as X-Forwarded-For")
+
+
 _HOST = re.compile(r"\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]*")
 
 

@@ -287,10 +287,89 @@ class AdminSettings:
     auth_failures_per_minute: int = field(
         default=10,
         metadata=_doc(
-            "Failed authentications (no token or a wrong one) a minute from one address before "
-            "that address gets 429 until the minute has passed, even with a right token. 0 turns "
-            "the throttle off (`exporter demo` does: it is tried and fuzzed on loopback).",
+            "Failed authentications (no token or a wrong one) a minute from one address, or "
+            "with one wrong credential from any address, before further failures there get 429 "
+            "instead of 401 until the minute has passed. A right token is never throttled. "
+            "0 turns the throttle off (`exporter demo` does: it is tried and fuzzed on loopback).",
             rule=r.custom("0 or more", r.check_auth_failures),
+        ),
+    )
+    upstream_concurrency: int = field(
+        default=2,
+        metadata=_doc(
+            "Upstream requests of the admin surface in flight at most, in slots of its own: "
+            "pollers holding every one of `upstream.max_concurrency` never make an admin "
+            "request wait for a slot.",
+            rule=r.positive(),
+        ),
+    )
+    upstream_deadline_seconds: float = field(
+        default=15.0,
+        metadata=_doc(
+            "The longest an admin request waits for the platform (a retried read's attempts "
+            "included) before it answers 504 itself.",
+            rule=r.positive(),
+        ),
+    )
+    talking_head_reads_per_day: int = field(
+        default=50,
+        metadata=_doc(
+            "Talking-head reads through the admin surface (status, video link, tasks, and "
+            "configurations when the poll's are not fresh) per account in any 24 hours; one "
+            "more is answered 429 with `Retry-After`. The platform allows 1500 talking-head "
+            "requests a month per account in all: the default is a day's share of them. "
+            "Configurations and quota are answered from the last poll while it succeeded and is "
+            "younger than `talking_head.interval_seconds`, and spend nothing. 0 refuses every "
+            "talking-head read that would reach the platform.",
+            rule=r.at_least(0),
+        ),
+    )
+    state_file: str = field(
+        default="",
+        metadata=_doc(
+            "Where the talking-head reads of the last 24 hours survive restarts. Empty: next "
+            "to `traffic.state_file` (its name + `.admin`), or in memory only when that is "
+            "empty too.",
+        ),
+    )
+    trusted_proxy_header: str = field(
+        default="",
+        metadata=_doc(
+            "Request header that carries the caller's address as the ingress or proxy in front "
+            "saw it, such as `X-Forwarded-For` (its last address is taken) or `X-Real-IP`; "
+            "failed authentications are counted per that address and the audit log names it. "
+            "Set it only when every request comes through that proxy: a caller reaching the "
+            "exporter directly can write any address into it. Empty: the connection's address.",
+            rule=r.custom("empty or an HTTP header name", r.check_header_name),
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    header_timeout_seconds: float = field(
+        default=10.0,
+        metadata=_doc(
+            "A client has this long to send a request's line and headers, counted from when "
+            "its connection opened or from the previous reply (an idle keep-alive connection "
+            "is closed then too); a TLS handshake has as long. A half-sent request is closed.",
+            rule=r.positive(),
+        ),
+    )
+    body_timeout_seconds: float = field(
+        default=30.0,
+        metadata=_doc(
+            "A request body has this long to arrive once its headers have: the admin API "
+            "answers 408 after it, and a body no handler reads is drained at most this long.",
+            rule=r.positive(),
+        ),
+    )
+    max_connections: int = field(
+        default=512,
+        metadata=_doc(
+            "Open client connections at most; one more is answered 503 and closed before a "
+            "byte of it is read. Prometheus needs one per scraping server.",
+            rule=r.positive(),
         ),
     )
 
@@ -423,6 +502,10 @@ class Settings:
     admin: AdminSettings = field(
         default_factory=AdminSettings, metadata=_doc("The authenticated `/api/v1` gateway.")
     )
+    server: ServerSettings = field(
+        default_factory=ServerSettings,
+        metadata=_doc("How long clients may take and how many may be connected (`listen`)."),
+    )
     log: LogSettings = field(default_factory=LogSettings, metadata=_doc("Log output."))
 
     @property
@@ -452,6 +535,7 @@ SECTIONS: dict[str, type[Any]] = {
     "talking_head": TalkingHeadSettings,
     "metrics": MetricsSettings,
     "admin": AdminSettings,
+    "server": ServerSettings,
     "log": LogSettings,
 }
 TOP_LEVEL_KEYS = (*SECTIONS, "accounts", "listen", "web_config_file", "shard")

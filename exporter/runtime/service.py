@@ -42,7 +42,14 @@ def build_context(
     metrics.reload_success_time.set(clock.time())
     selection = FamilySelection(settings.metrics.include, settings.metrics.exclude)
     store = Store(clock, extra=metrics.render, selection=selection)
-    client = UpstreamClient(session, settings.upstream, metrics, clock, redactor)
+    client = UpstreamClient(
+        session,
+        settings.upstream,
+        metrics,
+        clock,
+        redactor,
+        admin_concurrency=settings.admin.upstream_concurrency,
+    )
     runner = PollRunner(metrics, clock)
     runner.no_access = client.no_access.__contains__
     ctx = Context(
@@ -196,7 +203,9 @@ async def create_app(
     redactor = redactor or Redactor(settings.secrets())
     session = aiohttp.ClientSession(
         headers={"User-Agent": "cdnvideo-exporter"},
-        connector=aiohttp.TCPConnector(limit=settings.upstream.max_concurrency * 2),
+        connector=aiohttp.TCPConnector(
+            limit=(settings.upstream.max_concurrency + settings.admin.upstream_concurrency) * 2
+        ),
     )
     ctx = build_context(settings, session, clock, redactor)
     service = Service(ctx, Scheduler(ctx.runner))

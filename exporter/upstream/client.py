@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 import aiohttp
@@ -40,6 +40,7 @@ from exporter.upstream.errors import (
 log = structlog.get_logger("exporter.upstream")
 
 Params = Sequence[tuple[str, str]] | Mapping[str, str] | None
+Lane = Literal["poll", "admin"]  # whose upstream slots a request takes
 
 TOKEN_PATH = "/app/oauth/v1/token/"
 ACCOUNTS_PATH = "/app/inventory/v1/accounts/"
@@ -150,12 +151,19 @@ class UpstreamClient:
         retries: int = 2,
         backoff_seconds: float = 0.5,
         timer: Callable[[], float] = time.perf_counter,
+        admin_concurrency: int = 2,
     ) -> None:
         self._session = session
         self._timer = timer  # times each request for the latency histogram
         self._base = str(URL(settings.base_url.rstrip("/")))
         self._timeout = aiohttp.ClientTimeout(total=settings.timeout_seconds)
-        self._limit = asyncio.Semaphore(settings.max_concurrency)
+        # Upstream slots per lane: the pollers' (upstream.max_concurrency) and the admin
+        # surface's own (admin.upstream_concurrency), so pollers holding every slot of theirs
+        # never make a person wait.
+        self._lanes: dict[Lane, asyncio.Semaphore] = {
+            "poll": asyncio.Semaphore(settings.max_concurrency),
+            "admin": asyncio.Semaphore(admin_concurrency),
+        }
         self._metrics = metrics
         self._clock = clock or SystemClock()
         self._redactor = redactor
@@ -189,10 +197,11 @@ class UpstreamClient:
         body: Any,
         headers: Mapping[str, str],
         form: Mapping[str, str] | None = None,
+        lane: Lane = "poll",
     ) -> Reply:
         # Path segments are quoted by seg(); encoded=True keeps yarl from re-normalising them.
         url = URL(self._base + path, encoded=True)
-        async with self._limit:  # waiting for a slot is not upstream latency
+        async with self._lanes[lane]:  # waiting for a slot is not upstream latency
             started = self._timer()
             try:
                 async with self._session.request(
@@ -249,6 +258,7 @@ class UpstreamClient:
         retry: bool | None = None,
         account: str = "",
         budgeted: bool = True,
+        lane: Lane = "poll",
     ) -> Reply:
         """Send one authenticated request; return the reply whatever its status.
 
@@ -270,7 +280,7 @@ class UpstreamClient:
                 else:
                     self.budget.spend(account)
             try:
-                reply = await self._send(area, method, path, params, body, {AUTH: token})
+                reply = await self._send(area, method, path, params, body, {AUTH: token}, lane=lane)
             except UpstreamError as exc:
                 if attempt < attempts and exc.retryable:
                     await self._backoff(attempt, area, path, exc.message)
@@ -472,9 +482,10 @@ class Operations:
         params: Params = None,
         body: Any = None,
     ) -> Reply:
-        """Counted in the account's request budget but never postponed: a person is waiting."""
+        """Counted in the account's request budget but never postponed, and sent in the admin
+        lane's own slots: a person is waiting."""
         return await self._c.request(
-            area, method, path, params, body=body, account=account, budgeted=False
+            area, method, path, params, body=body, account=account, budgeted=False, lane="admin"
         )
 
     async def restream_list(self, account: str) -> Reply:

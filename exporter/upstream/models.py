@@ -398,6 +398,22 @@ def parse_th_configurations(body: Any) -> ThConfigurations:
     )
 
 
+def configurations_body(conf: ThConfigurations) -> dict[str, Any]:
+    """A configurations reply as the platform sends it, rebuilt from what was parsed."""
+
+    def whole(value: float) -> int | float:
+        return int(value) if float(value).is_integer() else value
+
+    return {
+        "status": "ok",
+        "voices": dict(conf.voices),
+        "models": dict(conf.models),
+        "backgrounds": dict(conf.backgrounds),
+        "quota": {"limit": whole(conf.quota_limit), "left": whole(conf.quota_left)},
+        "watermark": conf.watermark,
+    }
+
+
 @dataclass(frozen=True)
 class ThTask:
     id: str

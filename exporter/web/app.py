@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from aiohttp import web
+from aiohttp import web, web_response
 
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
@@ -19,6 +19,17 @@ CTX: web.AppKey[Context] = web.AppKey("ctx", Context)
 AREAS: web.AppKey[Areas] = web.AppKey("areas", Areas)
 ADMIN_API: web.AppKey[web.Application] = web.AppKey("admin_api", web.Application)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+SERVER = "cdnvideo-exporter"  # the `Server` header: no version of anything to look up
+
+
+def hide_server_version() -> None:
+    """aiohttp names its and Python's version in `Server`; replies it makes before routing (a
+    malformed request's 400) take its default, so the default is replaced too."""
+    setattr(web_response, "SERVER_SOFTWARE", SERVER)  # noqa: B010 (not re-exported)
+
+
+async def server_header(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers["Server"] = SERVER
 
 
 def _accepts_gzip(request: web.Request) -> bool:
@@ -64,7 +75,9 @@ def init_app(
     """Build the web application around a ready Context and the areas (lifecycle:
     exporter.runtime.service); ``web_config`` adds basic auth and headers (its TLS context
     is the listener's). The admin surface gets the talking-head area's parts it uses."""
+    hide_server_version()
     app = web.Application()
+    app.on_response_prepare.append(server_header)
     app[CTX] = ctx
     app[AREAS] = areas
     if web_config is not None:

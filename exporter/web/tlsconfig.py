@@ -10,7 +10,7 @@ import os
 import re
 import ssl
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -143,14 +143,10 @@ def _version(raw: Mapping[str, Any], key: str, default: str, where: str) -> ssl.
     return TLS_VERSIONS[name]
 
 
-Install = Callable[[ssl.SSLContext], None]
-
-
 def tls_context(
     raw: Mapping[str, Any], base: Path, warn: list[str], files: list[str]
-) -> tuple[ssl.SSLContext, Install] | None:
-    """The server context, and how to load its certificate into another context (a reload
-    puts a renewed one into the listener's). Files it read are appended to ``files``."""
+) -> ssl.SSLContext | None:
+    """The server context; files it read are appended to ``files`` (a reload watches them)."""
     where = "tls_server_config"
     if not any(raw.get(k) for k in ("cert", "key", "cert_file", "key_file", "client_ca",
                                     "client_ca_file", "client_auth_type")):  # fmt: skip
@@ -166,16 +162,13 @@ def tls_context(
     ctx.maximum_version = _version(raw, "max_version", "TLS13", where)
     if ctx.minimum_version > ctx.maximum_version:
         raise ConfigError(f"{where}: min_version is above max_version")
-    install: Install
     if cert_file and key_file:
         pair = (
             _file(base, cert_file, f"{where}.cert_file"),
             _file(base, key_file, f"{where}.key_file"),
         )
         files.extend(pair)
-
-        def install(target: ssl.SSLContext) -> None:
-            _load_pair(target, *pair, where)
+        _load_pair(ctx, *pair, where)
     else:
         if cert_file:
             files.append(_file(base, cert_file, f"{where}.cert_file"))
@@ -183,11 +176,7 @@ def tls_context(
         if key_file:
             files.append(_file(base, key_file, f"{where}.key_file"))
             key = Path(files[-1]).read_text(errors="replace")
-
-        def install(target: ssl.SSLContext) -> None:
-            _load_inline_pair(target, cert, key, where)
-
-    install(ctx)
+        _load_inline_pair(ctx, cert, key, where)
     _ciphers(ctx, raw, where)
     prefer = raw.get("prefer_server_cipher_suites", True)
     if not isinstance(prefer, bool):
@@ -203,7 +192,7 @@ def tls_context(
     if curves:
         warn.append(f"{where}.curve_preferences: {CURVES_UNSUPPORTED}")
     _client_auth(ctx, raw, base, where, warn, files)
-    return ctx, install
+    return ctx
 
 
 def _ciphers(ctx: ssl.SSLContext, raw: Mapping[str, Any], where: str) -> None:

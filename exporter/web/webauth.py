@@ -3,13 +3,14 @@
 Basic auth covers ``/metrics``, the landing page and everything else except:
 
 - ``/api/v1``: the admin API keeps its own bearer tokens (the same ``Authorization`` header
-  cannot carry both);
+  cannot carry both); its OpenAPI document needs either a password or a token;
 - ``/healthz`` and ``/readyz``: probes stay open so a kubelet or load balancer needs no
   password; without valid credentials ``/readyz`` answers with its status code and
   ``{"ready": ...}`` only, never the account names.
 
-A bcrypt check costs ~100 ms at cost 10, so, as in the exporter-toolkit, a verdict is cached
-per (user, hash, password) digest and only one check runs at a time, off the event loop.
+A bcrypt check costs ~60 ms at cost 10, so, as in the exporter-toolkit, a verdict is cached
+per (user, hash, password) digest, and checks run off the event loop, a few at a time
+(``BasicAuth``). An unknown user costs a check against a dummy hash of the same cost.
 The file's ``rate_limit`` (a token bucket, 429 when empty) comes first and counts every
 request, as in the toolkit.
 """
@@ -19,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import functools
 import hashlib
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -36,23 +39,53 @@ log = structlog.get_logger("exporter.web.auth")
 
 OPEN_PATHS = ("/healthz", "/readyz")
 OWN_AUTH_PREFIX = "/api/v1"
-# bcrypt of "fakepassword" (the toolkit's): an unknown user costs as much as a known one, so
-# timing does not tell which user names exist.
-FAKE_HASH = b"$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi"
-CACHE_SIZE = 256
+# The admin API's own document: it names the accounts, so basic auth (or a bearer token,
+# which the admin app checks itself) guards it like the rest.
+OPENAPI_PATH = OWN_AUTH_PREFIX + "/openapi.json"
+CACHE_SIZE = 256  # wrong guesses remembered (a repeated one costs no second bcrypt check)
+GOOD_PER_USER = 4  # right passwords remembered per user (apart: guesses cannot evict them)
+BCRYPT_WORKERS = 2  # bcrypt checks running at once; the rest wait their turn ...
+BCRYPT_QUEUE = 64  # ... up to this many; beyond, 429 without a check
 REALM = 'Basic realm="cdnvideo-exporter", charset="UTF-8"'
+DUMMY_PASSWORD = b"cdnvideo-exporter: no such user"
+_BCRYPT_COST = re.compile(rb"\$2[abxy]?\$([0-9]{2})\$")
 
 AUTHENTICATED: web.RequestKey[bool] = web.RequestKey("basic_auth_ok", bool)
 
 
+class AuthBusy(Exception):
+    """Too many bcrypt checks waiting: the request is refused without one."""
+
+
+@functools.lru_cache(maxsize=32)
+def dummy_hash(cost: int) -> bytes:
+    """A bcrypt hash of no user's password at ``cost``: an unknown user is checked against it,
+    so it costs what a known one costs and timing does not tell which user names exist."""
+    return bcrypt.hashpw(DUMMY_PASSWORD, bcrypt.gensalt(cost))
+
+
+def _cost(hashed: bytes) -> int:
+    found = _BCRYPT_COST.match(hashed)
+    return int(found.group(1)) if found else 10
+
+
 class BasicAuth:
-    """Check ``Authorization: Basic`` against bcrypt hashes, remembering recent verdicts."""
+    """Check ``Authorization: Basic`` against bcrypt hashes, remembering verdicts.
+
+    A right password is remembered apart from wrong ones (a flood of guesses cannot evict it),
+    so a scrape that passed once answers without waiting whatever else arrives. Checks that
+    need bcrypt run ``BCRYPT_WORKERS`` at a time in worker threads; concurrent checks of the
+    same credentials share one; more than ``BCRYPT_QUEUE`` waiting raise ``AuthBusy``.
+    """
 
     def __init__(self, users: dict[str, bytes]) -> None:
         self.users = users
-        self._cache: OrderedDict[bytes, bool] = OrderedDict()
-        self._lock = asyncio.Lock()
-        self.checks = 0  # bcrypt comparisons actually run (the rest came from the cache)
+        self._good: dict[str, OrderedDict[bytes, None]] = {}
+        self._bad: OrderedDict[bytes, None] = OrderedDict()
+        self._running: dict[bytes, asyncio.Future[bool]] = {}
+        self._workers = asyncio.Semaphore(BCRYPT_WORKERS)
+        self._dummy_cost = max((_cost(h) for h in users.values()), default=10)
+        self.checks = 0  # bcrypt comparisons started (the rest came from the cache)
 
     @staticmethod
     def credentials(header: str) -> tuple[str, str] | None:
@@ -71,18 +104,55 @@ class BasicAuth:
         if found is None:
             return False
         user, password = found
-        known = user in self.users
-        hashed = self.users.get(user, FAKE_HASH)
-        key = hashlib.sha256(b"\0".join((user.encode(), hashed, password.encode()))).digest()
-        verdict = self._cache.get(key)
-        if verdict is None:
-            async with self._lock:
-                self.checks += 1
-                verdict = known and await asyncio.to_thread(_bcrypt_ok, password, hashed)
-            self._cache[key] = verdict
-            while len(self._cache) > CACHE_SIZE:
-                self._cache.popitem(last=False)
+        hashed = self.users.get(user)
+        key = hashlib.sha256(b"\0".join((user.encode(), hashed or b"", password.encode()))).digest()
+        if key in self._good.get(user, ()):
+            return True
+        if key in self._bad:
+            self._bad.move_to_end(key)
+            return False
+        running = self._running.get(key)
+        if running is not None:  # the same credentials are being checked: share the verdict
+            try:
+                return await asyncio.shield(running)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not running.cancelled() or (task is not None and task.cancelling()):
+                    raise
+                return await self.allows(header)  # the first one's check was cut short
+        if len(self._running) >= BCRYPT_WORKERS + BCRYPT_QUEUE:
+            raise AuthBusy
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._running[key] = future
+        try:
+            verdict = await self._check(password, hashed)
+            future.set_result(verdict)
+        finally:
+            del self._running[key]
+            if not future.done():  # cut short or failed: whoever shares it checks again
+                future.cancel()
+        self._remember(user, key, verdict)
         return verdict
+
+    async def _check(self, password: str, hashed: bytes | None) -> bool:
+        async with self._workers:
+            self.checks += 1
+            if hashed is None:  # unknown user: the same work against a dummy hash, then no
+                cost = self._dummy_cost
+                await asyncio.to_thread(lambda: _bcrypt_ok(password, dummy_hash(cost)))
+                return False
+            return await asyncio.to_thread(_bcrypt_ok, password, hashed)
+
+    def _remember(self, user: str, key: bytes, verdict: bool) -> None:
+        if verdict:
+            good = self._good.setdefault(user, OrderedDict())
+            good[key] = None
+            while len(good) > GOOD_PER_USER:
+                good.popitem(last=False)
+            return
+        self._bad[key] = None
+        while len(self._bad) > CACHE_SIZE:
+            self._bad.popitem(last=False)
 
 
 class TokenBucket:
@@ -159,12 +229,24 @@ def web_config_middleware(live: LiveWebConfig) -> Middleware:
             request[AUTHENTICATED] = True
             return await handler(request)
         path = request.path
-        if path == OWN_AUTH_PREFIX or path.startswith(OWN_AUTH_PREFIX + "/"):
-            return await handler(request)
         header = request.headers.get("Authorization", "")
-        ok = bool(header) and await now.auth.allows(header)
+        own_auth = path == OWN_AUTH_PREFIX or path.startswith(OWN_AUTH_PREFIX + "/")
+        if own_auth and not header.lower().startswith("basic "):
+            # Bearer tokens are the admin API's; its document takes either (see OPENAPI_PATH).
+            request[AUTHENTICATED] = False
+            return await handler(request)
+        try:
+            ok = bool(header) and await now.auth.allows(header)
+        except AuthBusy:
+            if path in OPEN_PATHS:  # a probe is answered as one without credentials
+                request[AUTHENTICATED] = False
+                return await handler(request)
+            raise web.HTTPTooManyRequests(
+                text="429 Too Many Requests: too many password checks waiting\n",
+                headers={"Retry-After": "1"},
+            ) from None
         request[AUTHENTICATED] = ok
-        if ok or path in OPEN_PATHS:
+        if ok or path in OPEN_PATHS or (own_auth and path != OPENAPI_PATH):
             return await handler(request)
         raise web.HTTPUnauthorized(text="401 Unauthorized\n", headers={"WWW-Authenticate": REALM})
 

@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from exporter.config import ConfigError
-from exporter.web.tlsconfig import TLS_KEYS, Install, tls_context
+from exporter.web.tlsconfig import TLS_KEYS, tls_context
 from exporter.web.yamlvalues import hint, mapping, scalar, strings
 
 TOP_KEYS = ("tls_server_config", "http_server_config", "basic_auth_users", "rate_limit")
@@ -61,7 +61,6 @@ class WebConfig:
     allowed_sans: tuple[str, ...] | None
     warnings: tuple[str, ...]
     rate_limit: tuple[float, int] | None = None  # (seconds between requests, burst)
-    install_cert: Install | None = None  # loads the server certificate into a context
     files: tuple[str, ...] = ()  # the file itself and every file it names (for reloads)
 
 
@@ -133,17 +132,14 @@ def parse_web_config(raw: Any, base: Path, path: str = "") -> WebConfig:
     users = _users(top.get("basic_auth_users"))
     rate_limit = _rate_limit(top.get("rate_limit"))
     files = [path] if path else []
-    made = tls_context(tls_raw, base, warn, files)
-    tls, install = made if made is not None else (None, None)
+    tls = tls_context(tls_raw, base, warn, files)
     sans = strings(tls_raw, "client_allowed_sans", "tls_server_config")
     if sans is not None and (tls is None or tls.verify_mode == ssl.CERT_NONE):
         raise ConfigError(
             "tls_server_config.client_allowed_sans: needs a client_auth_type that verifies "
             "client certificates"
         )
-    return WebConfig(
-        path, tls, users, headers, sans, tuple(warn), rate_limit, install, tuple(files)
-    )
+    return WebConfig(path, tls, users, headers, sans, tuple(warn), rate_limit, tuple(files))
 
 
 def load_web_config(path: str) -> WebConfig:

@@ -4,7 +4,8 @@ As the exporter-toolkit picks up a changed file at once, the daemon checks every
 ``RELOAD_SECONDS`` whether the web config file, the certificate, the key or the client CA
 changed (a Kubernetes Secret update or a cert-manager renewal changes them). A changed file is
 read and checked like at start-up: users, headers, SANs and the rate limit are swapped whole,
-a renewed certificate and key are loaded into the listener for the next connections. A file
+and the next handshakes use the new TLS context (certificate, key, client CAs: a CA removed
+from the file is refused from then on). A file
 that no longer passes the checks is logged and the last good config stays in force. Switching
 TLS on or off needs a restart (the listener is either HTTPS or HTTP).
 """
@@ -49,6 +50,10 @@ class LiveWebConfig:
     def __init__(self, config: WebConfig, load: Callable[[str], WebConfig] = load_web_config):
         self.config = config
         self.listener_tls = config.tls  # the context the listener was started with
+        if self.listener_tls is not None:
+            # Every handshake switches to the context of the config in force: a reload
+            # replaces certificate, key and trust store (a CA can be taken away, not only added).
+            self.listener_tls.sni_callback = self._current_context
         self.generation = 0
         self._load = load
         self._stamps = _stamps(config.files)
@@ -67,12 +72,10 @@ class LiveWebConfig:
         if (new.tls is None) != (self.listener_tls is None):
             log.warning("web_config_reload_failed", error="TLS switched on or off: restart")
             return False
-        if self.listener_tls is not None and new.tls is not None and new.install_cert:
-            new.install_cert(self.listener_tls)  # next handshakes use the renewed certificate
+        if self.listener_tls is not None and new.tls is not None:
+            # Whether a client certificate is asked for is set when a connection starts, from
+            # the listener's context; the rest comes from ``new.tls`` (``_current_context``).
             self.listener_tls.verify_mode = new.tls.verify_mode
-            if new.tls.verify_mode != ssl.CERT_NONE:
-                for ca in new.tls.get_ca_certs(binary_form=True):
-                    self.listener_tls.load_verify_locations(cadata=ca)
         self.config = new
         self._stamps = _stamps(new.files)
         self.generation += 1
@@ -80,6 +83,14 @@ class LiveWebConfig:
         for warning in new.warnings:
             log.warning("web_config_unsupported", detail=warning)
         return True
+
+    def _current_context(
+        self, connection: ssl.SSLObject, server_name: str | None, listener: ssl.SSLContext
+    ) -> None:
+        """The listener's ``sni_callback`` (OpenSSL calls it for every ClientHello, with or
+        without a server name): the handshake goes on with the config in force."""
+        if self.config.tls is not None:
+            connection.context = self.config.tls
 
     async def run(self, seconds: float = RELOAD_SECONDS) -> None:
         while True:

@@ -45,6 +45,7 @@ def make_context(
     token: str = UPSTREAM_TOKEN,
     admin_enabled: bool = True,
     auth_failures_per_minute: int = 10,
+    **admin: Any,
 ) -> Context:
     settings = parse_config(
         {
@@ -55,6 +56,7 @@ def make_context(
                 "read_token": READ_TOKEN,
                 "write_token": WRITE_TOKEN,
                 "auth_failures_per_minute": auth_failures_per_minute,
+                **admin,
             },
         },
         env={},

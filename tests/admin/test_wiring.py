@@ -56,16 +56,19 @@ async def daemon() -> AsyncIterator[Daemon]:
         await sim_runner.cleanup()
 
 
-def trackers() -> list[TaskTracker]:
+def trackers(daemon: Daemon) -> list[TaskTracker]:
+    """Every tracker of this daemon's context alive in the process (apps of earlier tests may
+    outlive them in aiohttp's middleware cache, so all trackers would count those too)."""
     gc.collect()
-    return [o for o in gc.get_objects() if isinstance(o, TaskTracker)]
+    ctx = daemon.service.ctx
+    return [o for o in gc.get_objects() if isinstance(o, TaskTracker) and o._ctx is ctx]
 
 
 async def test_the_admin_api_feeds_the_one_tracker_the_service_runs(daemon: Daemon) -> None:
     tracker = daemon.service.areas.talking_head.tracker
     await asyncio.sleep(0)  # the lifecycle's tasks have started
     assert tracker._running  # the Service's lifecycle runs this tracker's loop
-    assert trackers() == [tracker]
+    assert trackers(daemon) == [tracker]
     async with (
         aiohttp.ClientSession() as session,
         session.post(
@@ -80,4 +83,4 @@ async def test_the_admin_api_feeds_the_one_tracker_the_service_runs(daemon: Daem
     frag = daemon.service.ctx.store.fragment(StoreKey("talking_head_tasks", ACCOUNT))
     assert frag is not None
     assert frag.value(TASKS, account=ACCOUNT, status="in_queue") == 1
-    assert trackers() == [tracker]
+    assert trackers(daemon) == [tracker]

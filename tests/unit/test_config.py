@@ -647,6 +647,11 @@ def test_masked_dict_masks_every_secret() -> None:
         "write_token": SECRET_MASK,
         "replicas_per_shard": 1,
         "auth_failures_per_minute": 10,
+        "upstream_concurrency": 2,
+        "upstream_deadline_seconds": 15.0,
+        "talking_head_reads_per_day": 50,
+        "state_file": "",
+        "trusted_proxy_header": "",
     }
     assert data["shard"] == "0/1"
 

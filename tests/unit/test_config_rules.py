@@ -90,6 +90,31 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
         {"admin": {"auth_failures_per_minute": -1}},
         "admin.auth_failures_per_minute:",
     ),
+    "admin.upstream_concurrency": (
+        {"admin": {"upstream_concurrency": 0}},
+        "admin.upstream_concurrency:",
+    ),
+    "admin.upstream_deadline_seconds": (
+        {"admin": {"upstream_deadline_seconds": 0}},
+        "admin.upstream_deadline_seconds:",
+    ),
+    "admin.talking_head_reads_per_day": (
+        {"admin": {"talking_head_reads_per_day": -1}},
+        "admin.talking_head_reads_per_day:",
+    ),
+    "admin.trusted_proxy_header": (
+        {"admin": {"trusted_proxy_header": "X Forwarded For"}},
+        "admin.trusted_proxy_header: expected an HTTP header name",
+    ),
+    "server.header_timeout_seconds": (
+        {"server": {"header_timeout_seconds": 0}},
+        "server.header_timeout_seconds:",
+    ),
+    "server.body_timeout_seconds": (
+        {"server": {"body_timeout_seconds": -1}},
+        "server.body_timeout_seconds:",
+    ),
+    "server.max_connections": ({"server": {"max_connections": 0}}, "server.max_connections:"),
     "log.level": ({"log": {"level": "loud"}}, "log.level: expected debug, info"),
     "log.format": (
         {"log": {"format": "xml"}},

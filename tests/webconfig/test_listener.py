@@ -9,7 +9,8 @@ import re
 import shutil
 import ssl
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from exporter.config import parse_config
 from exporter.runtime.service import create_app
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
+from exporter.web import webauth
 from exporter.web.webauth import WEB_CONFIG, BasicAuth, TokenBucket
 from exporter.web.webconfig import load_web_config
 from exporter.web.webreload import LiveWebConfig
@@ -206,27 +208,85 @@ async def test_the_rate_limit_answers_429_past_the_burst(start: Start) -> None:
     assert statuses == [200, 200, 429]
 
 
-async def test_a_password_is_checked_with_bcrypt_once_then_cached() -> None:
-    auth = BasicAuth({USER: hashed(PASSWORD).encode()})
-    good = aiohttp.encode_basic_auth(USER, PASSWORD)
-    assert [await auth.allows(good) for _ in range(5)] == [True] * 5
-    assert auth.checks == 1
-    assert not await auth.allows(aiohttp.encode_basic_auth(USER, "wrong"))
-    assert not await auth.allows(aiohttp.encode_basic_auth(USER, "wrong"))
-    assert auth.checks == 2
-    # an unknown user costs a bcrypt check too (no timing difference to find user names)
-    assert not await auth.allows(aiohttp.encode_basic_auth("nobody", PASSWORD))
-    assert auth.checks == 3
-    assert not await auth.allows(aiohttp.encode_basic_auth(USER, "x" * 100))  # > 72 bytes
-    assert not await auth.allows("Bearer something")
-    assert not await auth.allows("Basic !!!notbase64")
+class BcryptSpy:
+    """Wraps ``bcrypt.checkpw``: the hashes it was called with, how many ran at once; a gate
+    holds every call for a wrong password until it is opened."""
+
+    def __init__(self, real: object) -> None:
+        self.real = real
+        self.hashes: list[bytes] = []
+        self.running = 0
+        self.most = 0
+        self.entered = threading.Semaphore(0)
+        self.gate = threading.Event()
+        self.gate.set()
+        self._lock = threading.Lock()
+
+    def __call__(self, password: bytes, hashed_pw: bytes) -> bool:
+        with self._lock:
+            self.hashes.append(hashed_pw)
+            self.running += 1
+            self.most = max(self.most, self.running)
+        self.entered.release()
+        try:
+            if password != PASSWORD.encode():
+                self.gate.wait(30)
+            assert callable(self.real)
+            return bool(self.real(password, hashed_pw))
+        finally:
+            with self._lock:
+                self.running -= 1
 
 
-async def test_concurrent_first_checks_run_one_at_a_time() -> None:
+@pytest.fixture
+def spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[BcryptSpy]:
+    found = BcryptSpy(bcrypt.checkpw)
+    monkeypatch.setattr(webauth.bcrypt, "checkpw", found)
+    yield found
+    found.gate.set()
+
+
+def basic(user: str, password: str) -> str:
+    return aiohttp.encode_basic_auth(user, password)
+
+
+async def test_an_unknown_user_costs_a_bcrypt_check_against_a_dummy_hash(spy: BcryptSpy) -> None:
+    user_hash = hashed(PASSWORD).encode()
+    auth = BasicAuth({USER: user_hash})
+    assert not await auth.allows(basic("nobody", PASSWORD))
+    assert len(spy.hashes) == 1
+    assert spy.hashes[0] != user_hash
+    assert spy.hashes[0].startswith(b"$2b$04$")  # the cost of the configured users' hashes
+    assert not await auth.allows(basic(USER, "wrong"))
+    assert spy.hashes[1:] == [user_hash]
+    assert await auth.allows(basic(USER, PASSWORD))
+    assert await auth.allows(basic(USER, PASSWORD))  # cached
+    assert not await auth.allows(basic(USER, "wrong"))  # cached too
+    assert spy.hashes[2:] == [user_hash]
+
+
+async def test_concurrent_checks_of_one_password_share_one_bcrypt_call(spy: BcryptSpy) -> None:
     auth = BasicAuth({USER: hashed(PASSWORD).encode()})
-    good = aiohttp.encode_basic_auth(USER, PASSWORD)
+    good = basic(USER, PASSWORD)
     assert await asyncio.gather(*(auth.allows(good) for _ in range(4))) == [True] * 4
-    assert auth.checks <= 4
+    assert len(spy.hashes) == 1
+
+
+async def test_a_shared_check_cut_short_is_run_again_for_the_one_sharing_it(
+    spy: BcryptSpy,
+) -> None:
+    auth = BasicAuth({USER: hashed(PASSWORD).encode()})
+    wrong = basic(USER, "wrong")
+    spy.gate.clear()
+    first = asyncio.create_task(auth.allows(wrong))
+    assert await asyncio.to_thread(spy.entered.acquire, True, 30)
+    second = asyncio.create_task(auth.allows(wrong))
+    await asyncio.sleep(0)  # the second now waits for the first one's check
+    first.cancel()
+    spy.gate.set()
+    assert await second is False
+    assert first.cancelled()
+    assert len(spy.hashes) == 2
 
 
 def test_the_token_bucket_refills_at_one_per_interval() -> None:

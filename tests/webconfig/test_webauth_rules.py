@@ -61,20 +61,22 @@ def bcrypt_calls(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     return calls
 
 
-async def test_the_cache_keeps_the_newest_verdicts_and_forgets_the_oldest_first(
+async def test_the_cache_keeps_recent_verdicts_and_forgets_the_least_recently_used(
     bcrypt_calls: list[bytes],
 ) -> None:
     auth = BasicAuth({"u": bcrypt.hashpw(b"right", bcrypt.gensalt(4))})
     tries = [aiohttp.encode_basic_auth("u", f"wrong-{i}") for i in range(CACHE + 1)]
     for header in tries[:CACHE]:
         assert await auth.allows(header) is False
-    assert await auth.allows(tries[0]) is False  # still remembered: the cache is full, not over
+    assert await auth.allows(tries[0]) is False  # still remembered, and now the most recent
     assert len(bcrypt_calls) == CACHE
-    assert await auth.allows(tries[CACHE]) is False  # one more: the oldest verdict goes
+    assert await auth.allows(tries[CACHE]) is False  # one more: the least recent verdict goes
     assert await auth.allows(tries[CACHE]) is False
     assert len(bcrypt_calls) == CACHE + 1  # the newest is remembered
-    assert await auth.allows(tries[0]) is False
-    assert bcrypt_calls[-1] == b"wrong-0"  # the oldest was forgotten and checked again
+    assert await auth.allows(tries[0]) is False  # used a moment ago: kept
+    assert len(bcrypt_calls) == CACHE + 1
+    assert await auth.allows(tries[1]) is False
+    assert bcrypt_calls[-1] == b"wrong-1"  # the least recently used was forgotten, checked again
 
 
 def write(path: Path, **doc: Any) -> str:
@@ -154,8 +156,9 @@ async def test_without_a_web_config_readiness_shows_its_detail(
             {
                 "ready": False,
                 "accounts": ["a"],
+                "ready_accounts": [],
+                "unknown_accounts": {},
                 "pending_first_poll": ["traffic/a", "restream/a", "dvr/a", "talking_head/a"],
-                "healthy_polls": 0,
                 "reason": "first poll not done everywhere",
             },
         )

@@ -73,22 +73,24 @@ def _write_cert(path: Path, cert: x509.Certificate) -> Path:
     return path
 
 
-def make_certs(folder: Path, client_san: str = "prometheus.example") -> Certs:
+def make_certs(
+    folder: Path, client_san: str = "prometheus.example", ca_name: str = "test CA"
+) -> Certs:
     """Write a CA, a server pair (127.0.0.1, localhost) and a client pair into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     ca_key, server_key, client_key = _key(), _key(), _key()
-    ca = _cert("test CA", ca_key, None, [], None)
+    ca = _cert(ca_name, ca_key, None, [], None)
     server = _cert(
         "cdnvideo-exporter",
         server_key,
-        ("test CA", ca_key),
+        (ca_name, ca_key),
         [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))],
         ExtendedKeyUsageOID.SERVER_AUTH,
     )
     client = _cert(
         "prometheus",
         client_key,
-        ("test CA", ca_key),
+        (ca_name, ca_key),
         [x509.DNSName(client_san)],
         ExtendedKeyUsageOID.CLIENT_AUTH,
     )

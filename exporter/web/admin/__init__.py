@@ -13,13 +13,17 @@ from exporter.runtime.context import Context
 from exporter.web.admin.core import (
     AdminDeps,
     AdminState,
+    Rejected,
     Route,
+    authenticate,
     make_handler,
 )
 from exporter.web.admin.masking import secret_mask
 from exporter.web.admin.openapi import build_openapi
 from exporter.web.admin.ratelimit import WindowLimit
+from exporter.web.admin.readbudget import ReadBudget, state_path
 from exporter.web.admin.routes import ROUTES
+from exporter.web.webauth import authenticated
 
 __all__ = [
     "ADMIN_STATE",
@@ -55,6 +59,7 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
         deps,
         masks,
         auth_failures,
+        ReadBudget(ctx.clock, settings.admin.talking_head_reads_per_day, state_path(settings)),
     )
     app = web.Application()
     app[ADMIN_STATE] = state
@@ -63,6 +68,17 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
     documents: dict[tuple[str, ...], bytes] = {}
 
     async def openapi(request: web.Request) -> web.Response:
+        # It names the accounts: with basic auth on, a password or a token is needed.
+        if not authenticated(request) and not authenticate(
+            request.headers.get("Authorization"), settings.admin.read_token,
+            settings.admin.write_token,
+        ):  # fmt: skip
+            return Rejected(
+                401,
+                "unauthorized",
+                "send a password (basic auth) or Authorization: Bearer <read or write token>",
+                headers={"WWW-Authenticate": 'Bearer realm="cdnvideo-exporter"'},
+            ).response()
         # The account enum is the accounts served now (discovery may change them).
         accounts = tuple(ctx.accounts)
         if accounts not in documents:

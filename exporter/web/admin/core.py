@@ -20,8 +20,10 @@ from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import error_message, is_error_body
 from exporter.upstream.models import ThConfigurations
 from exporter.web.admin.masking import SecretMask, mask, secrets_in
-from exporter.web.admin.ratelimit import WindowLimit
+from exporter.web.admin.ratelimit import WindowLimit, client_address, failure_keys
+from exporter.web.admin.readbudget import ReadBudget
 from exporter.web.admin.validation import (
+    MAX_QUERY_VALUE,
     FieldError,
     check_query_names,
     check_segment,
@@ -45,6 +47,15 @@ class QueryParam:
     description: str
     required: bool = False
     schema: dict[str, Any] = field(default_factory=lambda: {"type": "string"})
+
+    @property
+    def document_schema(self) -> dict[str, Any]:
+        """The schema the OpenAPI document states: a string value is at most
+        ``MAX_QUERY_VALUE`` characters, as ``check_query_names`` enforces."""
+        if self.schema.get("type") != "string":
+            return self.schema
+        return {**self.schema, "maxLength": min(self.schema.get("maxLength", MAX_QUERY_VALUE),
+                                                MAX_QUERY_VALUE)}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,8 @@ class Catalogue(Protocol):
 
     def latest_configurations(self, account: str) -> ThConfigurations | None: ...
 
+    def fetched_at(self, account: str) -> float | None: ...
+
 
 @dataclass(frozen=True)
 class AdminDeps:
@@ -100,8 +113,10 @@ class AdminState:
     limiter: WindowLimit
     deps: AdminDeps
     masks: SecretMask
-    # Failed authentications per remote address (admin.auth_failures_per_minute); None: off.
+    # Failed authentications per address and per credential (admin.auth_failures_per_minute);
+    # None: off.
     auth_failures: WindowLimit | None
+    th_reads: ReadBudget  # talking-head reads that reach the platform (a day's share)
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
@@ -155,10 +170,20 @@ class Call:
     def param(self, name: str) -> str:
         return self.request.match_info[name]
 
+    @property
+    def client_address(self) -> str:
+        """The caller's address (``admin.trusted_proxy_header`` honoured)."""
+        proxy_header = self.ctx.settings.admin.trusted_proxy_header
+        return client_address(self.request.remote, self.request.headers, proxy_header)
+
     async def upstream(self, op: Awaitable[Reply]) -> Reply:
         """Await an upstream operation; no reply becomes 502 (connection) or 504 (timeout)."""
+        # The call's own longest time, or the admin API's deadline when that is shorter.
+        deadline = min(
+            self.ctx.client.deadline(), self.ctx.settings.admin.upstream_deadline_seconds
+        )
         try:
-            reply = await asyncio.wait_for(op, self.ctx.client.deadline())
+            reply = await asyncio.wait_for(op, deadline)
         except TimeoutError:
             raise Rejected(504, "upstream_timeout", "the platform did not answer in time") from None
         except UpstreamError as exc:
@@ -264,23 +289,10 @@ async def _prepare(call: Call) -> None:
     if not ctx.settings.admin.enabled:
         raise Rejected(404, "admin_disabled", "the admin surface is disabled (admin.enabled)")
     admin = ctx.settings.admin
-    remote = request.remote or ""
-    failures = call.state.auth_failures
-    wait = failures.wait(remote) if failures else 0
-    if failures and wait:
-        raise Rejected(
-            429,
-            "rate_limited",
-            f"more than {failures.limit} failed authentications from this "
-            f"address in {failures.window:g} s; retry in {wait} s",
-            headers={"Retry-After": str(wait)},
-        )
-    call.role = authenticate(
-        request.headers.get("Authorization"), admin.read_token, admin.write_token
-    )
-    if call.role is None:
-        if failures:
-            failures.note(remote)
+    presented = request.headers.get("Authorization")
+    call.role = authenticate(presented, admin.read_token, admin.write_token)
+    if call.role is None:  # a valid token is never throttled, whoever else failed
+        _throttle_failure(call, presented)
         raise Rejected(
             401,
             "unauthorized",
@@ -306,12 +318,41 @@ async def _prepare(call: Call) -> None:
     if errors:
         raise invalid(errors)
     if route.body is not None:
-        call.body = await _read_body(request, route.body_required)
+        seconds = ctx.settings.server.body_timeout_seconds
+        call.body = await _read_body(request, route.body_required, seconds)
 
 
-async def _read_body(request: web.Request, required: bool) -> Any:
+def _throttle_failure(call: Call, presented: str | None) -> None:
+    """Count a failed authentication under its address and its credential; 429 once either
+    had more than ``admin.auth_failures_per_minute`` in the last minute."""
+    failures = call.state.auth_failures
+    if failures is None:
+        return
+    keys = failure_keys(call.client_address, presented)
+    wait = max(failures.wait(key) for key in keys)
+    for key in keys:
+        failures.note(key)
+    if wait:
+        raise Rejected(
+            429,
+            "rate_limited",
+            f"more than {failures.limit} failed authentications from this address or with "
+            f"this credential in {failures.window:g} s; retry in {wait} s",
+            headers={"Retry-After": str(wait)},
+        )
+
+
+async def _read_body(request: web.Request, required: bool, seconds: float) -> Any:
     try:
-        raw = await request.read()
+        async with asyncio.timeout(seconds):
+            raw = await request.read()
+    except TimeoutError:
+        raise Rejected(
+            408,
+            "body_timeout",
+            f"the request body did not arrive within {seconds:g} s (server.body_timeout_seconds)",
+            headers={"Connection": "close"},
+        ) from None
     except web.HTTPRequestEntityTooLarge:
         raise Rejected(
             413,
@@ -390,5 +431,5 @@ def _audit(call: Call, status: int) -> None:
         upstream_status=call.upstream_status,
         status=status,
         outcome=call.outcome,
-        remote=call.request.remote,
+        remote=call.client_address,
     )

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import structlog
 from aiohttp import web
 
+from exporter.config.settings import TALKING_HEAD_MONTHLY_ALLOWANCE
+from exporter.upstream.models import configurations_body
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
-from exporter.web.admin.masking import mask_history, mask_video_link
+from exporter.web.admin.masking import mask, mask_history, mask_video_link
 from exporter.web.admin.restore import has_mask, restore_secrets
 from exporter.web.admin.validation import (
     check_dvr_delete,
@@ -21,6 +24,8 @@ from exporter.web.admin.validation import (
 from exporter.web.admin.validation_th import check_generate, check_rename, check_tasks_query
 
 log = structlog.get_logger("exporter.admin")
+
+TALKING_HEAD_AREA = "talking_head"  # the poll runner's name of the area (exporter.runtime.areas)
 
 
 def _reply_id(data: Any, key: str) -> str | None:
@@ -106,7 +111,49 @@ async def dvr_delete(call: Call) -> web.StreamResponse:
 
 
 # --- talking head -------------------------------------------------------------------------
+async def _spend_th_read(call: Call) -> None:
+    """Count a talking-head read that goes to the platform; 429 when the day's are spent."""
+    budget = call.state.th_reads
+    wait = await budget.take(call.account)
+    if wait:
+        raise Rejected(
+            429,
+            "rate_limited",
+            f"at most {budget.per_day} talking-head reads a day per account reach the platform "
+            "through the admin API (admin.talking_head_reads_per_day; the platform allows "
+            f"{TALKING_HEAD_MONTHLY_ALLOWANCE} talking-head requests a month in all); "
+            f"retry in {wait} s",
+            headers={"Retry-After": str(wait)},
+        )
+
+
+def _polled_configurations(call: Call) -> web.Response | None:
+    """The configurations as the poller last read them, while its last poll succeeded and is
+    younger than its interval (a failing platform is shown as it answers)."""
+    catalogue = call.state.deps.catalogue
+    conf = catalogue.latest_configurations(call.account)
+    fetched = catalogue.fetched_at(call.account)
+    if (
+        conf is None
+        or fetched is None
+        or not call.ctx.runner.healthy(TALKING_HEAD_AREA, call.account)
+    ):
+        return None
+    age = max(0.0, call.ctx.clock.time() - fetched)
+    if age >= call.ctx.settings.talking_head.interval_seconds:
+        return None
+    call.outcome = "ok"
+    body = mask(configurations_body(conf), call.state.masks)
+    # The platform's answer to the poll: 200, as X-Upstream-Status says of a passed-through one.
+    headers = {"Age": str(int(age)), "X-Served-From": "poll", "X-Upstream-Status": "200"}
+    return web.json_response(body, headers=headers, dumps=json.dumps)
+
+
 async def th_configurations(call: Call) -> web.StreamResponse:
+    polled = _polled_configurations(call)
+    if polled is not None:
+        return polled
+    await _spend_th_read(call)
     return call.passthrough(await call.upstream(call.ctx.ops.th_configurations(call.account)))
 
 
@@ -160,6 +207,7 @@ def _refresh_quota(call: Call) -> None:
 
 
 async def th_status(call: Call) -> web.StreamResponse:
+    await _spend_th_read(call)
     op = call.ctx.ops.th_status(call.account, call.param("task_id"))
     return call.passthrough(await call.upstream(op))
 
@@ -170,6 +218,7 @@ async def th_cancel(call: Call) -> web.StreamResponse:
 
 
 async def th_video_link(call: Call) -> web.StreamResponse:
+    await _spend_th_read(call)
     op = call.ctx.ops.th_video_link(call.account, call.param("task_id"))
     return call.passthrough(await call.upstream(op), mask_video_link)
 
@@ -195,4 +244,5 @@ async def th_tasks(call: Call) -> web.StreamResponse:
     params = [
         (k, "+" + v[1:] if k == "sort" and v.startswith(" ") else v) for k, v in call.query_pairs
     ]
+    await _spend_th_read(call)
     return call.passthrough(await call.upstream(call.ctx.ops.th_tasks(call.account, params)))

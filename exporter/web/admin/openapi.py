@@ -102,11 +102,12 @@ OWN_STATUSES = {
     401: "No or unknown bearer token (repeated failures are throttled: 429).",
     403: "A read token on an operation that changes data.",
     404: "Account not served by this replica, or the admin API is disabled.",
+    408: "The request body did not arrive within server.body_timeout_seconds.",
     413: "Request body too large.",
     422: "A field breaks a rule; `fields` names each one. Nothing was sent upstream.",
     429: f"Too many requests: more than {GENERATE_PER_MINUTE} generate requests a minute for "
-    "the account, or too many failed authentications; see Retry-After. Nothing was sent "
-    "upstream.",
+    "the account, its talking-head reads of the day spent (admin.talking_head_reads_per_day), "
+    "or too many failed authentications; see Retry-After. Nothing was sent upstream.",
     500: "An internal error of the exporter (logged).",
     502: "The platform could not be reached, refused the exporter's token, or answered a 2xx "
     "that is no success (an error body, or not JSON).",
@@ -220,7 +221,7 @@ def _operation(route: Route, accounts: Sequence[str]) -> dict[str, Any]:
             "in": "query",
             "required": q.required,
             "description": q.description,
-            "schema": q.schema,
+            "schema": q.document_schema,
         }
         for q in route.query
     ]

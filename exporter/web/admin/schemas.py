@@ -79,7 +79,10 @@ TASKS_QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
         "examples": ["2026-01-01T00:00:00Z"],
     },
     "end": {"type": "string", "pattern": full(th.TASK_DATE), "examples": ["2026-01-02T00:00:00Z"]},
-    **{name: {"type": "integer", "minimum": low} for name, low in th.COUNT_MINIMUM.items()},
+    **{
+        name: {"type": "integer", "minimum": low, "maximum": th.COUNT_MAXIMUM}
+        for name, low in th.COUNT_MINIMUM.items()
+    },
     "sort": {"enum": list(th.SORT_VALUES)},
     "fields": {"type": "string", "pattern": full(th.FIELDS_LIST)},
     "id": NON_BLANK_STRING,

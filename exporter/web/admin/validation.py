@@ -333,18 +333,27 @@ def check_segment(field: str, value: str) -> list[FieldError]:
     return []
 
 
+MAX_QUERY_NAME = 64  # longer parameter names are refused without being quoted back
+MAX_QUERY_VALUE = 512  # characters of any query value (the longest valid ones are far shorter)
+
+
 def check_query_names(
     pairs: Sequence[tuple[str, str]], known: Sequence[str]
 ) -> tuple[dict[str, str], list[FieldError]]:
-    """Reject unknown and repeated query parameters; return the rest as a plain mapping."""
+    """Reject unknown, repeated and overlong query parameters; return the rest as a plain
+    mapping."""
     p = Problems()
     seen: dict[str, str] = {}
     for key, value in pairs:
-        if key not in known:
+        if len(key) > MAX_QUERY_NAME:
+            p.add("query", f"a parameter name longer than {MAX_QUERY_NAME} characters")
+        elif key not in known:
             hint = f"; known: {', '.join(known)}" if known else "; this operation takes none"
             p.add(key, f"unknown query parameter{hint}")
         elif key in seen:
             p.add(key, "given more than once")
+        elif len(value) > MAX_QUERY_VALUE:
+            p.add(key, f"longer than {MAX_QUERY_VALUE} characters")
         else:
             seen[key] = value
     return seen, p.items

@@ -27,6 +27,7 @@ HEX_COLOUR = re.compile(r"#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})")
 MODEL_VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+|latest")
 COUNT = re.compile(r"[0-9]+")  # /tasks offset and limit: ASCII digits ...
 COUNT_MINIMUM = {"offset": 0, "limit": 1}  # ... with these lowest values
+COUNT_MAXIMUM = 2**31 - 1  # ... and this highest (a 32-bit integer, as the platform reads it)
 
 ORIENTATIONS = ("horizontal", "vertical")
 FRAME_STYLES = ("rectangle", "circle")
@@ -300,8 +301,13 @@ def check_tasks_query(query: Mapping[str, str]) -> list[FieldError]:
     for key, low in COUNT_MINIMUM.items():
         if key in query:
             value = query[key]
-            if not COUNT.fullmatch(value) or int(value) < low:
-                p.add(key, f"expected a whole number, {low} or more")
+            # The length first: int() of thousands of digits raises instead of answering.
+            if (
+                len(value) > len(str(COUNT_MAXIMUM))
+                or not COUNT.fullmatch(value)
+                or not low <= int(value) <= COUNT_MAXIMUM
+            ):
+                p.add(key, f"expected a whole number, {low} to {COUNT_MAXIMUM}")
     if "sort" in query:
         sort = query["sort"]
         if sort[:1] == " ":  # a literal "+" in a query string decodes to " "

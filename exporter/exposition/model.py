@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from exporter.exposition.deflate import Piece, deflate_chunks
+from exporter.exposition.formats import Format, escape_help
 
 Sample = tuple[tuple[str, ...], float]
 
@@ -45,9 +46,14 @@ class MetricSpec:
         if len(set(self.labels)) != len(self.labels):
             raise ValueError(f"{self.name}: duplicate label names {self.labels}")
 
-    def header(self) -> bytes:
-        help_text = self.help.replace("\\", "\\\\").replace("\n", "\\n")
-        return f"# HELP {self.name} {help_text}\n# TYPE {self.name} {self.type}\n".encode()
+    def header(self, fmt: Format = "text") -> bytes:
+        """The HELP and TYPE lines in ``fmt``; an OpenMetrics counter family is named without
+        its samples' ``_total``."""
+        name = self.name
+        if fmt == "openmetrics" and self.type == "counter":
+            name = name.removesuffix("_total")
+        help_text = escape_help(self.help, fmt)
+        return f"# HELP {name} {help_text}\n# TYPE {name} {self.type}\n".encode()
 
 
 def format_value(value: float) -> str:

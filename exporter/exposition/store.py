@@ -107,6 +107,7 @@ class Store:
         # compressed HELP/TYPE per spec and format
         self._headers: dict[tuple[MetricSpec, Format], Piece] = {}
         self._listeners: list[Callable[[StoreKey, Fragment], None]] = []
+        self._rendered: dict[StoreKey, Fragment] = {}  # written by the render thread only
 
     def listen(self, listener: Callable[[StoreKey, Fragment], None]) -> None:
         """Call ``listener(key, fragment)`` on every publish (on the publisher's thread; it
@@ -160,19 +161,21 @@ class Store:
         """
         now = self._clock.time()
         entries = self._entries
-        fresh = [entries[k].fragment for k in sorted(entries) if entries[k].fresh(now)]
+        fresh = [(k, entries[k].fragment) for k in sorted(entries) if entries[k].fresh(now)]
         families: dict[str, tuple[MetricSpec, list[Piece]]] = {}
         series = 0
-        for frag in fresh:
+        for key, frag in fresh:
             series += frag.series_count()
-            for spec, body in frag.packed().items():
+            for spec, body in frag.packed(self._rendered.get(key)).items():
                 slot = families.get(spec.name)
                 if slot is None:
-                    families[spec.name] = (spec, [body])
+                    families[spec.name] = (spec, list(body))
                 else:
                     if slot[0] != spec:
                         raise ValueError(f"metric {spec.name} declared twice with different specs")
-                    slot[1].append(body)
+                    slot[1].extend(body)
+        # what the next render packs a key's new fragment against (unchanged chunks kept)
+        self._rendered = dict(fresh)
         text: list[Piece] = []
         openmetrics: list[Piece] = []
         for spec, bodies in families.values():

@@ -25,6 +25,7 @@ from exporter.config import (
     split_host_port,
     warnings,
 )
+from exporter.config.cost import cost_lines
 from exporter.support.logs import Redactor, configure_logging
 from exporter.web.webconfig import WebConfig, load_web_config
 
@@ -110,6 +111,7 @@ def check_config(path: str, web_config_file: str | None = None) -> int:
         config_error(exc)
         return 1
     print(yaml.safe_dump(masked_dict(settings), sort_keys=False), end="")
+    print("".join(f"# {line}\n" for line in cost_lines(settings)), end="")  # still YAML
     for note in notes(settings):
         print(f"note: {note}", file=sys.stderr)
     for warning in [*warnings(settings), *(web_config.warnings if web_config else ())]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, MutableSequence, Sequence
 from typing import overload
 
 Sample = tuple[tuple[str, ...], float]
@@ -26,7 +26,7 @@ class Samples(Sequence[Sample]):
     __slots__ = ("labels", "values")
 
     def __init__(self, samples: Iterable[Sample] = ()) -> None:
-        self.labels: list[tuple[str, ...]] = []
+        self.labels: MutableSequence[tuple[str, ...]] | tuple[tuple[str, ...], ...] = []
         self.values: array[float] = array("d")
         for sample in samples:
             self.append(sample)
@@ -34,12 +34,14 @@ class Samples(Sequence[Sample]):
     def append(self, sample: Sample) -> None:
         """Add one ``(labels, value)`` pair (the pair itself is not kept)."""
         labels, value = sample
+        if isinstance(self.labels, tuple):
+            raise TypeError("samples are frozen once packed (labels kept in a tuple)")
         self.labels.append(labels)
         self.values.append(value)
 
     def copy(self) -> Samples:
         out = Samples()
-        out.labels = self.labels.copy()
+        out.labels = list(self.labels)
         out.values = array("d", self.values)
         return out
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import sys
 from array import array
+
+import pytest
 
 from exporter.exposition import Fragment, MetricSpec, Samples, Store, StoreKey
 from exporter.exposition.deflate import gzip_join
@@ -98,3 +101,19 @@ def test_the_store_packs_each_key_against_what_it_rendered_last() -> None:
     assert kept == [False, True, True, True]
     assert second.plain != first.plain
     assert second.plain.replace(b"} 3\n", b"} 2\n", 1) == first.plain
+
+
+def test_packed_labels_leave_the_collectors_view() -> None:
+    """A list of label tuples is traversed by every full collection (10 ms at 5,000 resources
+    each time); once packed they are kept in a tuple, which the collector stops tracking."""
+    frag = Fragment({SPEC: rows()})
+    samples = frag.samples[SPEC]
+    assert gc.is_tracked(samples.labels)
+    frag.packed()
+    gc.collect()  # the inner tuples stop being tracked; the outer one at the next collection
+    gc.collect()
+    assert isinstance(samples.labels, tuple)
+    assert not gc.is_tracked(samples.labels)
+    assert samples[N - 1] == (("acme", f"r{N - 1:05d}", "edge"), float(N - 1))
+    with pytest.raises(TypeError, match="frozen once packed"):
+        samples.append((("acme", "late", "edge"), 1.0))

@@ -1,8 +1,10 @@
 """The samples of one metric family in compact form: no object per sample.
 
-Label values are kept as one tuple per series in a list, values in an ``array('d')`` (8 bytes
-a series instead of a float object and a (labels, value) tuple: ~80 bytes less a series). A
-family is read as a sequence of ``(labels, value)`` pairs, made on demand.
+Label values are kept as one tuple per series in a list (a tuple once the family is packed:
+the garbage collector stops tracking a tuple of tuples of strings, but traverses a list on
+every full collection), values in an ``array('d')`` (8 bytes a series instead of a float
+object and a (labels, value) tuple: ~80 bytes less a series). A family is read as a sequence
+of ``(labels, value)`` pairs, made on demand.
 
 Label tuples are interned across refreshes: when a new fragment is packed against the one it
 replaces (``exporter.exposition.pack``), each chunk whose label tuples equal the previous

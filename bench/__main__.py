@@ -1,8 +1,10 @@
-"""``python -m bench [--scales 10,100,1000,5000] [--quick] [--steady-seconds S]``.
+"""``python -m bench [--scales 10,100,1000,5000,25000] [--quick] [--steady-seconds S]``.
 
 For each scale: the simulator and the exporter in processes of their own, the naive
-prometheus-client baseline beside it, every figure of docs/performance.md; then the table on
-stdout and, in ``--out`` (bench/out/), results.md, results.json and cost.png.
+prometheus-client baseline beside it (up to 5,000 resources), every figure of
+docs/performance.md; then the table and the targets (met or missed, at every scale) on stdout
+and, in ``--out`` (bench/out/), results.md, results.json, cost.png and growth.png (memory and
+refresh time against series).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import procs
+from bench import procs, targets
 from bench.report import median_result, text_table, write_outputs
 from bench.scale import Plan, Result, run_scale
 
@@ -33,7 +35,9 @@ def _scales(text: str) -> list[int]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("--scales", type=_scales, default=[10, 100, 1000, 5000], metavar="N,N,...")
+    p.add_argument(
+        "--scales", type=_scales, default=[10, 100, 1000, 5000, 25000], metavar="N,N,..."
+    )
     p.add_argument("--quick", action="store_true", help="fewer samples, 10 s steady phase")
     p.add_argument(
         "--steady-seconds",
@@ -88,8 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     results = asyncio.run(_run(args))
     after = procs.machine()
-    table = text_table(results)
-    print(table)
+    print(text_table(results))
+    print()
+    print(targets.text_table(results))
     conditions = {
         "date": started,
         "machine": f"{before['cpus']} CPUs, {before['cpu_model'] or 'unknown model'}",

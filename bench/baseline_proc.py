@@ -71,16 +71,17 @@ def static(body: bytes) -> Handler:
     return serve
 
 
-async def _run(source: str) -> None:
+async def _run(source: str, static_only: bool) -> None:
     async with (
         aiohttp.ClientSession(auto_decompress=False) as session,
         session.get(source, headers={"Accept-Encoding": "gzip"}) as reply,
     ):
         reply.raise_for_status()
         gzipped = await reply.read()
-    registry = registry_from_text(gzip.decompress(gzipped).decode())
     app = web.Application()
-    app.router.add_get("/metrics", handler(registry))
+    if not static_only:  # parsing millions of series takes gigabytes: the floor only
+        registry = registry_from_text(gzip.decompress(gzipped).decode())
+        app.router.add_get("/metrics", handler(registry))
     app.router.add_get("/static", static(gzipped))
     await serve_until_signal(app)
 
@@ -88,7 +89,9 @@ async def _run(source: str) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.baseline_proc", description=__doc__)
     p.add_argument("--source", required=True, help="URL of the exporter's /metrics")
-    asyncio.run(_run(p.parse_args(argv).source))
+    p.add_argument("--static-only", action="store_true", help="serve /static only")
+    args = p.parse_args(argv)
+    asyncio.run(_run(args.source, args.static_only))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from aiohttp import web
 from bench.procs import serve_until_signal
 from exporter.config import Settings, parse_config
 from exporter.dvr import DvrPoller
+from exporter.exposition import Store
 from exporter.restream import RestreamPoller
 from exporter.runtime.context import Context
 from exporter.runtime.service import create_app
@@ -155,6 +156,26 @@ class Refresher:
         }
 
 
+def storage_bytes(store: Store) -> dict[str, float]:
+    """Bytes the store holds for its samples: label tuples counted once however many
+    fragments share them, label strings not counted (resource names and the like, shared
+    by a resource's ~114 series). The compressed text is the gzip body's size besides."""
+    seen: set[int] = set()
+    samples = series = 0
+    keys = store.keys()  # a sorted list (the store is not a mapping)
+    for key in keys:
+        fragment = store.fragment(key, include_stale=True)
+        if fragment is None:
+            continue
+        samples += fragment.nbytes(seen)
+        series += fragment.series_count()
+    return {
+        "series": series,
+        "sample_bytes": samples,
+        "bytes_per_series": samples / series if series else float("nan"),
+    }
+
+
 def _settings(path: str) -> Settings:
     return parse_config(json.loads(Path(path).read_text(encoding="utf-8")), env={})
 
@@ -171,7 +192,11 @@ async def _run(settings: Settings, tune: bool) -> None:
             refresher.append(Refresher(request.app[CTX]))
         return web.json_response(await refresher[0].refresh(request.query["account"]))
 
+    async def storage(request: web.Request) -> web.Response:
+        return web.json_response(storage_bytes(request.app[CTX].store))
+
     app.router.add_post("/_bench/refresh", refresh)
+    app.router.add_get("/_bench/storage", storage)
     await serve_until_signal(app, {"pid": os.getpid()})
 
 

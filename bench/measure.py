@@ -52,7 +52,7 @@ async def timed_fetch(
 async def side_by_side(
     session: aiohttp.ClientSession,
     exporter_url: str,
-    baseline_url: str,
+    baseline_url: str | None,
     exporter_samples: int,
     baseline_samples: int,
     budget_seconds: float = float("inf"),
@@ -76,7 +76,8 @@ async def side_by_side(
     for done in range(rounds):
         if done >= min_rounds and time.monotonic() - started > budget_seconds:
             break
-        base.append((await fetch(session, baseline_url))[0])
+        if baseline_url is not None:  # None: no baseline at this scale (the floor only)
+            base.append((await fetch(session, baseline_url))[0])
         for _ in range(per_round):
             elapsed, to_headers, _, _ = await timed_fetch(session, exporter_url)
             exp.append(elapsed)

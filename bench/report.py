@@ -11,6 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from bench import targets
 from bench.scale import Result
 
 HEADERS = (
@@ -19,6 +20,7 @@ HEADERS = (
     "series",
     "bytes plain/gzip",
     "exporter p50/p99 ms",
+    "scrape / floor",
     "baseline p50/p99 ms",
     "ratio p50",
     "static body p50 ms (CPU user+sys ms)",
@@ -27,6 +29,7 @@ HEADERS = (
     "refresh s (polls/swap)",
     "CPU s/min (% core)",
     "RSS MB (peak)",
+    "bytes/series stored (RSS)",
     "upstream req/min (traffic/acct)",
 )
 
@@ -50,6 +53,7 @@ def row(r: Result) -> tuple[str, ...]:
         str(r.series),
         f"{_size(r.bytes_plain)}/{_size(r.bytes_gzip)}",
         f"{_f(r.exporter_p50_ms, 2)}/{_f(r.exporter_p99_ms, 2)}",
+        f"{_f(r.floor_ratio, 2)}x",
         f"{_f(r.baseline_p50_ms)}/{_f(r.baseline_p99_ms)}",
         f"{_f(r.ratio, 0)}x",
         f"{_f(r.static_p50_ms, 2)} "
@@ -60,6 +64,7 @@ def row(r: Result) -> tuple[str, ...]:
         f"{_f(r.refresh_s, 2)} ({_f(r.refresh_poll_s, 2)}/{_f(r.swap_s, 2)})",
         f"{_f(r.cpu_s_per_min, 2)} ({_f(r.cpu_percent, 1)}%)",
         f"{_f(r.rss_mb, 0)} ({_f(r.peak_rss_mb, 0)})",
+        f"{_f(r.storage_bytes_per_series, 0)} ({_f(r.rss_bytes_per_series, 0)})",
         f"{_f(r.upstream_per_min, 1)} ({_f(r.traffic_per_min_per_account, 1)})",
     )
 
@@ -100,7 +105,8 @@ def write_outputs(
     out.mkdir(parents=True, exist_ok=True)
     written = []
     md = out / "results.md"
-    lines = ["# Benchmark results", "", markdown_table(results), "", "Conditions:", ""]
+    lines = ["# Benchmark results", "", markdown_table(results), "", "## Targets", ""]
+    lines += [targets.markdown_table(results), "", "Conditions:", ""]
     lines += [f"- {k}: {v}" for k, v in conditions.items()]
     lines += ["", *(f"- {n}" for n in notes), ""]
     md.write_text("\n".join(lines), encoding="utf-8")
@@ -112,18 +118,67 @@ def write_outputs(
     plot = out / "cost.png"
     if plot_costs(results, plot):
         written.append(plot)
+    growth = out / "growth.png"
+    if plot_growth(results, growth):
+        written.append(growth)
     return written
+
+
+def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, float]:
+    """Least squares y = a + b x: (a, b, r squared)."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    syy = sum((y - my) ** 2 for y in ys)
+    b = sxy / sxx if sxx else 0.0
+    r2 = sxy * sxy / (sxx * syy) if sxx and syy else 1.0
+    return my - b * mx, b, r2
+
+
+def _pyplot() -> Any:
+    try:  # optional: imported by name so type-checking does not need it installed
+        matplotlib: Any = importlib.import_module("matplotlib")
+        matplotlib.use("Agg")
+        return importlib.import_module("matplotlib.pyplot")
+    except ImportError:
+        return None
+
+
+def plot_growth(results: Sequence[Result], path: Path) -> bool:
+    """Memory and refresh time against series on linear axes, each with its least-squares
+    line and r squared: a straight line is linear growth. False without matplotlib or with
+    fewer than three scales."""
+    measured = [r for r in results if not math.isnan(r.rss_mb) and not math.isnan(r.refresh_s)]
+    plt = _pyplot()
+    if len(measured) < 3 or plt is None:
+        return False
+    xs = [r.series / 1e6 for r in measured]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    panels = (
+        ("RSS MB (steady)", [r.rss_mb for r in measured], "MB"),
+        ("full refresh s", [r.refresh_s for r in measured], "s"),
+    )
+    for ax, (title, ys, unit) in zip(axes, panels, strict=True):
+        a, b, r2 = linear_fit(xs, ys)
+        ax.plot(xs, ys, "o", label="measured")
+        ends = [0.0, max(xs)]
+        ax.plot(ends, [a + b * x for x in ends], "-", label=f"{a:.1f} + {b:.1f} {unit}/M series")
+        ax.set_title(f"{title} (r² = {r2:.3f})")
+        ax.set_xlabel("series (millions)")
+        ax.set_ylabel(unit)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
 
 
 def plot_costs(results: Sequence[Result], path: Path) -> bool:
     """Cost against resources, log-log; False (and no file) without matplotlib or data."""
-    if len(results) < 2:
-        return False
-    try:  # optional: imported by name so type-checking does not need it installed
-        matplotlib: Any = importlib.import_module("matplotlib")
-        matplotlib.use("Agg")
-        plt: Any = importlib.import_module("matplotlib.pyplot")
-    except ImportError:
+    plt = _pyplot()
+    if len(results) < 2 or plt is None:
         return False
     xs = [r.resources for r in results]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))

@@ -34,6 +34,9 @@ class Plan:
     cpu_bursts: int = 5  # bursts of back-to-back scrapes for the CPU per scrape (median)
     cpu_burst_scrapes: int = 300
     tuned: bool = True  # exporter.runtime.tuning.tune_for_serving (--untuned compares without it)
+    # Above this many resources the prometheus-client baseline is not run (it parses the whole
+    # exposition into objects: gigabytes at 25,000); the static-body floor still is.
+    baseline_max_resources: int = 5000
 
     @classmethod
     def quick(cls, steady_seconds: float | None = None) -> Plan:
@@ -95,6 +98,8 @@ class Result:
     upstream_per_min: float = float("nan")
     traffic_per_min_per_account: float = float("nan")
     steady_seconds: float = 0.0
+    # Sample storage in the exporter (label tuples once, values 8 bytes) per series
+    storage_bytes_per_series: float = float("nan")
     background_cpu: tuple[float, float] = (0.0, 0.0)  # user, system CPU s/s in the steady phase
     upstream_by_area: dict[str, int] = field(default_factory=dict)
     samples: dict[str, int] = field(default_factory=dict)
@@ -103,8 +108,22 @@ class Result:
     def cpu_percent(self) -> float:
         return self.cpu_s_per_min / 60 * 100
 
+    @property
+    def floor_ratio(self) -> float:
+        """The exporter's scrape median over the same bytes from a bare handler (the floor)."""
+        return self.exporter_p50_ms / self.static_p50_ms
+
+    @property
+    def rss_bytes_per_series(self) -> float:
+        return self.rss_mb * (1 << 20) / self.series if self.series else float("nan")
+
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "cpu_percent": self.cpu_percent}
+        return {
+            **asdict(self),
+            "cpu_percent": self.cpu_percent,
+            "floor_ratio": self.floor_ratio,
+            "rss_bytes_per_series": self.rss_bytes_per_series,
+        }
 
 
 def exporter_config(sim: dict[str, Any], state_file: str = "") -> dict[str, Any]:
@@ -174,22 +193,31 @@ async def _exposition(session: aiohttp.ClientSession, result: Result, base: str)
     result.series = sum(1 for line in plain.splitlines() if line and not line.startswith(b"#"))
 
 
+async def _storage(session: aiohttp.ClientSession, result: Result, base: str) -> None:
+    async with session.get(f"{base}/_bench/storage") as reply:
+        reply.raise_for_status()
+        result.storage_bytes_per_series = (await reply.json())["bytes_per_series"]
+
+
 async def _scrapes(
     session: aiohttp.ClientSession, result: Result, exporter: procs.Child, plan: Plan
 ) -> None:
     base = exporter.ready["base_url"]
-    baseline = await procs.start("bench.baseline_proc", "--source", f"{base}/metrics")
+    with_baseline = result.resources <= plan.baseline_max_resources
+    only = () if with_baseline else ("--static-only",)
+    baseline = await procs.start("bench.baseline_proc", "--source", f"{base}/metrics", *only)
     try:
         burl = baseline.ready["base_url"]
         headers: list[float] = []
         static: list[float] = []
         await fetch(session, f"{base}/metrics")  # connections open, caches warm
-        await fetch(session, f"{burl}/metrics")
+        if with_baseline:
+            await fetch(session, f"{burl}/metrics")
         await fetch(session, f"{burl}/static")
         exp, ref = await side_by_side(
             session,
             f"{base}/metrics",
-            f"{burl}/metrics",
+            f"{burl}/metrics" if with_baseline else None,
             plan.exporter_samples,
             plan.baseline_samples,
             plan.scrape_budget_seconds,
@@ -302,6 +330,7 @@ async def _measure(result: Result, sim: procs.Child, tmp: Path, plan: Plan) -> N
                 raise RuntimeError(f"the exporter wrote no state file at {state}")
             result.samples["state_file_bytes"] = state.stat().st_size
             await _exposition(s, result, base)
+            await _storage(s, result, base)
             await _scrapes(s, result, exporter, plan)
             await _refreshes(s, result, base, plan)
         result.peak_rss_after_refreshes_mb = procs.memory_mb(exporter.pid)[1]

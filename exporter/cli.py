@@ -24,6 +24,7 @@ from exporter.config import (
     split_host_port,
     warnings,
 )
+from exporter.config.cost import cost_lines
 from exporter.config.flags import LOG_FORMATS, LOG_LEVELS, Flags, load_settings
 from exporter.config.loader import read_document, unset_references
 from exporter.support.logs import Redactor, configure_logging
@@ -158,6 +159,7 @@ def check_config(flags: Flags, verbose: bool = False) -> int:
     if flags.overridden():
         print(f"# set by flags: {', '.join(flags.overridden())}")
     print(f"# metrics path: {flags.telemetry_path}")
+    print("".join(f"# {line}\n" for line in cost_lines(settings)), end="")  # still YAML
     if verbose:
         for note in notes(settings):
             print(f"note: {note}", file=sys.stderr)

@@ -1,6 +1,7 @@
 """Metric families as immutable fragments, rendered once per refresh and served as bytes."""
 
-from exporter.exposition.model import Fragment, FragmentBuilder, MetricSpec, Sample
+from exporter.exposition.model import Fragment, FragmentBuilder, MetricSpec
+from exporter.exposition.samples import Sample, Samples
 from exporter.exposition.select import EVERYTHING, FamilySelection
 from exporter.exposition.store import Exposition, Store, StoreKey
 
@@ -12,6 +13,7 @@ __all__ = [
     "FragmentBuilder",
     "MetricSpec",
     "Sample",
+    "Samples",
     "Store",
     "StoreKey",
 ]

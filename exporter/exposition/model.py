@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
-from exporter.exposition.deflate import Piece, deflate_chunks
-
-Sample = tuple[tuple[str, ...], float]
+from exporter.exposition.deflate import Piece
+from exporter.exposition.formats import Format, escape_help
+from exporter.exposition.pack import CHUNK_LINES, pack_family
+from exporter.exposition.samples import Sample, Samples
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 MetricType = Literal["gauge", "counter"]
-CHUNK_LINES = 2000  # ~300 kB of text per chunk
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,14 @@ class MetricSpec:
         if len(set(self.labels)) != len(self.labels):
             raise ValueError(f"{self.name}: duplicate label names {self.labels}")
 
-    def header(self) -> bytes:
-        help_text = self.help.replace("\\", "\\\\").replace("\n", "\\n")
-        return f"# HELP {self.name} {help_text}\n# TYPE {self.name} {self.type}\n".encode()
+    def header(self, fmt: Format = "text") -> bytes:
+        """The HELP and TYPE lines in ``fmt``; an OpenMetrics counter family is named without
+        its samples' ``_total``."""
+        name = self.name
+        if fmt == "openmetrics" and self.type == "counter":
+            name = name.removesuffix("_total")
+        help_text = escape_help(self.help, fmt)
+        return f"# HELP {name} {help_text}\n# TYPE {name} {self.type}\n".encode()
 
 
 def format_value(value: float) -> str:
@@ -126,29 +132,41 @@ def _value_text(value: float) -> str:
 
 
 class Fragment:
-    """The samples one poll produced for several families; never changed after creation.
+    """The samples one poll produced for several families; never changed after creation
+    (except that equal label tuples may be swapped for the previous fragment's, see
+    ``pack``).
 
-    The store renders and compresses it at most once (``packed``, usually in the render
-    thread) and keeps only the compressed text: a fragment republished unchanged costs nothing
-    to render again, and the plain text (about 170 bytes a series) is not held in memory.
+    Samples are stored compactly (``samples.Samples``: label tuples and an array of values).
+    The fragment is rendered and compressed at most once (``packed``, in a worker thread),
+    against the fragment it replaces so that unchanged chunks keep their pieces; only the
+    compressed text is kept: the plain text (about 170 bytes a series) is not held in memory.
     """
 
     __slots__ = ("_packed", "samples")
 
-    def __init__(self, samples: Mapping[MetricSpec, tuple[Sample, ...]]) -> None:
-        self.samples: Mapping[MetricSpec, tuple[Sample, ...]] = samples
-        self._packed: dict[MetricSpec, Piece] | None = None
+    def __init__(self, samples: Mapping[MetricSpec, Iterable[Sample]]) -> None:
+        self.samples: Mapping[MetricSpec, Samples] = {
+            spec: rows if isinstance(rows, Samples) else Samples(rows)
+            for spec, rows in samples.items()
+        }
+        self._packed: dict[MetricSpec, tuple[Piece, ...]] | None = None
 
     def rendered(self) -> dict[MetricSpec, bytes]:
         """The sample lines of each family that has samples (rendered anew on each call)."""
         return {spec: render_samples(spec, rows) for spec, rows in self.samples.items() if rows}
 
-    def packed(self) -> dict[MetricSpec, Piece]:
-        """The rendered families, each compressed as a joinable piece; computed once."""
+    def packed(self, previous: Fragment | None = None) -> dict[MetricSpec, tuple[Piece, ...]]:
+        """The rendered families, each compressed as joinable pieces (one per chunk);
+        computed once. ``previous``: the fragment this one replaces (same area and account),
+        whose pieces are kept for chunks that did not change."""
         packed = self._packed
         if packed is None:
+            before = previous.samples if previous is not None else {}
+            pieces = previous._packed if previous is not None and previous._packed else {}
             packed = self._packed = {
-                spec: deflate_chunks(render_chunks(spec, rows))
+                spec: pack_family(
+                    partial(_render_chunk, spec), rows, before.get(spec), pieces.get(spec, ())
+                )
                 for spec, rows in self.samples.items()
                 if rows
             }
@@ -169,25 +187,35 @@ class Fragment:
     def series_count(self) -> int:
         return sum(len(rows) for rows in self.samples.values())
 
+    def nbytes(self, seen: set[int]) -> int:
+        """Bytes of sample storage (label tuples in ``seen`` are not counted again)."""
+        return sum(rows.nbytes(seen) for rows in self.samples.values())
+
+
+def _render_chunk(
+    spec: MetricSpec, labels: list[tuple[str, ...]], values: Sequence[float]
+) -> bytes:
+    return b"".join(render_chunks(spec, zip(labels, values, strict=True), lines=CHUNK_LINES))
+
 
 class FragmentBuilder:
     """Collects samples family by family, then freezes them into a Fragment."""
 
     def __init__(self, wants: Callable[[str], bool] | None = None) -> None:
-        self._rows: dict[MetricSpec, list[Sample]] = {}
+        self._rows: dict[MetricSpec, Samples] = {}
         self._wants = wants  # families it answers False for are not built (metrics.exclude)
 
     def add(self, spec: MetricSpec, labels: tuple[str, ...], value: float) -> None:
         if len(labels) != len(spec.labels):
             raise ValueError(f"{spec.name}: expected labels {spec.labels}, got {labels}")
         if self._wants is None or self._wants(spec.name):
-            self._rows.setdefault(spec, []).append((labels, float(value)))
+            self._rows.setdefault(spec, Samples()).append((labels, float(value)))
 
     def declare(self, *specs: MetricSpec) -> None:
         """Make families known even when they have no samples yet."""
         for spec in specs:
             if self._wants is None or self._wants(spec.name):
-                self._rows.setdefault(spec, [])
+                self._rows.setdefault(spec, Samples())
 
     def build(self) -> Fragment:
-        return Fragment({spec: tuple(rows) for spec, rows in self._rows.items()})
+        return Fragment({spec: rows.copy() for spec, rows in self._rows.items()})

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import structlog
 
 from exporter.exposition.deflate import Piece, deflate, gzip_join
+from exporter.exposition.formats import OPENMETRICS_EOF, Format
 from exporter.exposition.model import Fragment, MetricSpec
 from exporter.exposition.select import EVERYTHING, FamilySelection
 from exporter.support.clock import Clock
@@ -22,19 +23,32 @@ log = structlog.get_logger("exporter.exposition")
 
 
 class Exposition:
-    """One rendered scrape body: kept gzip-compressed; the plain text is decompressed when
-    asked for (Prometheus always asks for gzip; the plain text of 100,000 series is ~17 MB)."""
+    """One rendered scrape body in both formats: kept gzip-compressed; the plain text is
+    decompressed when asked for (Prometheus always asks for gzip; the plain text of 100,000
+    series is ~17 MB). Both bodies share the compressed sample pieces; only the headers and
+    the self-metrics differ."""
 
-    __slots__ = ("gzipped", "rendered_at", "series")
+    __slots__ = ("gzipped", "openmetrics_gzipped", "rendered_at", "series")
 
-    def __init__(self, gzipped: bytes, rendered_at: float, series: int) -> None:
+    def __init__(
+        self, gzipped: bytes, rendered_at: float, series: int, openmetrics_gzipped: bytes = b""
+    ) -> None:
         self.gzipped = gzipped
+        self.openmetrics_gzipped = openmetrics_gzipped or _OPENMETRICS_EMPTY
         self.rendered_at = rendered_at
         self.series = series
 
     @property
     def plain(self) -> bytes:
         return gzip.decompress(self.gzipped)
+
+    def compressed(self, fmt: Format) -> bytes:
+        """The gzip body in ``fmt``."""
+        return self.openmetrics_gzipped if fmt == "openmetrics" else self.gzipped
+
+    def text(self, fmt: Format) -> bytes:
+        """The plain body in ``fmt`` (decompressed on each call: call it off the loop)."""
+        return gzip.decompress(self.compressed(fmt))
 
 
 @dataclass(frozen=True)
@@ -47,6 +61,8 @@ class _Entry:
         return self.max_age is None or now - self.published_at <= self.max_age
 
 
+_OPENMETRICS_EOF = deflate(OPENMETRICS_EOF)
+_OPENMETRICS_EMPTY = gzip_join([_OPENMETRICS_EOF])
 EMPTY = Exposition(gzip_join([]), 0.0, 0)
 
 
@@ -74,18 +90,24 @@ class Store:
         clock: Clock,
         extra: Callable[[], bytes] | None = None,
         selection: FamilySelection = EVERYTHING,
+        extra_openmetrics: Callable[[], bytes] | None = None,
     ) -> None:
+        """``extra`` gives text appended to every render (the self-metrics) in the text format,
+        ``extra_openmetrics`` the same in OpenMetrics, without ``# EOF``."""
         self._clock = clock
         # metrics.include/exclude: the areas build their fragments with it (selection.builder),
         # so the families left out are never built, stored or rendered.
         self.selection = selection
         self._extra = extra
+        self._extra_openmetrics = extra_openmetrics
         self._entries: Mapping[StoreKey, _Entry] = MappingProxyType({})
         self._exposition = EMPTY
         self._dirty = asyncio.Event()
         self._render_lock = asyncio.Lock()
-        self._headers: dict[MetricSpec, Piece] = {}  # compressed HELP/TYPE per spec
+        # compressed HELP/TYPE per spec and format
+        self._headers: dict[tuple[MetricSpec, Format], Piece] = {}
         self._listeners: list[Callable[[StoreKey, Fragment], None]] = []
+        self._rendered: dict[StoreKey, Fragment] = {}  # written by the render thread only
 
     def listen(self, listener: Callable[[StoreKey, Fragment], None]) -> None:
         """Call ``listener(key, fragment)`` on every publish (on the publisher's thread; it
@@ -139,32 +161,40 @@ class Store:
         """
         now = self._clock.time()
         entries = self._entries
-        fresh = [entries[k].fragment for k in sorted(entries) if entries[k].fresh(now)]
+        fresh = [(k, entries[k].fragment) for k in sorted(entries) if entries[k].fresh(now)]
         families: dict[str, tuple[MetricSpec, list[Piece]]] = {}
         series = 0
-        for frag in fresh:
+        for key, frag in fresh:
             series += frag.series_count()
-            for spec, body in frag.packed().items():
+            for spec, body in frag.packed(self._rendered.get(key)).items():
                 slot = families.get(spec.name)
                 if slot is None:
-                    families[spec.name] = (spec, [body])
+                    families[spec.name] = (spec, list(body))
                 else:
                     if slot[0] != spec:
                         raise ValueError(f"metric {spec.name} declared twice with different specs")
-                    slot[1].append(body)
-        pieces: list[Piece] = []
+                    slot[1].extend(body)
+        # what the next render packs a key's new fragment against (unchanged chunks kept)
+        self._rendered = dict(fresh)
+        text: list[Piece] = []
+        openmetrics: list[Piece] = []
         for spec, bodies in families.values():
-            pieces.append(self._header(spec))
-            pieces.extend(bodies)
+            text.append(self._header(spec, "text"))
+            text.extend(bodies)
+            openmetrics.append(self._header(spec, "openmetrics"))
+            openmetrics.extend(bodies)
         if self._extra is not None:
-            pieces.append(deflate(self._extra()))
-        return Exposition(gzip_join(pieces), now, series)
+            text.append(deflate(self._extra()))
+        if self._extra_openmetrics is not None:
+            openmetrics.append(deflate(self._extra_openmetrics()))
+        openmetrics.append(_OPENMETRICS_EOF)
+        return Exposition(gzip_join(text), now, series, gzip_join(openmetrics))
 
-    def _header(self, spec: MetricSpec) -> Piece:
-        piece = self._headers.get(spec)
+    def _header(self, spec: MetricSpec, fmt: Format) -> Piece:
+        piece = self._headers.get((spec, fmt))
         if piece is None:
             noted = MetricSpec(spec.name, spec.type, spec.help + BACKGROUND_NOTE, spec.labels)
-            piece = self._headers[spec] = deflate(noted.header())
+            piece = self._headers[(spec, fmt)] = deflate(noted.header(fmt))
         return piece
 
     async def render(self) -> Exposition:

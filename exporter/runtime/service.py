@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 
 import aiohttp
 import structlog
@@ -12,6 +13,7 @@ from aiohttp import web
 
 from exporter.config import Settings
 from exporter.exposition import FamilySelection, Store
+from exporter.exposition.formats import registry_openmetrics
 from exporter.runtime.area import Job
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
@@ -41,7 +43,12 @@ def build_context(
     metrics = SelfMetrics()
     metrics.reload_success_time.set(clock.time())
     selection = FamilySelection(settings.metrics.include, settings.metrics.exclude)
-    store = Store(clock, extra=metrics.render, selection=selection)
+    store = Store(
+        clock,
+        extra=metrics.render,
+        selection=selection,
+        extra_openmetrics=partial(registry_openmetrics, metrics.registry),
+    )
     client = UpstreamClient(
         session,
         settings.upstream,

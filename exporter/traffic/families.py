@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from exporter.exposition import EVERYTHING, FamilySelection, Fragment, MetricSpec, Sample
+from exporter.exposition import EVERYTHING, FamilySelection, Fragment, MetricSpec, Samples
 from exporter.traffic.ledger import OTHER, AccountLedger
 from exporter.traffic.parse import (
     COUNT_INDEX,
@@ -218,10 +218,10 @@ class Latest:
     other: Row | None = None  # the folded resources summed, when max_resources cut some
 
 
-Rows = dict[str, list[Sample] | None]  # one scope's samples by Families field name; None: left out
+Rows = dict[str, Samples | None]  # one scope's samples by Families field name; None: left out
 
 
-def _rows(f: Families, out: dict[MetricSpec, list[Sample]]) -> Rows:
+def _rows(f: Families, out: dict[MetricSpec, Samples]) -> Rows:
     return {name: out.get(getattr(f, name)) for name in f.__dataclass_fields__}
 
 
@@ -300,7 +300,7 @@ def build_fragment(
     second per refresh at 100,000 series).
     """
     wants = view.selection.wants
-    out: dict[MetricSpec, list[Sample]] = {spec: [] for spec in SPECS if wants(spec.name)}
+    out: dict[MetricSpec, Samples] = {spec: Samples() for spec in SPECS if wants(spec.name)}
     acc, res = _rows(ACCOUNT, out), _rows(RESOURCE, out)
     codes, ranges = view.resource_codes, view.resource_ranges
     held = _counters(acc, (account,), ledger.totals, ledger.totals_shown, ALL_CODES)
@@ -319,10 +319,10 @@ def build_fragment(
             _gauges(res, (account, r.id, r.name, r.cname), r.row, w, codes, ranges)
         if latest.other is not None:
             _gauges(res, (account, OTHER, OTHER, ""), latest.other, w, codes, ranges)
-    return Fragment({spec: tuple(rows) for spec, rows in out.items()})
+    return Fragment(out)
 
 
-def _late(out: dict[MetricSpec, list[Sample]], account: str, ledger: AccountLedger) -> None:
+def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger) -> None:
     """The settle-read families (account level), those that are exported."""
     requests, hit_bytes, share = (
         out.get(LATE_REQUESTS),

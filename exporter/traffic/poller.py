@@ -526,7 +526,10 @@ class TrafficPoller:
             if gone:
                 log.info("traffic_series_removed", account=account, resources=len(gone))
             fragment = build_fragment(account, led, st.latest, self._view)
-            fragment.packed()  # rendered and compressed here, not in the render thread
+            # rendered and compressed here, not in the render thread, against the fragment it
+            # replaces (unchanged chunks and label tuples are kept)
+            published = self._store.fragment(StoreKey("traffic", account), include_stale=True)
+            fragment.packed(st.fragment or published)
             st.fragment = fragment
         return st.fragment
 

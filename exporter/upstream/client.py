@@ -401,7 +401,8 @@ class UpstreamClient:
         data = await self.get_json(
             "restream", self.restream_path(account, "/resources"), account=account
         )
-        return models.parse_restream_resources(data)
+        # a thousand resources take ~10 ms to check and build: not on the event loop
+        return await asyncio.to_thread(models.parse_restream_resources, data)
 
     async def restream_resource(self, account: str, resource_id: str) -> models.RestreamResource:
         path = self.restream_resource_path(account, resource_id)
@@ -419,7 +420,7 @@ class UpstreamClient:
         params = {"resource_id": resource_id} if resource_id else None
         path = self.restream_path(account, "/status")
         data = await self.get_json("restream", path, params, account)
-        return models.parse_restream_status(data)
+        return await asyncio.to_thread(models.parse_restream_status, data)
 
     async def restream_history(
         self, account: str, resource_id: str, start: str, end: str

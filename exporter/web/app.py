@@ -7,6 +7,7 @@ import json
 
 from aiohttp import web, web_response
 
+from exporter.exposition.formats import CONTENT_TYPES, negotiate
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.web.admin import AdminDeps, admin_app
@@ -18,7 +19,7 @@ from exporter.web.webconfig import WebConfig
 CTX: web.AppKey[Context] = web.AppKey("ctx", Context)
 AREAS: web.AppKey[Areas] = web.AppKey("areas", Areas)
 ADMIN_API: web.AppKey[web.Application] = web.AppKey("admin_api", web.Application)
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+CONTENT_TYPE = CONTENT_TYPES["text"]
 SERVER = "cdnvideo-exporter"  # the `Server` header: no version of anything to look up
 
 
@@ -39,12 +40,13 @@ def _accepts_gzip(request: web.Request) -> bool:
 async def metrics(request: web.Request) -> web.Response:
     """Serve the pre-rendered exposition; no rendering happens at scrape time."""
     exposition = request.app[CTX].store.exposition
-    headers = {"Content-Type": CONTENT_TYPE, "Vary": "Accept-Encoding"}
+    fmt = negotiate(request.headers.get("Accept", ""))
+    headers = {"Content-Type": CONTENT_TYPES[fmt], "Vary": "Accept, Accept-Encoding"}
     if _accepts_gzip(request):
         headers["Content-Encoding"] = "gzip"
-        return web.Response(body=exposition.gzipped, headers=headers)
+        return web.Response(body=exposition.compressed(fmt), headers=headers)
     # Only the gzip body is kept; decompressing megabytes must not stall the loop.
-    plain = await asyncio.to_thread(lambda: exposition.plain)
+    plain = await asyncio.to_thread(exposition.text, fmt)
     return web.Response(body=plain, headers=headers)
 
 

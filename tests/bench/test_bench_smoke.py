@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from bench.report import HEADERS
+from bench.targets import TARGETS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,14 +24,23 @@ def test_bench_runs_at_a_tiny_scale_and_writes_a_well_formed_table(tmp_path: Pat
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    table = [line for line in done.stdout.splitlines() if not line.startswith("#")]
+    lines = [line for line in done.stdout.splitlines() if not line.startswith("#")]
+    blank = lines.index("")
+    table, goals = lines[:blank], lines[blank + 1 :]
     assert table[0].split() == " ".join(HEADERS).split()
     assert [row.split()[0] for row in table[2:]] == ["4"]
+    # the targets, met or missed (or n/a), one line each at the scale
+    assert goals[0].split() == ["resources", "target", "limit", "measured"]
+    assert len(goals[2:]) == len(TARGETS)
+    for line, target in zip(goals[2:], TARGETS, strict=True):
+        assert line.startswith("4 ")
+        assert target.name in line
+        assert line.split()[-1] in ("met", "MISSED", "n/a")
 
     markdown = (tmp_path / "results.md").read_text(encoding="utf-8").splitlines()
     rows = [line for line in markdown if line.startswith("|")]
-    assert len(rows) == 3  # header, rule, the scale
-    assert all(line.count("|") == len(HEADERS) + 1 for line in rows)
+    assert len(rows) == 3 + 2 + len(TARGETS)  # header, rule, the scale; the targets
+    assert all(line.count("|") == len(HEADERS) + 1 for line in rows[:3])
 
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["results"]
     assert [r["resources"] for r in results] == [4]
@@ -41,3 +51,5 @@ def test_bench_runs_at_a_tiny_scale_and_writes_a_well_formed_table(tmp_path: Pat
         assert r["samples"]["baseline_scrapes"] > 0
         assert r["samples"]["refreshes"] > 0
         assert r["rss_mb"] > 0
+        assert 40 < r["storage_bytes_per_series"] < 200  # label tuple, pointer, double
+        assert r["floor_ratio"] > 0

@@ -23,7 +23,9 @@ label, value or HELP text shows as a diff in review.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import platform
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import structlog.testing
@@ -48,6 +50,14 @@ async def exposition() -> str:
 
 
 async def _run() -> str:
+    async with polled() as (app, _url):
+        return app[CTX].store.render_sync().plain.decode()
+
+
+@contextlib.asynccontextmanager
+async def polled() -> AsyncIterator[tuple[web.Application, str]]:
+    """The daemon after ``MINUTES`` of polling, served on a free 127.0.0.1 port: (app, base URL).
+    Stopped, with the simulator, on leaving."""
     clock = FakeClock(T0)
     sim = Simulator(
         SimConfig(
@@ -71,6 +81,8 @@ async def _run() -> str:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        port = runner.addresses[0][1]
         ctx, service = app[CTX], app[SERVICE]
         ctx.client.backoff_seconds = 0.0
         jobs = service.jobs(ACCOUNT)
@@ -84,11 +96,11 @@ async def _run() -> str:
                     await ctx.runner.run(job.area, job.account, job.poll, job.name)
                     due[i] += job.seconds
         clock.set(end)
-        text = ctx.store.render_sync().plain.decode()
+        await ctx.store.render()  # /metrics serves what the last render swapped in
+        yield app, f"http://127.0.0.1:{port}"
     finally:
         await runner.cleanup()
         await sim_runner.cleanup()
-    return text
 
 
 DURATIONS = ("cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds")

@@ -783,3 +783,38 @@ async def test_deadline_covers_every_attempt_and_the_longest_back_off(make_rig: 
     # 3 attempts of 10 s, back-off steps 0.01 and 0.02 s at 1.5x (bounded by 0.01 x 2^2 x 1.5)
     assert make_rig(retries=2, timeout_seconds=10).client.deadline() == pytest.approx(31.06)
     assert make_rig(retries=0, timeout_seconds=4).client.deadline() == pytest.approx(5.015)
+
+
+async def test_restream_lists_are_checked_and_built_off_the_loop(
+    make_rig: MakeRig, platform: FakePlatform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resources = [
+        {"resource_id": str(i), "name": f"r{i}", "type": "short", "active": True, "restreams": []}
+        for i in range(50)
+    ]
+    target = {"target_url": "rtmp://t.example/live", "status": {"code": 0, "description": "OK"}}
+    status = [{"resource_id": "1", "status": [target]}]
+    platform.on(
+        "GET", "/app/restream/v2/acme/resources", Answer(200, {"data": {"resources": resources}})
+    )
+    platform.on("GET", "/app/restream/v2/acme/status", Answer(200, {"data": status}))
+    threads: dict[str, int] = {}
+    parse_resources, parse_status = models.parse_restream_resources, models.parse_restream_status
+
+    def spying_resources(data: Any) -> list[models.RestreamResource]:
+        threads["resources"] = threading.get_ident()
+        return parse_resources(data)
+
+    def spying_status(data: Any) -> list[models.StatusRecord]:
+        threads["status"] = threading.get_ident()
+        return parse_status(data)
+
+    monkeypatch.setattr(models, "parse_restream_resources", spying_resources)
+    monkeypatch.setattr(models, "parse_restream_status", spying_status)
+    rig = make_rig()
+    got = await rig.client.restream_resources("acme")
+    (record,) = await rig.client.restream_status("acme")
+    assert set(threads) == {"resources", "status"}
+    assert record.targets[0].code == 0
+    assert threading.get_ident() not in threads.values()
+    assert [r.resource_id for r in got] == [str(i) for i in range(50)]

@@ -1,0 +1,71 @@
+"""The targets table and the linear fit behind the growth plot (pure functions, no timing)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from bench.report import linear_fit
+from bench.scale import Result
+from bench.targets import TARGETS, verdicts
+
+
+def result(resources: int, **figures: float) -> Result:
+    base = Result(resources, resources // 5, resources // 10, series=resources * 117)
+    good = {
+        "stall_healthz_ms": 30.0,
+        "stall_probe_ms": 30.0,
+        "refresh_s": 1.0,
+        "rss_mb": 100.0,
+        "peak_rss_mb": 105.0,
+        "cpu_s_per_min": 0.9,  # 1.5% of a core
+        "exporter_p50_ms": 1.0,
+        "static_p50_ms": 1.0,
+    }
+    return dataclasses.replace(base, **{**good, **figures})
+
+
+def by_target(res: Result) -> dict[str, bool | None]:
+    return {v.target: v.met for v in verdicts([res])}
+
+
+def test_every_target_met_when_every_figure_is_within() -> None:
+    assert by_target(result(5000)) == {t.name: True for t in TARGETS}
+
+
+@pytest.mark.parametrize(
+    ("figure", "value", "target"),
+    [
+        ("stall_healthz_ms", 51.0, "worst loop stall, /healthz"),
+        ("stall_probe_ms", 50.5, "worst loop stall, in-process probe"),
+        ("refresh_s", 5.01, "full refresh"),
+        ("rss_mb", 201.0, "RSS, steady"),
+        ("peak_rss_mb", 230.0, "RSS, peak"),
+        ("cpu_s_per_min", 3.1, "CPU, steady"),  # 5.2%
+        ("exporter_p50_ms", 1.25, "scrape median / floor"),
+    ],
+)
+def test_each_target_is_missed_on_its_own_figure(figure: str, value: float, target: str) -> None:
+    verdict = by_target(result(5000, **{figure: value}))
+    assert verdict[target] is False
+    assert all(met for name, met in verdict.items() if name != target)
+
+
+def test_at_1000_the_figures_from_before_are_the_limit_too() -> None:
+    # 45 ms is within 50 ms but worse than the 39 ms published before (+2 ms of noise)
+    verdict = by_target(result(1000, stall_healthz_ms=45.0, rss_mb=118.0))
+    assert verdict["worst loop stall, /healthz"] is False
+    assert verdict["RSS, steady"] is True  # 108 MB before, +10% noise
+    assert by_target(result(5000, stall_healthz_ms=45.0))["worst loop stall, /healthz"] is True
+
+
+def test_a_figure_not_measured_is_neither_met_nor_missed() -> None:
+    assert by_target(result(25000, refresh_s=float("nan")))["full refresh"] is None
+
+
+def test_linear_fit() -> None:
+    a, b, r2 = linear_fit([1.0, 2.0, 3.0], [52.0, 54.0, 56.0])
+    assert (a, b, r2) == pytest.approx((50.0, 2.0, 1.0))
+    _, _, bent = linear_fit([1.0, 2.0, 3.0, 4.0], [1.0, 4.0, 9.0, 16.0])
+    assert bent < 0.97

@@ -71,7 +71,12 @@ class TrafficArea:
 
         self._ctx = ctx
         self.poller: TrafficPoller = TrafficPoller(
-            ctx.client, ctx.store, ctx.metrics, ctx.clock, ctx.settings.traffic
+            ctx.client,
+            ctx.store,
+            ctx.metrics,
+            ctx.clock,
+            ctx.settings.traffic,
+            budget=ctx.client.budget,
         )
         self.history = TrafficHistory()
         ctx.store.listen(self.history.record)

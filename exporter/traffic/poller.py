@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import structlog
 
@@ -18,7 +18,7 @@ from exporter.support.clock import Clock
 from exporter.traffic import state
 from exporter.traffic.echo import WindowMismatch, check_echo
 from exporter.traffic.families import Latest, View, build_fragment
-from exporter.traffic.ledger import AccountLedger, Run
+from exporter.traffic.ledger import HALVES, AccountLedger, Run
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.windows import (
@@ -30,6 +30,7 @@ from exporter.traffic.windows import (
     plan_reads,
     settle_cap_minutes,
 )
+from exporter.upstream.budget import Postponed
 from exporter.upstream.errors import UpstreamError
 from exporter.upstream.models import MetricsReply
 
@@ -39,8 +40,10 @@ log = structlog.get_logger("exporter.traffic")
 FRAGMENT_MAX_AGE_SECONDS = 600.0
 # After a 504 or a timeout the longest window is halved for this long, then tried in full.
 SLOW_HOLD_SECONDS = 3600.0
-# A run whose settle read failed this often (while other reads were answered) is given up.
+# A run whose settle reads the platform failed (while it answered other reads of the account)
+# at least this often and for at least this long is given up. Postponed reads never count.
 SETTLE_ATTEMPTS = 5
+SETTLE_GIVE_UP_SECONDS = 6 * 3600.0
 SETTLE_BACKOFF_MAX_SECONDS = 900.0
 # Beyond this |skew| (the Date header has whole seconds) windows follow the platform's clock.
 SKEW_TOLERANCE_SECONDS = 5.0
@@ -89,6 +92,28 @@ class TrafficSource(Protocol):
     ) -> MetricsReply: ...
 
 
+class Budget(Protocol):
+    """The account's request budget (RequestBudget has it): asked before a read is sent, so a
+    read the budget cannot afford waits instead of being cut in half."""
+
+    def affords(self, account: str, area: str, count: int) -> bool: ...
+
+
+@dataclass
+class Cycle:
+    """What one poll of an account did: a settle read (at most one a poll), and whether a read
+    that was owed had to wait for the budget or a rate limit."""
+
+    settled: bool = False
+    postponed: bool = False
+
+
+def postponement(exc: UpstreamError) -> bool:
+    """Not the platform failing the window: our budget, or its rate limit (429, a 420 or 200
+    body about a rate limit, with or without Retry-After). The read waits; never a failure."""
+    return isinstance(exc, Postponed) or exc.rate_limited
+
+
 class TrafficPoller:
     """Per account: a cursor of accounted minutes, cumulative counters, a ledger of unsettled
     runs; each ``poll`` reads what became ready, re-reads one due run, and publishes
@@ -107,8 +132,10 @@ class TrafficPoller:
         metrics: SelfMetrics,
         clock: Clock,
         settings: TrafficSettings,
+        budget: Budget | None = None,
     ) -> None:
         self._client = client
+        self._budget = budget
         self._store = store
         self._metrics = metrics
         self._clock = clock
@@ -215,9 +242,11 @@ class TrafficPoller:
             led = self.ledger(account)
             if led.released_at:
                 self._resume(account, led, now)
+            cycle = Cycle()
             try:
-                await self._first_reads(account, led, now)
-                await self._settle(account, led, now)
+                await self._first_reads(account, led, now, cycle)
+                if not cycle.settled and not cycle.postponed:
+                    await self._settle(account, led, now, cycle)
             except BaseException as failure:
                 # What was counted before the failure is still published; a failure to do so
                 # is logged and never replaces the poll's own error.
@@ -232,6 +261,8 @@ class TrafficPoller:
                     )
                 raise
             await self._publish(account, led, now, ok=True)
+            if cycle.postponed:  # resumed next poll; nothing owed is dropped
+                self._metrics.polls_postponed.labels("traffic").inc()
 
     async def _publish(self, account: str, led: AccountLedger, now: float, ok: bool) -> None:
         """Build the account's fragment, save the state, publish (unless held back), set lag."""
@@ -254,9 +285,18 @@ class TrafficPoller:
             age = self.platform_time(now) - (led.cursor + MINUTE)
             self._metrics.traffic_lag.labels(account).set(age)
 
+    def _affords(self, account: str, count: int) -> bool:
+        return self._budget is None or self._budget.affords(account, "traffic", count)
+
+    def _halves(self) -> tuple[str, ...]:
+        return HALVES if self._settings.per_resource else HALVES[:1]
+
     async def _first_reads(
-        self, account: str, led: AccountLedger, now: float, replan: bool = True
+        self, account: str, led: AccountLedger, now: float, cycle: Cycle, replan: bool = True
     ) -> None:
+        """Read the ready minutes oldest first. A settle read that fell due before the oldest
+        of them goes first (the budget serves what is owed longest), and a read the budget
+        cannot afford, or that meets a rate limit, waits for the next poll."""
         s = self._settings
         # After a failed 1-minute read (an outage) the next read is one minute: a probe.
         longest = 1 if led.outage else self._longest(led, now)
@@ -277,11 +317,24 @@ class TrafficPoller:
         queue = list(plan.windows)
         cap_before = (led.slow_cap, led.slow_until)
         while queue:
-            w = queue.pop(0)
+            w = queue[0]
+            if not cycle.settled:
+                run = await self._work(self._due, account, led, now)
+                if run is not None and run.due_at(s.settle_stages) <= self._ready_at(w):
+                    await self._settle(account, led, now, cycle, run)
+                    if cycle.postponed:
+                        return
+            if not self._affords(account, len(self._halves())):
+                cycle.postponed = True
+                return
+            queue.pop(0)
             last = queue[-1] if queue else w
             try:
                 fetched = await self._fetch(account, (w,))
             except UpstreamError as exc:
+                if postponement(exc):
+                    cycle.postponed = True
+                    return
                 if isinstance(exc, WindowMismatch):
                     self._metrics.traffic_windows.labels(account, "mismatched").inc(w.minutes)
                 if self._refusal(exc) and w.minutes > 1:
@@ -301,7 +354,7 @@ class TrafficPoller:
             if replan and abs(self.platform_time(now) - ready) > SKEW_TOLERANCE_SECONDS:
                 # The reply's Date header moved the platform's clock (first reply, or a clock
                 # jump): this window was chosen on the wrong clock. Plan again on the right one.
-                await self._first_reads(account, led, now, replan=False)
+                await self._first_reads(account, led, now, cycle, replan=False)
                 return
             if led.outage:  # the probe was answered: the rest in full-size windows again
                 led.outage = False
@@ -310,6 +363,10 @@ class TrafficPoller:
             await self._work(self._count, account, led, w, fetched, now)
             self._metrics.traffic_windows.labels(account, outcome).inc(w.minutes)
             log.debug("traffic_window_read", account=account, window=str(w), outcome=outcome)
+
+    def _ready_at(self, w: Window) -> float:
+        """When the oldest minute of ``w`` became ready (on our clock)."""
+        return w.start + MINUTE + self._settings.delay_seconds - self._applied_skew()
 
     def _count(
         self, account: str, led: AccountLedger, w: Window, fetched: Fetched, now: float
@@ -339,8 +396,14 @@ class TrafficPoller:
             return None
         for done in [r for r in led.pending if r.stage >= len(stages)]:
             led.drop(done)  # the schedule was shortened since the state was saved
+        # A day past due while the platform failed it (or answered nothing of the account
+        # since it fell due: an outage). A run only postponed (budget, rate limit) waits on.
         late = max(self._settings.catch_up_minutes, GIVE_UP_MINUTES_AT_LEAST) * MINUTE
-        for stale in [r for r in led.pending if now > r.due_at(stages) + late]:
+        for stale in [
+            r
+            for r in led.pending
+            if now > r.due_at(stages) + late and (r.failed_at or led.answered_at < r.due_at(stages))
+        ]:
             self._give_up(account, led, stale, "no settle read for a day")
         return led.due(now, stages)
 
@@ -349,45 +412,80 @@ class TrafficPoller:
         self._metrics.traffic_windows.labels(account, "given_up").inc(run.minutes)
         led.drop(run)
 
-    async def _settle(self, account: str, led: AccountLedger, now: float) -> None:
-        run = await self._work(self._due, account, led, now)
+    async def _settle(
+        self, account: str, led: AccountLedger, now: float, cycle: Cycle, run: Run | None = None
+    ) -> None:
+        """Re-read the halves ``run`` (else the most overdue run) owes at its stage, as many as
+        the budget affords (totals first); a half postponed stays owed, a half the platform
+        failed backs the run off (``_settle_failed``)."""
         if run is None:
+            run = await self._work(self._due, account, led, now)
+        if run is None:
+            return
+        cycle.settled = True
+        owed = run.owed(self._settings.per_resource)
+        while owed and not self._affords(account, len(owed)):
+            owed = owed[:-1]
+        if len(owed) < len(run.owed(self._settings.per_resource)):
+            cycle.postponed = True
+        if not owed:
             return
         longest = self._longest(led, now)
         if run.minutes > longest:  # remembered before long windows were refused or slow
             windows = chunks(run.start, run.end - MINUTE, longest)
         else:
             windows = (run.window,)
-        try:
-            totals, rows = await self._fetch(account, windows)
-        except UpstreamError as exc:
-            if isinstance(exc, WindowMismatch):
-                self._metrics.traffic_windows.labels(account, "mismatched").inc(exc.window.minutes)
-            if self._refusal(exc) and run.minutes > 1 and not led.long_refused:
-                self._refuse_long(account, led, run.window, exc)
-                return  # re-read minute by minute next cycle
-            if _slow(exc) and windows[0].minutes > 1:
-                self._shrink(account, led, windows[0], exc, now)
-            self._settle_failed(account, led, run, now, exc)
-            raise
-        led.answered_at = now
-        stages = self._settings.settle_stages
-        if await self._work(led.settle, run, totals, rows, self._select.folds, stages, longest):
-            self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
-            log.debug("traffic_window_revised", account=account, window=str(run.window))
+        got, error = await self._fetch_halves(account, windows, owed)
+        if got:
+            led.answered_at = now
+            stages = self._settings.settle_stages
+            totals = got.get("totals")
+            rows = got.get("resources")
+            increased = await self._work(
+                led.settle,
+                run,
+                totals,
+                rows,
+                self._select.folds,
+                stages,
+                longest,
+                self._settings.per_resource,
+            )
+            if increased:
+                self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
+                log.debug("traffic_window_revised", account=account, window=str(run.window))
+        if error is None:
+            return
+        if postponement(error):
+            cycle.postponed = True
+            return
+        if isinstance(error, WindowMismatch):
+            self._metrics.traffic_windows.labels(account, "mismatched").inc(error.window.minutes)
+        if self._refusal(error) and run.minutes > 1 and not led.long_refused:
+            self._refuse_long(account, led, run.window, error)
+            return  # re-read minute by minute next cycle
+        if _slow(error) and windows[0].minutes > 1:
+            self._shrink(account, led, windows[0], error, now)
+        self._settle_failed(account, led, run, now, error)
+        raise error
 
     def _settle_failed(
         self, account: str, led: AccountLedger, run: Run, now: float, exc: UpstreamError
     ) -> None:
-        """Back off this run (the runs behind it go first); give it up after SETTLE_ATTEMPTS
-        failures that were not an outage (the platform answered other reads in between)."""
+        """Back off this run (the runs behind it go first). Give it up once the platform has
+        failed its settle reads for SETTLE_GIVE_UP_SECONDS, at least SETTLE_ATTEMPTS times,
+        while it answered other reads of the account (an outage does not count)."""
         if led.answered_at > run.failed_at:
             run.failures += 1
+            if not run.failing_since:
+                run.failing_since = now
         run.failed_at = now
         run.retry_at = now + min(SETTLE_BACKOFF_MAX_SECONDS, MINUTE * 2.0**run.failures)
         led.dirty = True
-        if run.failures >= SETTLE_ATTEMPTS:
-            self._give_up(account, led, run, f"settle read failed {run.failures} times: {exc}")
+        if run.failures >= SETTLE_ATTEMPTS and now - run.failing_since >= SETTLE_GIVE_UP_SECONDS:
+            hours = (now - run.failing_since) / 3600
+            why = f"settle read failed {run.failures} times over {hours:.1f} h: {exc}"
+            self._give_up(account, led, run, why)
 
     def _longest(self, led: AccountLedger, now: float) -> int:
         """The longest window to ask for now, in minutes."""
@@ -430,39 +528,68 @@ class TrafficPoller:
 
     # -- upstream ----------------------------------------------------------------------------
     async def _fetch(self, account: str, windows: Sequence[Window]) -> Fetched:
-        """Totals (and per-resource rows) summed over ``windows``; both endpoints or nothing."""
+        """Totals (and per-resource rows) summed over ``windows``; both halves or nothing."""
+        got, error = await self._fetch_halves(account, windows, self._halves())
+        if error is not None:
+            raise error
+        return got["totals"], got.get("resources", {})
+
+    async def _fetch_halves(
+        self, account: str, windows: Sequence[Window], halves: Sequence[str]
+    ) -> tuple[dict[str, Any], UpstreamError | None]:
+        """The halves (``totals``: a Row, ``resources``: rows by id) of ``windows`` that were
+        answered in full, and the first error of the others (a refusal before the rest)."""
         calls = []
-        asked: list[Window] = []
+        asked: list[tuple[str, Window]] = []
         for w in windows:
-            calls.append(self._client.traffic(account, w.start, w.end, False))
-            asked.append(w)
-            if self._settings.per_resource:
-                calls.append(self._client.traffic(account, w.start, w.end, True))
-                asked.append(w)
+            for half in halves:
+                calls.append(self._client.traffic(account, w.start, w.end, half == "resources"))
+                asked.append((half, w))
         replies = await asyncio.gather(*calls, return_exceptions=True)
         errors: list[BaseException] = []
-        for reply, w in zip(replies, asked, strict=True):
+        good: dict[str, list[MetricsReply]] = {h: [] for h in halves}
+        failed: set[str] = set()
+        for reply, (half, w) in zip(replies, asked, strict=True):
+            problem: BaseException | None = None
             if isinstance(reply, MetricsReply):
                 try:
                     check_echo(reply, account, w)
-                except WindowMismatch as exc:
-                    errors.append(exc)
+                except WindowMismatch as mismatch:
+                    problem = mismatch
+                else:
+                    good[half].append(reply)
             else:
-                errors.append(reply)
-        if errors:
-            refused = [e for e in errors if isinstance(e, UpstreamError) and self._refusal(e)]
-            raise (refused or errors)[0]
-        good = [r for r in replies if isinstance(r, MetricsReply)]
-        skews = sorted(r.skew_seconds for r in good if r.skew_seconds is not None)
+                problem = reply
+            if problem is not None:
+                errors.append(problem)
+                failed.add(half)
+        for exc in errors:
+            if not isinstance(exc, UpstreamError):
+                raise exc  # a bug or a cancellation, not the platform
+        answered = [r for h in halves if h not in failed for r in good[h]]
+        skews = sorted(r.skew_seconds for r in answered if r.skew_seconds is not None)
         if skews:
             self._observe_skew(skews[len(skews) // 2])
-        return await self._work(self._parse, account, good)
+        got: dict[str, Any] = {}
+        if len(failed) < len(halves):
+            keep = {h: good[h] for h in halves if h not in failed}
+            got = await self._work(self._parse, account, keep)
+        error: UpstreamError | None = None
+        if errors:
+            upstream = [e for e in errors if isinstance(e, UpstreamError)]
+            refused = [e for e in upstream if self._refusal(e)]
+            real = [e for e in upstream if not postponement(e)]
+            error = (refused or real or upstream)[0]
+        return got, error
 
     # -- the platform's clock ----------------------------------------------------------------
     def platform_time(self, now: float) -> float:
         """``now`` on the platform's clock: shifted by the measured skew once it is beyond
         SKEW_TOLERANCE_SECONDS (below that, the Date header's precision is the difference)."""
-        return now + self._skew if self._skewed else now
+        return now + self._applied_skew()
+
+    def _applied_skew(self) -> float:
+        return self._skew if self._skewed else 0.0
 
     def _observe_skew(self, skew: float) -> None:
         self._skew = skew
@@ -480,22 +607,26 @@ class TrafficPoller:
             log.info("upstream_clock_skew_gone", skew_seconds=round(skew, 1))
         self._skewed = skewed
 
-    def _parse(self, account: str, good: list[MetricsReply]) -> Fetched:
-        step = 2 if self._settings.per_resource else 1
+    def _parse(self, account: str, replies: dict[str, list[MetricsReply]]) -> dict[str, Any]:
+        """Each half's replies parsed and summed over its windows."""
         rejected: list[str] = []
-        totals = merge(parse_totals(r, rejected) for r in good[::step])
-        rows: dict[str, ResourceRow] = {}
-        for reply in good[1::step] if step == 2 else ():
-            for rid, r in self._select.filter(parse_resources(reply, rejected)).items():
-                seen = rows.get(rid)
-                rows[rid] = (
-                    r
-                    if seen is None
-                    else ResourceRow(r.id, r.name, r.cname, merge((seen.row, r.row)))
-                )
+        out: dict[str, Any] = {}
+        if "totals" in replies:
+            out["totals"] = merge(parse_totals(r, rejected) for r in replies["totals"])
+        if "resources" in replies:
+            rows: dict[str, ResourceRow] = {}
+            for reply in replies["resources"]:
+                for rid, r in self._select.filter(parse_resources(reply, rejected)).items():
+                    seen = rows.get(rid)
+                    rows[rid] = (
+                        r
+                        if seen is None
+                        else ResourceRow(r.id, r.name, r.cname, merge((seen.row, r.row)))
+                    )
+            out["resources"] = rows
         if rejected:
             self._report_rejected(account, rejected)
-        return totals, rows
+        return out
 
     def _report_rejected(self, account: str, fields: list[str]) -> None:
         """Count each dropped value; log each field at most once an hour."""

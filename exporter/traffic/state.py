@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 
 from exporter.support import jsonpieces
-from exporter.traffic.ledger import AccountLedger, Late, Run, Series, requests, shown_mask
+from exporter.traffic.ledger import HALVES, AccountLedger, Late, Run, Series, requests, shown_mask
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
 
 log = structlog.get_logger("exporter.traffic.state")
@@ -51,6 +51,8 @@ def _account(led: AccountLedger) -> dict[str, Any]:
                 "failures": run.failures,
                 "retry_at": run.retry_at,
                 "stage": run.stage,
+                "done": sorted(run.done),
+                "failing_since": run.failing_since,
                 "first": run.first,
             }
             for run in led.pending
@@ -158,6 +160,11 @@ class _Decoder:
             run.folded = frozenset(folded)
             run.retry_at = _float(p.get("retry_at", 0.0), f"{w}.retry_at")
             run.stage = _int(p.get("stage", 0), f"{w}.stage")
+            done = p.get("done", [])
+            ok = isinstance(done, list) and all(x in HALVES for x in done)
+            _need(ok, f"{w}.done", f"a list of {' and '.join(HALVES)}")
+            run.done = frozenset(done)
+            run.failing_since = _float(p.get("failing_since", 0.0), f"{w}.failing_since")
             first = p.get("first")  # files before stages: what the first read counted
             run.first = requests(run.totals) if first is None else _float(first, f"{w}.first")
             for rid, v in _obj(p.get("resources", {}), f"{w}.resources").items():

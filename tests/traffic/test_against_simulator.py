@@ -41,9 +41,13 @@ class Rig:
 
     def poller(self, **settings: Any) -> TrafficPoller:
         s = TrafficSettings(**{"delay_seconds": 120, "revisit_minutes": 5, **settings})
-        return TrafficPoller(self.client, self.store, self.metrics, self.clock, s)
+        return TrafficPoller(
+            self.client, self.store, self.metrics, self.clock, s, budget=self.client.budget
+        )
 
-    async def drive(self, poller: TrafficPoller, seconds: float, fails: bool = False) -> None:
+    async def drive(
+        self, poller: TrafficPoller, seconds: float, fails: bool = False, step: float = 15
+    ) -> None:
         end = self.clock.time() + seconds
         while self.clock.time() < end:
             if fails:
@@ -51,7 +55,7 @@ class Rig:
                     await poller.poll(ACC)
             else:
                 await poller.poll(ACC)
-            self.clock.advance(15)
+            self.clock.advance(step)
 
     def fragment(self) -> Fragment:
         f = self.store.fragment(StoreKey("traffic", ACC), include_stale=True)
@@ -64,13 +68,19 @@ class Rig:
 
 
 @asynccontextmanager
-async def rig(server_factory: ServerFactory, config: SimConfig) -> AsyncIterator[Rig]:
+async def rig(
+    server_factory: ServerFactory, config: SimConfig, budget: int = 0
+) -> AsyncIterator[Rig]:
+    """The simulator over HTTP and a client on one FakeClock; ``budget`` is the client's
+    ``upstream.max_requests_per_minute``."""
     clock = FakeClock(T0)
     sim = Simulator(config, clock)
     server = await server_factory(sim.build_app(), host="127.0.0.1", port=0)
     metrics = SelfMetrics()
     async with aiohttp.ClientSession() as session:
-        settings = UpstreamSettings(base_url=str(server.make_url("/")), token=sim.token)
+        settings = UpstreamSettings(
+            base_url=str(server.make_url("/")), token=sim.token, max_requests_per_minute=budget
+        )
         client = UpstreamClient(session, settings, metrics, clock, retries=0)
         yield Rig(sim, clock, Store(clock), metrics, client)
 

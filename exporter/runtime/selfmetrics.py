@@ -128,8 +128,14 @@ class SelfMetrics:
         self.clock_skew = Gauge(
             "cdnvideo_upstream_clock_skew_seconds",
             "The platform's clock minus the exporter's, from the Date header of metrics replies "
-            "(within about a second); traffic windows are planned on the platform's clock when "
-            "it is off by more than 5 s.",
+            "(within about a second, the latest reply); traffic windows wait for the platform's "
+            "clock once 3 consecutive replies agree that it is behind by more than 5 s.",
+            registry=r,
+        )
+        self.clock_readings_rejected = Counter(
+            "cdnvideo_upstream_clock_readings_rejected",
+            "Date headers of metrics replies whose clock disagreed with the one believed and "
+            "with the replies around them (a single outlier); they move no traffic window.",
             registry=r,
         )
         self.traffic_lag = Gauge(

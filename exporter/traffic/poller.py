@@ -21,6 +21,7 @@ from exporter.traffic.families import Latest, View, build_fragment
 from exporter.traffic.ledger import HALVES, AccountLedger, Run
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
+from exporter.traffic.skew import SKEW_CONFIRMATIONS, SKEW_TOLERANCE_SECONDS, PlatformClock
 from exporter.traffic.windows import (
     MAX_WINDOW_MINUTES,
     MINUTE,
@@ -45,8 +46,8 @@ SLOW_HOLD_SECONDS = 3600.0
 SETTLE_ATTEMPTS = 5
 SETTLE_GIVE_UP_SECONDS = 6 * 3600.0
 SETTLE_BACKOFF_MAX_SECONDS = 900.0
-# Beyond this |skew| (the Date header has whole seconds) windows follow the platform's clock.
-SKEW_TOLERANCE_SECONDS = 5.0
+# A rejected clock reading is logged at most once in this many seconds (always counted).
+CLOCK_REJECTED_LOG_SECONDS = 60.0
 # A state file that cannot be written is logged at most this often.
 SAVE_FAILURE_LOG_SECONDS = 600.0
 # A rejected upstream value is logged at most once per field in this many seconds.
@@ -152,8 +153,8 @@ class TrafficPoller:
         self._unsaved = False
         self._rejected_logged: dict[str, float] = {}
         self._save_failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
-        self._skew = 0.0  # the platform's clock minus ours, applied when beyond the tolerance
-        self._skewed = False
+        self._platform = PlatformClock()  # the platform's clock minus ours, once confirmed
+        self._clock_rejected_logged = -math.inf
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="traffic")
 
     def ledger(self, account: str) -> AccountLedger:
@@ -218,7 +219,7 @@ class TrafficPoller:
         that replica's to count; read on from the newest ready minute, counters continued."""
         led.released_at = 0.0
         led.dirty = True
-        last = last_ready_minute(self.platform_time(now), self._settings.delay_seconds)
+        last = last_ready_minute(self._ready_time(now), self._settings.delay_seconds)
         if led.cursor is None or led.cursor >= last - MINUTE:
             return
         skipped = (last - MINUTE - led.cursor) // MINUTE
@@ -292,7 +293,7 @@ class TrafficPoller:
         return HALVES if self._settings.per_resource else HALVES[:1]
 
     async def _first_reads(
-        self, account: str, led: AccountLedger, now: float, cycle: Cycle, replan: bool = True
+        self, account: str, led: AccountLedger, now: float, cycle: Cycle, replans: int = 2
     ) -> None:
         """Read the ready minutes oldest first. A settle read that fell due before the oldest
         of them goes first (the budget serves what is owed longest), and a read the budget
@@ -300,7 +301,7 @@ class TrafficPoller:
         s = self._settings
         # After a failed 1-minute read (an outage) the next read is one minute: a probe.
         longest = 1 if led.outage else self._longest(led, now)
-        ready = self.platform_time(now)  # which minutes closed: the platform's clock decides
+        ready = self._ready_time(now)  # closed on our clock, and on the platform's if behind
         plan = plan_reads(led.cursor, ready, s.delay_seconds, s.catch_up_minutes, longest)
         if plan.missed and led.cursor is not None:
             log.warning(
@@ -351,10 +352,10 @@ class TrafficPoller:
                     led.outage = True
                 raise
             led.answered_at = now
-            if replan and abs(self.platform_time(now) - ready) > SKEW_TOLERANCE_SECONDS:
-                # The reply's Date header moved the platform's clock (first reply, or a clock
-                # jump): this window was chosen on the wrong clock. Plan again on the right one.
-                await self._first_reads(account, led, now, cycle, replan=False)
+            if replans and (self._ready_time(now) != ready or not self._clock_trusted()):
+                # The replies moved the platform's clock (or say it is off and are not yet
+                # confirmed): this window was chosen on the wrong clock. Plan again.
+                await self._first_reads(account, led, now, cycle, replans - 1)
                 return
             if led.outage:  # the probe was answered: the rest in full-size windows again
                 led.outage = False
@@ -366,7 +367,7 @@ class TrafficPoller:
 
     def _ready_at(self, w: Window) -> float:
         """When the oldest minute of ``w`` became ready (on our clock)."""
-        return w.start + MINUTE + self._settings.delay_seconds - self._applied_skew()
+        return w.start + MINUTE + self._settings.delay_seconds - self._platform.ready_shift
 
     def _count(
         self, account: str, led: AccountLedger, w: Window, fetched: Fetched, now: float
@@ -567,9 +568,9 @@ class TrafficPoller:
             if not isinstance(exc, UpstreamError):
                 raise exc  # a bug or a cancellation, not the platform
         answered = [r for h in halves if h not in failed for r in good[h]]
-        skews = sorted(r.skew_seconds for r in answered if r.skew_seconds is not None)
-        if skews:
-            self._observe_skew(skews[len(skews) // 2])
+        for r in answered:
+            if r.skew_seconds is not None:
+                self._observe_skew(r.skew_seconds)
         got: dict[str, Any] = {}
         if len(failed) < len(halves):
             keep = {h: good[h] for h in halves if h not in failed}
@@ -584,28 +585,48 @@ class TrafficPoller:
 
     # -- the platform's clock ----------------------------------------------------------------
     def platform_time(self, now: float) -> float:
-        """``now`` on the platform's clock: shifted by the measured skew once it is beyond
-        SKEW_TOLERANCE_SECONDS (below that, the Date header's precision is the difference)."""
-        return now + self._applied_skew()
+        """``now`` on the platform's clock as believed (``PlatformClock``): the lag gauge."""
+        return now + self._platform.believed
 
-    def _applied_skew(self) -> float:
-        return self._skew if self._skewed else 0.0
+    def _ready_time(self, now: float) -> float:
+        """The clock that decides which minutes are ready: ours, or the platform's when it is
+        behind ours (confirmed, up to SKEW_MAX_SECONDS); never ahead of ours."""
+        return now + self._platform.ready_shift
+
+    def _clock_trusted(self) -> bool:
+        """A skew is believed, or every reading so far agrees with our own clock."""
+        p = self._platform
+        return p.known or all(abs(r) <= SKEW_TOLERANCE_SECONDS for r in p.recent)
 
     def _observe_skew(self, skew: float) -> None:
-        self._skew = skew
+        """One reply's reading: the gauge shows it; the clock moves only when confirmed."""
         self._metrics.clock_skew.set(skew)
-        # Hysteresis: a skew near the tolerance does not switch clocks back and forth.
-        limit = SKEW_TOLERANCE_SECONDS - 2.0 if self._skewed else SKEW_TOLERANCE_SECONDS
-        skewed = abs(skew) > limit
-        if skewed and not self._skewed:
+        before = self._platform.believed
+        outcome = self._platform.observe(skew)
+        if outcome == "rejected":
+            self._metrics.clock_readings_rejected.inc()
+            now = self._clock.time()
+            if now >= self._clock_rejected_logged + CLOCK_REJECTED_LOG_SECONDS:
+                self._clock_rejected_logged = now
+                log.warning(
+                    "upstream_clock_reading_rejected",
+                    skew_seconds=round(skew, 1),
+                    believed_seconds=round(before, 1),
+                    action=f"ignored until {SKEW_CONFIRMATIONS} consecutive replies agree",
+                )
+        elif outcome == "moved" and self._platform.believed:
+            believed = self._platform.believed
             log.warning(
                 "upstream_clock_skew",
-                skew_seconds=round(skew, 1),
-                action="traffic windows follow the platform's clock; fix the host's time (NTP)",
+                skew_seconds=round(believed, 1),
+                action=(
+                    "traffic windows wait for the platform's clock; fix the host's time (NTP)"
+                    if believed < 0
+                    else "the platform's minutes close before ours; fix the host's time (NTP)"
+                ),
             )
-        elif self._skewed and not skewed:
+        elif outcome == "moved" and before:
             log.info("upstream_clock_skew_gone", skew_seconds=round(skew, 1))
-        self._skewed = skewed
 
     def _parse(self, account: str, replies: dict[str, list[MetricsReply]]) -> dict[str, Any]:
         """Each half's replies parsed and summed over its windows."""

@@ -6,7 +6,7 @@ simulator's final per-minute truth summed over the accounted minutes: none missi
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
+from structlog.testing import capture_logs
 
 from exporter.config import TrafficSettings, UpstreamSettings
 from exporter.exposition import Fragment, Store, StoreKey
@@ -126,6 +127,18 @@ async def drain(r: Rig, state_file: str, **settings: Any) -> TrafficPoller:
         r.clock.advance(15)
     assert poller.ledger(ACC).pending == []
     return poller
+
+
+async def start_and_drive(
+    r: Rig, poller: TrafficPoller, seconds: float
+) -> tuple[int, list[MutableMapping[str, Any]]]:
+    """Poll once, then drive for ``seconds``; returns the first minute read and the log."""
+    with capture_logs() as logs:
+        await poller.poll(ACC)
+        first = poller.ledger(ACC).cursor
+        assert first is not None
+        await r.drive(poller, seconds)
+    return first, logs
 
 
 def traffic_requests(r: Rig) -> float:

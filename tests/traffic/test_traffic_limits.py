@@ -20,6 +20,7 @@ from tests.traffic.test_against_simulator import (
     drain,
     outage,
     rig,
+    start_and_drive,
     traffic_requests,
 )
 
@@ -141,3 +142,34 @@ def test_a_budget_at_the_schedule_cost_is_accepted() -> None:
     assert parse_config({"upstream": {**token, "max_requests_per_minute": 1}, "traffic": cheap}, {})
     with pytest.raises(ConfigError, match=r"take 2\.40 requests a minute"):
         parse_config({"upstream": {**token, "max_requests_per_minute": 1}}, {})
+
+
+async def test_a_reply_with_a_bogus_date_moves_no_window(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    # Every 10th metrics reply says the platform's clock is an hour ahead.
+    config = SimConfig(
+        late_seconds=240, resources_per_account=RESOURCES, quirks=frozenset({"bogus-date"})
+    )
+    state_file = str(tmp_path / "traffic.json")
+    async with rig(aiohttp_server, config) as r:
+        poller = r.poller(state_file=state_file)
+        first, logs = await start_and_drive(r, poller, 60 * 60)
+        cursor = poller.ledger(ACC).cursor
+        assert cursor == first + 59 * 60  # one minute a minute, none skipped, none early
+        rejected = r.metrics.registry.get_sample_value(
+            "cdnvideo_upstream_clock_readings_rejected_total"
+        )
+        assert rejected == r.sim.metrics_replies // 10  # every outlier, and nothing else
+        assert rejected >= 10
+        events = [e["event"] for e in logs if e["event"].startswith("upstream_clock")]
+        assert "upstream_clock_skew" not in events
+        assert 1 <= events.count("upstream_clock_reading_rejected") <= rejected
+        # No read asked for a minute that had not closed on our clock (the simulator's).
+        for req in r.sim.requests:
+            end = parse_minute("end", dict(req.query)["end"])
+            assert end <= req.time, (req.query, req.time)
+        drained = await drain(r, state_file)
+        assert drained.ledger(ACC).cursor == cursor
+        assert r.windows("missed") == 0
+        assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0

@@ -18,7 +18,7 @@ from exporter.support.clock import Clock
 from exporter.traffic import state
 from exporter.traffic.echo import WindowMismatch, check_echo
 from exporter.traffic.families import Latest, View, build_fragment
-from exporter.traffic.ledger import HALVES, AccountLedger, Run
+from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.skew import SKEW_CONFIRMATIONS, SKEW_TOLERANCE_SECONDS, PlatformClock
@@ -436,7 +436,7 @@ class TrafficPoller:
             windows = chunks(run.start, run.end - MINUTE, longest)
         else:
             windows = (run.window,)
-        got, error = await self._fetch_halves(account, windows, owed)
+        got, error = await self._fetch_halves(account, windows, owed, requests(run.totals))
         if got:
             led.answered_at = now
             stages = self._settings.settle_stages
@@ -536,10 +536,16 @@ class TrafficPoller:
         return got["totals"], got.get("resources", {})
 
     async def _fetch_halves(
-        self, account: str, windows: Sequence[Window], halves: Sequence[str]
+        self,
+        account: str,
+        windows: Sequence[Window],
+        halves: Sequence[str],
+        known_requests: float = 0.0,
     ) -> tuple[dict[str, Any], UpstreamError | None]:
         """The halves (``totals``: a Row, ``resources``: rows by id) of ``windows`` that were
-        answered in full, and the first error of the others (a refusal before the rest)."""
+        answered in full, and the first error of the others (a refusal before the rest).
+        An empty per-resource answer fails its half when the totals (read now, or else
+        ``known_requests`` counted before) are not zero."""
         calls = []
         asked: list[tuple[str, Window]] = []
         for w in windows:
@@ -575,6 +581,19 @@ class TrafficPoller:
         if len(failed) < len(halves):
             keep = {h: good[h] for h in halves if h not in failed}
             got = await self._work(self._parse, account, keep)
+        if "resources" in got and not any(r.rows for r in good["resources"]):
+            counted = requests(got["totals"].counts) if "totals" in got else known_requests
+            if counted > 0:  # no resources for a window with traffic: no answer, retried
+                del got["resources"]
+                errors.append(
+                    UpstreamError(
+                        "traffic",
+                        "invalid_body",
+                        f"per-resource reply without resources for {windows[0]} while the "
+                        f"totals count {counted:.0f} edge requests",
+                        200,
+                    )
+                )
         error: UpstreamError | None = None
         if errors:
             upstream = [e for e in errors if isinstance(e, UpstreamError)]

@@ -120,6 +120,12 @@ class SelfMetrics:
             "new traffic counters are held back.",
             registry=r,
         )
+        self.state_entries_rejected = Counter(
+            "cdnvideo_state_entries_rejected",
+            "Entries of the traffic state file left out when it was loaded (an account, a "
+            "series, an unsettled run with a bad value); they start afresh, the rest is restored.",
+            registry=r,
+        )
         self.state_last_save = Gauge(
             "cdnvideo_state_last_save_timestamp_seconds",
             "Unix time of the last successful write of the traffic state file (0 = none yet).",

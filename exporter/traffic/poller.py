@@ -147,7 +147,9 @@ class TrafficPoller:
         self._select = ResourceSelector(
             settings.resources_include, settings.resources_exclude, settings.max_resources
         )
-        ledgers = state.load(settings.state_file) if settings.state_file else {}
+        rejected: list[str] = []
+        ledgers = state.load(settings.state_file, rejected) if settings.state_file else {}
+        metrics.state_entries_rejected.inc(len(rejected))
         self._accounts = {name: AccountState(led) for name, led in ledgers.items()}
         self._on_disk = bool(ledgers)  # a snapshot a restart would load exists
         self._unsaved = False

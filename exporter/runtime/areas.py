@@ -94,7 +94,8 @@ class TrafficArea:
         self.poller.serve(accounts)
 
     def forget(self, account: str) -> None:
-        self.poller.forget(account)
+        # Still this replica's by the shard: gone from the account list, not moved.
+        self.poller.forget(account, moved=not self._ctx.settings.shard.owns(account))
         self.history.forget(account)
 
     def stop(self) -> None:

@@ -74,6 +74,9 @@ class Simulator:
         self.auth = AuthState(config, clock)
         self.rate = RateLimiter(config.api_requests_per_minute)
         self.metrics_replies = 0  # metrics replies sent with quirk bogus-date on
+        # Accounts the account list leaves out (their APIs still answer): an inventory reply
+        # that misses an account for a while; tests set it.
+        self.unlisted: set[str] = set()
         self._cdn = {
             acc: cdn_resources(i + 1, acc, config.resources_per_account)
             for i, acc in enumerate(config.accounts)

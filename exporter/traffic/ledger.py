@@ -140,6 +140,7 @@ class AccountLedger:
         "outage",
         "pending",
         "released_at",
+        "released_moved",
         "series",
         "slow_cap",
         "slow_until",
@@ -162,6 +163,7 @@ class AccountLedger:
         self.answered_at = 0.0  # when the platform last answered a read of this account
         self.outage = False  # the last 1-minute read failed (the next read is 1 minute)
         self.released_at = 0.0  # when this replica stopped serving the account (0 = serves)
+        self.released_moved = False  # ... because another replica serves it now
         self.late: dict[int, Late] = {}  # by the age of the settle read, in minutes
         self.late_share: float | None = None  # latest fully settled run: share after first read
         self.last_stage_share: float | None = None  # ... and the share its last stage added

@@ -178,30 +178,34 @@ class TrafficPoller:
         """The accounts this replica serves now. The ledgers of the others (moved to another
         replica, or gone) are kept, in memory and in the state file, for
         ``series_retention_hours``, then dropped; an account that comes back meanwhile
-        continues its counters."""
+        continues its counters (``_resume``). Accounts not released by ``forget`` first are
+        taken as moved."""
         now = self._clock.time()
         owned = set(accounts)
         for name in [n for n in self._accounts if n not in owned]:
-            self._release(name, now)
+            self._release(name, now, moved=True)
         self._drop_released(now)
 
-    def forget(self, account: str) -> None:
-        """The account left this replica: release its ledger (kept for
+    def forget(self, account: str, moved: bool = True) -> None:
+        """The account left this replica (``moved``: another replica serves it now; else it
+        is gone from the account list): release its ledger (kept for
         ``series_retention_hours``, see ``serve``) and drop everything else kept of it."""
         st = self._accounts.get(account)
         if st is not None:
-            self._release(account, self._clock.time())
+            self._release(account, self._clock.time(), moved)
 
-    def _release(self, name: str, now: float) -> None:
+    def _release(self, name: str, now: float, moved: bool) -> None:
         st = self._accounts[name]
         if st.ledger.released_at:
             return
         st.ledger.released_at = now
+        st.ledger.released_moved = moved
         self._unsaved = True
         self._accounts[name] = AccountState(st.ledger, st.folded)
         log.info(
             "traffic_account_released",
             account=name,
+            reason="served by another replica" if moved else "gone from the account list",
             kept_hours=self._settings.series_retention_hours,
         )
 
@@ -217,19 +221,25 @@ class TrafficPoller:
             log.info("traffic_account_dropped", account=name)
 
     def _resume(self, account: str, led: AccountLedger, now: float) -> None:
-        """An account served again after another replica had it: the minutes in between were
-        that replica's to count; read on from the newest ready minute, counters continued."""
+        """An account served again. Back from another replica: the minutes in between were
+        that replica's to count; read on from the newest ready minute, counters continued.
+        Back in the account list: the minutes missed are read from the ledger's cursor (up to
+        ``catch_up_minutes``, the rest counted as missed) and counted once."""
+        moved, led.released_moved = led.released_moved, False
         led.released_at = 0.0
         led.dirty = True
         last = last_ready_minute(self._ready_time(now), self._settings.delay_seconds)
         if led.cursor is None or led.cursor >= last - MINUTE:
             return
-        skipped = (last - MINUTE - led.cursor) // MINUTE
+        missed = (last - MINUTE - led.cursor) // MINUTE
+        if not moved:
+            log.info("traffic_account_resumed", account=account, minutes_to_read=missed + 1)
+            return
         led.cursor = last - MINUTE
         log.info(
             "traffic_account_resumed",
             account=account,
-            skipped_minutes=skipped,
+            skipped_minutes=missed,
             reason="read by the replica that served the account meanwhile",
         )
 

@@ -35,6 +35,7 @@ def _account(led: AccountLedger) -> dict[str, Any]:
         "cursor": led.cursor,
         "long_windows_refused": led.long_refused,
         "released_at": led.released_at,
+        "released_moved": led.released_moved,
         "slow_cap": led.slow_cap,
         "slow_until": led.slow_until,
         "totals": _enc(led.totals),
@@ -139,6 +140,9 @@ class _Decoder:
         _need(isinstance(refused, bool), f"{where}.long_windows_refused", "true or false")
         led.long_refused = refused
         led.released_at = _float(d.get("released_at", 0.0), f"{where}.released_at")
+        moved = d.get("released_moved", True)  # files before the reason: as a move
+        _need(isinstance(moved, bool), f"{where}.released_moved", "true or false")
+        led.released_moved = moved
         led.slow_cap = _count(d.get("slow_cap", 0), f"{where}.slow_cap")
         led.slow_until = _float(d.get("slow_until", 0.0), f"{where}.slow_until")
         led.totals = self.values(d.get("totals"), f"{where}.totals")

@@ -65,7 +65,8 @@ class Run:
     last_read_at: float  # when the newest window of the run was first read
     totals: Values = field(default_factory=blank)
     resources: dict[str, Values] = field(default_factory=dict)
-    folded: frozenset[str] = frozenset()  # resources counted under __other__ in this run
+    # resources counted under __other__ in any minute of this run: their late data goes there
+    folded: frozenset[str] = frozenset()
     failures: int = 0  # settle reads that failed while the platform answered other reads
     retry_at: float = 0.0  # no settle read before this time (backoff after a failure)
     failed_at: float = 0.0  # when the last settle read of this run failed
@@ -219,12 +220,12 @@ class AccountLedger:
             last is not None
             and last.stage == 0
             and last.end == window.start
-            and last.folded == folded  # one run, one way of counting each resource
             and now < last.last_read_at + revisit_seconds
             and last.minutes + window.minutes <= cap_minutes
         ):
             last.end = window.end
             last.last_read_at = now
+            last.folded |= folded  # folded in any of its minutes: late data to __other__
             last.first += requests(totals)
             add_into(last.totals, totals)
             for rid, values in resources.items():
@@ -333,20 +334,21 @@ class AccountLedger:
         late.share = added / after if after > 0 else 0.0
 
     def _merge(self, run: Run, cap_minutes: int) -> None:
-        """Join ``run`` with a contiguous run at the same stage counted the same way, so the
-        later stages read windows as long as the platform accepts."""
+        """Join ``run`` with a contiguous run at the same stage, so the later stages read
+        windows as long as the platform accepts (a resource folded in either goes on being
+        settled under ``__other__``)."""
         for other in self.pending:
             if (
                 other is run
                 or other.stage != run.stage
                 or other.done
                 or run.done
-                or other.folded != run.folded
                 or other.minutes + run.minutes > cap_minutes
                 or (other.end != run.start and run.end != other.start)
             ):
                 continue
             other.start, other.end = min(other.start, run.start), max(other.end, run.end)
+            other.folded |= run.folded
             other.last_read_at = max(other.last_read_at, run.last_read_at)
             other.first += run.first
             add_into(other.totals, run.totals)

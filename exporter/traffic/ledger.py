@@ -39,10 +39,6 @@ class Series:
     last_seen: float = 0.0
     shown: bytearray = field(default_factory=lambda: bytearray(len(COUNT_KEYS)))
 
-    def mark_shown(self) -> None:
-        """Every key with a value counts as published (series restored from the state file)."""
-        self.shown = shown_mask(self.values)
-
 
 def shown_mask(values: Values) -> bytearray:
     return bytearray(1 if v == v else 0 for v in values)
@@ -100,6 +96,7 @@ class Late:
     requests: float = 0.0  # edge requests added, cumulative
     hit_bytes: float = 0.0  # edge hit bytes added, cumulative
     share: float | None = None  # of the latest run settled at this age: added / counted after
+    shown: bool = False  # its counters were published (at 0 first, as every new series)
 
 
 def requests(values: Values) -> float:

@@ -17,7 +17,7 @@ from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import Clock
 from exporter.traffic import state
 from exporter.traffic.echo import WindowMismatch, check_echo
-from exporter.traffic.families import Latest, View, build_fragment
+from exporter.traffic.families import Latest, View, build_fragment, exported_keys
 from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
@@ -724,7 +724,8 @@ class TrafficPoller:
         # A copy: the loop may add an account's ledger meanwhile (copying is atomic).
         now = self._clock.time()
         accounts = dict(self._accounts)
-        data = state.dump({name: st.ledger for name, st in accounts.items()}, now)
+        ledgers = {name: st.ledger for name, st in accounts.items()}
+        data = state.dump(ledgers, now, exported_keys(self._view))
         try:
             state.write_atomic(self._settings.state_file, data)
         except OSError as exc:

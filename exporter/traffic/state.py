@@ -13,6 +13,7 @@ from typing import Any
 import structlog
 
 from exporter.support import jsonpieces
+from exporter.traffic.families import SCOPES
 from exporter.traffic.ledger import HALVES, AccountLedger, Late, Run, Series, requests, shown_mask
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
 
@@ -68,12 +69,19 @@ def _account(led: AccountLedger) -> dict[str, Any]:
     }
 
 
-def dump(ledgers: Mapping[str, AccountLedger], saved_at: float) -> bytes:
-    """The whole state as compact JSON (values listed in the order of ``count_keys``)."""
+def dump(
+    ledgers: Mapping[str, AccountLedger],
+    saved_at: float,
+    exported: Mapping[str, list[str]] | None = None,
+) -> bytes:
+    """The whole state as compact JSON (values listed in the order of ``count_keys``);
+    ``exported`` names, per scope (account, resource), the counted keys published as
+    counter samples (``families.exported_keys``; None: all)."""
     doc = {
         "version": STATE_VERSION,
         "saved_at": saved_at,
         "count_keys": list(COUNT_KEYS),
+        "exported_keys": dict(exported) if exported is not None else None,
         "accounts": {name: _account(led) for name, led in ledgers.items()},
     }
     # Encoded a series at a time (jsonpieces): one json.dumps of the whole state would hold
@@ -113,11 +121,30 @@ def _float(value: Any, where: str) -> float:
 class _Decoder:
     """Maps the saved key order onto today's COUNT_KEYS (unknown saved keys are dropped)."""
 
-    def __init__(self, keys: Any) -> None:
+    def __init__(self, keys: Any, exported: Any = None) -> None:
         ok = isinstance(keys, list) and all(isinstance(k, str) for k in keys)
         _need(ok, "count_keys", "a list of metric names")
         self.slots = [COUNT_INDEX.get(k) for k in keys]
         self.rejected: list[str] = []  # entries left out, what was wrong with each
+        # Per scope, which keys Prometheus saw before the restart (all, in older files).
+        self.exported = {scope: bytearray(b"\x01" * len(COUNT_KEYS)) for scope in SCOPES}
+        if exported is not None:
+            _need(isinstance(exported, dict), "exported_keys", "an object")
+            for scope in SCOPES:
+                names = exported.get(scope, [])
+                ok = isinstance(names, list) and all(isinstance(k, str) for k in names)
+                _need(ok, f"exported_keys.{scope}", "a list of metric names")
+                mask = bytearray(len(COUNT_KEYS))
+                for name in names:
+                    if name in COUNT_INDEX:
+                        mask[COUNT_INDEX[name]] = 1
+                self.exported[scope] = mask
+
+    def shown(self, values: Values, scope: str) -> bytearray:
+        """Keys published with their value before the restart: a value, and exported."""
+        return bytearray(
+            a & b for a, b in zip(shown_mask(values), self.exported[scope], strict=True)
+        )
 
     def values(self, raw: Any, where: str) -> Values:
         _need(isinstance(raw, list) and len(raw) == len(self.slots), where, "a list of values")
@@ -146,7 +173,7 @@ class _Decoder:
         led.slow_cap = _count(d.get("slow_cap", 0), f"{where}.slow_cap")
         led.slow_until = _float(d.get("slow_until", 0.0), f"{where}.slow_until")
         led.totals = self.values(d.get("totals"), f"{where}.totals")
-        led.totals_shown = shown_mask(led.totals)  # published before the restart
+        led.totals_shown = self.shown(led.totals, "account")  # published before the restart
         for key, item in _obj(d.get("series", {}), f"{where}.series").items():
             with self.entry():
                 led.series[key] = self.series(item, f"{where}.series.{key}", saved_at)
@@ -183,7 +210,7 @@ class _Decoder:
         _need(ok and all(isinstance(x, str) for x in item[:2]), w, what)
         seen = _float(item[3], f"{w}[3]") if len(item) == 4 else saved_at
         series = Series(item[0], item[1], self.values(item[2], w), seen)
-        series.mark_shown()
+        series.shown = self.shown(series.values, "resource")
         return series
 
     @staticmethod
@@ -196,7 +223,7 @@ class _Decoder:
         ok = isinstance(item, list) and len(item) == 3
         _need(ok, w, "minutes -> [requests, hit_bytes, share or null]")
         share = None if item[2] is None else _float(item[2], f"{w}[2]")
-        return Late(_float(item[0], f"{w}[0]"), _float(item[1], f"{w}[1]"), share)
+        return Late(_float(item[0], f"{w}[0]"), _float(item[1], f"{w}[1]"), share, shown=True)
 
     def run(self, p: Any, w: str) -> Run:
         p = _obj(p, w)
@@ -237,7 +264,7 @@ def parse(data: bytes, rejected: list[str] | None = None) -> dict[str, AccountLe
     doc = _obj(doc, "file")
     version = doc.get("version")
     _need(version == STATE_VERSION, "version", f"{STATE_VERSION}, got {version!r}")
-    dec = _Decoder(doc.get("count_keys"))
+    dec = _Decoder(doc.get("count_keys"), doc.get("exported_keys"))
     saved_at = _float(doc.get("saved_at", 0.0), "saved_at")
     accounts = _obj(doc.get("accounts"), "accounts")
     out: dict[str, AccountLedger] = {}

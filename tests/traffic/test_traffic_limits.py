@@ -115,7 +115,7 @@ async def test_a_budget_of_3_a_minute_with_the_default_schedule_loses_nothing_ov
         windows = {w for (w, _) in halves}
         assert all((w, h) in halves for w in windows for h in ("totals", "resources"))
         split = [w for w in windows if halves[w, "totals"] != halves[w, "resources"]]
-        assert split  # measured: 126 of 288
+        assert split  # measured: 82 of the 83 settle reads the log holds
 
 
 @pytest.mark.parametrize("command", ["check-config", "run"])

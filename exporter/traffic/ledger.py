@@ -243,6 +243,8 @@ class AccountLedger:
         settle reads fail does not hold back the others)."""
         best: Run | None = None
         for run in self.pending:
+            if run.stage >= len(stages):
+                continue  # past a shortened schedule's last age: dropped by the poller
             at = run.due_at(stages)
             if now >= at and now >= run.retry_at and (best is None or at < best.due_at(stages)):
                 best = run

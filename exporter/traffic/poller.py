@@ -99,6 +99,8 @@ class Budget(Protocol):
 
     def affords(self, account: str, area: str, count: int) -> bool: ...
 
+    def paused(self, account: str) -> bool: ...
+
 
 @dataclass
 class Cycle:
@@ -107,6 +109,14 @@ class Cycle:
 
     settled: bool = False
     postponed: bool = False
+    read: bool = False  # a first read was counted or a settle half read
+    refused: UpstreamError | None = None  # the platform's rate limit made a read wait
+
+    def wait(self, exc: UpstreamError | None = None) -> None:
+        """A read owed waits for a later poll; ``exc``: because of the platform's limit."""
+        self.postponed = True
+        if exc is not None and (not isinstance(exc, Postponed) or exc.paused):
+            self.refused = exc
 
 
 def postponement(exc: UpstreamError) -> bool:
@@ -273,9 +283,16 @@ class TrafficPoller:
                         poll_error=type(failure).__name__,
                     )
                 raise
-            await self._publish(account, led, now, ok=True)
+            refused = cycle.refused is not None and not cycle.read
+            await self._publish(account, led, now, ok=not refused)
             if cycle.postponed:  # resumed next poll; nothing owed is dropped
                 self._metrics.polls_postponed.labels("traffic").inc()
+            if refused and cycle.refused is not None:
+                # The platform refuses every read: the poll fails (cdnvideo_up 0), while the
+                # reads stay owed and no settle run counts a failure.
+                raise UpstreamError(
+                    "traffic", "http", f"rate limited: {cycle.refused.message}", 429
+                )
 
     async def _publish(self, account: str, led: AccountLedger, now: float, ok: bool) -> None:
         """Build the account's fragment, save the state, publish (unless held back), set lag."""
@@ -298,8 +315,15 @@ class TrafficPoller:
             age = self.platform_time(now) - (led.cursor + MINUTE)
             self._metrics.traffic_lag.labels(account).set(age)
 
-    def _affords(self, account: str, count: int) -> bool:
-        return self._budget is None or self._budget.affords(account, "traffic", count)
+    def _affords(self, account: str, count: int, cycle: Cycle) -> bool:
+        """Whether the budget affords ``count`` requests now; if not, the cycle waits."""
+        if self._budget is None or self._budget.affords(account, "traffic", count):
+            return True
+        paused = self._budget.paused(account)
+        cycle.wait(
+            UpstreamError("traffic", "budget", "backing off after a rate limit") if paused else None
+        )
+        return False
 
     def _halves(self) -> tuple[str, ...]:
         return HALVES if self._settings.per_resource else HALVES[:1]
@@ -331,14 +355,15 @@ class TrafficPoller:
         cap_before = (led.slow_cap, led.slow_until)
         while queue:
             w = queue[0]
-            if not cycle.settled:
-                run = await self._work(self._due, account, led, now)
+            if not cycle.settled and s.settle_stages:
+                # Read on the loop, not the worker: no other step of this account runs now,
+                # and a hop here would let other areas' polls take the budget first.
+                run = led.due(now, s.settle_stages)
                 if run is not None and run.due_at(s.settle_stages) <= self._ready_at(w):
                     await self._settle(account, led, now, cycle, run)
                     if cycle.postponed:
                         return
-            if not self._affords(account, len(self._halves())):
-                cycle.postponed = True
+            if not self._affords(account, len(self._halves()), cycle):
                 return
             queue.pop(0)
             last = queue[-1] if queue else w
@@ -346,7 +371,7 @@ class TrafficPoller:
                 fetched = await self._fetch(account, (w,))
             except UpstreamError as exc:
                 if postponement(exc):
-                    cycle.postponed = True
+                    cycle.wait(exc)
                     return
                 if isinstance(exc, WindowMismatch):
                     self._metrics.traffic_windows.labels(account, "mismatched").inc(w.minutes)
@@ -374,6 +399,7 @@ class TrafficPoller:
                 if queue:
                     queue = list(chunks(queue[0].start, last.last_minute, self._longest(led, now)))
             await self._work(self._count, account, led, w, fetched, now)
+            cycle.read = True
             self._metrics.traffic_windows.labels(account, outcome).inc(w.minutes)
             log.debug("traffic_window_read", account=account, window=str(w), outcome=outcome)
 
@@ -428,19 +454,19 @@ class TrafficPoller:
     async def _settle(
         self, account: str, led: AccountLedger, now: float, cycle: Cycle, run: Run | None = None
     ) -> None:
-        """Re-read the halves ``run`` (else the most overdue run) owes at its stage, as many as
+        """Re-read the halves ``run`` (else, or when it was just given up, the most overdue
+        run) owes at its stage, as many as
         the budget affords (totals first); a half postponed stays owed, a half the platform
         failed backs the run off (``_settle_failed``)."""
-        if run is None:
-            run = await self._work(self._due, account, led, now)
+        # On the worker: the runs past a day or a shortened schedule are dropped first.
+        picked = await self._work(self._due, account, led, now)
+        run = picked if run is None or run not in led.pending else run
         if run is None:
             return
         cycle.settled = True
         owed = run.owed(self._settings.per_resource)
-        while owed and not self._affords(account, len(owed)):
-            owed = owed[:-1]
-        if len(owed) < len(run.owed(self._settings.per_resource)):
-            cycle.postponed = True
+        while owed and not self._affords(account, len(owed), cycle):
+            owed = owed[:-1]  # the halves the budget affords, totals first
         if not owed:
             return
         longest = self._longest(led, now)
@@ -451,6 +477,7 @@ class TrafficPoller:
         got, error = await self._fetch_halves(account, windows, owed, requests(run.totals))
         if got:
             led.answered_at = now
+            cycle.read = True
             stages = self._settings.settle_stages
             totals = got.get("totals")
             rows = got.get("resources")
@@ -470,7 +497,7 @@ class TrafficPoller:
         if error is None:
             return
         if postponement(error):
-            cycle.postponed = True
+            cycle.wait(error)
             return
         if isinstance(error, WindowMismatch):
             self._metrics.traffic_windows.labels(account, "mismatched").inc(error.window.minutes)

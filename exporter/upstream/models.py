@@ -126,7 +126,7 @@ def parse_metrics(body: Any, per_resource: bool) -> MetricsReply:
     for key in METRICS_ERROR_KEYS:
         text = d.get(key)
         if text not in (None, "", [], {}):
-            raise UpstreamError("traffic", "error_body", f"{key}: {str(text)[:200]}", 200, d)
+            raise _fail("traffic", f"metrics reply.{key}", f"an error body: {str(text)[:200]}")
     rows = []
     for i, item in enumerate(lst(d.get("data"), "traffic", "metrics reply.data")):
         r = obj(item, "traffic", f"data[{i}]")

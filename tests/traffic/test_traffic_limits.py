@@ -12,6 +12,8 @@ from exporter.cli import main
 from exporter.config import ConfigError, parse_config
 from exporter.simulator import SimConfig
 from exporter.simulator.routes_traffic import parse_minute
+from exporter.traffic import TrafficPoller
+from exporter.upstream import UpstreamError
 from tests.traffic.test_against_simulator import (
     ACC,
     Rig,
@@ -26,6 +28,21 @@ from tests.traffic.test_against_simulator import (
 
 DAY = 24 * 3600
 Window = tuple[str, str]
+
+
+async def drive_limited(r: Rig, poller: TrafficPoller, seconds: float) -> int:
+    """Poll every 15 s; returns the polls failed because the platform's limit refused all
+    their reads (any other failure fails the test)."""
+    failed: list[UpstreamError] = []
+    end = r.clock.time() + seconds
+    while r.clock.time() < end:
+        try:
+            await poller.poll(ACC)
+        except UpstreamError as exc:
+            failed.append(exc)
+        r.clock.advance(15)
+    assert all(exc.rate_limited for exc in failed), failed
+    return len(failed)
 
 
 def settle_halves(r: Rig) -> dict[tuple[Window, str], list[float]]:
@@ -67,10 +84,13 @@ async def test_a_platform_limit_of_6_a_minute_loses_nothing_over_a_day(
         await poller.poll(ACC)
         first = poller.ledger(ACC).cursor
         assert first is not None
-        await r.drive(poller, DAY / 2)
+        failed = await drive_limited(r, poller, DAY / 2)
         await outage(r, poller, 20 * 60, "503")  # the catch-up afterwards meets the limit
-        await r.drive(poller, DAY / 2)
+        failed += await drive_limited(r, poller, DAY / 2)
         assert r.sim.rate.refused > 0  # the platform's limit was reached
+        # Polls that read nothing while the platform refused or its Retry-After ran failed
+        # (cdnvideo_up 0) without costing any settle run a failure.
+        assert failed > 0
         drained = await drain(r, state_file, revisit_minutes=[1, 4])
         cursor = drained.ledger(ACC).cursor
         assert cursor is not None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import tempfile
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from exporter.simulator.routes_traffic import parse_minute
 from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 from exporter.traffic.families import ACCOUNT
-from exporter.upstream import UpstreamClient
+from exporter.upstream import UpstreamClient, UpstreamError
 
 T0 = 1_767_225_600 + 5  # 2026-01-01T00:00:05Z
 ACC = "demo-media"
@@ -117,7 +118,8 @@ async def run(case: Case, hours: float, resources: int, state_dir: Path) -> Resu
             assert first is not None
             for _ in range(int(hours * 3600 / TICK)):
                 clock.advance(TICK)
-                await p.poll(ACC)
+                with contextlib.suppress(UpstreamError):  # a poll the platform refused whole
+                    await p.poll(ACC)
             minutes = hours * 60
             sent = [r for r in sim.requests if r.area == "traffic"]
             settle = settle_requests(sent)
@@ -126,7 +128,8 @@ async def run(case: Case, hours: float, resources: int, state_dir: Path) -> Resu
                 if not drain.ledger(ACC).pending:
                     break
                 clock.advance(TICK)
-                await drain.poll(ACC)
+                with contextlib.suppress(UpstreamError):
+                    await drain.poll(ACC)
             cursor = drain.ledger(ACC).cursor
             assert cursor is not None
             truth = sum(

@@ -6,6 +6,7 @@ import dataclasses
 import re
 from typing import Any
 
+from exporter.config.rules import traffic_cost_per_minute
 from exporter.config.settings import (
     SECONDS_PER_MONTH,
     SECRET_MASK,
@@ -50,15 +51,8 @@ def talking_head_requests_per_month(settings: Settings) -> float:
 
 
 def traffic_requests_per_minute(settings: Settings) -> float:
-    """Metrics requests per account per minute in steady state: first reads, the first settle
-    read in runs of its age (at most 10 minutes), later ones in 10-minute windows."""
-    t = settings.traffic
-    if not t.enabled:
-        return 0.0
-    per = 2.0 if t.per_resource else 1.0
-    stages = t.settle_stages
-    settle = sum(per / min(age, 10) if i == 0 else per / 10 for i, age in enumerate(stages))
-    return per + settle
+    """Metrics requests per account per minute in steady state (rules.traffic_cost_per_minute)."""
+    return traffic_cost_per_minute(settings.traffic)
 
 
 def notes(settings: Settings) -> list[str]:

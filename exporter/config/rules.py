@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -178,6 +179,32 @@ def check_schedule(key: str, r: int | tuple[int, ...], _: Any) -> None:
             raise ConfigError(f"{key}[{i}]: ages must rise, got {b} after {a}")
     if r[-1] > 1440:
         raise ConfigError(f"{key}[{len(r) - 1}]: at most 1440 (a day), got {r[-1]}")
+
+
+def traffic_cost_per_minute(traffic: Any) -> float:
+    """Metrics requests per account per minute in steady state: first reads, the first settle
+    read in runs of its age (at most 10 minutes), later ones in 10-minute windows."""
+    if not traffic.enabled:
+        return 0.0
+    per = 2.0 if traffic.per_resource else 1.0
+    stages = traffic.settle_stages
+    settle = sum(per / min(age, 10) if i == 0 else per / 10 for i, age in enumerate(stages))
+    return per + settle
+
+
+def check_traffic_budget(key: str, traffic: Any, settings: Any) -> None:
+    """A request budget below what the traffic schedule costs would postpone reads for ever."""
+    check_schedule(f"{key}.revisit_minutes", traffic.revisit_minutes, traffic)
+    budget = settings.upstream.max_requests_per_minute
+    cost = traffic_cost_per_minute(traffic)
+    if budget and budget < cost:
+        stages = list(traffic.settle_stages) or 0
+        raise ConfigError(
+            f"upstream.max_requests_per_minute: {budget} is below what traffic costs: "
+            f"first reads and settle reads at revisit_minutes {stages} take {cost:.2f} "
+            f"requests a minute per account; give at least {math.ceil(cost)} (more when "
+            "restream, DVR or talking-head share the budget), or 0 for no limit"
+        )
 
 
 def check_account_name(key: str, name: str, _: Any) -> None:

@@ -450,7 +450,15 @@ class Settings:
         ),
     )
     traffic: TrafficSettings = field(
-        default_factory=TrafficSettings, metadata=_doc("Traffic metrics, read minute by minute.")
+        default_factory=TrafficSettings,
+        metadata=_doc(
+            "Traffic metrics, read minute by minute.",
+            rule=r.custom(
+                "with `upstream.max_requests_per_minute` set, that budget must be at least "
+                "the requests a minute the traffic schedule costs (check-config prints it)",
+                r.check_traffic_budget,
+            ),
+        ),
     )
     restream: RestreamSettings = field(
         default_factory=RestreamSettings, metadata=_doc("Restream resources, status, history.")

@@ -154,6 +154,8 @@ def _reference() -> list[str]:
         hint = hints[f.name]
         out += [f"### `{f.name}`", "", f.metadata.get("doc", ""), ""]
         if isinstance(hint, type) and dataclasses.is_dataclass(hint) and hint is not Shard:
+            if _rule_text(f):  # a rule over the whole section (it involves another one)
+                out += [f"Accepted: {_rule_text(f)}.", ""]
             out += _key_table(hint, f"{f.name}.")
         elif f.name == "accounts":
             out += [

@@ -75,7 +75,12 @@ class TrafficArea:
 
         self._ctx = ctx
         self.poller: TrafficPoller = TrafficPoller(
-            ctx.client, ctx.store, ctx.metrics, ctx.clock, ctx.settings.traffic
+            ctx.client,
+            ctx.store,
+            ctx.metrics,
+            ctx.clock,
+            ctx.settings.traffic,
+            budget=ctx.client.budget,
         )
         self.history = TrafficHistory()
         ctx.store.listen(self.history.record)
@@ -104,7 +109,8 @@ class TrafficArea:
         return True
 
     def forget(self, account: str) -> None:
-        self.poller.forget(account)
+        # Still this replica's by the shard: gone from the account list, not moved.
+        self.poller.forget(account, moved=not self._ctx.settings.shard.owns(account))
         self.history.forget(account)
 
     def stop(self) -> None:

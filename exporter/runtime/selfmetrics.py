@@ -124,6 +124,12 @@ class SelfMetrics:
             "new traffic counters are held back.",
             registry=r,
         )
+        self.state_entries_rejected = Counter(
+            "cdnvideo_state_entries_rejected",
+            "Entries of the traffic state file left out when it was loaded (an account, a "
+            "series, an unsettled run with a bad value); they start afresh, the rest is restored.",
+            registry=r,
+        )
         self.state_last_save = Gauge(
             "cdnvideo_state_last_save_timestamp_seconds",
             "Unix time of the last successful write of the traffic state file (0 = none yet).",
@@ -132,8 +138,14 @@ class SelfMetrics:
         self.clock_skew = Gauge(
             "cdnvideo_upstream_clock_skew_seconds",
             "The platform's clock minus the exporter's, from the Date header of metrics replies "
-            "(within about a second); traffic windows are planned on the platform's clock when "
-            "it is off by more than 5 s.",
+            "(within about a second, the latest reply); traffic windows wait for the platform's "
+            "clock once 3 consecutive replies agree that it is behind by more than 5 s.",
+            registry=r,
+        )
+        self.clock_readings_rejected = Counter(
+            "cdnvideo_upstream_clock_readings_rejected",
+            "Date headers of metrics replies whose clock disagreed with the one believed and "
+            "with the replies around them (a single outlier); they move no traffic window.",
             registry=r,
         )
         self.traffic_lag = Gauge(

@@ -18,6 +18,7 @@ from exporter.runtime.area import Job
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.runtime.polling import PollRunner
+from exporter.runtime.presence import Presence
 from exporter.runtime.reload import Reloader
 from exporter.runtime.scheduler import Scheduler
 from exporter.runtime.selfmetrics import SelfMetrics
@@ -84,6 +85,7 @@ class Service:
         self.scheduler = scheduler
         self.areas = Areas(ctx)
         self._scheduled: set[str] = set()
+        self._presence = Presence()  # several discovery misses in a row release an account
 
     def jobs(self, account: str) -> list[Job]:
         """Every poll scheduled for ``account``: the jobs of each enabled area."""
@@ -137,7 +139,8 @@ class Service:
         async def poll() -> None:
             found = await self.ctx.client.accounts()
             shard = self.ctx.settings.shard
-            names = tuple(sorted(a.name for a in found if shard.owns(a.name)))
+            owned = (a.name for a in found if shard.owns(a.name))
+            names = self._presence.served(owned, self.ctx.accounts, shard.owns)
             if names != self.ctx.accounts:
                 log.info("accounts_discovered", accounts=list(names), shard=str(shard))
             self.serve_accounts(names)

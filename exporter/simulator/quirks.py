@@ -72,6 +72,10 @@ QUIRKS: dict[str, str] = {
         '`{"status": "error", "message": "Rate limit exceeded", "description": "Request is '
         'forbidden"}`; wins over `rate-limit-420`'
     ),
+    "bogus-date": (
+        "every 10th metrics reply carries a `Date` header an hour ahead of the platform's "
+        "clock (a proxy or a node whose clock is not synchronised); its figures are right"
+    ),
 }
 
 

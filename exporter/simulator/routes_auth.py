@@ -71,5 +71,6 @@ class AuthRoutes:
                     "name": name,
                 }
                 for name in self.sim.accounts
+                if name not in self.sim.unlisted
             ]
         )

@@ -38,6 +38,10 @@ from exporter.simulator.traffic_window import (
 )
 from exporter.support.clock import Clock, SystemClock
 
+# Quirk bogus-date: which metrics replies carry a wrong Date, and how far ahead.
+BOGUS_DATE_EVERY = 10
+BOGUS_DATE_AHEAD_SECONDS = 3600.0
+
 
 class ShiftedClock:
     """Another clock's time plus a fixed offset (a platform whose clock is off)."""
@@ -69,6 +73,10 @@ class Simulator:
         self.requests = RequestLog(config.request_log_size)
         self.auth = AuthState(config, clock)
         self.rate = RateLimiter(config.api_requests_per_minute)
+        self.metrics_replies = 0  # metrics replies sent with quirk bogus-date on
+        # Accounts the account list leaves out (their APIs still answer): an inventory reply
+        # that misses an account for a while; tests set it.
+        self.unlisted: set[str] = set()
         self._cdn = {
             acc: cdn_resources(i + 1, acc, config.resources_per_account)
             for i, acc in enumerate(config.accounts)
@@ -135,8 +143,14 @@ class Simulator:
         return app
 
     async def _date_header(self, request: web.Request, response: web.StreamResponse) -> None:
-        """Every reply's `Date` is the simulated platform's clock (as a real server's is)."""
-        response.headers["Date"] = formatdate(self.clock.time(), usegmt=True)
+        """Every reply's `Date` is the simulated platform's clock (as a real server's is);
+        with quirk bogus-date every 10th metrics reply's is an hour ahead."""
+        now = self.clock.time()
+        if request.path.startswith("/app/metrics/") and self.has_quirk("bogus-date"):
+            self.metrics_replies += 1
+            if self.metrics_replies % BOGUS_DATE_EVERY == 0:
+                now += BOGUS_DATE_AHEAD_SECONDS
+        response.headers["Date"] = formatdate(now, usegmt=True)
 
     @property
     def app(self) -> web.Application:

@@ -207,6 +207,30 @@ class View:
 
 FULL = View()
 
+# The scopes of counted keys a view exports: account totals, and each resource series.
+SCOPES = ("account", "resource")
+
+
+def exported_keys(view: View) -> dict[str, list[str]]:
+    """Per scope, the counted keys (COUNT_KEYS names) the view publishes as counter samples.
+    Kept in the state file, so a key published only after a restart (a family newly
+    included, finer status codes) still starts at 0 (``state.parse``)."""
+    wants = view.selection.wants
+    out: dict[str, list[str]] = {}
+    for scope, fam, codes in (
+        ("account", ACCOUNT, ALL_CODES),
+        ("resource", RESOURCE, view.resource_codes),
+    ):
+        keys: list[str] = []
+        if wants(fam.requests_total.name):
+            keys += [f"{side}_requests_total" for side in SIDES]
+        if wants(fam.responses_total.name):
+            keys += [f"{side}_status_{code}" for side in SIDES for code, _ in codes[side]]
+        if wants(fam.edge_hit_bytes_total.name):
+            keys.append("edge_hit_bytes")
+        out[scope] = keys
+    return out
+
 
 @dataclass(frozen=True, slots=True)
 class Latest:
@@ -311,7 +335,7 @@ def build_fragment(
         if info is not None:
             info.append(((account, key, s.name, s.cname), 1.0))
     ledger.unshown = held
-    _late(out, account, ledger)
+    _late(out, account, ledger)  # may ask for the next rebuild too
     if latest is not None:
         w = latest.window
         _gauges(acc, (account,), latest.totals, w, ALL_CODES, ALL_RANGES)
@@ -331,10 +355,14 @@ def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger) -
     )
     for age, late in sorted(ledger.late.items()):
         labels = (account, str(age))
+        shown = late.shown
+        if not shown and (requests is not None or hit_bytes is not None):
+            late.shown = True  # a new series: at 0 on this refresh, its value on the next
+            ledger.unshown = True
         if requests is not None:
-            requests.append((labels, late.requests))
+            requests.append((labels, late.requests if shown else 0.0))
         if hit_bytes is not None:
-            hit_bytes.append((labels, late.hit_bytes))
+            hit_bytes.append((labels, late.hit_bytes if shown else 0.0))
         if share is not None and late.share is not None:
             share.append((labels, late.share))
     settled, last = out.get(SETTLED_LATE_SHARE), out.get(LAST_STAGE_LATE_SHARE)

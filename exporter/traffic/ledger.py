@@ -18,6 +18,7 @@ from exporter.traffic.parse import (
 )
 from exporter.traffic.windows import Window
 
+HALVES = ("totals", "resources")  # the two requests of a read: account totals, per resource
 OTHER = "__other__"  # the resource label of everything max_resources folded together
 EDGE_REQUESTS = COUNT_INDEX["edge_requests_total"]
 HIT_BYTES = COUNT_INDEX["edge_hit_bytes"]
@@ -38,10 +39,6 @@ class Series:
     last_seen: float = 0.0
     shown: bytearray = field(default_factory=lambda: bytearray(len(COUNT_KEYS)))
 
-    def mark_shown(self) -> None:
-        """Every key with a value counts as published (series restored from the state file)."""
-        self.shown = shown_mask(self.values)
-
 
 def shown_mask(values: Values) -> bytearray:
     return bytearray(1 if v == v else 0 for v in values)
@@ -53,7 +50,10 @@ class Run:
 
     ``resources`` holds every exported resource's own values (also folded ones), so a settle
     read is compared resource by resource. ``stage`` is the index of the next settle read in
-    the schedule; after each one the counted values are raised to what it showed.
+    the schedule; after each one the counted values are raised to what it showed. A settle
+    read has two halves (totals, per resource) owed separately: ``done`` names the halves of
+    the current stage already read, so a half postponed by a request budget or a rate limit
+    is read later on its own and the other half is not read twice.
     """
 
     start: int
@@ -61,12 +61,20 @@ class Run:
     last_read_at: float  # when the newest window of the run was first read
     totals: Values = field(default_factory=blank)
     resources: dict[str, Values] = field(default_factory=dict)
-    folded: frozenset[str] = frozenset()  # resources counted under __other__ in this run
+    # resources counted under __other__ in any minute of this run: their late data goes there
+    folded: frozenset[str] = frozenset()
     failures: int = 0  # settle reads that failed while the platform answered other reads
     retry_at: float = 0.0  # no settle read before this time (backoff after a failure)
     failed_at: float = 0.0  # when the last settle read of this run failed
+    failing_since: float = 0.0  # first failure since the last settle read that worked (0 = none)
+    done: frozenset[str] = frozenset()  # halves ("totals", "resources") read at this stage
     stage: int = 0  # settle reads done (the next one is the schedule's entry at this index)
     first: float = 0.0  # edge requests its first reads counted
+
+    def owed(self, per_resource: bool) -> tuple[str, ...]:
+        """The halves of the current stage still to read, totals first."""
+        halves = HALVES if per_resource else HALVES[:1]
+        return tuple(h for h in halves if h not in self.done)
 
     def due_at(self, stages: tuple[int, ...]) -> float:
         """When its next settle read is due: the stage's age after its newest first read."""
@@ -88,6 +96,7 @@ class Late:
     requests: float = 0.0  # edge requests added, cumulative
     hit_bytes: float = 0.0  # edge hit bytes added, cumulative
     share: float | None = None  # of the latest run settled at this age: added / counted after
+    shown: bool = False  # its counters were published (at 0 first, as every new series)
 
 
 def requests(values: Values) -> float:
@@ -129,6 +138,7 @@ class AccountLedger:
         "outage",
         "pending",
         "released_at",
+        "released_moved",
         "series",
         "slow_cap",
         "slow_until",
@@ -151,6 +161,7 @@ class AccountLedger:
         self.answered_at = 0.0  # when the platform last answered a read of this account
         self.outage = False  # the last 1-minute read failed (the next read is 1 minute)
         self.released_at = 0.0  # when this replica stopped serving the account (0 = serves)
+        self.released_moved = False  # ... because another replica serves it now
         self.late: dict[int, Late] = {}  # by the age of the settle read, in minutes
         self.late_share: float | None = None  # latest fully settled run: share after first read
         self.last_stage_share: float | None = None  # ... and the share its last stage added
@@ -206,12 +217,12 @@ class AccountLedger:
             last is not None
             and last.stage == 0
             and last.end == window.start
-            and last.folded == folded  # one run, one way of counting each resource
             and now < last.last_read_at + revisit_seconds
             and last.minutes + window.minutes <= cap_minutes
         ):
             last.end = window.end
             last.last_read_at = now
+            last.folded |= folded  # folded in any of its minutes: late data to __other__
             last.first += requests(totals)
             add_into(last.totals, totals)
             for rid, values in resources.items():
@@ -232,6 +243,8 @@ class AccountLedger:
         settle reads fail does not hold back the others)."""
         best: Run | None = None
         for run in self.pending:
+            if run.stage >= len(stages):
+                continue  # past a shortened schedule's last age: dropped by the poller
             at = run.due_at(stages)
             if now >= at and now >= run.retry_at and (best is None or at < best.due_at(stages)):
                 best = run
@@ -240,15 +253,17 @@ class AccountLedger:
     def settle(
         self,
         run: Run,
-        totals: Row,
-        resources: Mapping[str, ResourceRow],
+        totals: Row | None,
+        resources: Mapping[str, ResourceRow] | None,
         fold: bool,
         stages: tuple[int, ...],
         cap_minutes: int,
+        per_resource: bool = True,
     ) -> bool:
-        """Add what the re-read shows above what was counted (never subtract); then move the
-        run to its next stage (merged with a contiguous run at that stage while the window
-        stays within ``cap_minutes``), or drop it after the last one.
+        """Add what the re-read shows above what was counted (never subtract), for the halves
+        read (None: that half was not read this time); once every half of the stage is read,
+        move the run to its next stage (merged with a contiguous run at that stage while the
+        window stays within ``cap_minutes``), or drop it after the last one.
 
         An increase of a resource goes where its first read went: ``__other__`` when it was
         folded in that run, else its own series (kept for the retention period, or created
@@ -256,12 +271,37 @@ class AccountLedger:
         Returns whether any counter increased.
         """
         increased = False
-        diff = positive_diff(totals.counts, run.totals)
-        self._measure(run, diff, stages)
-        if diff is not None:
-            add_into(self.totals, diff)
-            add_into(run.totals, diff)
-            increased = True
+        done = set(run.done)
+        if totals is not None:
+            diff = positive_diff(totals.counts, run.totals)
+            self._measure(run, diff, stages)
+            if diff is not None:
+                add_into(self.totals, diff)
+                add_into(run.totals, diff)
+                increased = True
+            done.add("totals")
+        if resources is not None:
+            increased = self._settle_resources(run, resources, fold) or increased
+            done.add("resources")
+        run.done = frozenset(done)
+        run.failures, run.retry_at, run.failed_at, run.failing_since = 0, 0.0, 0.0, 0.0
+        self.dirty = True
+        if run.owed(per_resource):
+            return increased
+        run.stage += 1
+        run.done = frozenset()
+        if run.stage >= len(stages):
+            final = requests(run.totals)
+            self.late_share = (final - run.first) / final if final > 0 else 0.0
+            late = self.late.get(stages[-1])
+            self.last_stage_share = None if late is None else late.share
+            self.drop(run)
+        else:
+            self._merge(run, cap_minutes)
+        return increased
+
+    def _settle_resources(self, run: Run, resources: Mapping[str, ResourceRow], fold: bool) -> bool:
+        increased = False
         for rid, r in resources.items():
             have = run.resources.get(rid)
             diff = positive_diff(r.row.counts, have)
@@ -279,16 +319,6 @@ class AccountLedger:
             else:
                 add_into(have, diff)
             increased = True
-        run.stage += 1
-        run.failures, run.retry_at, run.failed_at = 0, 0.0, 0.0
-        if run.stage >= len(stages):
-            final = requests(run.totals)
-            self.late_share = (final - run.first) / final if final > 0 else 0.0
-            self.last_stage_share = self.late[stages[-1]].share
-            self.drop(run)
-        else:
-            self._merge(run, cap_minutes)
-            self.dirty = True
         return increased
 
     def _measure(self, run: Run, diff: Values | None, stages: tuple[int, ...]) -> None:
@@ -303,18 +333,21 @@ class AccountLedger:
         late.share = added / after if after > 0 else 0.0
 
     def _merge(self, run: Run, cap_minutes: int) -> None:
-        """Join ``run`` with a contiguous run at the same stage counted the same way, so the
-        later stages read windows as long as the platform accepts."""
+        """Join ``run`` with a contiguous run at the same stage, so the later stages read
+        windows as long as the platform accepts (a resource folded in either goes on being
+        settled under ``__other__``)."""
         for other in self.pending:
             if (
                 other is run
                 or other.stage != run.stage
-                or other.folded != run.folded
+                or other.done
+                or run.done
                 or other.minutes + run.minutes > cap_minutes
                 or (other.end != run.start and run.end != other.start)
             ):
                 continue
             other.start, other.end = min(other.start, run.start), max(other.end, run.end)
+            other.folded |= run.folded
             other.last_read_at = max(other.last_read_at, run.last_read_at)
             other.first += run.first
             add_into(other.totals, run.totals)

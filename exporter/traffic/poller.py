@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import structlog
 
@@ -17,10 +17,11 @@ from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import Clock
 from exporter.traffic import state
 from exporter.traffic.echo import WindowMismatch, check_echo
-from exporter.traffic.families import Latest, View, build_fragment
-from exporter.traffic.ledger import AccountLedger, Run
+from exporter.traffic.families import Latest, View, build_fragment, exported_keys
+from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
+from exporter.traffic.skew import SKEW_CONFIRMATIONS, SKEW_TOLERANCE_SECONDS, PlatformClock
 from exporter.traffic.windows import (
     MAX_WINDOW_MINUTES,
     MINUTE,
@@ -30,6 +31,7 @@ from exporter.traffic.windows import (
     plan_reads,
     settle_cap_minutes,
 )
+from exporter.upstream.budget import Postponed
 from exporter.upstream.errors import UpstreamError
 from exporter.upstream.models import MetricsReply
 
@@ -39,11 +41,13 @@ log = structlog.get_logger("exporter.traffic")
 FRAGMENT_MAX_AGE_SECONDS = 600.0
 # After a 504 or a timeout the longest window is halved for this long, then tried in full.
 SLOW_HOLD_SECONDS = 3600.0
-# A run whose settle read failed this often (while other reads were answered) is given up.
+# A run whose settle reads the platform failed (while it answered other reads of the account)
+# at least this often and for at least this long is given up. Postponed reads never count.
 SETTLE_ATTEMPTS = 5
+SETTLE_GIVE_UP_SECONDS = 6 * 3600.0
 SETTLE_BACKOFF_MAX_SECONDS = 900.0
-# Beyond this |skew| (the Date header has whole seconds) windows follow the platform's clock.
-SKEW_TOLERANCE_SECONDS = 5.0
+# A rejected clock reading is logged at most once in this many seconds (always counted).
+CLOCK_REJECTED_LOG_SECONDS = 60.0
 # A state file that cannot be written is logged at most this often.
 SAVE_FAILURE_LOG_SECONDS = 600.0
 # A rejected upstream value is logged at most once per field in this many seconds.
@@ -89,6 +93,38 @@ class TrafficSource(Protocol):
     ) -> MetricsReply: ...
 
 
+class Budget(Protocol):
+    """The account's request budget (RequestBudget has it): asked before a read is sent, so a
+    read the budget cannot afford waits instead of being cut in half."""
+
+    def affords(self, account: str, area: str, count: int) -> bool: ...
+
+    def paused(self, account: str) -> bool: ...
+
+
+@dataclass
+class Cycle:
+    """What one poll of an account did: a settle read (at most one a poll), and whether a read
+    that was owed had to wait for the budget or a rate limit."""
+
+    settled: bool = False
+    postponed: bool = False
+    read: bool = False  # a first read was counted or a settle half read
+    refused: UpstreamError | None = None  # the platform's rate limit made a read wait
+
+    def wait(self, exc: UpstreamError | None = None) -> None:
+        """A read owed waits for a later poll; ``exc``: because of the platform's limit."""
+        self.postponed = True
+        if exc is not None and (not isinstance(exc, Postponed) or exc.paused):
+            self.refused = exc
+
+
+def postponement(exc: UpstreamError) -> bool:
+    """Not the platform failing the window: our budget, or its rate limit (429, a 420 or 200
+    body about a rate limit, with or without Retry-After). The read waits; never a failure."""
+    return isinstance(exc, Postponed) or exc.rate_limited
+
+
 class TrafficPoller:
     """Per account: a cursor of accounted minutes, cumulative counters, a ledger of unsettled
     runs; each ``poll`` reads what became ready, re-reads one due run, and publishes
@@ -107,8 +143,10 @@ class TrafficPoller:
         metrics: SelfMetrics,
         clock: Clock,
         settings: TrafficSettings,
+        budget: Budget | None = None,
     ) -> None:
         self._client = client
+        self._budget = budget
         self._store = store
         self._metrics = metrics
         self._clock = clock
@@ -119,14 +157,16 @@ class TrafficPoller:
         self._select = ResourceSelector(
             settings.resources_include, settings.resources_exclude, settings.max_resources
         )
-        ledgers = state.load(settings.state_file) if settings.state_file else {}
+        rejected: list[str] = []
+        ledgers = state.load(settings.state_file, rejected) if settings.state_file else {}
+        metrics.state_entries_rejected.inc(len(rejected))
         self._accounts = {name: AccountState(led) for name, led in ledgers.items()}
         self._on_disk = bool(ledgers)  # a snapshot a restart would load exists
         self._unsaved = False
         self._rejected_logged: dict[str, float] = {}
         self._save_failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
-        self._skew = 0.0  # the platform's clock minus ours, applied when beyond the tolerance
-        self._skewed = False
+        self._platform = PlatformClock()  # the platform's clock minus ours, once confirmed
+        self._clock_rejected_logged = -math.inf
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="traffic")
 
     def ledger(self, account: str) -> AccountLedger:
@@ -148,30 +188,34 @@ class TrafficPoller:
         """The accounts this replica serves now. The ledgers of the others (moved to another
         replica, or gone) are kept, in memory and in the state file, for
         ``series_retention_hours``, then dropped; an account that comes back meanwhile
-        continues its counters."""
+        continues its counters (``_resume``). Accounts not released by ``forget`` first are
+        taken as moved."""
         now = self._clock.time()
         owned = set(accounts)
         for name in [n for n in self._accounts if n not in owned]:
-            self._release(name, now)
+            self._release(name, now, moved=True)
         self._drop_released(now)
 
-    def forget(self, account: str) -> None:
-        """The account left this replica: release its ledger (kept for
+    def forget(self, account: str, moved: bool = True) -> None:
+        """The account left this replica (``moved``: another replica serves it now; else it
+        is gone from the account list): release its ledger (kept for
         ``series_retention_hours``, see ``serve``) and drop everything else kept of it."""
         st = self._accounts.get(account)
         if st is not None:
-            self._release(account, self._clock.time())
+            self._release(account, self._clock.time(), moved)
 
-    def _release(self, name: str, now: float) -> None:
+    def _release(self, name: str, now: float, moved: bool) -> None:
         st = self._accounts[name]
         if st.ledger.released_at:
             return
         st.ledger.released_at = now
+        st.ledger.released_moved = moved
         self._unsaved = True
         self._accounts[name] = AccountState(st.ledger, st.folded)
         log.info(
             "traffic_account_released",
             account=name,
+            reason="served by another replica" if moved else "gone from the account list",
             kept_hours=self._settings.series_retention_hours,
         )
 
@@ -187,19 +231,25 @@ class TrafficPoller:
             log.info("traffic_account_dropped", account=name)
 
     def _resume(self, account: str, led: AccountLedger, now: float) -> None:
-        """An account served again after another replica had it: the minutes in between were
-        that replica's to count; read on from the newest ready minute, counters continued."""
+        """An account served again. Back from another replica: the minutes in between were
+        that replica's to count; read on from the newest ready minute, counters continued.
+        Back in the account list: the minutes missed are read from the ledger's cursor (up to
+        ``catch_up_minutes``, the rest counted as missed) and counted once."""
+        moved, led.released_moved = led.released_moved, False
         led.released_at = 0.0
         led.dirty = True
-        last = last_ready_minute(self.platform_time(now), self._settings.delay_seconds)
+        last = last_ready_minute(self._ready_time(now), self._settings.delay_seconds)
         if led.cursor is None or led.cursor >= last - MINUTE:
             return
-        skipped = (last - MINUTE - led.cursor) // MINUTE
+        missed = (last - MINUTE - led.cursor) // MINUTE
+        if not moved:
+            log.info("traffic_account_resumed", account=account, minutes_to_read=missed + 1)
+            return
         led.cursor = last - MINUTE
         log.info(
             "traffic_account_resumed",
             account=account,
-            skipped_minutes=skipped,
+            skipped_minutes=missed,
             reason="read by the replica that served the account meanwhile",
         )
 
@@ -215,9 +265,11 @@ class TrafficPoller:
             led = self.ledger(account)
             if led.released_at:
                 self._resume(account, led, now)
+            cycle = Cycle()
             try:
-                await self._first_reads(account, led, now)
-                await self._settle(account, led, now)
+                await self._first_reads(account, led, now, cycle)
+                if not cycle.settled and not cycle.postponed:
+                    await self._settle(account, led, now, cycle)
             except BaseException as failure:
                 # What was counted before the failure is still published; a failure to do so
                 # is logged and never replaces the poll's own error.
@@ -231,7 +283,16 @@ class TrafficPoller:
                         poll_error=type(failure).__name__,
                     )
                 raise
-            await self._publish(account, led, now, ok=True)
+            refused = cycle.refused is not None and not cycle.read
+            await self._publish(account, led, now, ok=not refused)
+            if cycle.postponed:  # resumed next poll; nothing owed is dropped
+                self._metrics.polls_postponed.labels("traffic").inc()
+            if refused and cycle.refused is not None:
+                # The platform refuses every read: the poll fails (cdnvideo_up 0), while the
+                # reads stay owed and no settle run counts a failure.
+                raise UpstreamError(
+                    "traffic", "http", f"rate limited: {cycle.refused.message}", 429
+                )
 
     async def _publish(self, account: str, led: AccountLedger, now: float, ok: bool) -> None:
         """Build the account's fragment, save the state, publish (unless held back), set lag."""
@@ -254,13 +315,29 @@ class TrafficPoller:
             age = self.platform_time(now) - (led.cursor + MINUTE)
             self._metrics.traffic_lag.labels(account).set(age)
 
+    def _affords(self, account: str, count: int, cycle: Cycle) -> bool:
+        """Whether the budget affords ``count`` requests now; if not, the cycle waits."""
+        if self._budget is None or self._budget.affords(account, "traffic", count):
+            return True
+        paused = self._budget.paused(account)
+        cycle.wait(
+            UpstreamError("traffic", "budget", "backing off after a rate limit") if paused else None
+        )
+        return False
+
+    def _halves(self) -> tuple[str, ...]:
+        return HALVES if self._settings.per_resource else HALVES[:1]
+
     async def _first_reads(
-        self, account: str, led: AccountLedger, now: float, replan: bool = True
+        self, account: str, led: AccountLedger, now: float, cycle: Cycle, replans: int = 2
     ) -> None:
+        """Read the ready minutes oldest first. A settle read that fell due before the oldest
+        of them goes first (the budget serves what is owed longest), and a read the budget
+        cannot afford, or that meets a rate limit, waits for the next poll."""
         s = self._settings
         # After a failed 1-minute read (an outage) the next read is one minute: a probe.
         longest = 1 if led.outage else self._longest(led, now)
-        ready = self.platform_time(now)  # which minutes closed: the platform's clock decides
+        ready = self._ready_time(now)  # closed on our clock, and on the platform's if behind
         plan = plan_reads(led.cursor, ready, s.delay_seconds, s.catch_up_minutes, longest)
         if plan.missed and led.cursor is not None:
             log.warning(
@@ -277,11 +354,25 @@ class TrafficPoller:
         queue = list(plan.windows)
         cap_before = (led.slow_cap, led.slow_until)
         while queue:
-            w = queue.pop(0)
+            w = queue[0]
+            if not cycle.settled and s.settle_stages:
+                # Read on the loop, not the worker: no other step of this account runs now,
+                # and a hop here would let other areas' polls take the budget first.
+                run = led.due(now, s.settle_stages)
+                if run is not None and run.due_at(s.settle_stages) <= self._ready_at(w):
+                    await self._settle(account, led, now, cycle, run)
+                    if cycle.postponed:
+                        return
+            if not self._affords(account, len(self._halves()), cycle):
+                return
+            queue.pop(0)
             last = queue[-1] if queue else w
             try:
                 fetched = await self._fetch(account, (w,))
             except UpstreamError as exc:
+                if postponement(exc):
+                    cycle.wait(exc)
+                    return
                 if isinstance(exc, WindowMismatch):
                     self._metrics.traffic_windows.labels(account, "mismatched").inc(w.minutes)
                 if self._refusal(exc) and w.minutes > 1:
@@ -298,18 +389,23 @@ class TrafficPoller:
                     led.outage = True
                 raise
             led.answered_at = now
-            if replan and abs(self.platform_time(now) - ready) > SKEW_TOLERANCE_SECONDS:
-                # The reply's Date header moved the platform's clock (first reply, or a clock
-                # jump): this window was chosen on the wrong clock. Plan again on the right one.
-                await self._first_reads(account, led, now, replan=False)
+            if replans and (self._ready_time(now) != ready or not self._clock_trusted()):
+                # The replies moved the platform's clock (or say it is off and are not yet
+                # confirmed): this window was chosen on the wrong clock. Plan again.
+                await self._first_reads(account, led, now, cycle, replans - 1)
                 return
             if led.outage:  # the probe was answered: the rest in full-size windows again
                 led.outage = False
                 if queue:
                     queue = list(chunks(queue[0].start, last.last_minute, self._longest(led, now)))
             await self._work(self._count, account, led, w, fetched, now)
+            cycle.read = True
             self._metrics.traffic_windows.labels(account, outcome).inc(w.minutes)
             log.debug("traffic_window_read", account=account, window=str(w), outcome=outcome)
+
+    def _ready_at(self, w: Window) -> float:
+        """When the oldest minute of ``w`` became ready (on our clock)."""
+        return w.start + MINUTE + self._settings.delay_seconds - self._platform.ready_shift
 
     def _count(
         self, account: str, led: AccountLedger, w: Window, fetched: Fetched, now: float
@@ -339,8 +435,14 @@ class TrafficPoller:
             return None
         for done in [r for r in led.pending if r.stage >= len(stages)]:
             led.drop(done)  # the schedule was shortened since the state was saved
+        # A day past due while the platform failed it (or answered nothing of the account
+        # since it fell due: an outage). A run only postponed (budget, rate limit) waits on.
         late = max(self._settings.catch_up_minutes, GIVE_UP_MINUTES_AT_LEAST) * MINUTE
-        for stale in [r for r in led.pending if now > r.due_at(stages) + late]:
+        for stale in [
+            r
+            for r in led.pending
+            if now > r.due_at(stages) + late and (r.failed_at or led.answered_at < r.due_at(stages))
+        ]:
             self._give_up(account, led, stale, "no settle read for a day")
         return led.due(now, stages)
 
@@ -349,45 +451,81 @@ class TrafficPoller:
         self._metrics.traffic_windows.labels(account, "given_up").inc(run.minutes)
         led.drop(run)
 
-    async def _settle(self, account: str, led: AccountLedger, now: float) -> None:
-        run = await self._work(self._due, account, led, now)
+    async def _settle(
+        self, account: str, led: AccountLedger, now: float, cycle: Cycle, run: Run | None = None
+    ) -> None:
+        """Re-read the halves ``run`` (else, or when it was just given up, the most overdue
+        run) owes at its stage, as many as
+        the budget affords (totals first); a half postponed stays owed, a half the platform
+        failed backs the run off (``_settle_failed``)."""
+        # On the worker: the runs past a day or a shortened schedule are dropped first.
+        picked = await self._work(self._due, account, led, now)
+        run = picked if run is None or run not in led.pending else run
         if run is None:
+            return
+        cycle.settled = True
+        owed = run.owed(self._settings.per_resource)
+        while owed and not self._affords(account, len(owed), cycle):
+            owed = owed[:-1]  # the halves the budget affords, totals first
+        if not owed:
             return
         longest = self._longest(led, now)
         if run.minutes > longest:  # remembered before long windows were refused or slow
             windows = chunks(run.start, run.end - MINUTE, longest)
         else:
             windows = (run.window,)
-        try:
-            totals, rows = await self._fetch(account, windows)
-        except UpstreamError as exc:
-            if isinstance(exc, WindowMismatch):
-                self._metrics.traffic_windows.labels(account, "mismatched").inc(exc.window.minutes)
-            if self._refusal(exc) and run.minutes > 1 and not led.long_refused:
-                self._refuse_long(account, led, run.window, exc)
-                return  # re-read minute by minute next cycle
-            if _slow(exc) and windows[0].minutes > 1:
-                self._shrink(account, led, windows[0], exc, now)
-            self._settle_failed(account, led, run, now, exc)
-            raise
-        led.answered_at = now
-        stages = self._settings.settle_stages
-        if await self._work(led.settle, run, totals, rows, self._select.folds, stages, longest):
-            self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
-            log.debug("traffic_window_revised", account=account, window=str(run.window))
+        got, error = await self._fetch_halves(account, windows, owed, requests(run.totals))
+        if got:
+            led.answered_at = now
+            cycle.read = True
+            stages = self._settings.settle_stages
+            totals = got.get("totals")
+            rows = got.get("resources")
+            increased = await self._work(
+                led.settle,
+                run,
+                totals,
+                rows,
+                self._select.folds,
+                stages,
+                longest,
+                self._settings.per_resource,
+            )
+            if increased:
+                self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
+                log.debug("traffic_window_revised", account=account, window=str(run.window))
+        if error is None:
+            return
+        if postponement(error):
+            cycle.wait(error)
+            return
+        if isinstance(error, WindowMismatch):
+            self._metrics.traffic_windows.labels(account, "mismatched").inc(error.window.minutes)
+        if self._refusal(error) and run.minutes > 1 and not led.long_refused:
+            self._refuse_long(account, led, run.window, error)
+            return  # re-read minute by minute next cycle
+        if _slow(error) and windows[0].minutes > 1:
+            self._shrink(account, led, windows[0], error, now)
+        self._settle_failed(account, led, run, now, error)
+        raise error
 
     def _settle_failed(
         self, account: str, led: AccountLedger, run: Run, now: float, exc: UpstreamError
     ) -> None:
-        """Back off this run (the runs behind it go first); give it up after SETTLE_ATTEMPTS
-        failures that were not an outage (the platform answered other reads in between)."""
+        """Back off this run (the runs behind it go first). Give it up once the platform has
+        failed its settle reads for SETTLE_GIVE_UP_SECONDS, at least SETTLE_ATTEMPTS times,
+        while it answered other reads of the account (an outage does not count)."""
         if led.answered_at > run.failed_at:
             run.failures += 1
+            if not run.failing_since:
+                run.failing_since = now
         run.failed_at = now
         run.retry_at = now + min(SETTLE_BACKOFF_MAX_SECONDS, MINUTE * 2.0**run.failures)
         led.dirty = True
-        if run.failures >= SETTLE_ATTEMPTS:
-            self._give_up(account, led, run, f"settle read failed {run.failures} times: {exc}")
+        if run.failures >= SETTLE_ATTEMPTS and now - run.failing_since >= SETTLE_GIVE_UP_SECONDS:
+            hours = (now - run.failing_since) / 3600
+            why = f"settle read failed {run.failures} times over {hours:.1f} h: {exc}"
+            self._give_up(account, led, run, why)
 
     def _longest(self, led: AccountLedger, now: float) -> int:
         """The longest window to ask for now, in minutes."""
@@ -430,72 +568,144 @@ class TrafficPoller:
 
     # -- upstream ----------------------------------------------------------------------------
     async def _fetch(self, account: str, windows: Sequence[Window]) -> Fetched:
-        """Totals (and per-resource rows) summed over ``windows``; both endpoints or nothing."""
+        """Totals (and per-resource rows) summed over ``windows``; both halves or nothing."""
+        got, error = await self._fetch_halves(account, windows, self._halves())
+        if error is not None:
+            raise error
+        return got["totals"], got.get("resources", {})
+
+    async def _fetch_halves(
+        self,
+        account: str,
+        windows: Sequence[Window],
+        halves: Sequence[str],
+        known_requests: float = 0.0,
+    ) -> tuple[dict[str, Any], UpstreamError | None]:
+        """The halves (``totals``: a Row, ``resources``: rows by id) of ``windows`` that were
+        answered in full, and the first error of the others (a refusal before the rest).
+        An empty per-resource answer fails its half when the totals (read now, or else
+        ``known_requests`` counted before) are not zero."""
         calls = []
-        asked: list[Window] = []
+        asked: list[tuple[str, Window]] = []
         for w in windows:
-            calls.append(self._client.traffic(account, w.start, w.end, False))
-            asked.append(w)
-            if self._settings.per_resource:
-                calls.append(self._client.traffic(account, w.start, w.end, True))
-                asked.append(w)
+            for half in halves:
+                calls.append(self._client.traffic(account, w.start, w.end, half == "resources"))
+                asked.append((half, w))
         replies = await asyncio.gather(*calls, return_exceptions=True)
         errors: list[BaseException] = []
-        for reply, w in zip(replies, asked, strict=True):
+        good: dict[str, list[MetricsReply]] = {h: [] for h in halves}
+        failed: set[str] = set()
+        for reply, (half, w) in zip(replies, asked, strict=True):
+            problem: BaseException | None = None
             if isinstance(reply, MetricsReply):
                 try:
                     check_echo(reply, account, w)
-                except WindowMismatch as exc:
-                    errors.append(exc)
+                except WindowMismatch as mismatch:
+                    problem = mismatch
+                else:
+                    good[half].append(reply)
             else:
-                errors.append(reply)
+                problem = reply
+            if problem is not None:
+                errors.append(problem)
+                failed.add(half)
+        for exc in errors:
+            if not isinstance(exc, UpstreamError):
+                raise exc  # a bug or a cancellation, not the platform
+        answered = [r for h in halves if h not in failed for r in good[h]]
+        for r in answered:
+            if r.skew_seconds is not None:
+                self._observe_skew(r.skew_seconds)
+        got: dict[str, Any] = {}
+        if len(failed) < len(halves):
+            keep = {h: good[h] for h in halves if h not in failed}
+            got = await self._work(self._parse, account, keep)
+        if "resources" in got and not any(r.rows for r in good["resources"]):
+            counted = requests(got["totals"].counts) if "totals" in got else known_requests
+            if counted > 0:  # no resources for a window with traffic: no answer, retried
+                del got["resources"]
+                errors.append(
+                    UpstreamError(
+                        "traffic",
+                        "invalid_body",
+                        f"per-resource reply without resources for {windows[0]} while the "
+                        f"totals count {counted:.0f} edge requests",
+                        200,
+                    )
+                )
+        error: UpstreamError | None = None
         if errors:
-            refused = [e for e in errors if isinstance(e, UpstreamError) and self._refusal(e)]
-            raise (refused or errors)[0]
-        good = [r for r in replies if isinstance(r, MetricsReply)]
-        skews = sorted(r.skew_seconds for r in good if r.skew_seconds is not None)
-        if skews:
-            self._observe_skew(skews[len(skews) // 2])
-        return await self._work(self._parse, account, good)
+            upstream = [e for e in errors if isinstance(e, UpstreamError)]
+            refused = [e for e in upstream if self._refusal(e)]
+            real = [e for e in upstream if not postponement(e)]
+            error = (refused or real or upstream)[0]
+        return got, error
 
     # -- the platform's clock ----------------------------------------------------------------
     def platform_time(self, now: float) -> float:
-        """``now`` on the platform's clock: shifted by the measured skew once it is beyond
-        SKEW_TOLERANCE_SECONDS (below that, the Date header's precision is the difference)."""
-        return now + self._skew if self._skewed else now
+        """``now`` on the platform's clock as believed (``PlatformClock``): the lag gauge."""
+        return now + self._platform.believed
+
+    def _ready_time(self, now: float) -> float:
+        """The clock that decides which minutes are ready: ours, or the platform's when it is
+        behind ours (confirmed, up to SKEW_MAX_SECONDS); never ahead of ours."""
+        return now + self._platform.ready_shift
+
+    def _clock_trusted(self) -> bool:
+        """A skew is believed, or every reading so far agrees with our own clock."""
+        p = self._platform
+        return p.known or all(abs(r) <= SKEW_TOLERANCE_SECONDS for r in p.recent)
 
     def _observe_skew(self, skew: float) -> None:
-        self._skew = skew
+        """One reply's reading: the gauge shows it; the clock moves only when confirmed."""
         self._metrics.clock_skew.set(skew)
-        # Hysteresis: a skew near the tolerance does not switch clocks back and forth.
-        limit = SKEW_TOLERANCE_SECONDS - 2.0 if self._skewed else SKEW_TOLERANCE_SECONDS
-        skewed = abs(skew) > limit
-        if skewed and not self._skewed:
+        before = self._platform.believed
+        outcome = self._platform.observe(skew)
+        if outcome == "rejected":
+            self._metrics.clock_readings_rejected.inc()
+            now = self._clock.time()
+            if now >= self._clock_rejected_logged + CLOCK_REJECTED_LOG_SECONDS:
+                self._clock_rejected_logged = now
+                log.warning(
+                    "upstream_clock_reading_rejected",
+                    skew_seconds=round(skew, 1),
+                    believed_seconds=round(before, 1),
+                    action=f"ignored until {SKEW_CONFIRMATIONS} consecutive replies agree",
+                )
+        elif outcome == "moved" and self._platform.believed:
+            believed = self._platform.believed
             log.warning(
                 "upstream_clock_skew",
-                skew_seconds=round(skew, 1),
-                action="traffic windows follow the platform's clock; fix the host's time (NTP)",
+                skew_seconds=round(believed, 1),
+                action=(
+                    "traffic windows wait for the platform's clock; fix the host's time (NTP)"
+                    if believed < 0
+                    else "the platform's minutes close before ours; fix the host's time (NTP)"
+                ),
             )
-        elif self._skewed and not skewed:
+        elif outcome == "moved" and before:
             log.info("upstream_clock_skew_gone", skew_seconds=round(skew, 1))
-        self._skewed = skewed
 
-    def _parse(self, account: str, good: list[MetricsReply]) -> Fetched:
-        step = 2 if self._settings.per_resource else 1
+    def _parse(self, account: str, replies: dict[str, list[MetricsReply]]) -> dict[str, Any]:
+        """Each half's replies parsed and summed over its windows."""
         rejected: list[str] = []
-        totals = merge(parse_totals(r, rejected) for r in good[::step])
-        rows: dict[str, ResourceRow] = {}
-        for reply in good[1::step] if step == 2 else ():
-            for rid, r in self._select.filter(parse_resources(reply, rejected)).items():
-                seen = rows.get(rid)
-                rows[rid] = (
-                    r
-                    if seen is None
-                    else ResourceRow(r.id, r.name, r.cname, merge((seen.row, r.row)))
-                )
+        out: dict[str, Any] = {}
+        if "totals" in replies:
+            out["totals"] = merge(parse_totals(r, rejected) for r in replies["totals"])
+        if "resources" in replies:
+            rows: dict[str, ResourceRow] = {}
+            for reply in replies["resources"]:
+                for rid, r in self._select.filter(parse_resources(reply, rejected)).items():
+                    seen = rows.get(rid)
+                    rows[rid] = (
+                        r
+                        if seen is None
+                        else ResourceRow(r.id, r.name, r.cname, merge((seen.row, r.row)))
+                    )
+            out["resources"] = rows
         if rejected:
             self._report_rejected(account, rejected)
-        return totals, rows
+        return out
 
     def _report_rejected(self, account: str, fields: list[str]) -> None:
         """Count each dropped value; log each field at most once an hour."""
@@ -552,7 +762,8 @@ class TrafficPoller:
         # A copy: the loop may add an account's ledger meanwhile (copying is atomic).
         now = self._clock.time()
         accounts = dict(self._accounts)
-        data = state.dump({name: st.ledger for name, st in accounts.items()}, now)
+        ledgers = {name: st.ledger for name, st in accounts.items()}
+        data = state.dump(ledgers, now, exported_keys(self._view))
         try:
             state.write_atomic(self._settings.state_file, data)
         except OSError as exc:

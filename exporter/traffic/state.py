@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import structlog
 
 from exporter.support import jsonpieces
-from exporter.traffic.ledger import AccountLedger, Late, Run, Series, requests, shown_mask
+from exporter.traffic.families import SCOPES
+from exporter.traffic.ledger import HALVES, AccountLedger, Late, Run, Series, requests, shown_mask
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
 
 log = structlog.get_logger("exporter.traffic.state")
@@ -34,6 +36,7 @@ def _account(led: AccountLedger) -> dict[str, Any]:
         "cursor": led.cursor,
         "long_windows_refused": led.long_refused,
         "released_at": led.released_at,
+        "released_moved": led.released_moved,
         "slow_cap": led.slow_cap,
         "slow_until": led.slow_until,
         "totals": _enc(led.totals),
@@ -51,6 +54,8 @@ def _account(led: AccountLedger) -> dict[str, Any]:
                 "failures": run.failures,
                 "retry_at": run.retry_at,
                 "stage": run.stage,
+                "done": sorted(run.done),
+                "failing_since": run.failing_since,
                 "first": run.first,
             }
             for run in led.pending
@@ -64,12 +69,19 @@ def _account(led: AccountLedger) -> dict[str, Any]:
     }
 
 
-def dump(ledgers: Mapping[str, AccountLedger], saved_at: float) -> bytes:
-    """The whole state as compact JSON (values listed in the order of ``count_keys``)."""
+def dump(
+    ledgers: Mapping[str, AccountLedger],
+    saved_at: float,
+    exported: Mapping[str, list[str]] | None = None,
+) -> bytes:
+    """The whole state as compact JSON (values listed in the order of ``count_keys``);
+    ``exported`` names, per scope (account, resource), the counted keys published as
+    counter samples (``families.exported_keys``; None: all)."""
     doc = {
         "version": STATE_VERSION,
         "saved_at": saved_at,
         "count_keys": list(COUNT_KEYS),
+        "exported_keys": dict(exported) if exported is not None else None,
         "accounts": {name: _account(led) for name, led in ledgers.items()},
     }
     # Encoded a series at a time (jsonpieces): one json.dumps of the whole state would hold
@@ -93,6 +105,13 @@ def _int(value: Any, where: str, minute: bool = False) -> int:
     return int(value)
 
 
+def _count(value: Any, where: str) -> int:
+    """A whole number of 0 or more (a stage, a window size, a number of failures)."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    _need(ok, where, "a whole number of 0 or more")
+    return int(value)
+
+
 def _float(value: Any, where: str) -> float:
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     _need(ok, where, "a number")
@@ -102,10 +121,30 @@ def _float(value: Any, where: str) -> float:
 class _Decoder:
     """Maps the saved key order onto today's COUNT_KEYS (unknown saved keys are dropped)."""
 
-    def __init__(self, keys: Any) -> None:
+    def __init__(self, keys: Any, exported: Any = None) -> None:
         ok = isinstance(keys, list) and all(isinstance(k, str) for k in keys)
         _need(ok, "count_keys", "a list of metric names")
         self.slots = [COUNT_INDEX.get(k) for k in keys]
+        self.rejected: list[str] = []  # entries left out, what was wrong with each
+        # Per scope, which keys Prometheus saw before the restart (all, in older files).
+        self.exported = {scope: bytearray(b"\x01" * len(COUNT_KEYS)) for scope in SCOPES}
+        if exported is not None:
+            _need(isinstance(exported, dict), "exported_keys", "an object")
+            for scope in SCOPES:
+                names = exported.get(scope, [])
+                ok = isinstance(names, list) and all(isinstance(k, str) for k in names)
+                _need(ok, f"exported_keys.{scope}", "a list of metric names")
+                mask = bytearray(len(COUNT_KEYS))
+                for name in names:
+                    if name in COUNT_INDEX:
+                        mask[COUNT_INDEX[name]] = 1
+                self.exported[scope] = mask
+
+    def shown(self, values: Values, scope: str) -> bytearray:
+        """Keys published with their value before the restart: a value, and exported."""
+        return bytearray(
+            a & b for a, b in zip(shown_mask(values), self.exported[scope], strict=True)
+        )
 
     def values(self, raw: Any, where: str) -> Values:
         _need(isinstance(raw, list) and len(raw) == len(self.slots), where, "a list of values")
@@ -128,56 +167,96 @@ class _Decoder:
         _need(isinstance(refused, bool), f"{where}.long_windows_refused", "true or false")
         led.long_refused = refused
         led.released_at = _float(d.get("released_at", 0.0), f"{where}.released_at")
-        led.slow_cap = _int(d.get("slow_cap", 0), f"{where}.slow_cap")
+        moved = d.get("released_moved", True)  # files before the reason: as a move
+        _need(isinstance(moved, bool), f"{where}.released_moved", "true or false")
+        led.released_moved = moved
+        led.slow_cap = _count(d.get("slow_cap", 0), f"{where}.slow_cap")
         led.slow_until = _float(d.get("slow_until", 0.0), f"{where}.slow_until")
         led.totals = self.values(d.get("totals"), f"{where}.totals")
-        led.totals_shown = shown_mask(led.totals)  # published before the restart
+        led.totals_shown = self.shown(led.totals, "account")  # published before the restart
         for key, item in _obj(d.get("series", {}), f"{where}.series").items():
-            w = f"{where}.series.{key}"
-            ok = isinstance(item, list) and len(item) in (3, 4)
-            what = "[name, cname, values, last_seen]"
-            _need(ok and all(isinstance(x, str) for x in item[:2]), w, what)
-            seen = _float(item[3], f"{w}[3]") if len(item) == 4 else saved_at
-            series = Series(item[0], item[1], self.values(item[2], w), seen)
-            series.mark_shown()
-            led.series[key] = series
+            with self.entry():
+                led.series[key] = self.series(item, f"{where}.series.{key}", saved_at)
         pending = d.get("pending", [])
         _need(isinstance(pending, list), f"{where}.pending", "a list")
         for i, p in enumerate(pending):
-            w = f"{where}.pending[{i}]"
-            p = _obj(p, w)
-            start = _int(p.get("start"), f"{w}.start", minute=True)
-            end = _int(p.get("end"), f"{w}.end", minute=True)
-            _need(end > start, f"{w}.end", "a minute after start")
-            at = _float(p.get("last_read_at"), f"{w}.last_read_at")
-            run = Run(start, end, at, self.values(p.get("totals"), f"{w}.totals"))
-            run.failures = _int(p.get("failures", 0), f"{w}.failures")
-            folded = p.get("folded", [])
-            ok = isinstance(folded, list) and all(isinstance(x, str) for x in folded)
-            _need(ok, f"{w}.folded", "a list of resource ids")
-            run.folded = frozenset(folded)
-            run.retry_at = _float(p.get("retry_at", 0.0), f"{w}.retry_at")
-            run.stage = _int(p.get("stage", 0), f"{w}.stage")
-            first = p.get("first")  # files before stages: what the first read counted
-            run.first = requests(run.totals) if first is None else _float(first, f"{w}.first")
-            for rid, v in _obj(p.get("resources", {}), f"{w}.resources").items():
-                run.resources[rid] = self.values(v, f"{w}.resources.{rid}")
-            led.pending.append(run)
+            with self.entry():
+                led.pending.append(self.run(p, f"{where}.pending[{i}]"))
         for age, item in _obj(d.get("late", {}), f"{where}.late").items():
-            w = f"{where}.late.{age}"
-            ok = age.isdigit() and isinstance(item, list) and len(item) == 3
-            _need(ok, w, "minutes -> [requests, hit_bytes, share or null]")
-            share = None if item[2] is None else _float(item[2], f"{w}[2]")
-            led.late[int(age)] = Late(_float(item[0], f"{w}[0]"), _float(item[1], f"{w}[1]"), share)
-        share = d.get("late_share")
-        led.late_share = None if share is None else _float(share, f"{where}.late_share")
-        share = d.get("last_stage_share")
-        led.last_stage_share = None if share is None else _float(share, f"{where}.last_stage_share")
+            with self.entry():
+                led.late[self.age(age, f"{where}.late.{age}")] = self.late(
+                    item, f"{where}.late.{age}"
+                )
+        with self.entry():
+            share = d.get("late_share")
+            led.late_share = None if share is None else _float(share, f"{where}.late_share")
+        with self.entry():
+            share = d.get("last_stage_share")
+            w = f"{where}.last_stage_share"
+            led.last_stage_share = None if share is None else _float(share, w)
         return led
 
+    @contextmanager
+    def entry(self) -> Iterator[None]:
+        """One entry of the file: a bad one is left out and noted, the rest goes on."""
+        try:
+            yield
+        except StateError as exc:
+            self.rejected.append(str(exc))
 
-def parse(data: bytes) -> dict[str, AccountLedger]:
-    """State bytes -> ledgers; StateError names what is wrong."""
+    def series(self, item: Any, w: str, saved_at: float) -> Series:
+        ok = isinstance(item, list) and len(item) in (3, 4)
+        what = "[name, cname, values, last_seen]"
+        _need(ok and all(isinstance(x, str) for x in item[:2]), w, what)
+        seen = _float(item[3], f"{w}[3]") if len(item) == 4 else saved_at
+        series = Series(item[0], item[1], self.values(item[2], w), seen)
+        series.shown = self.shown(series.values, "resource")
+        return series
+
+    @staticmethod
+    def age(age: str, w: str) -> int:
+        _need(age.isdigit(), w, "minutes -> [requests, hit_bytes, share or null]")
+        return int(age)
+
+    @staticmethod
+    def late(item: Any, w: str) -> Late:
+        ok = isinstance(item, list) and len(item) == 3
+        _need(ok, w, "minutes -> [requests, hit_bytes, share or null]")
+        share = None if item[2] is None else _float(item[2], f"{w}[2]")
+        return Late(_float(item[0], f"{w}[0]"), _float(item[1], f"{w}[1]"), share, shown=True)
+
+    def run(self, p: Any, w: str) -> Run:
+        p = _obj(p, w)
+        start = _int(p.get("start"), f"{w}.start", minute=True)
+        end = _int(p.get("end"), f"{w}.end", minute=True)
+        _need(end > start, f"{w}.end", "a minute after start")
+        at = _float(p.get("last_read_at"), f"{w}.last_read_at")
+        run = Run(start, end, at, self.values(p.get("totals"), f"{w}.totals"))
+        run.failures = _count(p.get("failures", 0), f"{w}.failures")
+        folded = p.get("folded", [])
+        ok = isinstance(folded, list) and all(isinstance(x, str) for x in folded)
+        _need(ok, f"{w}.folded", "a list of resource ids")
+        run.folded = frozenset(folded)
+        run.retry_at = _float(p.get("retry_at", 0.0), f"{w}.retry_at")
+        run.stage = _count(p.get("stage", 0), f"{w}.stage")
+        done = p.get("done", [])
+        ok = isinstance(done, list) and all(x in HALVES for x in done)
+        _need(ok, f"{w}.done", f"a list of {' and '.join(HALVES)}")
+        run.done = frozenset(done)
+        run.failing_since = _float(p.get("failing_since", 0.0), f"{w}.failing_since")
+        first = p.get("first")  # files before stages: what the first read counted
+        run.first = requests(run.totals) if first is None else _float(first, f"{w}.first")
+        for rid, v in _obj(p.get("resources", {}), f"{w}.resources").items():
+            run.resources[rid] = self.values(v, f"{w}.resources.{rid}")
+        return run
+
+
+def parse(data: bytes, rejected: list[str] | None = None) -> dict[str, AccountLedger]:
+    """State bytes -> ledgers; StateError names what is wrong with the file as a whole.
+
+    The file is read entry by entry: an account whose own fields are bad, or one series,
+    unsettled run or lateness entry, is left out alone (what was wrong is appended to
+    ``rejected``) and the rest is restored."""
     try:
         doc = json.loads(data)
     except ValueError as exc:
@@ -185,17 +264,24 @@ def parse(data: bytes) -> dict[str, AccountLedger]:
     doc = _obj(doc, "file")
     version = doc.get("version")
     _need(version == STATE_VERSION, "version", f"{STATE_VERSION}, got {version!r}")
-    dec = _Decoder(doc.get("count_keys"))
+    dec = _Decoder(doc.get("count_keys"), doc.get("exported_keys"))
     saved_at = _float(doc.get("saved_at", 0.0), "saved_at")
     accounts = _obj(doc.get("accounts"), "accounts")
-    return {name: dec.account(raw, f"accounts.{name}", saved_at) for name, raw in accounts.items()}
+    out: dict[str, AccountLedger] = {}
+    for name, raw in accounts.items():
+        with dec.entry():
+            out[name] = dec.account(raw, f"accounts.{name}", saved_at)
+    if rejected is not None:
+        rejected.extend(dec.rejected)
+    return out
 
 
-def load(path: str) -> dict[str, AccountLedger]:
+def load(path: str, rejected: list[str] | None = None) -> dict[str, AccountLedger]:
     """Ledgers from the state file; a missing or unusable file gives none (never raises).
 
     An unusable file is reported with a warning naming it and the problem, and left in
-    place (it is replaced by the next save).
+    place (it is replaced by the next save). Entries left out (``parse``) are appended to
+    ``rejected`` and reported in one warning.
     """
     try:
         data = Path(path).read_bytes()
@@ -205,11 +291,22 @@ def load(path: str) -> dict[str, AccountLedger]:
     except OSError as exc:
         log.warning("traffic_state_unreadable", path=path, problem=str(exc))
         return {}
+    problems: list[str] = []
     try:
-        ledgers = parse(data)
+        ledgers = parse(data, problems)
     except StateError as exc:
         log.warning("traffic_state_ignored", path=path, problem=str(exc))
         return {}
+    if problems:
+        log.warning(
+            "traffic_state_entries_rejected",
+            path=path,
+            entries=len(problems),
+            problem=problems[0],
+            effect="those entries start afresh; the rest of the file is restored",
+        )
+        if rejected is not None:
+            rejected.extend(problems)
     log.info("traffic_state_loaded", path=path, accounts=len(ledgers))
     return ledgers
 

@@ -18,8 +18,10 @@ log = structlog.get_logger("exporter.upstream.budget")
 # Areas whose reads come first: traffic counts every minute exactly (first reads, settle reads
 # and backfill alike), and the token endpoint has its own limit.
 PRIORITY_AREAS = frozenset({"traffic", "auth"})
-# Share of each bucket the other areas leave to the priority areas.
+# Share of each bucket the other areas leave to the priority areas, and at least this many
+# requests: a traffic read is a pair (totals, per resource) sent only when both fit.
 RESERVE_FRACTION = 0.25
+RESERVE_AT_LEAST = 2.0
 # Pause after a rate-limit signal without Retry-After.
 DEFAULT_PAUSE_SECONDS = 30.0
 # After the pause the allowance starts at half the requests of the last minute and grows by
@@ -31,7 +33,10 @@ LOG_EVERY_SECONDS = 60.0
 
 
 class Postponed(UpstreamError):
-    """Not sent: the account's budget is spent, or it is backing off after a rate limit."""
+    """Not sent: the account's budget is spent, or (``paused``) it is backing off after the
+    platform's rate limit."""
+
+    paused: bool = False
 
 
 @dataclass
@@ -65,11 +70,11 @@ class RequestBudget:
     fewer than the allowance were sent in that window, so no 60 seconds ever hold more (a
     classic token bucket would allow its capacity plus a minute's refill within one minute,
     and the platform's limits are "N a minute"). Traffic and auth may use all of it; the other
-    areas leave RESERVE_FRACTION to them. A rate-limit signal from the
-    platform (429, 420 or a 200 "Rate limit exceeded" body) pauses the account for Retry-After
-    (DEFAULT_PAUSE_SECONDS without one), then lets it send half of what it sent in the minute
-    before, growing by half again every minute until the normal allowance is back; this also
-    applies without a configured limit.
+    areas leave RESERVE_FRACTION to them, at least RESERVE_AT_LEAST (a traffic read's pair).
+    A rate-limit signal from the platform (429, 420 or a 200 "Rate limit exceeded" body)
+    pauses the account for Retry-After (DEFAULT_PAUSE_SECONDS without one), then lets it send
+    half of what it sent in the minute before, growing by half again every minute until the
+    normal allowance is back; this also applies without a configured limit.
     """
 
     def __init__(self, per_minute: int, clock: Clock, metrics: SelfMetrics | None = None) -> None:
@@ -92,6 +97,11 @@ class RequestBudget:
         limits = [x for x in (b.allowance_at(now), configured) if x is not None]
         return min(limits) if limits else None
 
+    def paused(self, account: str) -> bool:
+        """Whether the account is backing off after a rate-limit answer of the platform."""
+        b = self._buckets.get(account)
+        return b is not None and self._clock.time() < b.paused_until
+
     def in_use(self, account: str) -> int:
         """Requests sent for the account in the last 60 seconds."""
         b = self._buckets.get(account)
@@ -105,7 +115,8 @@ class RequestBudget:
             return True
         if limit <= 0:
             return False
-        usable = limit if area in PRIORITY_AREAS else max(1.0, limit * (1 - RESERVE_FRACTION))
+        reserve = max(RESERVE_AT_LEAST, limit * RESERVE_FRACTION)
+        usable = limit if area in PRIORITY_AREAS else max(1.0, limit - reserve)
         return self.in_use(account) + min(float(count), usable) <= usable
 
     # --- spending ----------------------------------------------------------------------------
@@ -123,8 +134,11 @@ class RequestBudget:
         """Raise Postponed for a request or poll of ``area`` the budget cannot afford now."""
         b = self._bucket(account)
         now = self._clock.time()
-        why = "backing off after a rate limit" if now < b.paused_until else "budget spent"
-        raise Postponed(area, "budget", f"request budget of {account!r}: {why}; postponed")
+        paused = now < b.paused_until
+        why = "backing off after a rate limit" if paused else "budget spent"
+        exc = Postponed(area, "budget", f"request budget of {account!r}: {why}; postponed")
+        exc.paused = paused
+        raise exc
 
     def signal(self, account: str, area: str, retry_after: float | None) -> None:
         """The platform said slow down: pause the account, then recover gradually."""

@@ -116,8 +116,17 @@ class MetricsReply:
 _RESOURCE_KEYS = ("resource", "resource_name", "cname")
 
 
+# Keys of an error body; a metrics reply carrying one is an error whatever else it holds
+# (`{"error": ..., "data": []}` is no answer, not "no resources").
+METRICS_ERROR_KEYS = ("error", "message", "description")
+
+
 def parse_metrics(body: Any, per_resource: bool) -> MetricsReply:
     d = obj(body, "traffic", "metrics reply")
+    for key in METRICS_ERROR_KEYS:
+        text = d.get(key)
+        if text not in (None, "", [], {}):
+            raise _fail("traffic", f"metrics reply.{key}", f"an error body: {str(text)[:200]}")
     rows = []
     for i, item in enumerate(lst(d.get("data"), "traffic", "metrics reply.data")):
         r = obj(item, "traffic", f"data[{i}]")

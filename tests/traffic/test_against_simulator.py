@@ -6,7 +6,7 @@ simulator's final per-minute truth summed over the accounted minutes: none missi
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
+from structlog.testing import capture_logs
 
 from exporter.config import TrafficSettings, UpstreamSettings
 from exporter.exposition import Fragment, Store, StoreKey
@@ -41,9 +42,13 @@ class Rig:
 
     def poller(self, **settings: Any) -> TrafficPoller:
         s = TrafficSettings(**{"delay_seconds": 120, "revisit_minutes": 5, **settings})
-        return TrafficPoller(self.client, self.store, self.metrics, self.clock, s)
+        return TrafficPoller(
+            self.client, self.store, self.metrics, self.clock, s, budget=self.client.budget
+        )
 
-    async def drive(self, poller: TrafficPoller, seconds: float, fails: bool = False) -> None:
+    async def drive(
+        self, poller: TrafficPoller, seconds: float, fails: bool = False, step: float = 15
+    ) -> None:
         end = self.clock.time() + seconds
         while self.clock.time() < end:
             if fails:
@@ -51,7 +56,7 @@ class Rig:
                     await poller.poll(ACC)
             else:
                 await poller.poll(ACC)
-            self.clock.advance(15)
+            self.clock.advance(step)
 
     def fragment(self) -> Fragment:
         f = self.store.fragment(StoreKey("traffic", ACC), include_stale=True)
@@ -64,13 +69,19 @@ class Rig:
 
 
 @asynccontextmanager
-async def rig(server_factory: ServerFactory, config: SimConfig) -> AsyncIterator[Rig]:
+async def rig(
+    server_factory: ServerFactory, config: SimConfig, budget: int = 0
+) -> AsyncIterator[Rig]:
+    """The simulator over HTTP and a client on one FakeClock; ``budget`` is the client's
+    ``upstream.max_requests_per_minute``."""
     clock = FakeClock(T0)
     sim = Simulator(config, clock)
     server = await server_factory(sim.build_app(), host="127.0.0.1", port=0)
     metrics = SelfMetrics()
     async with aiohttp.ClientSession() as session:
-        settings = UpstreamSettings(base_url=str(server.make_url("/")), token=sim.token)
+        settings = UpstreamSettings(
+            base_url=str(server.make_url("/")), token=sim.token, max_requests_per_minute=budget
+        )
         client = UpstreamClient(session, settings, metrics, clock, retries=0)
         yield Rig(sim, clock, Store(clock), metrics, client)
 
@@ -116,6 +127,18 @@ async def drain(r: Rig, state_file: str, **settings: Any) -> TrafficPoller:
         r.clock.advance(15)
     assert poller.ledger(ACC).pending == []
     return poller
+
+
+async def start_and_drive(
+    r: Rig, poller: TrafficPoller, seconds: float
+) -> tuple[int, list[MutableMapping[str, Any]]]:
+    """Poll once, then drive for ``seconds``; returns the first minute read and the log."""
+    with capture_logs() as logs:
+        await poller.poll(ACC)
+        first = poller.ledger(ACC).cursor
+        assert first is not None
+        await r.drive(poller, seconds)
+    return first, logs
 
 
 def traffic_requests(r: Rig) -> float:

@@ -84,16 +84,31 @@ def test_clock_skew_is_read_from_the_date_header() -> None:
     assert clock_skew(reply("not a date", T0)) is None
 
 
-def test_the_platform_clock_is_followed_beyond_5_s_until_back_within_3_s(
+def test_the_platform_clock_is_believed_after_3_agreeing_readings_and_only_behind_us(
     make_poller: MakePoller, metrics: SelfMetrics
 ) -> None:
     poller = make_poller()
-    steps = []
-    for skew in (4.0, 6.0, 4.0, 2.5, -5.5):
+    lag, ready = [], []
+    for skew in (-60.0, -60.5, -59.5, 3600.0, -60.0, 0.4, -0.3, 0.0, 30.0, 30.0, 30.5, -5000.0):
         poller._observe_skew(skew)
-        steps.append(poller.platform_time(T0) - T0)
-    assert steps == [0.0, 6.0, 4.0, 0.0, -5.5]
-    assert metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds") == -5.5
+        lag.append(poller.platform_time(T0) - T0)
+        ready.append(poller._ready_time(T0) - T0)
+    # The third agreeing reading confirms -60; one reading an hour ahead changes nothing; three
+    # readings near 0 take it back; +30 (the platform ahead) is believed for the lag gauge but
+    # never moves reads ahead of our clock; one reading of -5000 is an outlier.
+    assert lag == [0, 0, -60, -60, -60, -60, -60, 0, 0, 0, 30, 30]
+    assert ready == [0, 0, -60, -60, -60, -60, -60, 0, 0, 0, 0, 0]
+    assert metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds") == -5000.0
+    rejected = metrics.registry.get_sample_value("cdnvideo_upstream_clock_readings_rejected_total")
+    # 3600; 0.4 and -0.3, 30.0 and 30.0 (until the third confirmed them); -5000
+    assert rejected == 6
+    from exporter.traffic.skew import SKEW_MAX_SECONDS, PlatformClock
+
+    far = PlatformClock()
+    for _ in range(3):
+        far.observe(-7200.0)
+    assert far.believed == -7200.0
+    assert far.ready_shift == -SKEW_MAX_SECONDS  # waits at most the documented bound
 
 
 async def test_a_bad_gauge_value_is_counted_each_time_and_logged_once_an_hour(

@@ -10,6 +10,11 @@ from traffic_fakes import COUNTED, FakeSource, MakePoller
 from exporter.exposition import Store
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
+from exporter.traffic.poller import (
+    SETTLE_ATTEMPTS,
+    SETTLE_BACKOFF_MAX_SECONDS,
+    SETTLE_GIVE_UP_SECONDS,
+)
 from exporter.upstream.errors import UpstreamError
 
 
@@ -74,18 +79,26 @@ async def test_a_settle_read_that_keeps_failing_does_not_hold_back_the_runs_behi
     source.fail_when = lambda s, e: s == stuck.start and e - s > 60  # only its settle read
     failures = 0
     settled_behind = 0
-    for _ in range(4 * 60):  # an hour of polls
+    failed_first = given_up_at = 0.0
+    for _ in range(4 * 60 * 8):  # eight hours of polls
         before = len(led.pending)
         try:
             await poller.poll("acme")
         except UpstreamError:
             failures += 1
+            failed_first = failed_first or clock.time()
         if stuck in led.pending and len(led.pending) < before:
             settled_behind += 1
+        if stuck not in led.pending and not given_up_at:
+            given_up_at = clock.time()
         clock.advance(15)
     assert stuck not in led.pending
     assert settled_behind >= 3  # later runs were settled while the stuck one waited
-    assert failures == 5
+    # Given up only after the platform failed it for SETTLE_GIVE_UP_SECONDS (backing off up
+    # to 15 minutes: 5 failures in the first hour are not enough any more).
+    assert given_up_at - failed_first >= SETTLE_GIVE_UP_SECONDS
+    assert given_up_at - failed_first < SETTLE_GIVE_UP_SECONDS + SETTLE_BACKOFF_MAX_SECONDS + 60
+    assert failures > SETTLE_ATTEMPTS
     assert windows(metrics, "given_up") == stuck.minutes
     assert len(led.pending) <= 2  # nothing piles up behind it
     assert counter(store, "edge_requests_total") is not None

@@ -33,6 +33,10 @@ RULES = {key: f.metadata["rule"] for key, f in fields(Settings) if f.metadata.ge
 
 # One bad value per checked key: (config overrides, start of the error message).
 BAD: dict[str, tuple[dict[str, Any], str]] = {
+    "traffic": (
+        {"upstream": {"max_requests_per_minute": 2}},
+        "upstream.max_requests_per_minute: 2 is below what traffic costs",
+    ),
     "upstream.base_url": ({"upstream": {"base_url": "ftp://x"}}, "upstream.base_url:"),
     "upstream.token": (
         {"upstream": {"token": "t", "username": "u", "password": "p"}},

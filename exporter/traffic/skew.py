@@ -1,0 +1,58 @@
+"""The platform's clock as the traffic poller believes it: a skew measured from the `Date`
+header of metrics replies is believed only once several consecutive replies agree."""
+
+from __future__ import annotations
+
+import statistics
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Literal
+
+# A reading this close to the believed skew agrees with it (the Date header has whole seconds).
+SKEW_TOLERANCE_SECONDS = 5.0
+# A new skew is believed once this many consecutive readings lie within SKEW_AGREEMENT_SECONDS
+# of each other (a single reply with a wrong Date, from a proxy or a node, changes nothing).
+SKEW_CONFIRMATIONS = 3
+SKEW_AGREEMENT_SECONDS = 2.0
+# The most the exporter waits for a platform whose clock is behind: minutes are read at most
+# this much later than on our clock. A platform ahead of us moves nothing: its minutes close
+# before ours, and no read ever asks for a minute that has not closed on our clock.
+SKEW_MAX_SECONDS = 900.0
+
+Outcome = Literal["agrees", "moved", "rejected", "pending"]
+
+
+@dataclass
+class PlatformClock:
+    """Readings in, the believed skew out (the platform's clock minus ours, 0 = ours)."""
+
+    believed: float = 0.0
+    known: bool = False  # some SKEW_CONFIRMATIONS readings have agreed since the start
+    recent: deque[float] = field(default_factory=lambda: deque(maxlen=SKEW_CONFIRMATIONS))
+
+    def observe(self, reading: float) -> Outcome:
+        """Take one reply's reading. ``moved``: a new skew is believed (or none any more);
+        ``agrees``: it agrees with the believed one; ``rejected``: it does not, and the
+        readings around it do not agree with it either (an outlier); ``pending``: the first
+        readings since the start, not yet enough to believe any."""
+        self.recent.append(reading)
+        if self.known and abs(reading - self.believed) <= SKEW_TOLERANCE_SECONDS:
+            return "agrees"
+        confirmed = (
+            len(self.recent) == SKEW_CONFIRMATIONS
+            and max(self.recent) - min(self.recent) <= SKEW_AGREEMENT_SECONDS
+        )
+        if not confirmed:
+            return "rejected" if self.known else "pending"
+        new = statistics.median(self.recent)
+        new = new if abs(new) > SKEW_TOLERANCE_SECONDS else 0.0
+        was_known, self.known = self.known, True
+        moved = new != self.believed
+        self.believed = new
+        return "moved" if moved or not was_known else "agrees"
+
+    @property
+    def ready_shift(self) -> float:
+        """What to add to our clock to decide which minutes are ready: the believed skew
+        when the platform is behind (down to -SKEW_MAX_SECONDS), else 0."""
+        return max(-SKEW_MAX_SECONDS, min(0.0, self.believed))

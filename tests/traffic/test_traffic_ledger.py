@@ -5,24 +5,12 @@ from __future__ import annotations
 import math
 import tracemalloc
 
+from ledger_rows import T, res, row, w
+
 from exporter.traffic.ledger import OTHER, AccountLedger, positive_diff
-from exporter.traffic.parse import COUNT_INDEX, ResourceRow, Row, parse_row
-from exporter.traffic.windows import Window
+from exporter.traffic.parse import COUNT_INDEX
 
 REQ = COUNT_INDEX["edge_requests_total"]
-T = 1_767_225_600
-
-
-def row(requests: float, **extra: float) -> Row:
-    return parse_row({"edge_requests_total": requests, **extra})
-
-
-def res(rid: str, requests: float) -> ResourceRow:
-    return ResourceRow(rid, f"name-{rid}", f"{rid}.example", row(requests))
-
-
-def w(minute: int, minutes: int = 1) -> Window:
-    return Window(T + minute * 60, T + (minute + minutes) * 60)
 
 
 def test_positive_diff_adds_increases_and_never_subtracts() -> None:

@@ -4,28 +4,16 @@ run is due first, and what a settle leaves behind (the mutants `make mutation` f
 from __future__ import annotations
 
 import pytest
+from ledger_rows import T, res, row, w
 
 from exporter.traffic.ledger import OTHER, AccountLedger, shown_mask
-from exporter.traffic.parse import COUNT_INDEX, ResourceRow, Row, blank, parse_row
+from exporter.traffic.parse import COUNT_INDEX, blank
 from exporter.traffic.windows import Window
 
 REQ = COUNT_INDEX["edge_requests_total"]
 HIT = COUNT_INDEX["edge_hit_bytes"]
-T = 1_767_225_600
 STAGES = (5, 30)  # two settle reads: 5 and 30 minutes after the newest first read
 CAP = 10  # longest run in minutes
-
-
-def row(requests: float, **extra: float) -> Row:
-    return parse_row({"edge_requests_total": requests, **extra})
-
-
-def res(rid: str, requests: float) -> ResourceRow:
-    return ResourceRow(rid, f"name-{rid}", f"{rid}.example", row(requests))
-
-
-def w(minute: int, minutes: int = 1) -> Window:
-    return Window(T + minute * 60, T + (minute + minutes) * 60)
 
 
 def first_read(

@@ -180,6 +180,7 @@ def per_account_entries(daemon: Daemon) -> int:
     return sum(sum(daemon.kept(a).values()) for a in NAMES)
 
 
+@pytest.mark.slow
 async def test_many_moves_leave_no_state_and_no_memory_behind(daemon: Daemon) -> None:
     service = daemon.service
     retention = service.ctx.settings.traffic.series_retention_hours * 3600

@@ -244,7 +244,6 @@ class TalkingHeadArea(_Area):
 # The registry: every polled area, in the order pages and documents list them.
 REGISTRY = (TrafficArea, RestreamArea, DvrArea, TalkingHeadArea)
 AREA_NAMES = tuple(kind.name for kind in REGISTRY)
-AREA_TITLES = {kind.name: kind.title for kind in REGISTRY}
 
 A = TypeVar("A")
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from exporter.config import Settings
 from exporter.runtime.area import Area, Job
-from exporter.web.history import TrafficHistory
-from exporter.web.history_file import HistoryFile, charts_path
+from exporter.traffic.history import TrafficHistory
+from exporter.traffic.history_file import HistoryFile, charts_path
 
 if TYPE_CHECKING:
     from exporter.dvr import DvrPoller

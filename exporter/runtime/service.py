@@ -1,4 +1,7 @@
-"""Assemble and run the daemon: session, context, areas, scheduler, renderer, clean shutdown."""
+"""The daemon's core: its context, areas and scheduler, and the accounts it serves.
+
+The web app around it, with the session, renderer and clean shutdown: exporter.web.daemon.
+"""
 
 from __future__ import annotations
 

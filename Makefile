@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime-installed
 LINT_PATHS := exporter tests $(wildcard bench deploy/k8s/*.py)
 
-.PHONY: demo test lint typecheck check bench docs golden mutation clean
+.PHONY: demo test test-fast lint typecheck check bench docs golden mutation clean
 
 # What running the exporter needs (the demo): the runtime dependencies only.
 $(RUNTIME): pyproject.toml setup.py
@@ -29,6 +29,17 @@ test: $(STAMP)  ## lint, type-check and the whole test suite
 	$(BIN)/mypy --strict exporter
 	$(BIN)/python -m pytest -q -ra $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; exit 0; fi; exit $$rc
+
+# The editing lane: unit and integration tests against the in-process simulator, without the
+# real tools (prometheus, promtool, chromium, linters, package builds), child daemons, the
+# reliability suite or the tests that drive a simulated day. `make test` stays the full suite.
+FAST_ARGS := -m "not system and not slow" -k "not promtool" \
+  --ignore=tests/system --ignore=tests/release --ignore=tests/lifecycle --ignore=tests/deploy \
+  --ignore=tests/reliability --ignore=tests/bench/test_bench_smoke.py \
+  --ignore=tests/admin/test_schemathesis.py --ignore=tests/admin/test_generated_client.py
+
+test-fast: $(STAMP)  ## the fast lane while editing (under a minute; not a substitute for make test)
+	$(BIN)/python -m pytest -q $(FAST_ARGS) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_PATHS)

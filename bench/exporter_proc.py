@@ -35,11 +35,11 @@ from exporter.dvr import DvrPoller
 from exporter.exposition import Store
 from exporter.restream import RestreamPoller
 from exporter.runtime.context import Context
-from exporter.runtime.service import create_app
 from exporter.runtime.tuning import tune_for_serving
 from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic import TrafficPoller
 from exporter.web.app import CTX
+from exporter.web.daemon import create_app
 
 PROBE_SECONDS = 0.005
 SWAP_POLLS = 10_000  # 2 ms apart: give up waiting for the renderer after ~20 s

@@ -23,10 +23,10 @@ from aiohttp import web
 
 from exporter.config import parse_config
 from exporter.runtime.areas import RestreamArea
-from exporter.runtime.service import SERVICE, create_app
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
+from exporter.web.daemon import SERVICE, create_app
 
 T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z
 ACCOUNT = "demo-media"

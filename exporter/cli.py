@@ -24,7 +24,6 @@ from exporter.config import (
     split_host_port,
     warnings,
 )
-from exporter.config.cost import cost_lines
 from exporter.config.flags import LOG_FORMATS, LOG_LEVELS, Flags, load_settings
 from exporter.config.loader import read_document, unset_references
 from exporter.support.logs import Redactor, configure_logging
@@ -150,6 +149,9 @@ def _load(flags: Flags) -> tuple[Settings, WebConfig | None]:
 
 
 def check_config(flags: Flags, verbose: bool = False) -> int:
+    from exporter.docgen.selection import family_selection_warnings  # every area's families
+    from exporter.runtime.cost import cost_lines
+
     try:
         settings, web_config = _load(flags)
     except ConfigError as exc:
@@ -164,7 +166,8 @@ def check_config(flags: Flags, verbose: bool = False) -> int:
         for note in notes(settings):
             print(f"note: {note}", file=sys.stderr)
     unset = unset_references(read_document(flags.config_file)[0], os.environ)
-    for warning in [*unset, *warnings(settings), *(web_config.warnings if web_config else ())]:
+    web = web_config.warnings if web_config else ()
+    for warning in [*unset, *warnings(settings), *family_selection_warnings(settings), *web]:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
 
@@ -210,8 +213,8 @@ async def _daemon(
     sock: socket.socket,
 ) -> int:
     """Serve on ``sock`` until SIGINT/SIGTERM; SIGHUP reloads the config file."""
-    from exporter.runtime.service import RELOADER, create_app
     from exporter.runtime.tuning import tune_for_serving
+    from exporter.web.daemon import RELOADER, create_app
 
     app = await create_app(
         settings,
@@ -275,10 +278,10 @@ def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) 
 
 
 async def _demo(listen: str, sim_listen: str) -> int:
-    from exporter.runtime.service import create_app
     from exporter.runtime.tuning import tune_for_serving
     from exporter.simulator import SimConfig, Simulator
     from exporter.support.clock import SystemClock
+    from exporter.web.daemon import create_app
 
     sim = Simulator(SimConfig(), SystemClock())
     sim_host, sim_port = split_host_port(sim_listen, "--simulator-listen", allow_any=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any
 
 from exporter.config.rules import traffic_cost_per_minute
@@ -88,35 +87,4 @@ def warnings(settings: Settings) -> list[str]:
             f"traffic.delay_seconds: {t.delay_seconds} s reads minutes before their figures "
             "settle; 120 s or more is recommended"
         )
-    return out + family_selection_warnings(settings)
-
-
-def family_selection_warnings(settings: Settings) -> list[str]:
-    """What ``metrics.include`` / ``metrics.exclude`` would do that the user may not mean: a
-    pattern that matches no family (a typo), and health families it cannot take away."""
-    from exporter.docgen.catalogue import entries  # the one list of families
-
-    families = entries()
-    health = [e.name for e in families if e.area == "exporter"]
-    m = settings.metrics
-    out = []
-    for key, patterns in (("include", m.include), ("exclude", m.exclude)):
-        for i, pattern in enumerate(patterns):
-            regex = re.compile(pattern)
-            if not any(regex.search(e.name) for e in families):
-                out.append(f"metrics.{key}[{i}]: {pattern!r} matches no metric family")
-    for i, pattern in enumerate(m.exclude):
-        hit = [name for name in health if re.search(pattern, name)]
-        if hit:
-            out.append(
-                f"metrics.exclude[{i}]: {pattern!r} matches health families, which are always "
-                f"exported: {', '.join(hit)}"
-            )
-    if m.include:
-        missed = [name for name in health if not any(re.search(p, name) for p in m.include)]
-        if missed:
-            out.append(
-                "metrics.include: health families are always exported, also those it does "
-                f"not match: {', '.join(missed)}"
-            )
     return out

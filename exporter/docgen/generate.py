@@ -118,13 +118,6 @@ def _escape_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _env_of(section: str, key: str) -> str | None:
-    for var, target in ENV_OVERRIDES.items():
-        if target == (section, key):
-            return var
-    return None
-
-
 def _key_table(cls: type[Any], prefix: str) -> list[str]:
     hints = get_type_hints(cls)
     rows = [

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from exporter.docgen.catalogue import Entry, entries
+from exporter.docgen import catalogue
+from exporter.docgen.catalogue import Entry
 from exporter.docgen.seriescount import RESOURCES, series_table
 from exporter.support.secrets import QUERY_ALLOWED
 
@@ -101,8 +102,11 @@ def metrics_md() -> str:
     lines = [INTRO.format(allowed=allowed), CHOOSING.format(resources=RESOURCES)]
     lines += [*series_table(), ""]
     by_area: dict[str, list[Entry]] = {}
-    for e in entries():
+    for e in catalogue.entries():
         by_area.setdefault(e.area, []).append(e)
+    untitled = sorted(set(by_area) - set(AREA_TITLES))
+    if untitled:  # a section without a title would be left out of the reference
+        raise ValueError(f"docgen: no title in AREA_TITLES for area(s) {', '.join(untitled)}")
     for area, title in AREA_TITLES.items():
         lines.append(f"## {title}\n")
         lines.append("| family | type | labels | unit | source | meaning |")

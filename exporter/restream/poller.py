@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import structlog
 
@@ -49,6 +50,19 @@ class RestreamClient(Protocol):
     async def restream_history(
         self, account: str, resource_id: str, start: str, end: str
     ) -> list[HistoryPoint]: ...
+
+
+@dataclass
+class AccountState:
+    """All the poller keeps of one account; dropped whole when the account leaves (``forget``)."""
+
+    resource_ids: tuple[str, ...] | None = None  # from the latest status poll
+    changes: dict[TargetId, Change] = field(default_factory=dict)  # history folded so far
+    status_sig: dict[str, Signature] = field(default_factory=dict)  # per resource, latest status
+    read_sig: dict[str, Signature | None] = field(default_factory=dict)  # at its last history read
+    read_end: dict[str, float] = field(default_factory=dict)  # end of its last history read
+    credit: float = 0.0  # round-robin reads owed (a fraction of one)
+    runs: int = 0  # history polls done, to tell the slices apart
 
 
 def status_key(account: str) -> StoreKey:
@@ -97,36 +111,26 @@ class RestreamPoller:
         self._redactor = redactor
         secret = fingerprint_secret or b""
         self.fingerprint = KeyFingerprint(secret.encode() if isinstance(secret, str) else secret)
-        self._resource_ids: dict[str, tuple[str, ...]] = {}
-        self._changes: dict[str, dict[TargetId, Change]] = {}
         self._slices = max(1, slices)
-        # per account: status signature per resource (latest status poll), and signature and
-        # end of each resource's last history read
-        self._status_sig: dict[str, dict[str, Signature]] = {}
-        self._read_sig: dict[str, dict[str, Signature | None]] = {}
-        self._read_end: dict[str, dict[str, float]] = {}
-        self._credit: dict[str, float] = {}  # round-robin reads owed (a fraction of one)
-        self._runs: dict[str, int] = {}  # history polls done, to tell the slices apart
+        self._accounts: dict[str, AccountState] = {}
 
-    def _per_account(self) -> tuple[dict[str, Any], ...]:
-        return (
-            self._resource_ids,
-            self._changes,
-            self._status_sig,
-            self._read_sig,
-            self._read_end,
-            self._credit,
-            self._runs,
-        )
+    def _state(self, account: str) -> AccountState:
+        st = self._accounts.get(account)
+        if st is None:
+            st = self._accounts[account] = AccountState()
+        return st
+
+    def state(self, account: str) -> AccountState | None:
+        """What the poller keeps of ``account`` (None: nothing); for diagnostics and tests."""
+        return self._accounts.get(account)
 
     def forget(self, account: str) -> None:
         """Drop everything kept of ``account`` (it left this replica)."""
-        for per_account in self._per_account():
-            per_account.pop(account, None)
+        self._accounts.pop(account, None)
 
     def knows(self, account: str) -> bool:
         """Whether anything of ``account`` is kept (diagnostics and tests)."""
-        return any(account in per_account for per_account in self._per_account())
+        return account in self._accounts
 
     async def poll(self, account: str) -> None:
         fingerprint = self.fingerprint
@@ -147,8 +151,9 @@ class RestreamPoller:
         )
         if duplicates:
             log.warning("restream_duplicate_series", account=account, dropped=duplicates)
-        self._resource_ids[account] = tuple(r.resource_id for r in resources)
-        self._status_sig[account] = {rec.resource_id: signature(rec) for rec in statuses}
+        st = self._state(account)
+        st.resource_ids = tuple(r.resource_id for r in resources)
+        st.status_sig = {rec.resource_id: signature(rec) for rec in statuses}
         self._store.publish(
             status_key(account),
             fragment,
@@ -163,23 +168,22 @@ class RestreamPoller:
 
     def history_plan(self, account: str, ids: tuple[str, ...] | None = None) -> list[str]:
         """The resources the next history poll reads (see the class docstring)."""
-        return self._plan(account, self._resource_ids.get(account, ()) if ids is None else ids)[0]
+        st = self._accounts.get(account) or AccountState()
+        return self._plan(st, (st.resource_ids or ()) if ids is None else ids)[0]
 
-    def _plan(self, account: str, ids: tuple[str, ...]) -> tuple[list[str], float]:
+    def _plan(self, st: AccountState, ids: tuple[str, ...]) -> tuple[list[str], float]:
         """(resources to read, round-robin credit left after this poll)."""
-        sig = self._status_sig.get(account, {})
-        read = self._read_sig.get(account, {})
+        sig = st.status_sig
+        read = st.read_sig
         never = [rid for rid in ids if rid not in read]
         changed = [rid for rid in ids if rid in read and read[rid] != sig.get(rid)]
         rest = [rid for rid in ids if rid in read and read[rid] == sig.get(rid)]
         new = never[: math.ceil(len(ids) / self._slices)]
         # the share accrues a fraction per poll, so small accounts are not read every time
-        credit = self._credit.get(account, 0.0) + len(rest) / (
-            HISTORY_ROUND_ROBIN_POLLS * self._slices
-        )
+        credit = st.credit + len(rest) / (HISTORY_ROUND_ROBIN_POLLS * self._slices)
         share = min(len(rest), math.floor(credit + 1e-9))
-        ends = self._read_end.get(account, {})
-        first_slice = self._runs.get(account, 0) % self._slices == 0
+        ends = st.read_end
+        first_slice = st.runs % self._slices == 0
         if rest and first_slice and not (changed or new or share):
             share = 1  # one read per interval at least: the history endpoint's health shows
         picked = sorted(rest, key=lambda rid: ends.get(rid, 0.0))[:share]  # longest unread
@@ -187,14 +191,16 @@ class RestreamPoller:
 
     async def poll_history(self, account: str) -> None:
         fingerprint = self.fingerprint
-        ids = self._resource_ids.get(account)
+        known_state = self._accounts.get(account)
+        ids = known_state.resource_ids if known_state is not None else None
         if ids is None:  # history before the first status poll: learn the resources ourselves
             resources = await self._client.restream_resources(account)
             self._redactor.learn(*resource_secrets(resources))
             ids = tuple(r.resource_id for r in resources)
         now = self._clock.time()
-        plan, credit = self._plan(account, ids)
-        ends = self._read_end.setdefault(account, {})
+        st = self._state(account)
+        plan, credit = self._plan(st, ids)
+        ends = st.read_end
         starts = {
             rid: now - FIRST_HISTORY_LOOKBACK_SECONDS
             if rid not in ends
@@ -213,21 +219,21 @@ class RestreamPoller:
         except ExceptionGroup as group_error:  # report the upstream error itself
             raise group_error.exceptions[0] from None
         known = set(ids)
-        state = {t: c for t, c in self._changes.get(account, {}).items() if t[0] in known}
-        sig = self._status_sig.get(account, {})
-        read = self._read_sig.setdefault(account, {})
+        state = {t: c for t, c in st.changes.items() if t[0] in known}
+        sig = st.status_sig
+        read = st.read_sig
         for rid, task in zip(plan, tasks, strict=True):
             points = task.result()
             self._redactor.learn(*history_secrets(points))
             state = fold_history(state, rid, points, fingerprint)
             read[rid] = sig.get(rid)
             ends[rid] = now
-        self._credit[account] = credit
-        self._runs[account] = self._runs.get(account, 0) + 1
+        st.credit = credit
+        st.runs += 1
         for gone in [rid for rid in read if rid not in known]:
             del read[gone]
             ends.pop(gone, None)
-        self._changes[account] = state
+        st.changes = state
         self._store.publish(
             history_key(account),
             history_fragment(account, state, self._store.selection),

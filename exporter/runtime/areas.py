@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from exporter.config import Settings
 from exporter.runtime.area import Area, Job
-from exporter.web.history import TrafficHistory
-from exporter.web.history_file import HistoryFile, charts_path
+from exporter.traffic.history import TrafficHistory
+from exporter.traffic.history_file import HistoryFile, charts_path
 
 if TYPE_CHECKING:
     from exporter.dvr import DvrPoller
@@ -244,7 +244,6 @@ class TalkingHeadArea(_Area):
 # The registry: every polled area, in the order pages and documents list them.
 REGISTRY = (TrafficArea, RestreamArea, DvrArea, TalkingHeadArea)
 AREA_NAMES = tuple(kind.name for kind in REGISTRY)
-AREA_TITLES = {kind.name: kind.title for kind in REGISTRY}
 
 A = TypeVar("A")
 

@@ -1,15 +1,14 @@
-"""Assemble and run the daemon: session, context, areas, scheduler, renderer, clean shutdown."""
+"""The daemon's core: its context, areas and scheduler, and the accounts it serves.
+
+The web app around it, with the session, renderer and clean shutdown: exporter.web.daemon.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
 from functools import partial
 
 import aiohttp
 import structlog
-from aiohttp import web
 
 from exporter.config import Settings
 from exporter.exposition import FamilySelection, Store
@@ -19,15 +18,11 @@ from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.runtime.polling import PollRunner
 from exporter.runtime.presence import Presence
-from exporter.runtime.reload import Reloader
 from exporter.runtime.scheduler import Scheduler
 from exporter.runtime.selfmetrics import SelfMetrics
-from exporter.support.clock import Clock, SystemClock
+from exporter.support.clock import Clock
 from exporter.support.logs import Redactor
 from exporter.upstream import Operations, UpstreamClient
-from exporter.web.app import init_app
-from exporter.web.lifecycle import add_reload_route
-from exporter.web.webconfig import WebConfig
 
 log = structlog.get_logger("exporter.runtime.service")
 
@@ -182,81 +177,3 @@ def _intervals(s: Settings) -> tuple[float, ...]:
         s.dvr.interval_seconds,
         s.talking_head.interval_seconds,
     )
-
-
-SERVICE: web.AppKey[Service] = web.AppKey("service", Service)
-RELOADER: web.AppKey[Reloader] = web.AppKey("reloader", Reloader)
-
-
-async def create_app(
-    settings: Settings,
-    clock: Clock | None = None,
-    redactor: Redactor | None = None,
-    schedule: bool = True,
-    web_config: WebConfig | None = None,
-    load: Callable[[], Settings] | None = None,
-    telemetry_path: str = "/metrics",
-    enable_lifecycle: bool = False,
-) -> web.Application:
-    """The whole daemon as an aiohttp app; its cleanup context owns every resource.
-
-    A coroutine, so the client session is created inside the running loop. The Service is
-    ``app[SERVICE]``; with ``schedule=False`` nothing is polled on a timer, so tests drive
-    the polls themselves (``Service.jobs``) against an injected clock. Everything is built
-    once, here: the context, the Service with its areas (and the one task tracker, which the
-    lifecycle runs), then the web app around them. ``web_config`` (the
-    checked ``web_config_file``) adds basic auth and headers; the caller serves its TLS.
-    ``load`` re-reads the config file for a reload (``app[RELOADER]``, SIGHUP); with
-    ``enable_lifecycle`` ``POST /-/reload`` does the same.
-    """
-    clock = clock or SystemClock()
-    redactor = redactor or Redactor(settings.secrets())
-    session = aiohttp.ClientSession(
-        headers={"User-Agent": "cdnvideo-exporter"},
-        connector=aiohttp.TCPConnector(
-            limit=(settings.upstream.max_concurrency + settings.admin.upstream_concurrency) * 2
-        ),
-    )
-    ctx = build_context(settings, session, clock, redactor)
-    service = Service(ctx, Scheduler(ctx.runner))
-
-    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
-        tasks = [
-            asyncio.create_task(ctx.store.run_renderer(), name="renderer"),
-            asyncio.create_task(service.areas.talking_head.tracker.run(), name="task-tracker"),
-        ]
-        await ctx.store.render()
-        service.start(timers=schedule)
-        log.info(
-            "exporter_started",
-            listen=settings.listen,
-            base_url=settings.upstream.base_url,
-            accounts=list(ctx.accounts) or "discovering",
-            shard=str(settings.shard),
-        )
-        try:
-            yield
-        finally:
-            service.stop()
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            await session.close()
-            log.info("exporter_stopped")
-
-    app = init_app(ctx, service.areas, web_config, telemetry_path)
-    app[SERVICE] = service
-    if load is not None:
-        app[RELOADER] = Reloader(
-            load,
-            lambda: ctx.settings,
-            service.reconfigure,
-            ctx.metrics.reload_done(clock),
-            ctx.store.render,
-        )
-        if enable_lifecycle:
-            add_reload_route(app, app[RELOADER], settings.admin)
-    app.cleanup_ctx.append(lifecycle)
-    return app

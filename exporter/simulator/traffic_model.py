@@ -10,15 +10,7 @@ from dataclasses import dataclass
 
 from exporter.simulator.dataset import CdnResource
 from exporter.simulator.hashing import Stream, key_hash, mix, unit
-
-STATUS_CODES = (
-    "200", "204", "206", "2xx",
-    "301", "302", "304", "3xx",
-    "400", "401", "403", "404", "416", "429", "4xx",
-    "500", "501", "502", "503", "504", "505", "5xx",
-)  # fmt: skip
-SIZE_RANGES = ("0_250k", "250k_500k", "500k_750k", "750k_1m", "1m_2m", "2m_3m", "3m_4m", "4M+")
-SIDES = ("edge", "origin")
+from exporter.support.platform_fields import SIZE_RANGES, STATUS_CODES
 
 # Row layout: one array('d') per resource and minute.
 EDGE_BW, ORIGIN_BW, EDGE_REQ, ORIGIN_REQ, EDGE_HIT_BYTES = 0, 1, 2, 3, 4

@@ -23,11 +23,9 @@ from exporter.simulator.traffic_model import (
     ORIGIN_BW,
     ORIGIN_RT0,
     ORIGIN_STATUS0,
-    SIDES,
-    SIZE_RANGES,
-    STATUS_CODES,
     AccountTraffic,
 )
+from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
 
 Value = int | float
 

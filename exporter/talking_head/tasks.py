@@ -16,16 +16,14 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import structlog
 
-from exporter.exposition import Fragment, MetricSpec, StoreKey
-from exporter.upstream import UpstreamError
+from exporter.exposition import Fragment, MetricSpec, Store, StoreKey
+from exporter.support.clock import Clock
+from exporter.upstream import Operations, UpstreamError
 from exporter.upstream.models import parse_th_status
-
-if TYPE_CHECKING:
-    from exporter.runtime.context import Context
 
 log = structlog.get_logger("exporter.talking_head.tasks")
 
@@ -56,6 +54,19 @@ def status_label(raw: str) -> str:
     return value if _STATUS_LABEL.fullmatch(value) else "unknown"
 
 
+class TrackerContext(Protocol):
+    """What the tracker uses of the service's context (``exporter.runtime.Context`` fits)."""
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def ops(self) -> Operations: ...
+
+
 @dataclass
 class _Task:
     account: str
@@ -71,7 +82,7 @@ class TaskTracker:
 
     def __init__(
         self,
-        ctx: Context,
+        ctx: TrackerContext,
         first_delay: float = 10.0,
         max_delay: float = 600.0,
         give_up_after: float = 86_400.0,

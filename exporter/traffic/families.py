@@ -20,13 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from exporter.exposition import EVERYTHING, FamilySelection, Fragment, MetricSpec, Samples
+from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
 from exporter.traffic.ledger import OTHER, AccountLedger
 from exporter.traffic.parse import (
     COUNT_INDEX,
     GAUGE_INDEX,
-    SIDES,
-    SIZE_RANGES,
-    STATUS_CODES,
     ResourceRow,
     Row,
     Values,

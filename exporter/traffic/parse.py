@@ -9,17 +9,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
 from exporter.upstream.errors import UpstreamError
 from exporter.upstream.models import MetricsReply
-
-SIDES = ("edge", "origin")
-STATUS_CODES = (
-    "200", "204", "206", "2xx",
-    "301", "302", "304", "3xx",
-    "400", "401", "403", "404", "416", "429", "4xx",
-    "500", "501", "502", "503", "504", "505", "5xx",
-)  # fmt: skip
-SIZE_RANGES = ("0_250k", "250k_500k", "500k_750k", "750k_1m", "1m_2m", "2m_3m", "3m_4m", "4M+")
 
 # Counted per window (summed into counters): requests, statuses, hit bytes.
 COUNT_KEYS: tuple[str, ...] = (

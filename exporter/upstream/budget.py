@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import Clock
 from exporter.upstream.errors import UpstreamError
+from exporter.upstream.metrics import BudgetMetrics
 
 log = structlog.get_logger("exporter.upstream.budget")
 
@@ -77,7 +77,7 @@ class RequestBudget:
     normal allowance is back; this also applies without a configured limit.
     """
 
-    def __init__(self, per_minute: int, clock: Clock, metrics: SelfMetrics | None = None) -> None:
+    def __init__(self, per_minute: int, clock: Clock, metrics: BudgetMetrics | None = None) -> None:
         self.per_minute = per_minute
         self._clock = clock
         self._metrics = metrics

@@ -20,7 +20,6 @@ from yarl import URL
 
 from exporter import __version__
 from exporter.config import UpstreamSettings
-from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support import jsonpieces
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor
@@ -36,6 +35,7 @@ from exporter.upstream.errors import (
     says_token_refused,
     status_text,
 )
+from exporter.upstream.metrics import UpstreamMetrics
 
 log = structlog.get_logger("exporter.upstream")
 
@@ -145,7 +145,7 @@ class UpstreamClient:
         self,
         session: aiohttp.ClientSession,
         settings: UpstreamSettings,
-        metrics: SelfMetrics | None = None,
+        metrics: UpstreamMetrics | None = None,
         clock: Clock | None = None,
         redactor: Redactor | None = None,
         retries: int = 2,

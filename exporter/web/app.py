@@ -75,7 +75,7 @@ def init_app(
     telemetry_path: str = "/metrics",
 ) -> web.Application:
     """Build the web application around a ready Context and the areas (lifecycle:
-    exporter.runtime.service); ``web_config`` adds basic auth and headers (its TLS context
+    exporter.web.daemon); ``web_config`` adds basic auth and headers (its TLS context
     is the listener's). The admin surface gets the talking-head area's parts it uses."""
     hide_server_version()
     app = web.Application()

@@ -10,8 +10,8 @@ import aiohttp
 from exporter.exposition import EVERYTHING, Fragment, FragmentBuilder, StoreKey
 from exporter.runtime.summary import Published, TopResource, traffic_summary
 from exporter.traffic.families import ACCOUNT, RESOURCE
+from exporter.traffic.history import MAX_POINTS, Point, TrafficHistory
 from exporter.web.charts import account_charts, top_resources
-from exporter.web.history import MAX_POINTS, Point, TrafficHistory
 from exporter.web.landing import HEADERS, render_landing
 
 from .conftest import make_context, make_service

@@ -13,9 +13,9 @@ import pytest
 from aiohttp import web
 
 from exporter.config import parse_config
-from exporter.runtime.service import SERVICE, create_app
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
+from exporter.web.daemon import SERVICE, create_app
 
 from .devtools import Chromium
 from .test_landing_browser import chromium

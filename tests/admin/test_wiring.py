@@ -13,10 +13,11 @@ from aiohttp import web
 
 from exporter.config import parse_config
 from exporter.exposition import StoreKey
-from exporter.runtime.service import SERVICE, Service, create_app
+from exporter.runtime.service import Service
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.talking_head.tasks import TASKS, TaskTracker
+from exporter.web.daemon import SERVICE, create_app
 
 from .fakes import READ_TOKEN, WRITE_TOKEN
 from .test_against_simulator import GENERATE

@@ -254,3 +254,28 @@ async def test_first_history_reads_are_spread_over_the_slices(clock: FakeClock) 
         counts.append(len(history_reads(fake)))
         clock.advance(50)
     assert counts == [4, 4, 4, 4, 4, 4]  # a sixth of the new resources per run
+
+
+async def test_one_state_object_per_account_holds_all_it_keeps_and_forget_drops_it(
+    clock: FakeClock,
+) -> None:
+    fake = FakeRestream()
+    poller = make(fake, clock)
+    await poller.poll("acme")
+    await poller.poll("beta")
+    clock.advance(60)
+    await poller.poll_history("acme")
+    acme, beta = poller.state("acme"), poller.state("beta")
+    assert acme is not None
+    assert beta is not None
+    assert acme.resource_ids == ("r1", "r2")
+    assert set(acme.status_sig) == {"r1"}
+    assert acme.read_end == {"r1": NOW + 60, "r2": NOW + 60}
+    assert set(acme.read_sig) == {"r1", "r2"}
+    assert acme.runs == 1
+    assert (beta.read_end, beta.runs) == ({}, 0)  # history of acme only
+    poller.forget("acme")
+    assert poller.state("acme") is None
+    assert not poller.knows("acme")
+    assert poller.state("beta") is beta
+    assert poller.knows("beta")

@@ -11,7 +11,7 @@ import yaml
 from bench.requests import measure
 from exporter.cli import main
 from exporter.config import parse_config
-from exporter.config.cost import request_cost
+from exporter.runtime.cost import request_cost
 
 UPSTREAM = {"base_url": "http://127.0.0.1:1", "token": "t0ken-not-shown"}
 

@@ -32,10 +32,10 @@ import structlog.testing
 from aiohttp import web
 
 from exporter.config import parse_config
-from exporter.runtime.service import SERVICE, create_app
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
+from exporter.web.daemon import SERVICE, create_app
 
 GOLDEN = Path(__file__).with_name("exposition.prom")
 T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z

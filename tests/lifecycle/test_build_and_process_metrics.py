@@ -10,9 +10,9 @@ from pathlib import Path
 from aiohttp.test_utils import TestClient, TestServer
 
 from exporter.config import parse_config
-from exporter.runtime.service import create_app
 from exporter.support.buildinfo import build_info
 from exporter.support.clock import FakeClock
+from exporter.web.daemon import create_app
 
 CONFIG = {"upstream": {"base_url": "http://127.0.0.1:9", "token": "t0ken"}, "accounts": ["a"]}
 

@@ -8,10 +8,10 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from exporter.config import parse_config
-from exporter.runtime.service import SERVICE, create_app
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.app import AREAS
+from exporter.web.daemon import SERVICE, create_app
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
 ACCOUNT = "demo-media"

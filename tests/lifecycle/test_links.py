@@ -11,8 +11,8 @@ from pathlib import Path
 from aiohttp.test_utils import TestClient, TestServer
 
 from exporter.config import parse_config
-from exporter.runtime.service import create_app
 from exporter.support.clock import FakeClock
+from exporter.web.daemon import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,9 +8,9 @@ from aiohttp import web
 
 from exporter.config import parse_config
 from exporter.runtime.reload import changed_keys, live_settings
-from exporter.runtime.service import SERVICE, create_app
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
+from exporter.web.daemon import SERVICE, create_app
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
 

@@ -13,8 +13,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from exporter import __version__
 from exporter.cli import main
 from exporter.config import parse_config
-from exporter.runtime.service import create_app
 from exporter.support.clock import FakeClock
+from exporter.web.daemon import create_app
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -19,12 +19,13 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.config import Settings, parse_config
 from exporter.runtime.context import Context
-from exporter.runtime.service import SERVICE, Service, create_app
+from exporter.runtime.service import Service
 from exporter.simulator import SimConfig, SimRunner, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic.parse import COUNT_KEYS
 from exporter.web.app import CTX
+from exporter.web.daemon import SERVICE, create_app
 from tests.simulator.hold import Hold, serve_held
 
 from .leaks import LeakGuard

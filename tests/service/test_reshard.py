@@ -16,10 +16,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.config import parse_config
 from exporter.runtime.areas import DvrArea, RestreamArea, TalkingHeadArea, TrafficArea
-from exporter.runtime.service import SERVICE, Service, create_app
+from exporter.runtime.service import Service
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.simulator.config import account_names
 from exporter.support.clock import FakeClock
+from exporter.web.daemon import SERVICE, create_app
 
 T0 = 1_767_225_600 + 12 * 3600  # 2026-01-01T12:00:00Z
 STREAMS = ("live/main", "news")
@@ -180,6 +181,7 @@ def per_account_entries(daemon: Daemon) -> int:
     return sum(sum(daemon.kept(a).values()) for a in NAMES)
 
 
+@pytest.mark.slow
 async def test_many_moves_leave_no_state_and_no_memory_behind(daemon: Daemon) -> None:
     service = daemon.service
     retention = service.ctx.settings.traffic.series_retention_hours * 3600

@@ -10,8 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.exposition import FamilySelection, Store
 from exporter.simulator import SimConfig
+from exporter.support.platform_fields import STATUS_CODES
 from exporter.traffic.families import RESOURCE, SPECS
-from exporter.traffic.parse import STATUS_CODES
 from tests.traffic.test_against_simulator import Rig, ServerFactory, rig
 
 CLASSES = ("2xx", "3xx", "4xx", "5xx")

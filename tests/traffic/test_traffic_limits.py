@@ -65,6 +65,7 @@ def settle_halves(r: Rig) -> dict[tuple[Window, str], list[float]]:
 RESOURCES = 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quirk", ["", "rate-limit-200", "rate-limit-420"])
 async def test_a_platform_limit_of_6_a_minute_loses_nothing_over_a_day(
     aiohttp_server: ServerFactory, tmp_path: Path, quirk: str
@@ -100,6 +101,7 @@ async def test_a_platform_limit_of_6_a_minute_loses_nothing_over_a_day(
         assert traffic_requests(r) > 0
 
 
+@pytest.mark.slow
 async def test_a_budget_of_3_a_minute_with_the_default_schedule_loses_nothing_over_a_day(
     aiohttp_server: ServerFactory, tmp_path: Path
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from structlog.testing import capture_logs
 
 from exporter.simulator import SimConfig
@@ -14,6 +15,7 @@ from tests.traffic.test_against_simulator import ACC, ServerFactory, counter, ou
 CONFIG = SimConfig(late_seconds=200, resources_per_account=2)
 
 
+@pytest.mark.slow
 async def test_a_run_is_given_up_only_after_a_day_without_any_read(
     aiohttp_server: ServerFactory, tmp_path: Path
 ) -> None:

@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from exporter.cli import main
-from exporter.config import ConfigError, parse_config, warnings
+from exporter.config import ConfigError, parse_config
 from exporter.docgen.catalogue import entries
+from exporter.docgen.selection import family_selection_warnings
 from exporter.exposition import FamilySelection
 from tests.unit.test_config import refused, with_token
 
@@ -19,7 +20,7 @@ def test_defaults_export_everything_at_full_granularity() -> None:
     s = parse_config(with_token(), {})
     assert (s.metrics.include, s.metrics.exclude) == ((), ())
     assert (s.traffic.resource_status_codes, s.traffic.resource_request_times) == ("codes", True)
-    assert warnings(s) == []
+    assert family_selection_warnings(s) == []
 
 
 def test_patterns_and_granularity_are_read() -> None:
@@ -63,7 +64,7 @@ def test_bad_values_are_refused_by_key(raw: dict[str, object], message: str) -> 
 
 def test_a_pattern_that_would_take_a_health_family_away_is_reported() -> None:
     s = parse_config(with_token(metrics={"exclude": ["^cdnvideo_up$", "nothing_like_this"]}), {})
-    assert warnings(s) == [
+    assert family_selection_warnings(s) == [
         "metrics.exclude[1]: 'nothing_like_this' matches no metric family",
         "metrics.exclude[0]: '^cdnvideo_up$' matches health families, which are always "
         "exported: cdnvideo_up",
@@ -72,7 +73,7 @@ def test_a_pattern_that_would_take_a_health_family_away_is_reported() -> None:
     health = [e.name for e in entries() if e.area == "exporter"]
     assert len(health) > 10
     assert {"cdnvideo_up", "cdnvideo_exporter_build_info"} <= set(health)
-    assert warnings(only) == [
+    assert family_selection_warnings(only) == [
         "metrics.include: health families are always exported, also those it does not match: "
         + ", ".join(health)
     ]

@@ -23,10 +23,10 @@ import yaml
 from aiohttp import web
 
 from exporter.config import parse_config
-from exporter.runtime.service import create_app
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web import webauth
+from exporter.web.daemon import create_app
 from exporter.web.webauth import WEB_CONFIG, BasicAuth, TokenBucket
 from exporter.web.webconfig import load_web_config
 from exporter.web.webreload import LiveWebConfig

@@ -16,9 +16,9 @@ import pytest
 from aiohttp import web
 
 from exporter.config import parse_config
-from exporter.runtime.service import create_app
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
+from exporter.web.daemon import create_app
 from exporter.web.serving import serve as serve_exporter
 
 WRITE_TOKEN = "slow-clients-write-token-0123"

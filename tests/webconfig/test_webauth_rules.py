@@ -15,10 +15,10 @@ import yaml
 from aiohttp import web
 
 from exporter.config import parse_config
-from exporter.runtime.service import create_app
 from exporter.simulator import SimConfig, Simulator
 from exporter.simulator import serve as serve_sim
 from exporter.support.clock import FakeClock
+from exporter.web.daemon import create_app
 from exporter.web.webauth import WEB_CONFIG, BasicAuth, apply_web_config
 from exporter.web.webconfig import load_web_config
 

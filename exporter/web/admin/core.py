@@ -99,7 +99,7 @@ class Catalogue(Protocol):
 @dataclass(frozen=True)
 class AdminDeps:
     """What the admin surface uses beyond the Context, handed in by whoever builds the app
-    (``exporter.runtime.service.create_app``: the talking-head area's parts)."""
+    (``exporter.web.daemon.create_app``: the talking-head area's parts)."""
 
     tracker: TaskTracker  # follows the tasks a generate submits; run by the Service
     catalogue: Catalogue

@@ -15,9 +15,9 @@ from typing import Any
 
 import structlog
 
-from exporter.web.history import HOUR_SECONDS, Point, TrafficHistory
+from exporter.traffic.history import HOUR_SECONDS, Point, TrafficHistory
 
-log = structlog.get_logger("exporter.web.history_file")
+log = structlog.get_logger("exporter.traffic.history_file")
 
 VERSION = 1
 SAVE_SECONDS = 60.0

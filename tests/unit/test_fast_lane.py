@@ -1,0 +1,57 @@
+"""`make test-fast` collects the in-process tests and leaves out real tools, child daemons and
+the slow ones; `make test` collects everything."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+LEFT_OUT_DIRS = (
+    "tests/system/",
+    "tests/release/",
+    "tests/deploy/",
+    "tests/lifecycle/",
+    "tests/reliability/",
+)
+SLOW = "tests/traffic/test_traffic_limits.py::test_a_budget_of_3_a_minute_with_the_default_sche"
+
+
+def _make_variable(name: str) -> list[str]:
+    text = (REPO / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
+    found = re.search(rf"^{name} :?= (.*)$", text, re.M)
+    assert found, f"{name} is not set in the Makefile"
+    return shlex.split(found.group(1))
+
+
+def _collected(*args: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+def test_the_fast_lane_leaves_out_real_tools_daemons_and_slow_tests() -> None:
+    fast = _collected(*_make_variable("FAST_ARGS"))
+    assert len(fast) > 1000
+    assert [t for t in fast if t.startswith(LEFT_OUT_DIRS)] == []
+    assert [t for t in fast if "promtool" in t or "_browser.py" in t] == []
+    assert [t for t in fast if t.startswith(SLOW)] == []
+    for kept in ("tests/golden/test_golden.py", "tests/unit/", "tests/areas/", "tests/service/"):
+        assert any(t.startswith(kept) for t in fast), kept
+
+
+def test_make_test_keeps_the_whole_suite() -> None:
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
+    assert "$(BIN)/python -m pytest -q -ra $(PYTEST_ARGS)" in recipe
+    assert "FAST_ARGS" not in recipe

@@ -1,0 +1,119 @@
+"""Layers point one way: support <- upstream, exposition, config <- areas <- runtime <- web,
+docgen, cli. Read from the source (every import, also inside functions and TYPE_CHECKING)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import exporter
+
+ROOT = Path(exporter.__file__).parent
+AREAS = ("traffic", "restream", "dvr", "talking_head")
+# Lower number, lower layer: a package may import its own layer or the ones below it.
+LAYER = {
+    "support": 0,
+    "upstream": 1,
+    "exposition": 1,
+    "config": 1,
+    "simulator": 1,  # the platform's stand-in: support only
+    **dict.fromkeys(AREAS, 2),
+    "runtime": 3,
+    "web": 4,
+    "docgen": 4,
+    "(top)": 4,  # exporter/cli.py, exporter/__main__.py
+}
+
+Edges = dict[str, dict[str, list[str]]]  # package -> imported package -> importing files
+
+
+def _package(path: Path) -> str:
+    rel = path.relative_to(ROOT)
+    return rel.parts[0] if len(rel.parts) > 1 else "(top)"
+
+
+def _imported(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+
+
+def package_edges() -> Edges:
+    edges: Edges = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        src = _package(path)
+        for name in _imported(ast.parse(path.read_text(encoding="utf-8"))):
+            parts = name.split(".")
+            if parts[0] != "exporter" or len(parts) < 2 or not (ROOT / parts[1]).is_dir():
+                continue
+            if parts[1] != src:
+                files = edges.setdefault(src, {}).setdefault(parts[1], [])
+                files.append(str(path.relative_to(ROOT.parent)))
+    return edges
+
+
+def cycles(edges: Edges) -> list[list[str]]:
+    """Each group of packages that reach one another (Tarjan's strongly connected components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_cycle_finder_sees_a_cycle_and_leaves_a_chain_alone() -> None:
+    loop: Edges = {"a": {"b": []}, "b": {"c": []}, "c": {"a": []}, "d": {"a": []}}
+    assert cycles(loop) == [["a", "b", "c"]]
+    assert cycles({"a": {"b": []}, "b": {"c": []}}) == []
+
+
+def test_no_import_cycle_between_packages() -> None:
+    edges = package_edges()
+    assert edges["runtime"]  # the reading found imports at all
+    found = cycles(edges)
+    where = {
+        f"{a} -> {b}": files
+        for group in found
+        for a in group
+        for b, files in edges.get(a, {}).items()
+        if b in group
+    }
+    assert found == [], where
+
+
+def test_no_package_imports_a_layer_above_it() -> None:
+    edges = package_edges()
+    assert set(edges) | {b for e in edges.values() for b in e} <= set(LAYER)  # all placed
+    upward = {
+        f"{a} -> {b}": files
+        for a, targets in edges.items()
+        for b, files in targets.items()
+        if LAYER[b] > LAYER[a]
+    }
+    assert upward == {}

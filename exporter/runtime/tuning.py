@@ -39,4 +39,4 @@ def tune_for_serving() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
-    malloc.limit_arenas()
+    malloc.tune_heaps()

@@ -5,10 +5,15 @@ rendered text, compressed pieces, arrays of values) comes from the C allocator. 
 each thread that allocates its own heap (up to 8 per core), and a heap's freed pages stay in
 the process until its top is free. A refresh decodes, renders and compresses in worker threads,
 so after one refresh several heaps each keep the high-water mark of what their thread held.
-Two settings bring that back (docs/performance.md, at 5,000 resources: RSS 222 -> 164 MB):
+Three settings bring that back (docs/performance.md, at 5,000 resources in-process: RSS
+222 -> 154 MB, peak 251 -> 168 MB):
 
 - at most ``ARENAS`` heaps (``mallopt(M_ARENA_MAX)``): threads share them, so the pages one
   thread freed serve the next thread's buffers;
+- buffers from ``MMAP_THRESHOLD`` bytes up in pages of their own (``M_MMAP_THRESHOLD``), given
+  back when freed: glibc otherwise raises that threshold to the largest block freed (a reply
+  body, a joined gzip body: megabytes), and the next such blocks are carved from the heaps,
+  where the pages stay;
 - ``malloc_trim(0)`` after a render that followed a change: free pages anywhere in the heaps
   go back to the system (``madvise``), not only those at the top.
 """
@@ -20,7 +25,9 @@ import ctypes.util
 from functools import cache
 
 ARENAS = 2
-_M_ARENA_MAX = -8  # glibc's malloc.h
+MMAP_THRESHOLD = 128 * 1024  # glibc's initial value, kept fixed
+_M_MMAP_THRESHOLD = -3  # glibc's malloc.h
+_M_ARENA_MAX = -8
 
 _enabled = False
 
@@ -39,20 +46,22 @@ def _libc() -> ctypes.CDLL | None:
     return libc
 
 
-def limit_arenas() -> bool:
-    """Share ``ARENAS`` heaps between all threads and let ``trim`` work; False when the C
-    library is not glibc. Called by ``tune_for_serving`` (not in tests: one process)."""
+def tune_heaps() -> bool:
+    """Share ``ARENAS`` heaps between all threads, keep large buffers out of them, and let
+    ``trim`` work; False when the C library is not glibc. Called by ``tune_for_serving``
+    (not in tests: one process)."""
     global _enabled
     libc = _libc()
     if libc is None:
         return False
     libc.mallopt(_M_ARENA_MAX, ARENAS)
+    libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
     _enabled = True
     return True
 
 
 def trim() -> None:
-    """Give the C heaps' free pages back to the system, once ``limit_arenas`` ran (ctypes
+    """Give the C heaps' free pages back to the system, once ``tune_heaps`` ran (ctypes
     releases the GIL during the call: run it off the event loop, it walks every heap)."""
     libc = _libc() if _enabled else None
     if libc is not None:

@@ -42,7 +42,7 @@ def rss_kb():
 
 tune = sys.argv[1] == "tuned"
 if tune:
-    assert malloc.limit_arenas()
+    assert malloc.tune_heaps()
 blocks = [bytes(4000) for _ in range(40_000)]  # ~160 MB from the C allocator
 kept = blocks[::200]  # a few survivors pin the heap: its top never becomes free
 del blocks
@@ -69,3 +69,38 @@ def test_tuned_process_gives_freed_heap_pages_back() -> None:
     # freed buffers stay in the heap (the top is pinned) until trim returns them
     assert untuned["before"] - untuned["after"] < 10_000  # trim does nothing untuned
     assert tuned["before"] - tuned["after"] > 100_000  # kB: most of the 160 MB goes back
+
+
+LARGE_CHILD = """
+import json, sys
+from exporter.support import malloc
+
+def rss_kb():
+    with open("/proc/self/status") as f:
+        return int(next(line for line in f if line.startswith("VmRSS")).split()[1])
+
+if sys.argv[1] == "tuned":
+    assert malloc.tune_heaps()
+del bytearray(8 << 20)[:]  # a large block freed: glibc raises its mmap threshold to 8 MB
+blocks = [bytearray(1 << 20) for _ in range(100)]  # 100 MB of 1 MB buffers (reply-sized)
+pin = bytearray(1000)  # allocated after them: the heap's top stays in use
+start = rss_kb()
+del blocks
+print(json.dumps({"returned": start - rss_kb()}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
+def test_large_buffers_go_back_when_freed_without_a_trim() -> None:
+    def returned(mode: str) -> int:
+        out = subprocess.run(
+            [sys.executable, "-c", LARGE_CHILD, mode],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return int(json.loads(out.stdout)["returned"])
+
+    assert returned("untuned") < 20_000  # kB: carved from the heap, kept there
+    assert returned("tuned") > 90_000  # pages of their own, unmapped when freed

@@ -52,20 +52,17 @@ print(json.dumps({"before": before, "after": rss_kb()}))
 """
 
 
-def _trimmed(mode: str) -> dict[str, int]:
+def _child(code: str, mode: str) -> dict[str, int]:
+    """The JSON a child process running ``code`` prints, ``mode`` its argument."""
     out = subprocess.run(
-        [sys.executable, "-c", TRIM_CHILD, mode],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
+        [sys.executable, "-c", code, mode], capture_output=True, text=True, timeout=60, check=True
     )
     return dict(json.loads(out.stdout))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc_trim")
 def test_tuned_process_gives_freed_heap_pages_back() -> None:
-    untuned, tuned = _trimmed("untuned"), _trimmed("tuned")
+    untuned, tuned = _child(TRIM_CHILD, "untuned"), _child(TRIM_CHILD, "tuned")
     # freed buffers stay in the heap (the top is pinned) until trim returns them
     assert untuned["before"] - untuned["after"] < 10_000  # trim does nothing untuned
     assert tuned["before"] - tuned["after"] > 100_000  # kB: most of the 160 MB goes back
@@ -92,15 +89,5 @@ print(json.dumps({"returned": start - rss_kb()}))
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
 def test_large_buffers_go_back_when_freed_without_a_trim() -> None:
-    def returned(mode: str) -> int:
-        out = subprocess.run(
-            [sys.executable, "-c", LARGE_CHILD, mode],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-        return int(json.loads(out.stdout)["returned"])
-
-    assert returned("untuned") < 20_000  # kB: carved from the heap, kept there
-    assert returned("tuned") > 90_000  # pages of their own, unmapped when freed
+    assert _child(LARGE_CHILD, "untuned")["returned"] < 20_000  # kB: kept in the heap
+    assert _child(LARGE_CHILD, "tuned")["returned"] > 90_000  # own pages, unmapped when freed

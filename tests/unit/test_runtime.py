@@ -78,9 +78,9 @@ def rss_kb():
 
 if sys.argv[1] == "tuned":
     assert malloc.tune_heaps()
-del bytearray(8 << 20)[:]  # a large block freed: glibc raises its mmap threshold to 8 MB
-blocks = [bytearray(1 << 20) for _ in range(100)]  # 100 MB of 1 MB buffers (reply-sized)
-pin = bytearray(1000)  # allocated after them: the heap's top stays in use
+del bytearray(16 << 20)[:]  # a large block freed: glibc raises its threshold to 16 MB
+blocks = [bytearray(5 << 20) for _ in range(20)]  # 100 MB of 5 MB buffers (reply-sized)
+pin = bytearray(1 << 20)  # allocated after them: the heap's top stays in use
 start = rss_kb()
 del blocks
 print(json.dumps({"returned": start - rss_kb()}))

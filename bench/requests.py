@@ -1,13 +1,15 @@
 """Upstream requests per minute by area, counted in the simulator's request log.
 
-``python -m bench.requests [--scales 10,100,1000] [--minutes 30] [--budget 0,60]``
+``python -m bench.requests [--scales 10,100,1000] [--minutes 30] [--budget 0,60]
+[--dvr-poll-slices 1,5]``
 
 The daemon (``create_app`` without its timers) and the simulator share one FakeClock; every
 job runs when its interval falls due, as the scheduler would run it, so half an hour of polling
 takes seconds. One account per scale: N CDN resources, N/5 restream resources, N/10 DVR
 streams (the mix of docs/performance.md). ``--history-every-resource`` reads the restream
 history of every resource on every history poll, as the exporter did before it read only
-changed resources plus a round-robin share.
+changed resources plus a round-robin share. ``--dvr-poll-slices`` sets ``dvr.poll_slices``
+(each DVR stream read once in that many polls).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Measurement:
     resources: int
     budget: int
     every_resource: bool
+    dvr_slices: int
     per_minute: dict[str, float]
     busiest_minute: int  # most requests in any 60 s of the steady phase
     postponed: dict[str, float]
@@ -57,6 +60,7 @@ async def measure(
     budget: int = 0,
     every_resource: bool = False,
     warmup_minutes: int = WARMUP_MINUTES,
+    dvr_slices: int = 1,
 ) -> Measurement:
     """One run at ``resources`` CDN resources; see the module docstring."""
     clock = FakeClock(T0)
@@ -80,6 +84,7 @@ async def measure(
             },
             "accounts": [{"name": ACCOUNT, "dvr_streams": list(sim.dvr.streams[ACCOUNT])}],
             "log": {"level": "warning", "format": "json"},
+            "dvr": {"poll_slices": dvr_slices},
         },
         env={},
     )
@@ -134,6 +139,7 @@ async def measure(
             resources,
             budget,
             every_resource,
+            dvr_slices,
             {a: counts.get(a, 0) / minutes for a in AREAS},
             busiest,
             postponed,
@@ -145,7 +151,7 @@ async def measure(
 
 
 def table(rows: list[Measurement]) -> str:
-    head = "| resources (restream/DVR) | budget/min | history reads | "
+    head = "| resources (restream/DVR) | budget/min | history reads | DVR slices | "
     head += " | ".join(AREAS[:4]) + " | total/min | busiest 60 s | polls postponed |"
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for m in rows:
@@ -154,8 +160,8 @@ def table(rows: list[Measurement]) -> str:
         cells = " | ".join(f"{m.per_minute[a]:.1f}" for a in AREAS[:4])
         postponed = ", ".join(f"{a} {int(v)}" for a, v in m.postponed.items() if v) or "0"
         lines.append(
-            f"| {scale} | {m.budget or 'none'} | {mode} | {cells} | {m.total:.1f} | "
-            f"{m.busiest_minute} | {postponed} |"
+            f"| {scale} | {m.budget or 'none'} | {mode} | {m.dvr_slices} | {cells} | "
+            f"{m.total:.1f} | {m.busiest_minute} | {postponed} |"
         )
     return "\n".join(lines)
 
@@ -166,13 +172,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--minutes", type=int, default=30)
     parser.add_argument("--budget", default="0", help="comma-separated budgets (0 = none)")
     parser.add_argument("--history-every-resource", action="store_true")
+    parser.add_argument("--dvr-poll-slices", default="1", help="comma-separated dvr.poll_slices")
     args = parser.parse_args(argv)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     rows: list[Measurement] = []
     for scale in (int(s) for s in args.scales.split(",")):
         for b in (int(x) for x in args.budget.split(",")):
-            rows.append(asyncio.run(measure(scale, args.minutes, b, args.history_every_resource)))
-            print(table(rows[-1:]).splitlines()[-1], flush=True)
+            for k in (int(x) for x in args.dvr_poll_slices.split(",")):
+                one = measure(scale, args.minutes, b, args.history_every_resource, dvr_slices=k)
+                rows.append(asyncio.run(one))
+                print(table(rows[-1:]).splitlines()[-1], flush=True)
     print(table(rows))
 
 

@@ -229,6 +229,16 @@ class DvrSettings:
     interval_seconds: float = field(
         default=60.0, metadata=_doc("DVR poll period.", rule=r.positive())
     )
+    poll_slices: int = field(
+        default=1,
+        metadata=_doc(
+            "Read each account's streams in this many slices, one slice per poll in turn: a "
+            "stream is read once every `poll_slices` polls (its figures up to that many "
+            "intervals old) and DVR sends that many times fewer requests "
+            "(docs/performance.md). 1 = every stream on every poll.",
+            rule=r.at_least(1),
+        ),
+    )
 
 
 @dataclass(frozen=True)

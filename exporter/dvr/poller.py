@@ -46,7 +46,9 @@ class DvrPoller:
 
     With ``slices`` > 1 the poll runs that many times per interval and each run reads every
     ``slices``-th stream in turn (the others keep their last reply), so each stream is still
-    read once per interval but the requests are spread over it. A read the request budget
+    read once per interval but the requests are spread over it; ``dvr.poll_slices`` multiplies
+    the slices without more runs, so a stream is read once in that many intervals (and its
+    last reply is kept that much longer). A read the request budget
     postpones keeps its last reply too; the poll then raises Postponed after publishing.
     """
 
@@ -84,7 +86,8 @@ class DvrPoller:
 
     @property
     def max_age(self) -> float:
-        return STALE_AFTER_INTERVALS * self._settings.interval_seconds
+        s = self._settings
+        return STALE_AFTER_INTERVALS * s.interval_seconds * s.poll_slices
 
     def streams(self, account: str) -> tuple[str, ...]:
         return self._streams.get(account, ())

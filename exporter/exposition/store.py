@@ -15,6 +15,7 @@ from exporter.exposition.deflate import Piece, deflate, gzip_join
 from exporter.exposition.formats import OPENMETRICS_EOF, Format
 from exporter.exposition.model import Fragment, MetricSpec
 from exporter.exposition.select import EVERYTHING, FamilySelection
+from exporter.support import malloc
 from exporter.support.clock import Clock
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
@@ -209,13 +210,16 @@ class Store:
         """Background task: render after changes (debounced) and every ``idle_seconds`` anyway,
         so self-metrics stay fresh and aged-out fragments disappear."""
         while True:
+            changed = True
             try:
                 await asyncio.wait_for(self._dirty.wait(), timeout=idle_seconds)
                 await asyncio.sleep(settle_seconds)
             except TimeoutError:
-                pass
+                changed = False
             try:
                 await self.render()
+                if changed:  # a poll's replies and the fragments replaced are freed by now
+                    await asyncio.to_thread(malloc.trim)
             except Exception as exc:  # keep serving the last good body; never stop rendering
                 log.error("render_failed", error=f"{type(exc).__name__}: {exc}")
                 await asyncio.sleep(idle_seconds)

@@ -175,10 +175,11 @@ class DvrArea(_Area):
 
         s = ctx.settings
         self._ctx = ctx
-        self.slices = spread_slices(s)
+        self.slices = spread_slices(s)  # runs per interval
         streams = {a.name: a.dvr_streams for a in (s.accounts or ())}
+        # each run reads one slice in turn: all of them once in dvr.poll_slices intervals
         self.poller: DvrPoller = DvrPoller(
-            ctx.client, ctx.store, ctx.clock, s.dvr, streams, self.slices
+            ctx.client, ctx.store, ctx.clock, s.dvr, streams, self.slices * s.dvr.poll_slices
         )
 
     def enabled(self, settings: Settings) -> bool:

@@ -69,8 +69,9 @@ def request_cost(settings: Settings) -> list[AreaCost]:
         out.append(
             AreaCost(
                 "dvr",
-                streams * 60 / d.interval_seconds,
-                how=f"{streams} stream(s) every {d.interval_seconds:g} s",
+                streams * 60 / d.interval_seconds / d.poll_slices,
+                how=f"{streams} stream(s) every {d.interval_seconds * d.poll_slices:g} s"
+                + (f" ({d.poll_slices} slices)" if d.poll_slices > 1 else ""),
             )
         )
     h = settings.talking_head

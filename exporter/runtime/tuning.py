@@ -15,6 +15,9 @@ fragment) run in worker threads, but they share the GIL with the event loop. Thr
   that moment (20-110 ms on this machine); with 5,000, ~380, ~32 and ~2, young pauses of
   ~7 ms.
 
+It also limits the C allocator's heaps and lets the renderer give freed pages back
+(``exporter.support.malloc``): the memory side of the same work in worker threads.
+
 Called by ``cdnvideo-exporter run`` and ``demo`` (and the benchmark), not by ``create_app``:
 tests build many apps in one process, and freezing there would keep their garbage for good.
 """
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 import gc
 import sys
+
+from exporter.support import malloc
 
 SWITCH_INTERVAL_SECONDS = 0.001
 GC_THRESHOLDS = (5000, 10, 10)
@@ -34,3 +39,4 @@ def tune_for_serving() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+    malloc.tune_heaps()

@@ -311,7 +311,11 @@ def _gauges(
 
 
 def build_fragment(
-    account: str, ledger: AccountLedger, latest: Latest | None, view: View = FULL
+    account: str,
+    ledger: AccountLedger,
+    latest: Latest | None,
+    view: View = FULL,
+    previous: Fragment | None = None,
 ) -> Fragment:
     """Counters from the ledger (every series it holds, with an info series each), gauges
     from the latest window.
@@ -319,10 +323,14 @@ def build_fragment(
     A counter key seen for the first time is published at 0 on this refresh and with its
     value on the next (``ledger.unshown`` asks for that next rebuild). Samples go straight
     into per-family lists (FragmentBuilder.add hashes the spec per sample, which costs a
-    second per refresh at 100,000 series).
+    second per refresh at 100,000 series). ``previous``: the fragment this one replaces,
+    whose equal label tuples are taken over as samples are added (``Samples.like``).
     """
     wants = view.selection.wants
-    out: dict[MetricSpec, Samples] = {spec: Samples() for spec in SPECS if wants(spec.name)}
+    before = previous.samples if previous is not None else {}
+    out: dict[MetricSpec, Samples] = {
+        spec: Samples(like=before.get(spec)) for spec in SPECS if wants(spec.name)
+    }
     acc, res = _rows(ACCOUNT, out), _rows(RESOURCE, out)
     codes, ranges = view.resource_codes, view.resource_ranges
     held = _counters(acc, (account,), ledger.totals, ledger.totals_shown, ALL_CODES)

@@ -735,11 +735,12 @@ class TrafficPoller:
             gone = led.prune(oldest)
             if gone:
                 log.info("traffic_series_removed", account=account, resources=len(gone))
-            fragment = build_fragment(account, led, st.latest, self._view)
-            # rendered and compressed here, not in the render thread, against the fragment it
-            # replaces (unchanged chunks and label tuples are kept)
+            # built, rendered and compressed here, not in the render thread, against the
+            # fragment it replaces (unchanged chunks and label tuples are kept)
             published = self._store.fragment(StoreKey("traffic", account), include_stale=True)
-            fragment.packed(st.fragment or published)
+            previous = st.fragment or published
+            fragment = build_fragment(account, led, st.latest, self._view, previous)
+            fragment.packed(previous)
             st.fragment = fragment
         return st.fragment
 

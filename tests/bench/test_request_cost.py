@@ -42,6 +42,24 @@ async def test_the_estimate_is_what_the_daemon_sends() -> None:
     assert cost["talking_head"].fixed == pytest.approx(60 / 21600)
 
 
+async def test_dvr_poll_slices_cut_what_the_daemon_sends_as_estimated() -> None:
+    # 40 CDN resources: 4 DVR streams read in 4 slices, one per 60 s poll: 1 a minute
+    m = await measure(40, minutes=12, warmup_minutes=2, dvr_slices=4)
+    conf = parse_config(
+        {
+            "upstream": UPSTREAM,
+            "accounts": [{"name": "a", "dvr_streams": [f"live/s{i}" for i in range(4)]}],
+            "dvr": {"poll_slices": 4},
+        },
+        env={},
+    )
+    cost = {c.area: c for c in request_cost(conf)}
+    assert cost["dvr"].fixed == m.per_minute["dvr"] == 1.0
+    assert "4 stream(s) every 240 s (4 slices)" in cost["dvr"].how
+    # every stream's last reply is kept while the others are read: the area stays up
+    assert m.up["dvr"] == 1.0
+
+
 def test_the_cost_scales_with_accounts_and_streams() -> None:
     one = {c.area: c.fixed for c in request_cost(settings(10))}  # type: ignore[arg-type]
     three = {c.area: c.fixed for c in request_cost(settings(10, 3))}  # type: ignore[arg-type]

@@ -78,6 +78,7 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
         "restream.history_interval_seconds:",
     ),
     "dvr.interval_seconds": ({"dvr": {"interval_seconds": 0}}, "dvr.interval_seconds:"),
+    "dvr.poll_slices": ({"dvr": {"poll_slices": 0}}, "dvr.poll_slices:"),
     "talking_head.interval_seconds": (
         {"talking_head": {"interval_seconds": 0}},
         "talking_head.interval_seconds:",

@@ -117,3 +117,48 @@ def test_packed_labels_leave_the_collectors_view() -> None:
     assert samples[N - 1] == (("acme", f"r{N - 1:05d}", "edge"), float(N - 1))
     with pytest.raises(TypeError, match="frozen once packed"):
         samples.append((("acme", "late", "edge"), 1.0))
+
+
+def test_label_tuples_are_taken_over_as_they_are_added() -> None:
+    """A poll building against the fragment it replaces frees each equal label tuple at once
+    (the peak of a refresh holds one set of tuples, not two), and stops referring to that
+    fragment once packed."""
+    old = Fragment({SPEC: rows()})
+    old.packed()
+    before = old.samples[SPEC]
+    built = Samples(like=before)
+    for i in range(N):
+        built.append((("acme", f"r{i:05d}", "edge"), float(i)))
+    built.append((("acme", "new", "edge"), 1.0))  # past the end of the previous one
+    assert all(built.labels[i] is before.labels[i] for i in range(N))
+    assert built.labels[N] == ("acme", "new", "edge")
+    assert built.values[N] == 1.0
+    changed = Samples(like=before)
+    changed.append((("acme", "other", "edge"), 0.0))  # not equal: its own tuple is kept
+    assert changed.labels[0] is not before.labels[0]
+    assert changed.labels[0] == ("acme", "other", "edge")
+    new = Fragment({SPEC: built})
+    new.packed(old)
+    assert new.samples[SPEC].like is None
+
+
+def test_a_traffic_fragment_built_against_the_previous_one_shares_its_tuples() -> None:
+    from exporter.traffic.families import RESOURCE, build_fragment
+    from exporter.traffic.ledger import AccountLedger, Series
+    from exporter.traffic.parse import COUNT_INDEX, blank
+
+    led = AccountLedger()
+    for i in range(50):
+        s = led.series[f"r{i}"] = Series(f"n{i}", f"c{i}.example")
+        s.values = blank()
+        s.values[COUNT_INDEX["edge_status_200"]] = float(i)
+        s.shown[COUNT_INDEX["edge_status_200"]] = 1
+    first = build_fragment("acme", led, None)
+    first.packed()
+    second = build_fragment("acme", led, None, previous=first)
+    spec = RESOURCE.responses_total
+    a, b = first.samples[spec], second.samples[spec]
+    assert len(b) == 50
+    assert all(x is y for x, y in zip(a.labels, b.labels, strict=True))
+    assert list(a.values) == list(b.values) == [float(k[1:]) for k in sorted(led.series)]
+    assert second.rendered() == first.rendered()

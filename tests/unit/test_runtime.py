@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 CHILD = """
 import gc, json, sys
 from exporter.runtime.tuning import GC_THRESHOLDS, SWITCH_INTERVAL_SECONDS, tune_for_serving
@@ -28,3 +30,64 @@ def test_tune_for_serving_shortens_the_switch_interval_and_freezes_the_heap() ->
     assert figures["after"][1] > 1000  # the imported modules' objects are frozen
     # young collections every 5,000 allocations: fewer full collections during a refresh
     assert figures["after"][2] == figures["thresholds"] == [5000, 10, 10]
+
+
+TRIM_CHILD = """
+import json, sys
+from exporter.support import malloc
+
+def rss_kb():
+    with open("/proc/self/status") as f:
+        return int(next(line for line in f if line.startswith("VmRSS")).split()[1])
+
+tune = sys.argv[1] == "tuned"
+if tune:
+    assert malloc.tune_heaps()
+blocks = [bytes(4000) for _ in range(40_000)]  # ~160 MB from the C allocator
+kept = blocks[::200]  # a few survivors pin the heap: its top never becomes free
+del blocks
+before = rss_kb()
+malloc.trim()
+print(json.dumps({"before": before, "after": rss_kb()}))
+"""
+
+
+def _child(code: str, mode: str) -> dict[str, int]:
+    """The JSON a child process running ``code`` prints, ``mode`` its argument."""
+    out = subprocess.run(
+        [sys.executable, "-c", code, mode], capture_output=True, text=True, timeout=60, check=True
+    )
+    return dict(json.loads(out.stdout))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc_trim")
+def test_tuned_process_gives_freed_heap_pages_back() -> None:
+    untuned, tuned = _child(TRIM_CHILD, "untuned"), _child(TRIM_CHILD, "tuned")
+    # freed buffers stay in the heap (the top is pinned) until trim returns them
+    assert untuned["before"] - untuned["after"] < 10_000  # trim does nothing untuned
+    assert tuned["before"] - tuned["after"] > 100_000  # kB: most of the 160 MB goes back
+
+
+LARGE_CHILD = """
+import json, sys
+from exporter.support import malloc
+
+def rss_kb():
+    with open("/proc/self/status") as f:
+        return int(next(line for line in f if line.startswith("VmRSS")).split()[1])
+
+if sys.argv[1] == "tuned":
+    assert malloc.tune_heaps()
+del bytearray(16 << 20)[:]  # a large block freed: glibc raises its threshold to 16 MB
+blocks = [bytearray(5 << 20) for _ in range(20)]  # 100 MB of 5 MB buffers (reply-sized)
+pin = bytearray(1 << 20)  # allocated after them: the heap's top stays in use
+start = rss_kb()
+del blocks
+print(json.dumps({"returned": start - rss_kb()}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
+def test_large_buffers_go_back_when_freed_without_a_trim() -> None:
+    assert _child(LARGE_CHILD, "untuned")["returned"] < 20_000  # kB: kept in the heap
+    assert _child(LARGE_CHILD, "tuned")["returned"] > 90_000  # own pages, unmapped when freed

@@ -71,9 +71,16 @@ def running_demo(workdir: Path) -> Iterator[Demo]:
         assert tokens, text
         yield Demo(spec.group(1), tokens.group(1), tokens.group(2))
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, signal.SIGINT)
+
+
+def stop(proc: subprocess.Popen[bytes] | subprocess.Popen[str], sig: signal.Signals) -> None:
+    """Ask a child to stop with ``sig``; kill it if it has not exited 10 s later."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.admin.demo_proc import free_port, tool_env
+from tests.admin.demo_proc import free_port, stop, tool_env
 
 TOKEN = "sim-token-for-lifecycle"
 
@@ -50,13 +50,7 @@ def started(args: list[str], workdir: Path, name: str) -> Iterator[Proc]:
     try:
         yield Proc(proc, log)
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc, signal.SIGTERM)
 
 
 @contextmanager

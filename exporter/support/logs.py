@@ -287,7 +287,7 @@ def configure_logging(
 ) -> Redactor:
     """Set up structlog for the process; returns the redactor so callers can teach it secrets.
 
-    Records of standard-library loggers (aiohttp, APScheduler, asyncio) go through the same
+    Records of standard-library loggers (aiohttp, asyncio) go through the same
     redaction and renderer, so every line the process writes has one format and no secret.
     """
     redactor = redactor or Redactor()
@@ -340,6 +340,4 @@ def configure_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(numeric_level)
-    # APScheduler reports every job added and run at INFO; only its warnings matter here.
-    logging.getLogger("apscheduler").setLevel(max(numeric_level, logging.WARNING))
     return redactor

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from exporter.config import Settings
 from exporter.runtime.reload import Reloader
-from exporter.runtime.scheduler import Scheduler
+from exporter.runtime.scheduler import JITTERED, Scheduler, Timing
 from exporter.runtime.service import Service, build_context
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor
@@ -36,17 +36,19 @@ async def create_app(
     load: Callable[[], Settings] | None = None,
     telemetry_path: str = "/metrics",
     enable_lifecycle: bool = False,
+    timing: Timing = JITTERED,
 ) -> web.Application:
     """The whole daemon as an aiohttp app; its cleanup context owns every resource.
 
     A coroutine, so the client session is created inside the running loop. The Service is
     ``app[SERVICE]``; with ``schedule=False`` nothing is polled on a timer, so tests drive
-    the polls themselves (``Service.jobs``) against an injected clock. Everything is built
-    once, here: the context, the Service with its areas (and the one task tracker, which the
-    lifecycle runs), then the web app around them. ``web_config`` (the
-    checked ``web_config_file``) adds basic auth and headers; the caller serves its TLS.
-    ``load`` re-reads the config file for a reload (``app[RELOADER]``, SIGHUP); with
-    ``enable_lifecycle`` ``POST /-/reload`` does the same.
+    the polls themselves (``Service.jobs``, or the scheduler's ``run_due``) against an
+    injected clock; ``timing`` places the scheduler's runs (``EXACT``: no jitter, no
+    spread). Everything is built once, here: the context, the Service with its areas (and
+    the one task tracker, which the lifecycle runs), then the web app around them.
+    ``web_config`` (the checked ``web_config_file``) adds basic auth and headers; the caller
+    serves its TLS. ``load`` re-reads the config file for a reload (``app[RELOADER]``,
+    SIGHUP); with ``enable_lifecycle`` ``POST /-/reload`` does the same.
     """
     clock = clock or SystemClock()
     redactor = redactor or Redactor(settings.secrets())
@@ -57,7 +59,7 @@ async def create_app(
         ),
     )
     ctx = build_context(settings, session, clock, redactor)
-    service = Service(ctx, Scheduler(ctx.runner))
+    service = Service(ctx, Scheduler(ctx.runner, clock, timing))
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         tasks = [

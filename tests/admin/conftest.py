@@ -83,7 +83,7 @@ def make_context(
 def make_service(ctx: Context) -> Service:
     """The daemon's Service around ``ctx``, not started: tests run polls and the task tracker
     (``poll_due`` on a fake clock) by hand."""
-    return Service(ctx, Scheduler(ctx.runner))
+    return Service(ctx, Scheduler(ctx.runner, ctx.clock))
 
 
 def make_app(ctx: Context) -> tuple[web.Application, Service]:

@@ -1,8 +1,9 @@
 """The golden exposition: what ``/metrics`` shows for a fixed simulator and an injected clock.
 
 The whole daemon (``create_app`` without its timers) polls the simulator (fixed seed, small
-data set, one account) over HTTP on 127.0.0.1; every job runs when its interval falls due on a
-FakeClock, for ``MINUTES`` of platform time, exactly as the scheduler would run it. The
+data set, one account) over HTTP on 127.0.0.1 for ``MINUTES`` of platform time: the real
+scheduler runs every job when it falls due on a FakeClock (``Scheduler.run_due``), with
+``EXACT`` timing (no jitter, no spread of first runs) so each run's instant is fixed. The
 rendered exposition is then made independent of the machine:
 
 - durations are real time (a poll takes what it takes on this machine), so the two duration
@@ -32,6 +33,7 @@ import structlog.testing
 from aiohttp import web
 
 from exporter.config import parse_config
+from exporter.runtime.scheduler import EXACT
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
@@ -77,7 +79,7 @@ async def polled() -> AsyncIterator[tuple[web.Application, str]]:
         },
         env={},
     )
-    app = await create_app(conf, clock=clock, schedule=False)
+    app = await create_app(conf, clock=clock, schedule=False, timing=EXACT)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
@@ -85,16 +87,11 @@ async def polled() -> AsyncIterator[tuple[web.Application, str]]:
         port = runner.addresses[0][1]
         ctx, service = app[CTX], app[SERVICE]
         ctx.client.backoff_seconds = 0.0
-        jobs = service.jobs(ACCOUNT)
-        due = [clock.time()] * len(jobs)
+        scheduler = service.scheduler  # its jobs are in: create_app served the account
         end = T0 + MINUTES * 60
-        while min(due) < end:
-            now = min(due)
-            clock.set(now)
-            for i, job in enumerate(jobs):  # in a fixed order, one at a time
-                if due[i] <= now:
-                    await ctx.runner.run(job.area, job.account, job.poll, job.name)
-                    due[i] += job.seconds
+        while (due := scheduler.next_due()) is not None and due < end:
+            clock.set(due)
+            await scheduler.run_due()
         clock.set(end)
         await ctx.store.render()  # /metrics serves what the last render swapped in
         yield app, f"http://127.0.0.1:{port}"

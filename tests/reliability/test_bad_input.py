@@ -100,7 +100,7 @@ class Bed:
         self.tamper.overrides = {Tamper.key(*endpoint): encode(doc)}
         ctx = build_context(self.conf, self.session, self.clock, self.redactor)
         ctx.client.backoff_seconds = 0.001
-        service = Service(ctx, Scheduler(ctx.runner))
+        service = Service(ctx, Scheduler(ctx.runner, ctx.clock))
         results: dict[tuple[str, str, str], bool] = {}
         raised: list[BaseException] = []
 

@@ -1,17 +1,168 @@
-"""The scheduler runs polls through the PollRunner and stops quietly, mid-poll included."""
+"""The scheduler on the injected clock: interval, no overlap, coalesced misses, spread first
+runs, removal, and a quiet shutdown, mid-poll included."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 import pytest
 from structlog.testing import capture_logs
 
 from exporter.runtime.polling import PollRunner
-from exporter.runtime.scheduler import Scheduler
+from exporter.runtime.scheduler import EXACT, JobKey, Scheduler, Timing
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
+
+T0 = 1_767_225_600.0
+SAFETY_SECONDS = 60.0  # a safety net against a hang, never a bound
+
+
+def scheduler(clock: FakeClock, timing: Timing = EXACT) -> Scheduler:
+    return Scheduler(PollRunner(SelfMetrics(), clock), clock, timing)
+
+
+def counting(runs: list[float], clock: FakeClock) -> Callable[[], Awaitable[None]]:
+    async def poll() -> None:
+        runs.append(clock.time() - T0)
+
+    return poll
+
+
+async def test_a_job_runs_at_its_first_instant_and_then_once_every_interval() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+    s.every("traffic", "acme", 15.0, counting(runs, clock))
+    for step in (0.0, 14.9, 0.1, 10.0, 5.0, 15.0):
+        clock.advance(step)
+        await s.run_due()
+    assert runs == [0.0, 15.0, 30.0, 45.0]
+    assert s.next_due() == T0 + 60.0
+
+
+async def test_a_run_falling_due_while_the_last_one_still_runs_is_skipped_not_overlapped() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    release = asyncio.Event()
+    starts: list[float] = []
+
+    async def slow() -> None:
+        starts.append(clock.time() - T0)
+        await release.wait()
+
+    s.every("restream", "acme", 15.0, slow)
+    (first,) = s.start_due()
+    await asyncio.sleep(0)  # the poll starts and waits
+    clock.advance(15.0)
+    with capture_logs() as events:
+        assert s.start_due() == []
+    assert starts == [0.0]
+    assert [e["event"] for e in events] == ["job_still_running"]
+    release.set()
+    await asyncio.wait_for(first, SAFETY_SECONDS)
+    clock.advance(15.0)
+    await s.run_due()
+    assert starts == [0.0, 30.0]
+
+
+async def test_runs_missed_while_stalled_collapse_into_one_and_the_grid_is_kept() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+    s.every("dvr", "acme", 15.0, counting(runs, clock))
+    await s.run_due()
+    clock.advance(40.0)  # the runs at 15 and 30 were missed
+    await s.run_due()
+    await s.run_due()
+    assert runs == [0.0, 40.0]
+    assert s.next_due() == T0 + 45.0
+
+
+async def test_a_housekeeping_job_late_by_more_than_its_grace_waits_for_its_next_instant() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+    s.call("discover", 600.0, counting(runs, clock))
+    await s.run_due()
+    clock.advance(605.0)
+    with capture_logs() as events:
+        await s.run_due()
+    assert runs == [0.0]
+    assert [e["event"] for e in events] == ["job_missed"]
+    assert s.next_due() == T0 + 1200.0
+
+
+def test_first_runs_are_spread_by_a_stable_offset_within_ten_seconds_or_first_within() -> None:
+    clock = FakeClock(T0)
+    no_jitter = Timing(random=lambda: 0.0)
+    firsts = []
+    for n in range(20):
+        s = scheduler(clock, no_jitter)
+        s.every("traffic", f"account-{n}", 15.0, counting([], clock))
+        firsts.append(s.next_due())
+    offsets = [due - T0 for due in firsts if due is not None]
+    assert len(set(offsets)) == 20
+    assert all(0.0 <= o < 10.0 for o in offsets)
+    again = scheduler(clock, no_jitter)
+    again.every("traffic", "account-3", 15.0, counting([], clock))
+    assert again.next_due() == firsts[3]
+    wide = []
+    for n in range(20):
+        s = scheduler(clock, no_jitter)
+        s.every("restream", f"account-{n}", 600.0, counting([], clock), first_within=60.0)
+        wide.append((s.next_due() or 0.0) - T0)
+    assert all(0.0 <= o < 60.0 for o in wide)
+    assert max(wide) > 10.0
+
+
+async def test_every_run_gets_jitter_of_up_to_a_tenth_of_the_interval_and_at_most_5_s() -> None:
+    timing = Timing(random=lambda: 0.5, spread_first=False)
+    for seconds, jitter in ((15.0, 0.75), (600.0, 2.5)):
+        clock = FakeClock(T0)
+        s = scheduler(clock, timing)
+        s.every("traffic", "acme", seconds, counting([], clock))
+        assert s.next_due() == T0 + 0.1  # a first run gets up to 0.2 s
+        clock.set(T0 + 0.1)
+        await s.run_due()
+        assert s.next_due() == T0 + 0.1 + seconds + jitter
+
+
+async def test_an_account_removed_is_not_run_again_and_the_others_are() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+    kept: list[float] = []
+    s.every("traffic", "gone", 15.0, counting(runs, clock))
+    s.every("restream", "gone", 15.0, counting(runs, clock), job="history")
+    s.every("traffic", "kept", 15.0, counting(kept, clock))
+    await s.run_due()
+    s.remove_account("gone")
+    assert s.jobs() == [JobKey("traffic", "kept")]
+    clock.advance(15.0)
+    await s.run_due()
+    assert runs == [0.0, 0.0]
+    assert kept == [0.0, 15.0]
+
+
+async def test_the_loop_runs_jobs_as_they_fall_due_on_the_clock_it_was_given() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    ran = asyncio.Event()
+    runs: list[float] = []
+
+    async def poll() -> None:
+        runs.append(clock.time() - T0)
+        ran.set()
+
+    s.start()
+    await asyncio.sleep(0)  # the loop waits, with nothing to run
+    s.every("traffic", "acme", 15.0, poll)  # added while the loop waits: it wakes
+    await asyncio.wait_for(ran.wait(), SAFETY_SECONDS)
+    s.shutdown()
+    assert runs == [0.0]
+    assert s.next_due() == T0 + 15.0
 
 
 async def test_a_poll_cut_short_by_shutdown_is_logged_once_as_info_not_as_a_job_error(
@@ -22,23 +173,23 @@ async def test_a_poll_cut_short_by_shutdown_is_logged_once_as_info_not_as_a_job_
 
     async def slow_poll() -> None:
         started.set()
-        await asyncio.sleep(60)
+        await asyncio.sleep(SAFETY_SECONDS)
         finished.append("never")
 
+    clock = FakeClock(T0)
     metrics = SelfMetrics()
-    scheduler = Scheduler(PollRunner(metrics, FakeClock()))
-    scheduler.every("traffic", "acme", 15.0, slow_poll, first_within=0.0)
-    caplog.set_level(logging.INFO, logger="apscheduler")
+    s = Scheduler(PollRunner(metrics, clock), clock, EXACT)
+    s.every("traffic", "acme", 15.0, slow_poll, first_within=0.0)
+    caplog.set_level(logging.INFO)
     with capture_logs() as events:
-        scheduler.start()
-        await asyncio.wait_for(started.wait(), 5.0)
-        scheduler.shutdown()
+        s.start()
+        await asyncio.wait_for(started.wait(), SAFETY_SECONDS)
+        s.shutdown()
         for _ in range(20):  # let the cancelled job unwind
             await asyncio.sleep(0)
-    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert errors == [], [r.getMessage() for r in errors]
-    cancelled = [e for e in events if e["event"] == "poll_cancelled"]
-    assert cancelled == [
+    assert events == [
         {"event": "poll_cancelled", "log_level": "info", "area": "traffic", "account": "acme"}
     ]
     assert finished == []
@@ -54,18 +205,18 @@ async def test_a_housekeeping_job_cut_short_by_shutdown_is_not_a_job_error_eithe
 
     async def slow_discovery() -> None:
         started.set()
-        await asyncio.sleep(60)
+        await asyncio.sleep(SAFETY_SECONDS)
 
-    scheduler = Scheduler(PollRunner(SelfMetrics(), FakeClock()))
-    scheduler.call("discover", 600.0, slow_discovery)
-    caplog.set_level(logging.INFO, logger="apscheduler")
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    s.call("discover", 600.0, slow_discovery)
+    caplog.set_level(logging.INFO)
     with capture_logs() as events:
-        scheduler.start()
-        await asyncio.wait_for(started.wait(), 5.0)
-        scheduler.shutdown()
+        s.start()
+        await asyncio.wait_for(started.wait(), SAFETY_SECONDS)
+        s.shutdown()
         for _ in range(20):
             await asyncio.sleep(0)
-    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert errors == [], [r.getMessage() for r in errors]
-    cancelled = [e for e in events if e["event"] == "poll_cancelled"]
-    assert cancelled == [{"event": "poll_cancelled", "log_level": "info", "job": "discover"}]
+    assert events == [{"event": "poll_cancelled", "log_level": "info", "job": "discover"}]

@@ -20,7 +20,7 @@ async def test_served_accounts_start_every_window_outcome_at_zero_and_forget_the
     settings = parse_config(CONFIG, env={})
     async with aiohttp.ClientSession() as session:
         ctx = build_context(settings, session, FakeClock(), Redactor())
-        service = Service(ctx, Scheduler(ctx.runner))
+        service = Service(ctx, Scheduler(ctx.runner, ctx.clock))
         registry = ctx.metrics.registry
 
         def missed(account: str) -> float | None:

@@ -305,7 +305,7 @@ def test_level_filters_structlog_and_stdlib_records() -> None:
     buf = io.StringIO()
     configure_logging(level="warning", fmt="json", stream=buf)
     structlog.get_logger().info("quiet")
-    logging.getLogger("apscheduler").info("quiet too")
+    logging.getLogger("aiohttp.access").info("quiet too")
     structlog.get_logger().warning("loud")
     assert [r["event"] for r in lines(buf)] == ["loud"]
 

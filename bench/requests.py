@@ -24,7 +24,7 @@ import structlog
 from aiohttp import web
 
 from exporter.config import parse_config
-from exporter.runtime.areas import RestreamArea
+from exporter.restream.area import RestreamArea
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX

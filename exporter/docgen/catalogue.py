@@ -6,13 +6,9 @@ from dataclasses import dataclass
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from exporter.dvr import SPECS as DVR_SPECS
 from exporter.exposition import MetricSpec
-from exporter.restream import SPECS as RESTREAM_SPECS
+from exporter.runtime.registry import declarations
 from exporter.runtime.selfmetrics import SelfMetrics
-from exporter.talking_head import SPECS as TALKING_HEAD_SPECS
-from exporter.talking_head.tasks import TASKS
-from exporter.traffic import SPECS as TRAFFIC_SPECS
 
 
 @dataclass(frozen=True)
@@ -71,11 +67,8 @@ def _self_entries() -> list[Entry]:
 
 
 def entries() -> list[Entry]:
-    """All families, grouped by area, in a stable order."""
-    out = [_from_spec("traffic", s) for s in TRAFFIC_SPECS]
-    out += [_from_spec("restream", s) for s in RESTREAM_SPECS]
-    out += [_from_spec("dvr", s) for s in DVR_SPECS]
-    out += [_from_spec("talking_head", s) for s in (*TALKING_HEAD_SPECS, TASKS)]
+    """All families, grouped by area in the registry's order, then the exporter's own."""
+    out = [_from_spec(area.name, s) for area in declarations() for s in area.specs]
     out += _self_entries()
     return out
 

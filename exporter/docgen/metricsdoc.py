@@ -5,15 +5,10 @@ from __future__ import annotations
 from exporter.docgen import catalogue
 from exporter.docgen.catalogue import Entry
 from exporter.docgen.seriescount import RESOURCES, series_table
+from exporter.runtime.registry import area_names, declarations
 from exporter.support.secrets import QUERY_ALLOWED
 
-AREA_TITLES = {
-    "traffic": "Traffic (`/app/metrics/v1/` and `/resources`)",
-    "restream": "Restream",
-    "dvr": "Network DVR",
-    "talking_head": "Talking-head video",
-    "exporter": "The exporter itself",
-}
+EXPORTER_TITLE = "The exporter itself"
 
 INTRO = """\
 # Metric reference
@@ -51,7 +46,7 @@ Label values:
   value shown as `********#<fingerprint>` (an SRT `streamid` and `passphrase`, a `token`), but
   those of {allowed} ([admin-api.md](admin-api.md#secrets-in-answers)); `target_key`: a short
   keyed fingerprint of the stream key, never the key (see [metrics-areas.md](metrics-areas.md)).
-- `area`: `traffic`, `restream`, `dvr`, `talking_head`, `auth`.
+- `area`: {areas}.
 
 How traffic minutes are read, settled and backfilled: [windowing.md](windowing.md).
 Notes on restream matching, backup targets, DVR and the talking-head request budget:
@@ -99,15 +94,15 @@ the account families are unchanged by these settings):
 
 def metrics_md() -> str:
     allowed = ", ".join(f"`{name}`" for name in sorted(QUERY_ALLOWED))
-    lines = [INTRO.format(allowed=allowed), CHOOSING.format(resources=RESOURCES)]
+    areas = ", ".join(f"`{name}`" for name in (*area_names(), "auth"))
+    lines = [INTRO.format(allowed=allowed, areas=areas), CHOOSING.format(resources=RESOURCES)]
     lines += [*series_table(), ""]
     by_area: dict[str, list[Entry]] = {}
     for e in catalogue.entries():
         by_area.setdefault(e.area, []).append(e)
-    untitled = sorted(set(by_area) - set(AREA_TITLES))
-    if untitled:  # a section without a title would be left out of the reference
-        raise ValueError(f"docgen: no title in AREA_TITLES for area(s) {', '.join(untitled)}")
-    for area, title in AREA_TITLES.items():
+    titles = {area.name: area.metrics_title for area in declarations()}
+    titles["exporter"] = EXPORTER_TITLE
+    for area, title in titles.items():
         lines.append(f"## {title}\n")
         lines.append("| family | type | labels | unit | source | meaning |")
         lines.append("|---|---|---|---|---|---|")

@@ -18,7 +18,7 @@ class Context:
     """The shared plumbing a handler or poller may need; no module-level state anywhere else.
 
     Only plain, typed objects: what belongs to one area (its pollers, caches, the task
-    tracker) lives in that area (``exporter.runtime.areas``) and is handed to whoever uses it.
+    tracker) lives in that area (``exporter/<area>/area.py``) and is handed to whoever uses it.
     ``accounts`` is the list this replica serves (configured, or discovered and sharded);
     it is replaced as a whole, never mutated in place.
     """

@@ -1,7 +1,8 @@
 """Upstream requests a minute by area for a config: what check-config prints.
 
 The figures are the steady state of the schedule the config sets (docs/performance.md has them
-measured against the simulator, and how each area's count was derived):
+measured against the simulator, and how each area's count was derived). Each area states its
+own (``cost`` of its declaration, ``exporter/<area>/declaration.py``):
 
 - traffic: first reads (1 or 2 requests a minute) plus the settle reads of the schedule
   (``report.traffic_requests_per_minute``), per account;
@@ -20,70 +21,16 @@ account.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from exporter.config.report import traffic_requests_per_minute
+from exporter.areakit import AreaCost
 from exporter.config.settings import Settings
-from exporter.restream.poller import HISTORY_ROUND_ROBIN_POLLS
-
-
-@dataclass(frozen=True)
-class AreaCost:
-    """One area's requests a minute: ``fixed`` for the accounts at hand, plus ``per_resource``
-    for each restream resource (restream only; 0 elsewhere). A restream status change costs
-    one more request, at the next history poll."""
-
-    area: str
-    fixed: float
-    per_resource: float = 0.0
-    how: str = ""
+from exporter.runtime.registry import declarations
 
 
 def request_cost(settings: Settings) -> list[AreaCost]:
     """Requests a minute by enabled area, for every configured account together (for one
     account when accounts come from discovery)."""
-    accounts = settings.accounts or ()
-    n = max(1, len(accounts))
-    out: list[AreaCost] = []
-    t = settings.traffic
-    if t.enabled:
-        per = traffic_requests_per_minute(settings)
-        out.append(AreaCost("traffic", per * n, how=f"{per:.2f} per account"))
-    r = settings.restream
-    if r.enabled:
-        status = 2 * 60 / r.interval_seconds
-        history = 60 / r.history_interval_seconds
-        out.append(
-            AreaCost(
-                "restream",
-                status * n,
-                per_resource=history / HISTORY_ROUND_ROBIN_POLLS,
-                how=f"status {status:.2f} per account; each resource's history once in "
-                f"{HISTORY_ROUND_ROBIN_POLLS} polls of {r.history_interval_seconds:g} s, and "
-                "one request per status change",
-            )
-        )
-    d = settings.dvr
-    if d.enabled:
-        streams = sum(len(a.dvr_streams) for a in accounts)
-        out.append(
-            AreaCost(
-                "dvr",
-                streams * 60 / d.interval_seconds / d.poll_slices,
-                how=f"{streams} stream(s) every {d.interval_seconds * d.poll_slices:g} s"
-                + (f" ({d.poll_slices} slices)" if d.poll_slices > 1 else ""),
-            )
-        )
-    h = settings.talking_head
-    if h.enabled:
-        out.append(
-            AreaCost(
-                "talking_head",
-                60 / h.interval_seconds * n,
-                how=f"every {h.interval_seconds:g} s per account",
-            )
-        )
-    return out
+    costs = (area.cost(settings) for area in declarations())
+    return [c for c in costs if c is not None]
 
 
 def cost_lines(settings: Settings) -> list[str]:

@@ -16,11 +16,10 @@ from prometheus_client import (
     generate_latest,
 )
 
-from exporter.runtime.areas import AREA_NAMES
+from exporter.runtime.registry import area_names
 from exporter.support.buildinfo import build_info
 from exporter.support.clock import Clock
 
-AREAS = (*AREA_NAMES, "auth")
 WINDOW_OUTCOMES = ("read", "backfilled", "revised", "missed", "mismatched", "given_up")
 
 
@@ -186,7 +185,8 @@ class SelfMetrics:
         if process:  # process_* and python_info, as every prometheus-client exporter has
             ProcessCollector(registry=r)
             PlatformCollector(registry=r)
-        for area in AREAS:  # exposed at 0 from the start, so the first one is an increase
+        self._areas = (*area_names(), "auth")  # the registry's when built
+        for area in self._areas:  # exposed at 0 from the start, so the first one is an increase
             self.rate_limited.labels(area)
             self.polls_postponed.labels(area)
 
@@ -211,7 +211,7 @@ class SelfMetrics:
 
     def forget_account(self, account: str) -> None:
         """Remove the series of an account this replica no longer serves."""
-        for area in AREAS:
+        for area in self._areas:
             for gauge in (self.up, self.last_success):
                 with contextlib.suppress(KeyError):
                     gauge.remove(account, area)

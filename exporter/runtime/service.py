@@ -10,10 +10,10 @@ from functools import partial
 import aiohttp
 import structlog
 
+from exporter.areakit import Job
 from exporter.config import Settings
 from exporter.exposition import FamilySelection, Store
 from exporter.exposition.formats import registry_openmetrics
-from exporter.runtime.area import Job
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.runtime.polling import PollRunner
@@ -72,7 +72,7 @@ def build_context(
 
 
 class Service:
-    """The jobs of every enabled area (``exporter.runtime.areas.REGISTRY``), scheduled for
+    """The jobs of every enabled area (``exporter.runtime.registry``), scheduled for
     each account this replica serves; an account that leaves is forgotten everywhere."""
 
     def __init__(self, ctx: Context, scheduler: Scheduler) -> None:
@@ -86,6 +86,11 @@ class Service:
         """Every poll scheduled for ``account``: the jobs of each enabled area."""
         return [job for area in self.areas.enabled() for job in area.jobs(account)]
 
+    def _timings(self) -> list[tuple[str, str, float]]:
+        """Every job's interval under the settings in force (a reload that changes one
+        reschedules the accounts)."""
+        return [(j.area, j.name, j.seconds) for area in self.areas for j in area.jobs("")]
+
     def _schedule(self, account: str) -> None:
         for job in self.jobs(account):
             self.scheduler.every(job.area, account, job.seconds, job.poll, job.name)
@@ -95,13 +100,13 @@ class Service:
         """Apply a reloaded config (``exporter.runtime.reload.live_settings`` of it): the
         family selection, the poll intervals and the configured accounts. Counters, ledgers,
         cursors and the state of the accounts that stay are kept."""
-        old = self.ctx.settings
+        before = self._timings()
         self.ctx.settings = settings
         self.ctx.store.selection = FamilySelection(
             settings.metrics.include, settings.metrics.exclude
         )
         self.areas.traffic.poller.reselect()  # the other areas read the selection each poll
-        if _intervals(old) != _intervals(settings):
+        if self._timings() != before:
             for account in sorted(self._scheduled):
                 self.scheduler.remove_account(account)
                 self._schedule(account)
@@ -169,12 +174,3 @@ class Service:
         self.scheduler.shutdown()
         for area in self.areas:
             area.stop()
-
-
-def _intervals(s: Settings) -> tuple[float, ...]:
-    return (
-        s.restream.interval_seconds,
-        s.restream.history_interval_seconds,
-        s.dvr.interval_seconds,
-        s.talking_head.interval_seconds,
-    )

@@ -11,6 +11,7 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 
+from exporter.areakit.metrics import AreaMetrics
 from exporter.config import TrafficSettings
 from exporter.exposition import Fragment, Store, StoreKey
 from exporter.support.clock import Clock
@@ -18,7 +19,6 @@ from exporter.traffic import state
 from exporter.traffic.echo import WindowMismatch, check_echo
 from exporter.traffic.families import Latest, View, build_fragment, exported_keys
 from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
-from exporter.traffic.metrics import TrafficMetrics
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.skew import SKEW_CONFIRMATIONS, SKEW_TOLERANCE_SECONDS, PlatformClock
@@ -140,7 +140,7 @@ class TrafficPoller:
         self,
         client: TrafficSource,
         store: Store,
-        metrics: TrafficMetrics,
+        metrics: AreaMetrics,
         clock: Clock,
         settings: TrafficSettings,
         budget: Budget | None = None,

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from exporter import __version__
-from exporter.runtime.area import Area
+from exporter.areakit import Area
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.runtime.summary import TOP_RESOURCES, TargetState, account_summary

@@ -13,11 +13,11 @@ import pytest
 from aiohttp import web
 
 from exporter.config import parse_config
-from exporter.runtime.areas import TrafficArea
 from exporter.runtime.presence import DISCOVERY_MISSES_TO_RELEASE
 from exporter.runtime.service import Service
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
+from exporter.traffic.area import TrafficArea
 from exporter.web.daemon import SERVICE, create_app
 
 T0 = 1_767_225_600 + 12 * 3600 + 5  # 2026-01-01T12:00:05Z

@@ -15,11 +15,14 @@ from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.config import parse_config
-from exporter.runtime.areas import DvrArea, RestreamArea, TalkingHeadArea, TrafficArea
+from exporter.dvr.area import DvrArea
+from exporter.restream.area import RestreamArea
 from exporter.runtime.service import Service
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.simulator.config import account_names
 from exporter.support.clock import FakeClock
+from exporter.talking_head.area import TalkingHeadArea
+from exporter.traffic.area import TrafficArea
 from exporter.web.daemon import SERVICE, create_app
 
 T0 = 1_767_225_600 + 12 * 3600  # 2026-01-01T12:00:00Z

@@ -12,10 +12,7 @@ import pytest
 import yaml
 
 from exporter.config import ENV_OVERRIDES, SECTIONS, SHARD_ENV, AccountSettings, parse_config
-from exporter.docgen import catalogue
 from exporter.docgen import generate as docgen
-from exporter.docgen.catalogue import Entry
-from exporter.docgen.metricsdoc import metrics_md
 
 
 def test_generated_docs_are_up_to_date() -> None:
@@ -98,15 +95,3 @@ def test_yaml_examples_in_the_docs_are_valid_configs() -> None:
         env = {var: f"doc-{var.lower()}" for var in re.findall(r"\$\{(\w+)", block)}
         settings = parse_config(yaml.safe_load(block), env)
         assert settings.upstream.token or settings.upstream.password
-
-
-def test_an_area_without_a_title_stops_the_metric_reference_instead_of_vanishing(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    toy = Entry("toy_area", "cdnvideo_toy", "gauge", ("account",), "", "/toy", "A toy family.")
-    real = catalogue.entries()
-    monkeypatch.setattr(catalogue, "entries", lambda: [*real, toy])
-    with pytest.raises(ValueError, match="no title in AREA_TITLES for area\\(s\\) toy_area"):
-        metrics_md()
-    monkeypatch.setattr(catalogue, "entries", lambda: real)
-    assert "## Traffic" in metrics_md()

@@ -18,6 +18,7 @@ LAYER = {
     "exposition": 1,
     "config": 1,
     "simulator": 1,  # the platform's stand-in: support only
+    "areakit": 2,  # what the areas build on: Area, Job, AreaContext, AreaDeclaration
     **dict.fromkeys(AREAS, 2),
     "runtime": 3,
     "web": 4,

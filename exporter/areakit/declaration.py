@@ -1,0 +1,46 @@
+"""An area's declaration: everything the rest of the exporter needs to know of one area, in one
+value its package exports as ``AREA`` (``exporter/<area>/declaration.py``).
+
+The registry (``exporter.runtime.registry``) is one list of these; the Service, the
+self-metrics, the metric reference (docgen) and check-config's request cost read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from exporter.areakit.area import Area, AreaContext
+from exporter.config import Settings
+from exporter.exposition import MetricSpec
+
+
+@dataclass(frozen=True)
+class AreaCost:
+    """One area's requests a minute: ``fixed`` for the accounts at hand, plus ``per_resource``
+    for each restream resource (restream only; 0 elsewhere). A restream status change costs
+    one more request, at the next history poll."""
+
+    area: str
+    fixed: float
+    per_resource: float = 0.0
+    how: str = ""
+
+
+@dataclass(frozen=True)
+class AreaDeclaration:
+    """One polled area.
+
+    ``name`` is its ``area`` label, store key and settings section; ``title`` what the landing
+    page shows; ``metrics_title`` its section heading in docs/metrics.md; ``specs`` every family
+    it exposes (the metric reference lists them in this order); ``build`` makes the running
+    area from the exporter's context; ``cost`` is its upstream requests a minute for a config
+    (None when the area is disabled), as check-config prints it.
+    """
+
+    name: str
+    title: str
+    metrics_title: str
+    specs: tuple[MetricSpec, ...]
+    build: Callable[[AreaContext], Area]
+    cost: Callable[[Settings], AreaCost | None]

@@ -1,0 +1,31 @@
+"""The registry: every polled area, one declaration each, in the order pages and documents
+list them. Adding an area is its package (with ``declaration.AREA``) and one line here.
+
+Every part that goes over the areas reads ``declarations()`` when it runs (the Service and its
+``Areas``, the self-metrics, the metric reference, check-config's request cost), so nothing
+keeps a list of its own.
+"""
+
+from __future__ import annotations
+
+from exporter.areakit import AreaDeclaration
+from exporter.dvr.declaration import AREA as DVR
+from exporter.restream.declaration import AREA as RESTREAM
+from exporter.talking_head.declaration import AREA as TALKING_HEAD
+from exporter.traffic.declaration import AREA as TRAFFIC
+
+REGISTRY: tuple[AreaDeclaration, ...] = (
+    TRAFFIC,
+    RESTREAM,
+    DVR,
+    TALKING_HEAD,
+)
+
+
+def declarations() -> tuple[AreaDeclaration, ...]:
+    """The areas of the registry, in their order."""
+    return REGISTRY
+
+
+def area_names() -> tuple[str, ...]:
+    return tuple(d.name for d in REGISTRY)

@@ -1,0 +1,66 @@
+"""The traffic area as the daemon runs it: the poller's job, and the last hour of windows for
+the landing charts."""
+
+from __future__ import annotations
+
+from exporter.areakit import AreaContext, Job
+from exporter.config import Settings
+from exporter.traffic.history import TrafficHistory
+from exporter.traffic.history_file import HistoryFile, charts_path
+from exporter.traffic.poller import TrafficPoller
+
+TRAFFIC_TICK_SECONDS = 15.0
+
+
+class TrafficArea:
+    """``/app/metrics/v1/`` counters, and the last hour of windows for the landing charts.
+
+    Traffic draws on the request budget request by request (it may use all of it)."""
+
+    name = "traffic"
+    title = "Traffic"
+
+    def __init__(self, ctx: AreaContext) -> None:
+        self._ctx = ctx
+        self.poller = TrafficPoller(
+            ctx.client,
+            ctx.store,
+            ctx.metrics,
+            ctx.clock,
+            ctx.settings.traffic,
+            budget=ctx.client.budget,
+        )
+        self.history = TrafficHistory()
+        ctx.store.listen(self.history.record)
+        self.history_file = HistoryFile(self.history, charts_path(ctx.settings.traffic.state_file))
+        self.history_file.load(ctx.clock.time())
+
+    def enabled(self, settings: Settings) -> bool:
+        return settings.traffic.enabled
+
+    def jobs(self, account: str) -> list[Job]:
+        async def poll() -> None:
+            try:
+                await self.poller.poll(account)
+            finally:
+                self.history_file.save(self._ctx.clock.time())
+
+        return [Job(self.name, account, TRAFFIC_TICK_SECONDS, poll)]
+
+    def serve(self, accounts: tuple[str, ...]) -> None:
+        if self.enabled(self._ctx.settings):
+            for account in accounts:
+                self._ctx.metrics.start_traffic_account(account)
+        self.poller.serve(accounts)
+
+    def asks_platform(self, account: str) -> bool:
+        return True
+
+    def forget(self, account: str) -> None:
+        # Still this replica's by the shard: gone from the account list, not moved.
+        self.poller.forget(account, moved=not self._ctx.settings.shard.owns(account))
+        self.history.forget(account)
+
+    def stop(self) -> None:
+        self.poller.save_state()
+        self.history_file.save(self._ctx.clock.time(), force=True)

@@ -1,0 +1,141 @@
+"""An area added the way docs/dev/architecture.md says (a package's declaration and one line in
+the registry) shows up everywhere the areas are listed: the metric reference, check-config's
+request cost, the self-metrics and ``/metrics`` of a running daemon. A part that kept a list of
+its own would leave the toy out, and its test here fails."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from exporter.areakit import AreaContext, AreaCost, AreaDeclaration, Job, QuietArea
+from exporter.config import Settings, parse_config
+from exporter.docgen.metricsdoc import metrics_md
+from exporter.exposition import MetricSpec, StoreKey
+from exporter.runtime import registry
+from exporter.runtime.cost import cost_lines
+from exporter.runtime.scheduler import EXACT
+from exporter.simulator import SimConfig, Simulator, serve
+from exporter.support.clock import FakeClock
+from exporter.web.app import CTX
+from exporter.web.daemon import SERVICE, create_app
+
+ACCOUNT = "demo-media"
+WIDGETS = MetricSpec(
+    "cdnvideo_toy_widgets",
+    "gauge",
+    "Widgets of the account (a toy area of the tests).",
+    ("account",),
+    source="/toy/widgets",
+)
+
+
+class ToyArea(QuietArea):
+    """One job a minute that publishes three widgets for the account."""
+
+    name = "toy"
+    title = "Toy"
+
+    def __init__(self, ctx: AreaContext) -> None:
+        self._ctx = ctx
+
+    def enabled(self, settings: Settings) -> bool:
+        return True
+
+    def jobs(self, account: str) -> list[Job]:
+        async def poll() -> None:
+            b = self._ctx.store.selection.builder()
+            b.add(WIDGETS, (account,), 3.0)
+            self._ctx.store.publish(StoreKey(self.name, account), b.build(), max_age=300.0)
+
+        return [Job(self.name, account, 60.0, poll)]
+
+    def forget(self, account: str) -> None:
+        self._ctx.store.drop_account(account)
+
+
+TOY = AreaDeclaration(
+    name="toy",
+    title=ToyArea.title,
+    metrics_title="Toy widgets",
+    specs=(WIDGETS,),
+    build=ToyArea,
+    cost=lambda settings: AreaCost("toy", 1.0, how="one a minute per account"),
+)
+
+
+@pytest.fixture
+def toy() -> Iterator[None]:
+    """The registry with the toy area's one line added."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(registry, "REGISTRY", (*registry.REGISTRY, TOY))
+        yield
+
+
+def test_the_metric_reference_has_the_toy_areas_section_and_family(toy: None) -> None:
+    text = metrics_md()
+    section = text.split("## Toy widgets\n", 1)[1].split("\n## ", 1)[0]
+    assert "| `cdnvideo_toy_widgets` | gauge | `account` | - | `/toy/widgets` |" in section
+    assert "- `area`: `traffic`, `restream`, `dvr`, `talking_head`, `toy`, `auth`." in text
+    assert text.index("## Talking-head video") < text.index("## Toy widgets")
+    assert text.index("## Toy widgets") < text.index("## The exporter itself")
+
+
+def test_check_config_prices_the_toy_area(toy: None) -> None:
+    settings = parse_config({"upstream": {"token": "t"}, "accounts": [ACCOUNT]}, env={})
+    lines = cost_lines(settings)
+    assert "  toy              1.00  (one a minute per account)" in lines
+    assert lines[-1].startswith("  total")
+
+
+@pytest.fixture
+async def daemon(toy: None) -> AsyncIterator[tuple[web.Application, str]]:
+    """The daemon with the toy area, on a FakeClock, against the simulator; every job of the
+    account run once by the scheduler."""
+    clock = FakeClock()
+    sim = Simulator(SimConfig(accounts=(ACCOUNT,), resources_per_account=1), clock)
+    sim_runner = await serve(sim)
+    settings = parse_config(
+        {
+            "upstream": {"base_url": sim_runner.base_url, "token": sim.token},
+            "accounts": [ACCOUNT],
+            "log": {"level": "error", "format": "json"},
+        },
+        env={},
+    )
+    app = await create_app(settings, clock=clock, schedule=False, timing=EXACT)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        await app[SERVICE].scheduler.run_due()
+        await app[CTX].store.render()
+        yield app, f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+        await sim_runner.cleanup()
+
+
+async def test_a_running_daemon_schedules_the_toy_area_and_serves_its_family(
+    daemon: tuple[web.Application, str],
+) -> None:
+    app, url = daemon
+    assert [a.name for a in app[SERVICE].areas] == [
+        "traffic",
+        "restream",
+        "dvr",
+        "talking_head",
+        "toy",
+    ]
+    assert ("toy", ACCOUNT, "") in app[SERVICE].scheduler.jobs()
+    async with aiohttp.ClientSession() as session, session.get(f"{url}/metrics") as resp:
+        body = await resp.text()
+    assert resp.status == 200
+    lines = body.splitlines()
+    assert f'cdnvideo_toy_widgets{{account="{ACCOUNT}"}} 3' in lines
+    assert f'cdnvideo_up{{account="{ACCOUNT}",area="toy"}} 1.0' in lines
+    # the self-metrics expose the registry's areas at 0 from the start
+    assert 'cdnvideo_upstream_polls_postponed_total{area="toy"} 0.0' in lines

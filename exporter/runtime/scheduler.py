@@ -149,6 +149,11 @@ class Scheduler:
         """The area/account jobs scheduled now, sorted."""
         return sorted(self._jobs)
 
+    def interval(self, key: JobKey) -> float | None:
+        """The interval of a scheduled area/account job; None when there is none."""
+        entry = self._entries.get(str(key)) if key in self._jobs else None
+        return None if entry is None else entry.seconds
+
     def remove_account(self, account: str) -> None:
         """No more runs of the account's jobs (a run going on now ends on its own)."""
         for key in [k for k in self._jobs if k.account == account]:

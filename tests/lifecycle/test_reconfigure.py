@@ -8,6 +8,7 @@ from aiohttp import web
 
 from exporter.config import parse_config
 from exporter.runtime.reload import changed_keys, live_settings
+from exporter.runtime.scheduler import JobKey
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.daemon import SERVICE, create_app
@@ -65,11 +66,8 @@ async def test_selection_intervals_and_accounts_apply_and_counters_stay() -> Non
         ]
         assert changed_keys(live, new) == ["traffic.delay_seconds"]
         service.reconfigure(live)
-        job = service.scheduler._scheduler.get_job("restream/demo-shop/")
-        assert job is not None
-        assert job.trigger.interval.total_seconds() == 45
-        media = service.scheduler._scheduler.get_job("restream/demo-media/")
-        assert media.trigger.interval.total_seconds() == 45
+        assert service.scheduler.interval(JobKey("restream", "demo-shop")) == 45
+        assert service.scheduler.interval(JobKey("restream", "demo-media")) == 45
 
         text = await poll_all(6)
         after = float(text.split(requests + " ", 1)[1].split("\n", 1)[0])

@@ -138,8 +138,10 @@ async def test_an_account_removed_is_not_run_again_and_the_others_are() -> None:
     s.every("restream", "gone", 15.0, counting(runs, clock), job="history")
     s.every("traffic", "kept", 15.0, counting(kept, clock))
     await s.run_due()
+    assert s.interval(JobKey("restream", "gone", "history")) == 15.0
     s.remove_account("gone")
     assert s.jobs() == [JobKey("traffic", "kept")]
+    assert s.interval(JobKey("traffic", "gone")) is None
     clock.advance(15.0)
     await s.run_due()
     assert runs == [0.0, 0.0]

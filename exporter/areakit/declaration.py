@@ -8,7 +8,7 @@ self-metrics, the metric reference (docgen) and check-config's request cost read
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from exporter.areakit.area import Area, AreaContext
 from exporter.config import Settings
@@ -35,7 +35,9 @@ class AreaDeclaration:
     page shows; ``metrics_title`` its section heading in docs/metrics.md; ``specs`` every family
     it exposes (the metric reference lists them in this order); ``build`` makes the running
     area from the exporter's context; ``cost`` is its upstream requests a minute for a config
-    (None when the area is disabled), as check-config prints it.
+    (None when the area is disabled), as check-config prints it; ``live(old, new)`` is
+    ``old`` with the keys of the area's section a reload applies taken from ``new`` (by
+    default none: the area's changes wait for a restart).
     """
 
     name: str
@@ -44,3 +46,4 @@ class AreaDeclaration:
     specs: tuple[MetricSpec, ...]
     build: Callable[[AreaContext], Area]
     cost: Callable[[Settings], AreaCost | None]
+    live: Callable[[Settings, Settings], Settings] = field(default=lambda old, new: old)

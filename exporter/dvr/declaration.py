@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from exporter.areakit import AreaCost, AreaDeclaration
 from exporter.config import Settings
 from exporter.dvr.area import DvrArea
@@ -23,6 +25,12 @@ def cost(settings: Settings) -> AreaCost | None:
     )
 
 
+def live(old: Settings, new: Settings) -> Settings:
+    """A reload applies the interval."""
+    section = dataclasses.replace(old.dvr, interval_seconds=new.dvr.interval_seconds)
+    return dataclasses.replace(old, dvr=section)
+
+
 AREA = AreaDeclaration(
     name="dvr",
     title=DvrArea.title,
@@ -30,4 +38,5 @@ AREA = AreaDeclaration(
     specs=SPECS,
     build=DvrArea,
     cost=cost,
+    live=live,
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from exporter.areakit import AreaCost, AreaDeclaration
 from exporter.config import Settings
 from exporter.restream.area import RestreamArea
@@ -30,6 +32,16 @@ def cost(settings: Settings) -> AreaCost | None:
     )
 
 
+def live(old: Settings, new: Settings) -> Settings:
+    """A reload applies the two intervals."""
+    section = dataclasses.replace(
+        old.restream,
+        interval_seconds=new.restream.interval_seconds,
+        history_interval_seconds=new.restream.history_interval_seconds,
+    )
+    return dataclasses.replace(old, restream=section)
+
+
 AREA = AreaDeclaration(
     name="restream",
     title=RestreamArea.title,
@@ -37,4 +49,5 @@ AREA = AreaDeclaration(
     specs=SPECS,
     build=RestreamArea,
     cost=cost,
+    live=live,
 )

@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 
 from exporter.config import ConfigError, Settings
+from exporter.runtime.registry import declarations
 from exporter.support.logs import Redactor
 
 log = structlog.get_logger("exporter.runtime.reload")
@@ -71,22 +72,13 @@ def changed_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
 
 
 def live_settings(old: Settings, new: Settings) -> Settings:
-    """``old`` with the keys a reload applies taken from ``new``."""
+    """``old`` with the keys a reload applies taken from ``new``: the accounts, the metric
+    selection, and what each area's declaration says of its section (``live``)."""
     accounts = new.accounts if (old.accounts is None) == (new.accounts is None) else old.accounts
-    return dataclasses.replace(
-        old,
-        accounts=accounts,
-        restream=dataclasses.replace(
-            old.restream,
-            interval_seconds=new.restream.interval_seconds,
-            history_interval_seconds=new.restream.history_interval_seconds,
-        ),
-        dvr=dataclasses.replace(old.dvr, interval_seconds=new.dvr.interval_seconds),
-        talking_head=dataclasses.replace(
-            old.talking_head, interval_seconds=new.talking_head.interval_seconds
-        ),
-        metrics=new.metrics,
-    )
+    live = dataclasses.replace(old, accounts=accounts, metrics=new.metrics)
+    for area in declarations():
+        live = area.live(live, new)
+    return live
 
 
 class Reloader:

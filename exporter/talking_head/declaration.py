@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from exporter.areakit import AreaCost, AreaDeclaration
 from exporter.config import Settings
 from exporter.talking_head.area import TalkingHeadArea
@@ -21,6 +23,13 @@ def cost(settings: Settings) -> AreaCost | None:
     )
 
 
+def live(old: Settings, new: Settings) -> Settings:
+    """A reload applies the interval."""
+    interval = new.talking_head.interval_seconds
+    section = dataclasses.replace(old.talking_head, interval_seconds=interval)
+    return dataclasses.replace(old, talking_head=section)
+
+
 AREA = AreaDeclaration(
     name="talking_head",
     title=TalkingHeadArea.title,
@@ -28,4 +37,5 @@ AREA = AreaDeclaration(
     specs=(*SPECS, TASKS),
     build=TalkingHeadArea,
     cost=cost,
+    live=live,
 )

@@ -26,6 +26,7 @@ from exporter.config import (
 )
 from exporter.config.flags import LOG_FORMATS, LOG_LEVELS, Flags, load_settings
 from exporter.config.loader import read_document, unset_references
+from exporter.runtime.registry import settings_sections
 from exporter.support.logs import Redactor, configure_logging
 from exporter.web.serving import serve, wait_for_stop
 from exporter.web.webconfig import WebConfig, load_web_config
@@ -142,7 +143,7 @@ def config_error(exc: ConfigError) -> None:
 
 def _load(flags: Flags) -> tuple[Settings, WebConfig | None]:
     """The settings and, when one is named, the checked web config (ConfigError if bad)."""
-    settings = load_settings(flags)
+    settings = load_settings(flags, settings_sections())
     if not settings.web_config_file:
         return settings, None
     return settings, load_web_config(settings.web_config_file)
@@ -220,7 +221,7 @@ async def _daemon(
         settings,
         redactor=redactor,
         web_config=web_config,
-        load=lambda: load_settings(flags),
+        load=lambda: load_settings(flags, settings_sections()),
         telemetry_path=flags.telemetry_path,
         enable_lifecycle=flags.enable_lifecycle,
     )
@@ -274,6 +275,7 @@ def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) 
             },
         },
         env={},
+        areas=settings_sections(),
     )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from exporter.areakit.area import Area, AreaContext
-from exporter.config import Settings
+from exporter.config import AreaSection, Settings
 from exporter.exposition import MetricSpec
 
 
@@ -37,7 +37,11 @@ class AreaDeclaration:
     area from the exporter's context; ``cost`` is its upstream requests a minute for a config
     (None when the area is disabled), as check-config prints it; ``live(old, new)`` is
     ``old`` with the keys of the area's section a reload applies taken from ``new`` (by
-    default none: the area's changes wait for a restart).
+    default none: the area's changes wait for a restart). ``settings`` is the area's
+    settings section, declared here (its type and defaults in the area's package): the loader
+    reads it into ``settings.areas[name]``, docs/configuration.md and check-config list it.
+    The four areas that came before it keep theirs as typed fields of ``Settings``
+    (``settings.traffic`` ...) and leave it None.
     """
 
     name: str
@@ -47,3 +51,4 @@ class AreaDeclaration:
     build: Callable[[AreaContext], Area]
     cost: Callable[[Settings], AreaCost | None]
     live: Callable[[Settings, Settings], Settings] = field(default=lambda old, new: old)
+    settings: AreaSection | None = None

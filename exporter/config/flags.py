@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from exporter.config.loader import load_config
 from exporter.config.rules import ConfigError, split_host_port
-from exporter.config.settings import Settings
+from exporter.config.settings import AreaSection, Settings
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
 LOG_FORMATS = ("logfmt", "json")
@@ -72,7 +73,8 @@ def apply_flags(settings: Settings, flags: Flags) -> Settings:
     return dataclasses.replace(settings, log=log, **changes)  # type: ignore[arg-type]
 
 
-def load_settings(flags: Flags) -> Settings:
-    """The config file as the flags override it (ConfigError naming every problem)."""
+def load_settings(flags: Flags, areas: Sequence[AreaSection] = ()) -> Settings:
+    """The config file as the flags override it (ConfigError naming every problem);
+    ``areas``: the declared areas' sections (``parse_config``)."""
     check_telemetry_path(flags.telemetry_path)
-    return apply_flags(load_config(flags.config_file), flags)
+    return apply_flags(load_config(flags.config_file, areas=areas), flags)

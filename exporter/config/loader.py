@@ -8,8 +8,9 @@ import math
 import os
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, get_type_hints
 
 import yaml
@@ -21,6 +22,7 @@ from exporter.config.settings import (
     SHARD_ENV,
     TOP_LEVEL_KEYS,
     AccountSettings,
+    AreaSection,
     ConfigError,
     Settings,
     Shard,
@@ -199,8 +201,14 @@ def unset_references(node: Any, env: Mapping[str, str], key: str = "") -> list[s
     return []
 
 
-def parse_config(raw: Any, env: Mapping[str, str] | None = None) -> Settings:
+def parse_config(
+    raw: Any, env: Mapping[str, str] | None = None, areas: Sequence[AreaSection] = ()
+) -> Settings:
     """Turn a parsed YAML document into validated settings.
+
+    ``areas`` are the sections of the areas that declare theirs (the registry's,
+    ``exporter.runtime.registry.settings_sections``): each is read from its top-level key
+    into ``Settings.areas``.
 
     ``${VAR}`` / ``${VAR:-default}`` inside string values expand from ``env`` (default: the
     process environment), then the ``CDNVIDEO_*`` overrides apply. Every problem is
@@ -216,8 +224,9 @@ def parse_config(raw: Any, env: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError(f"config: expected a mapping at the top level, got {_shown(raw)}")
     errors: list[str] = []
     raw = dict(raw)
-    for key in [k for k in raw if k not in TOP_LEVEL_KEYS]:
-        errors.append(f"{key}: unknown key{_hint(str(key), TOP_LEVEL_KEYS)}")
+    known = (*TOP_LEVEL_KEYS, *(a.name for a in areas))
+    for key in [k for k in raw if k not in known]:
+        errors.append(f"{key}: unknown key{_hint(str(key), known)}")
         del raw[key]
     for var, (section, key) in ENV_OVERRIDES.items():
         if env.get(var):
@@ -228,6 +237,7 @@ def parse_config(raw: Any, env: Mapping[str, str] | None = None) -> Settings:
             sec[key] = env[var]
             raw[section] = sec
     sections = {name: _section(cls, raw.get(name), name, errors) for name, cls in SECTIONS.items()}
+    declared = {a.name: _section(a.type, raw.get(a.name), a.name, errors) for a in areas}
     listen = _typed(raw.get("listen"))
     if listen is None:
         listen = Settings.listen
@@ -254,10 +264,13 @@ def parse_config(raw: Any, env: Mapping[str, str] | None = None) -> Settings:
         listen=listen,
         web_config_file=str(web_config_file),
         shard=shard,
+        areas=MappingProxyType(declared),
         **sections,
     )
     rule_errors: list[str] = []
     check_section(settings, "", rule_errors)
+    for name, section in declared.items():
+        check_section(section, name, rule_errors)
     refused = {e.removeprefix(REFUSED) for e in errors if e.startswith(REFUSED)}
     errors = [e for e in errors if not e.startswith(REFUSED)]
     errors += [e for e in rule_errors if not _follows_from(e, refused)]
@@ -278,13 +291,15 @@ def _follows_from(problem: str, refused: set[str]) -> bool:
     return key in refused or any(key == r.rpartition(".")[0] for r in refused)
 
 
-def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Settings:
+def load_config(
+    path: str | Path, env: Mapping[str, str] | None = None, areas: Sequence[AreaSection] = ()
+) -> Settings:
     """Read a YAML config file, expand ``${VAR}`` in its values and validate it; each
     problem of the ConfigError names the file's line of its key where there is one."""
     env = os.environ if env is None else env
     raw, lines = read_document(path)
     try:
-        return parse_config(raw, env)
+        return parse_config(raw, env, areas)
     except ConfigError as exc:
         raise ConfigError.of([_at_line(p, lines) for p in exc.problems]) from None
 

@@ -34,6 +34,8 @@ def masked_dict(settings: Settings) -> dict[str, Any]:
     )
     for name in ("traffic", "restream", "dvr", "talking_head", "metrics"):
         data[name] = section(getattr(settings, name))
+    for name, declared in settings.areas.items():
+        data[name] = section(declared)
     data["listen"] = settings.listen
     data["web_config_file"] = settings.web_config_file
     data["shard"] = str(settings.shard)

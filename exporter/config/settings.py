@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from exporter.config import rules as r
@@ -447,6 +449,18 @@ class MetricsSettings:
 
 
 @dataclass(frozen=True)
+class AreaSection:
+    """The settings section of an area that is not a typed field of ``Settings``: declared in
+    the area's package (``AreaDeclaration.settings``), read from the top-level key ``name``
+    into ``Settings.areas[name]`` (a ``type`` instance; every key at its default when the
+    section is left out), listed in docs/configuration.md and by check-config."""
+
+    name: str
+    type: type[Any]
+    doc: str
+
+
+@dataclass(frozen=True)
 class Settings:
     upstream: UpstreamSettings = field(
         default_factory=UpstreamSettings, metadata=_doc("Where the platform is and how to log in.")
@@ -525,6 +539,8 @@ class Settings:
         metadata=_doc("How long clients may take and how many may be connected (`listen`)."),
     )
     log: LogSettings = field(default_factory=LogSettings, metadata=_doc("Log output."))
+    # The sections of the areas declared with an AreaSection, by name (the loader fills it).
+    areas: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def listen_host(self) -> str:

@@ -30,6 +30,7 @@ from exporter.config import (
 )
 from exporter.config.rules import Rule
 from exporter.docgen.metricsdoc import metrics_md
+from exporter.runtime.registry import settings_sections
 
 Generator = Callable[[], str]
 
@@ -145,6 +146,11 @@ def _reference() -> list[str]:
     hints = get_type_hints(Settings)
     for f in dataclasses.fields(Settings):
         hint = hints[f.name]
+        if f.name == "areas":  # the sections the areas declare, each under its own key
+            for section in settings_sections():
+                out += [f"### `{section.name}`", "", section.doc, ""]
+                out += [*_key_table(section.type, f"{section.name}."), ""]
+            continue
         out += [f"### `{f.name}`", "", f.metadata.get("doc", ""), ""]
         if isinstance(hint, type) and dataclasses.is_dataclass(hint) and hint is not Shard:
             if _rule_text(f):  # a rule over the whole section (it involves another one)

@@ -2,13 +2,14 @@
 list them. Adding an area is its package (with ``declaration.AREA``) and one line here.
 
 Every part that goes over the areas reads ``declarations()`` when it runs (the Service and its
-``Areas``, the self-metrics, the metric reference, check-config's request cost), so nothing
-keeps a list of its own.
+``Areas``, the self-metrics, the metric reference, check-config's request cost, the reload,
+and the config loader through ``settings_sections``), so nothing keeps a list of its own.
 """
 
 from __future__ import annotations
 
 from exporter.areakit import AreaDeclaration
+from exporter.config import AreaSection
 from exporter.dvr.declaration import AREA as DVR
 from exporter.restream.declaration import AREA as RESTREAM
 from exporter.talking_head.declaration import AREA as TALKING_HEAD
@@ -29,3 +30,9 @@ def declarations() -> tuple[AreaDeclaration, ...]:
 
 def area_names() -> tuple[str, ...]:
     return tuple(d.name for d in REGISTRY)
+
+
+def settings_sections() -> tuple[AreaSection, ...]:
+    """The settings sections the areas declare (``AreaDeclaration.settings``): what the
+    loader reads into ``Settings.areas`` (``load_settings(flags, settings_sections())``)."""
+    return tuple(d.settings for d in REGISTRY if d.settings is not None)

@@ -12,7 +12,7 @@ refused whole: the running config stays, ``cdnvideo_exporter_config_last_reload_
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,12 +59,15 @@ class ReloadOutcome:
 
 def changed_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
     """The dotted keys whose values differ between two settings objects (sections walked,
-    a list of accounts compared whole)."""
+    a list of accounts compared whole; the declared areas' sections under their own keys)."""
     out: list[str] = []
     for f in dataclasses.fields(old):
         a, b = getattr(old, f.name), getattr(new, f.name)
         key = f"{prefix}{f.name}"
-        if dataclasses.is_dataclass(a) and not isinstance(a, type) and f.name != "shard":
+        if isinstance(a, Mapping) and isinstance(b, Mapping) and a.keys() == b.keys():
+            for name in a:  # Settings.areas: each section as if it were a field
+                out += changed_keys(a[name], b[name], f"{prefix}{name}.")
+        elif dataclasses.is_dataclass(a) and not isinstance(a, type) and f.name != "shard":
             out += changed_keys(a, b, key + ".")
         elif a != b:
             out.append(key)

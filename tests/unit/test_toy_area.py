@@ -1,22 +1,28 @@
 """An area added the way docs/dev/architecture.md says (a package's declaration and one line in
-the registry) shows up everywhere the areas are listed: the metric reference, check-config's
-request cost, the self-metrics and ``/metrics`` of a running daemon. A part that kept a list of
-its own would leave the toy out, and its test here fails."""
+the registry) shows up everywhere the areas are listed: its settings section in the parsed
+config, check-config and docs/configuration.md; its families in docs/metrics.md; its request
+cost; the self-metrics and ``/metrics`` of a running daemon. A part that kept a list of its own
+would leave the toy out, and its test here fails."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import aiohttp
 import pytest
 from aiohttp import web
 
 from exporter.areakit import AreaContext, AreaCost, AreaDeclaration, Job, QuietArea
-from exporter.config import Settings, parse_config
+from exporter.cli import main
+from exporter.config import AreaSection, ConfigError, Settings, parse_config
+from exporter.docgen.generate import configuration_md
 from exporter.docgen.metricsdoc import metrics_md
 from exporter.exposition import MetricSpec, StoreKey
 from exporter.runtime import registry
 from exporter.runtime.cost import cost_lines
+from exporter.runtime.reload import changed_keys, live_settings
 from exporter.runtime.scheduler import EXACT
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
@@ -33,8 +39,13 @@ WIDGETS = MetricSpec(
 )
 
 
+@dataclass(frozen=True)
+class ToySettings:
+    widgets: int = field(default=3, metadata={"doc": "How many widgets each account shows."})
+
+
 class ToyArea(QuietArea):
-    """One job a minute that publishes three widgets for the account."""
+    """One job a minute that publishes ``toy.widgets`` widgets for the account."""
 
     name = "toy"
     title = "Toy"
@@ -48,13 +59,19 @@ class ToyArea(QuietArea):
     def jobs(self, account: str) -> list[Job]:
         async def poll() -> None:
             b = self._ctx.store.selection.builder()
-            b.add(WIDGETS, (account,), 3.0)
+            b.add(WIDGETS, (account,), toy_settings(self._ctx.settings).widgets)
             self._ctx.store.publish(StoreKey(self.name, account), b.build(), max_age=300.0)
 
         return [Job(self.name, account, 60.0, poll)]
 
     def forget(self, account: str) -> None:
         self._ctx.store.drop_account(account)
+
+
+def toy_settings(settings: Settings) -> ToySettings:
+    section = settings.areas["toy"]
+    assert isinstance(section, ToySettings)
+    return section
 
 
 TOY = AreaDeclaration(
@@ -64,6 +81,7 @@ TOY = AreaDeclaration(
     specs=(WIDGETS,),
     build=ToyArea,
     cost=lambda settings: AreaCost("toy", 1.0, how="one a minute per account"),
+    settings=AreaSection("toy", ToySettings, "Toy widgets (a toy area of the tests)."),
 )
 
 
@@ -73,6 +91,42 @@ def toy() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(registry, "REGISTRY", (*registry.REGISTRY, TOY))
         yield
+
+
+def config(**sections: object) -> Settings:
+    raw = {"upstream": {"token": "t"}, "accounts": [ACCOUNT], **sections}
+    return parse_config(raw, env={}, areas=registry.settings_sections())
+
+
+def test_the_config_reads_the_toy_section_with_its_defaults_and_refuses_a_bad_key(
+    toy: None,
+) -> None:
+    assert config().areas == {"toy": ToySettings()}
+    assert config(toy={"widgets": 5}).areas == {"toy": ToySettings(widgets=5)}
+    with pytest.raises(ConfigError) as bad:
+        config(toy={"widget": 5})
+    assert bad.value.problems == ("toy.widget: unknown key (did you mean 'widgets'?)",)
+    with pytest.raises(ConfigError) as bad:
+        config(toy={"widgets": "many"})
+    assert [p.partition(":")[0] for p in bad.value.problems] == ["toy.widgets"]
+
+
+def test_check_config_shows_the_toy_section_and_its_request_cost(
+    toy: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.yml"
+    path.write_text(f"upstream: {{token: t}}\naccounts: [{ACCOUNT}]\ntoy: {{widgets: 5}}\n")
+    assert main(["check-config", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\ntoy:\n  widgets: 5\n" in out
+    assert "#   toy              1.00  (one a minute per account)\n" in out
+
+
+def test_the_configuration_reference_has_the_toy_section(toy: None) -> None:
+    text = configuration_md()
+    section = text.split("### `toy`\n", 1)[1].split("\n## ", 1)[0]
+    assert "Toy widgets (a toy area of the tests)." in section
+    assert "| `toy.widgets` | integer | `3` | How many widgets each account shows. |" in section
 
 
 def test_the_metric_reference_has_the_toy_areas_section_and_family(toy: None) -> None:
@@ -103,8 +157,10 @@ async def daemon(toy: None) -> AsyncIterator[tuple[web.Application, str]]:
             "upstream": {"base_url": sim_runner.base_url, "token": sim.token},
             "accounts": [ACCOUNT],
             "log": {"level": "error", "format": "json"},
+            "toy": {"widgets": 5},
         },
         env={},
+        areas=registry.settings_sections(),
     )
     app = await create_app(settings, clock=clock, schedule=False, timing=EXACT)
     runner = web.AppRunner(app, access_log=None)
@@ -135,7 +191,13 @@ async def test_a_running_daemon_schedules_the_toy_area_and_serves_its_family(
         body = await resp.text()
     assert resp.status == 200
     lines = body.splitlines()
-    assert f'cdnvideo_toy_widgets{{account="{ACCOUNT}"}} 3' in lines
+    assert f'cdnvideo_toy_widgets{{account="{ACCOUNT}"}} 5' in lines
     assert f'cdnvideo_up{{account="{ACCOUNT}",area="toy"}} 1.0' in lines
     # the self-metrics expose the registry's areas at 0 from the start
     assert 'cdnvideo_upstream_polls_postponed_total{area="toy"} 0.0' in lines
+
+
+def test_a_reload_names_the_toy_key_it_leaves_for_a_restart(toy: None) -> None:
+    old, new = config(), config(toy={"widgets": 7})
+    assert changed_keys(old, new) == ["toy.widgets"]
+    assert live_settings(old, new).areas == {"toy": ToySettings()}  # the toy has no live key

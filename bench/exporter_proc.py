@@ -32,12 +32,15 @@ from aiohttp import web
 from bench.procs import serve_until_signal
 from exporter.config import Settings, parse_config
 from exporter.dvr import DvrPoller
+from exporter.dvr.settings import DVR_SECTION
 from exporter.exposition import Store
 from exporter.restream import RestreamPoller
+from exporter.restream.settings import RESTREAM_SECTION
 from exporter.runtime.context import Context
 from exporter.runtime.tuning import tune_for_serving
 from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic import TrafficPoller
+from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.web.app import CTX
 from exporter.web.daemon import create_app
 
@@ -102,12 +105,12 @@ class Refresher:
             ctx.client,
             ctx.store,
             ctx.clock,
-            s.restream,
+            RESTREAM_SECTION.of(s),
             ctx.redactor,
             fingerprint_secret=s.upstream.token or s.upstream.password,
         )
         streams = {a.name: a.dvr_streams for a in (s.accounts or ())}
-        self.dvr = DvrPoller(ctx.client, ctx.store, ctx.clock, s.dvr, streams)
+        self.dvr = DvrPoller(ctx.client, ctx.store, ctx.clock, DVR_SECTION.of(s), streams)
         self._refreshes = 0
 
     def traffic(self) -> TrafficPoller:
@@ -116,13 +119,13 @@ class Refresher:
         writes the state as the daemon's poll does."""
         ctx = self.ctx
         path = ""
-        if ctx.settings.traffic.state_file:
+        if TRAFFIC_SECTION.of(ctx.settings).state_file:
             self._refreshes += 1
-            path = f"{ctx.settings.traffic.state_file}.refresh-{self._refreshes}"
-            Path(f"{ctx.settings.traffic.state_file}.refresh-{self._refreshes - 1}").unlink(
-                missing_ok=True
-            )
-        settings = dataclasses.replace(ctx.settings.traffic, state_file=path)
+            path = f"{TRAFFIC_SECTION.of(ctx.settings).state_file}.refresh-{self._refreshes}"
+            Path(
+                f"{TRAFFIC_SECTION.of(ctx.settings).state_file}.refresh-{self._refreshes - 1}"
+            ).unlink(missing_ok=True)
+        settings = dataclasses.replace(TRAFFIC_SECTION.of(ctx.settings), state_file=path)
         return TrafficPoller(ctx.client, ctx.store, ctx.metrics, ctx.clock, settings)
 
     async def refresh(self, account: str) -> dict[str, Any]:

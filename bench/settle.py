@@ -25,7 +25,7 @@ from pathlib import Path
 import aiohttp
 import structlog
 
-from exporter.config import TrafficSettings, UpstreamSettings
+from exporter.config import UpstreamSettings
 from exporter.exposition import Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import SimConfig, Simulator, serve
@@ -34,6 +34,7 @@ from exporter.simulator.routes_traffic import parse_minute
 from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 from exporter.traffic.families import ACCOUNT
+from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamClient, UpstreamError
 
 T0 = 1_767_225_600 + 5  # 2026-01-01T00:00:05Z

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from exporter.areakit.area import Area, AreaContext
 from exporter.config import AreaSection, Settings
@@ -38,10 +39,10 @@ class AreaDeclaration:
     (None when the area is disabled), as check-config prints it; ``live(old, new)`` is
     ``old`` with the keys of the area's section a reload applies taken from ``new`` (by
     default none: the area's changes wait for a restart). ``settings`` is the area's
-    settings section, declared here (its type and defaults in the area's package): the loader
-    reads it into ``settings.areas[name]``, docs/configuration.md and check-config list it.
-    The four areas that came before it keep theirs as typed fields of ``Settings``
-    (``settings.traffic`` ...) and leave it None.
+    settings section (``<area>/settings.py``: its type, defaults, the rules, notes and
+    warnings that involve other sections): the loader reads it into ``settings.areas[name]``,
+    docs/configuration.md and check-config list it, and the area's code reads it typed with
+    ``SECTION.of(settings)``. None: an area without settings.
     """
 
     name: str
@@ -51,4 +52,4 @@ class AreaDeclaration:
     build: Callable[[AreaContext], Area]
     cost: Callable[[Settings], AreaCost | None]
     live: Callable[[Settings, Settings], Settings] = field(default=lambda old, new: old)
-    settings: AreaSection | None = None
+    settings: AreaSection[Any] | None = None

@@ -12,6 +12,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from exporter.config.loader import load_config
 from exporter.config.rules import ConfigError, split_host_port
@@ -73,7 +74,7 @@ def apply_flags(settings: Settings, flags: Flags) -> Settings:
     return dataclasses.replace(settings, log=log, **changes)  # type: ignore[arg-type]
 
 
-def load_settings(flags: Flags, areas: Sequence[AreaSection] = ()) -> Settings:
+def load_settings(flags: Flags, areas: Sequence[AreaSection[Any]] | None = None) -> Settings:
     """The config file as the flags override it (ConfigError naming every problem);
     ``areas``: the declared areas' sections (``parse_config``)."""
     check_telemetry_path(flags.telemetry_path)

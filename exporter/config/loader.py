@@ -15,7 +15,7 @@ from typing import Any, get_type_hints
 
 import yaml
 
-from exporter.config.rules import check_section, shown
+from exporter.config.rules import check_value, shown
 from exporter.config.settings import (
     ENV_OVERRIDES,
     SECTIONS,
@@ -26,6 +26,7 @@ from exporter.config.settings import (
     ConfigError,
     Settings,
     Shard,
+    declared_areas,
 )
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -202,13 +203,15 @@ def unset_references(node: Any, env: Mapping[str, str], key: str = "") -> list[s
 
 
 def parse_config(
-    raw: Any, env: Mapping[str, str] | None = None, areas: Sequence[AreaSection] = ()
+    raw: Any,
+    env: Mapping[str, str] | None = None,
+    areas: Sequence[AreaSection[Any]] | None = None,
 ) -> Settings:
     """Turn a parsed YAML document into validated settings.
 
-    ``areas`` are the sections of the areas that declare theirs (the registry's,
-    ``exporter.runtime.registry.settings_sections``): each is read from its top-level key
-    into ``Settings.areas``.
+    ``areas`` are the areas' sections (by default the registry's, ``declared_areas``): each
+    is read from its top-level key into ``Settings.areas``, in their order, and its rule over
+    the whole section runs with the fields' rules.
 
     ``${VAR}`` / ``${VAR:-default}`` inside string values expand from ``env`` (default: the
     process environment), then the ``CDNVIDEO_*`` overrides apply. Every problem is
@@ -216,6 +219,7 @@ def parse_config(
     ``${VAR}`` first.
     """
     env = os.environ if env is None else env
+    areas = declared_areas() if areas is None else tuple(areas)
     unset = unset_references(raw, env)
     raw = _expand_tree(raw, env)
     if raw is None:
@@ -236,8 +240,13 @@ def parse_config(
             sec = dict(sec or {})
             sec[key] = env[var]
             raw[section] = sec
-    sections = {name: _section(cls, raw.get(name), name, errors) for name, cls in SECTIONS.items()}
+    # upstream, the areas, then the others: the order of the sections in docs/configuration.md
+    upstream = _section(SECTIONS["upstream"], raw.get("upstream"), "upstream", errors)
     declared = {a.name: _section(a.type, raw.get(a.name), a.name, errors) for a in areas}
+    sections = {
+        name: upstream if name == "upstream" else _section(cls, raw.get(name), name, errors)
+        for name, cls in SECTIONS.items()
+    }
     listen = _typed(raw.get("listen"))
     if listen is None:
         listen = Settings.listen
@@ -268,9 +277,13 @@ def parse_config(
         **sections,
     )
     rule_errors: list[str] = []
-    check_section(settings, "", rule_errors)
-    for name, section in declared.items():
-        check_section(section, name, rule_errors)
+    for f in dataclasses.fields(settings):
+        if f.name == "areas":  # each area's section where the field stands, with its rule
+            for a in areas:
+                check_value(a.rule, a.name, declared[a.name], settings, rule_errors)
+        else:
+            rule = f.metadata.get("rule")
+            check_value(rule, f.name, getattr(settings, f.name), settings, rule_errors)
     refused = {e.removeprefix(REFUSED) for e in errors if e.startswith(REFUSED)}
     errors = [e for e in errors if not e.startswith(REFUSED)]
     errors += [e for e in rule_errors if not _follows_from(e, refused)]
@@ -292,7 +305,9 @@ def _follows_from(problem: str, refused: set[str]) -> bool:
 
 
 def load_config(
-    path: str | Path, env: Mapping[str, str] | None = None, areas: Sequence[AreaSection] = ()
+    path: str | Path,
+    env: Mapping[str, str] | None = None,
+    areas: Sequence[AreaSection[Any]] | None = None,
 ) -> Settings:
     """Read a YAML config file, expand ``${VAR}`` in its values and validate it; each
     problem of the ConfigError names the file's line of its key where there is one."""

@@ -11,8 +11,6 @@ The few rules enforced while parsing instead (the ``INDEX/COUNT`` shard syntax) 
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -162,51 +160,6 @@ def half_of_login(other: str) -> Check:
     return check
 
 
-def check_schedule(key: str, r: int | tuple[int, ...], _: Any) -> None:
-    if isinstance(r, int):
-        if not 0 <= r <= 10:
-            raise ConfigError(f"{key}: must be 0-10 (a re-read fits one 10-minute window), got {r}")
-        return
-    if not r:
-        raise ConfigError(f"{key}: the list is empty; use 0 to turn settling off")
-    if not 1 <= r[0] <= 10:
-        raise ConfigError(
-            f"{key}[0]: the first age must be 1-10 (its runs are read as one "
-            f"window of up to 10 minutes), got {r[0]}"
-        )
-    for i, (a, b) in enumerate(itertools.pairwise(r), 1):
-        if b <= a:
-            raise ConfigError(f"{key}[{i}]: ages must rise, got {b} after {a}")
-    if r[-1] > 1440:
-        raise ConfigError(f"{key}[{len(r) - 1}]: at most 1440 (a day), got {r[-1]}")
-
-
-def traffic_cost_per_minute(traffic: Any) -> float:
-    """Metrics requests per account per minute in steady state: first reads, the first settle
-    read in runs of its age (at most 10 minutes), later ones in 10-minute windows."""
-    if not traffic.enabled:
-        return 0.0
-    per = 2.0 if traffic.per_resource else 1.0
-    stages = traffic.settle_stages
-    settle = sum(per / min(age, 10) if i == 0 else per / 10 for i, age in enumerate(stages))
-    return per + settle
-
-
-def check_traffic_budget(key: str, traffic: Any, settings: Any) -> None:
-    """A request budget below what the traffic schedule costs would postpone reads for ever."""
-    check_schedule(f"{key}.revisit_minutes", traffic.revisit_minutes, traffic)
-    budget = settings.upstream.max_requests_per_minute
-    cost = traffic_cost_per_minute(traffic)
-    if budget and budget < cost:
-        stages = list(traffic.settle_stages) or 0
-        raise ConfigError(
-            f"upstream.max_requests_per_minute: {budget} is below what traffic costs: "
-            f"first reads and settle reads at revisit_minutes {stages} take {cost:.2f} "
-            f"requests a minute per account; give at least {math.ceil(cost)} (more when "
-            "restream, DVR or talking-head share the budget), or 0 for no limit"
-        )
-
-
 def check_account_name(key: str, name: str, _: Any) -> None:
     if not name:
         raise ConfigError(f"{key}: required, the account name of the API paths")
@@ -321,18 +274,24 @@ def check_section(obj: Any, prefix: str, errors: list[str] | None = None) -> Non
     sections and lists of sections are walked (``accounts[0].name``). With ``errors``, every
     refusal is added to it instead of raised, so all of them are reported at once."""
     for f in dataclasses.fields(obj):
-        value = getattr(obj, f.name)
         key = f"{prefix}.{f.name}" if prefix else f.name
-        rule: Rule | None = f.metadata.get("rule")
-        if rule is not None and rule.check is not None:
-            try:
-                rule.check(key, value, obj)
-            except ConfigError as exc:
-                if errors is None:
-                    raise
-                errors.extend(p for p in exc.problems if p not in errors)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            check_section(value, key, errors)
-        elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
-            for i, item in enumerate(value):
-                check_section(item, f"{key}[{i}]", errors)
+        check_value(f.metadata.get("rule"), key, getattr(obj, f.name), obj, errors)
+
+
+def check_value(
+    rule: Rule | None, key: str, value: Any, owner: Any, errors: list[str] | None = None
+) -> None:
+    """Run ``rule`` over the value of ``key`` (``owner`` holds it), then the rules inside the
+    value when it is a section or a list of them (``check_section``)."""
+    if rule is not None and rule.check is not None:
+        try:
+            rule.check(key, value, owner)
+        except ConfigError as exc:
+            if errors is None:
+                raise
+            errors.extend(p for p in exc.problems if p not in errors)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        check_section(value, key, errors)
+    elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
+        for i, item in enumerate(value):
+            check_section(item, f"{key}[{i}]", errors)

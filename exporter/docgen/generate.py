@@ -15,22 +15,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from exporter.config import (
-    ENV_OVERRIDES,
-    SECONDS_PER_MONTH,
-    SHARD_ENV,
-    TALKING_HEAD_MONTHLY_ALLOWANCE,
-    AccountSettings,
-    Settings,
-    Shard,
-    TalkingHeadSettings,
-    TrafficSettings,
-    stable_hash,
-    talking_head_requests_per_month,
-)
+from exporter.config import ENV_OVERRIDES, SHARD_ENV, AccountSettings, Settings, Shard, stable_hash
 from exporter.config.rules import Rule
 from exporter.docgen.metricsdoc import metrics_md
 from exporter.runtime.registry import settings_sections
+from exporter.talking_head.settings import (
+    SECONDS_PER_MONTH,
+    TALKING_HEAD_MONTHLY_ALLOWANCE,
+    TALKING_HEAD_SECTION,
+    TalkingHeadSettings,
+)
+from exporter.talking_head.settings import requests_per_month as talking_head_requests_per_month
+from exporter.traffic.settings import TrafficSettings
 
 Generator = Callable[[], str]
 
@@ -149,6 +145,8 @@ def _reference() -> list[str]:
         if f.name == "areas":  # the sections the areas declare, each under its own key
             for section in settings_sections():
                 out += [f"### `{section.name}`", "", section.doc, ""]
+                if section.rule is not None:  # a rule over the whole section
+                    out += [f"Accepted: {section.rule.text}.", ""]
                 out += [*_key_table(section.type, f"{section.name}."), ""]
             continue
         out += [f"### `{f.name}`", "", f.metadata.get("doc", ""), ""]
@@ -247,8 +245,8 @@ def _talking_head_budget() -> list[str]:
     default = TalkingHeadSettings().interval_seconds
     rows = []
     for interval in (3600.0, threshold, default, 86400.0):
-        settings = dataclasses.replace(
-            Settings(), talking_head=TalkingHeadSettings(interval_seconds=interval)
+        settings = TALKING_HEAD_SECTION.replace(
+            Settings(), TalkingHeadSettings(interval_seconds=interval)
         )
         spend = talking_head_requests_per_month(settings)
         note = " (default)" if interval == default else ""

@@ -18,12 +18,13 @@ import structlog.testing
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.config import TrafficSettings, UpstreamSettings
+from exporter.config import UpstreamSettings
 from exporter.exposition import FamilySelection, Store
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import SimConfig, Simulator
 from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
+from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamClient
 
 T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z

@@ -5,6 +5,7 @@ from __future__ import annotations
 from exporter.areakit import AreaContext, Job, QuietArea, afforded, spread_slices
 from exporter.config import Settings
 from exporter.dvr.poller import DvrPoller
+from exporter.dvr.settings import DVR_SECTION
 
 
 class DvrArea(QuietArea):
@@ -20,11 +21,16 @@ class DvrArea(QuietArea):
         streams = {a.name: a.dvr_streams for a in (s.accounts or ())}
         # each run reads one slice in turn: all of them once in dvr.poll_slices intervals
         self.poller = DvrPoller(
-            ctx.client, ctx.store, ctx.clock, s.dvr, streams, self.slices * s.dvr.poll_slices
+            ctx.client,
+            ctx.store,
+            ctx.clock,
+            DVR_SECTION.of(s),
+            streams,
+            self.slices * DVR_SECTION.of(s).poll_slices,
         )
 
     def enabled(self, settings: Settings) -> bool:
-        return settings.dvr.enabled
+        return DVR_SECTION.of(settings).enabled
 
     def jobs(self, account: str) -> list[Job]:
         dvr = afforded(
@@ -34,7 +40,14 @@ class DvrArea(QuietArea):
             lambda: len(self.poller.due(account)),
             self.poller.poll,
         )
-        return [Job(self.name, account, self._ctx.settings.dvr.interval_seconds / self.slices, dvr)]
+        return [
+            Job(
+                self.name,
+                account,
+                DVR_SECTION.of(self._ctx.settings).interval_seconds / self.slices,
+                dvr,
+            )
+        ]
 
     def serve(self, accounts: tuple[str, ...]) -> None:
         """Take the configured streams anew (a reload may have changed them)."""

@@ -8,12 +8,13 @@ from exporter.areakit import AreaCost, AreaDeclaration
 from exporter.config import Settings
 from exporter.dvr.area import DvrArea
 from exporter.dvr.families import SPECS
+from exporter.dvr.settings import DVR_SECTION
 
 
 def cost(settings: Settings) -> AreaCost | None:
     """One request per configured stream every ``interval_seconds`` (spread over the interval
     when a request budget is set)."""
-    d = settings.dvr
+    d = DVR_SECTION.of(settings)
     if not d.enabled:
         return None
     streams = sum(len(a.dvr_streams) for a in settings.accounts or ())
@@ -27,8 +28,10 @@ def cost(settings: Settings) -> AreaCost | None:
 
 def live(old: Settings, new: Settings) -> Settings:
     """A reload applies the interval."""
-    section = dataclasses.replace(old.dvr, interval_seconds=new.dvr.interval_seconds)
-    return dataclasses.replace(old, dvr=section)
+    interval = DVR_SECTION.of(new).interval_seconds
+    return DVR_SECTION.replace(
+        old, dataclasses.replace(DVR_SECTION.of(old), interval_seconds=interval)
+    )
 
 
 AREA = AreaDeclaration(
@@ -39,4 +42,5 @@ AREA = AreaDeclaration(
     build=DvrArea,
     cost=cost,
     live=live,
+    settings=DVR_SECTION,
 )

@@ -8,7 +8,7 @@ from typing import Protocol
 
 import structlog
 
-from exporter.config import DvrSettings
+from exporter.dvr.settings import DvrSettings
 from exporter.dvr.transform import dvr_fragment
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock

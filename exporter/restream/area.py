@@ -6,6 +6,7 @@ from exporter.areakit import AreaContext, Job, QuietArea, afforded, spread_slice
 from exporter.config import Settings
 from exporter.restream.identity import fingerprint_secret
 from exporter.restream.poller import RestreamPoller
+from exporter.restream.settings import RESTREAM_SECTION
 
 
 class RestreamArea(QuietArea):
@@ -22,17 +23,17 @@ class RestreamArea(QuietArea):
             ctx.client,
             ctx.store,
             ctx.clock,
-            s.restream,
+            RESTREAM_SECTION.of(s),
             ctx.redactor,
             fingerprint_secret=fingerprint_secret(s.upstream),
             slices=self.slices,
         )
 
     def enabled(self, settings: Settings) -> bool:
-        return settings.restream.enabled
+        return RESTREAM_SECTION.of(settings).enabled
 
     def jobs(self, account: str) -> list[Job]:
-        s = self._ctx.settings.restream
+        s = RESTREAM_SECTION.of(self._ctx.settings)
         budget = self._ctx.client.budget
         status = afforded(budget, account, self.name, lambda: 2, self.poller.poll)
         history = afforded(

@@ -9,6 +9,7 @@ from exporter.config import Settings
 from exporter.restream.area import RestreamArea
 from exporter.restream.families import SPECS
 from exporter.restream.poller import HISTORY_ROUND_ROBIN_POLLS
+from exporter.restream.settings import RESTREAM_SECTION
 
 
 def cost(settings: Settings) -> AreaCost | None:
@@ -17,7 +18,7 @@ def cost(settings: Settings) -> AreaCost | None:
     changed, and a round-robin share so each is read once in ``HISTORY_ROUND_ROBIN_POLLS``
     polls. The number of restream resources is the platform's, so history is given per
     resource (and a status change costs one request more)."""
-    r = settings.restream
+    r = RESTREAM_SECTION.of(settings)
     if not r.enabled:
         return None
     status = 2 * 60 / r.interval_seconds
@@ -34,12 +35,13 @@ def cost(settings: Settings) -> AreaCost | None:
 
 def live(old: Settings, new: Settings) -> Settings:
     """A reload applies the two intervals."""
+    n = RESTREAM_SECTION.of(new)
     section = dataclasses.replace(
-        old.restream,
-        interval_seconds=new.restream.interval_seconds,
-        history_interval_seconds=new.restream.history_interval_seconds,
+        RESTREAM_SECTION.of(old),
+        interval_seconds=n.interval_seconds,
+        history_interval_seconds=n.history_interval_seconds,
     )
-    return dataclasses.replace(old, restream=section)
+    return RESTREAM_SECTION.replace(old, section)
 
 
 AREA = AreaDeclaration(
@@ -50,4 +52,5 @@ AREA = AreaDeclaration(
     build=RestreamArea,
     cost=cost,
     live=live,
+    settings=RESTREAM_SECTION,
 )

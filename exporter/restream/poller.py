@@ -9,7 +9,6 @@ from typing import Protocol
 
 import structlog
 
-from exporter.config import RestreamSettings
 from exporter.exposition import Store, StoreKey
 from exporter.restream.identity import (
     KeyFingerprint,
@@ -19,6 +18,7 @@ from exporter.restream.identity import (
     status_secrets,
     utc_text,
 )
+from exporter.restream.settings import RestreamSettings
 from exporter.restream.transform import Change, fold_history, history_fragment, status_fragment
 from exporter.support.clock import Clock
 from exporter.support.logs import Redactor

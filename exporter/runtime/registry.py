@@ -8,8 +8,10 @@ and the config loader through ``settings_sections``), so nothing keeps a list of
 
 from __future__ import annotations
 
+from typing import Any
+
 from exporter.areakit import AreaDeclaration
-from exporter.config import AreaSection
+from exporter.config import AreaSection, declare_areas
 from exporter.dvr.declaration import AREA as DVR
 from exporter.restream.declaration import AREA as RESTREAM
 from exporter.talking_head.declaration import AREA as TALKING_HEAD
@@ -32,7 +34,12 @@ def area_names() -> tuple[str, ...]:
     return tuple(d.name for d in REGISTRY)
 
 
-def settings_sections() -> tuple[AreaSection, ...]:
-    """The settings sections the areas declare (``AreaDeclaration.settings``): what the
-    loader reads into ``Settings.areas`` (``load_settings(flags, settings_sections())``)."""
+def settings_sections() -> tuple[AreaSection[Any], ...]:
+    """The settings sections the areas declare (``AreaDeclaration.settings``), in the
+    registry's order: what the loader reads into ``Settings.areas``, docs/configuration.md
+    and check-config list, and whose rules, notes and warnings they run."""
     return tuple(d.settings for d in REGISTRY if d.settings is not None)
+
+
+# config names no area: it reads the sections through this (``config.declared_areas``).
+declare_areas(settings_sections)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from exporter.areakit import AreaContext, Job, QuietArea, afforded
 from exporter.config import Settings
 from exporter.talking_head.poller import TalkingHeadPoller
+from exporter.talking_head.settings import TALKING_HEAD_SECTION
 from exporter.talking_head.tasks import TaskTracker
 
 
@@ -19,15 +20,21 @@ class TalkingHeadArea(QuietArea):
 
     def __init__(self, ctx: AreaContext) -> None:
         self._ctx = ctx
-        self.poller = TalkingHeadPoller(ctx.client, ctx.store, ctx.clock, ctx.settings.talking_head)
+        self.poller = TalkingHeadPoller(
+            ctx.client, ctx.store, ctx.clock, TALKING_HEAD_SECTION.of(ctx.settings)
+        )
         self.tracker = TaskTracker(ctx)
 
     def enabled(self, settings: Settings) -> bool:
-        return settings.talking_head.enabled
+        return TALKING_HEAD_SECTION.of(settings).enabled
 
     def jobs(self, account: str) -> list[Job]:
         th = afforded(self._ctx.client.budget, account, self.name, lambda: 1, self.poller.poll)
-        return [Job(self.name, account, self._ctx.settings.talking_head.interval_seconds, th)]
+        return [
+            Job(
+                self.name, account, TALKING_HEAD_SECTION.of(self._ctx.settings).interval_seconds, th
+            )
+        ]
 
     async def refresh_quota(self, account: str) -> None:
         """Poll the account's configurations now (after a generate spent quota)."""

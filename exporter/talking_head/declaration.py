@@ -8,12 +8,13 @@ from exporter.areakit import AreaCost, AreaDeclaration
 from exporter.config import Settings
 from exporter.talking_head.area import TalkingHeadArea
 from exporter.talking_head.families import SPECS
+from exporter.talking_head.settings import TALKING_HEAD_SECTION
 from exporter.talking_head.tasks import TASKS
 
 
 def cost(settings: Settings) -> AreaCost | None:
     """One quota request every ``interval_seconds``, per account."""
-    h = settings.talking_head
+    h = TALKING_HEAD_SECTION.of(settings)
     if not h.enabled:
         return None
     return AreaCost(
@@ -25,9 +26,9 @@ def cost(settings: Settings) -> AreaCost | None:
 
 def live(old: Settings, new: Settings) -> Settings:
     """A reload applies the interval."""
-    interval = new.talking_head.interval_seconds
-    section = dataclasses.replace(old.talking_head, interval_seconds=interval)
-    return dataclasses.replace(old, talking_head=section)
+    interval = TALKING_HEAD_SECTION.of(new).interval_seconds
+    section = dataclasses.replace(TALKING_HEAD_SECTION.of(old), interval_seconds=interval)
+    return TALKING_HEAD_SECTION.replace(old, section)
 
 
 AREA = AreaDeclaration(
@@ -38,4 +39,5 @@ AREA = AreaDeclaration(
     build=TalkingHeadArea,
     cost=cost,
     live=live,
+    settings=TALKING_HEAD_SECTION,
 )

@@ -7,9 +7,9 @@ from typing import Protocol
 
 import structlog
 
-from exporter.config import SECONDS_PER_MONTH, TalkingHeadSettings
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock
+from exporter.talking_head.settings import SECONDS_PER_MONTH, TalkingHeadSettings
 from exporter.talking_head.transform import configurations_fragment
 from exporter.upstream.models import ThConfigurations
 

@@ -8,6 +8,7 @@ from exporter.config import Settings
 from exporter.traffic.history import TrafficHistory
 from exporter.traffic.history_file import HistoryFile, charts_path
 from exporter.traffic.poller import TrafficPoller
+from exporter.traffic.settings import TRAFFIC_SECTION
 
 TRAFFIC_TICK_SECONDS = 15.0
 
@@ -27,16 +28,18 @@ class TrafficArea:
             ctx.store,
             ctx.metrics,
             ctx.clock,
-            ctx.settings.traffic,
+            TRAFFIC_SECTION.of(ctx.settings),
             budget=ctx.client.budget,
         )
         self.history = TrafficHistory()
         ctx.store.listen(self.history.record)
-        self.history_file = HistoryFile(self.history, charts_path(ctx.settings.traffic.state_file))
+        self.history_file = HistoryFile(
+            self.history, charts_path(TRAFFIC_SECTION.of(ctx.settings).state_file)
+        )
         self.history_file.load(ctx.clock.time())
 
     def enabled(self, settings: Settings) -> bool:
-        return settings.traffic.enabled
+        return TRAFFIC_SECTION.of(settings).enabled
 
     def jobs(self, account: str) -> list[Job]:
         async def poll() -> None:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from exporter.areakit import AreaCost, AreaDeclaration
 from exporter.config import Settings
-from exporter.config.report import traffic_requests_per_minute
 from exporter.traffic.area import TrafficArea
 from exporter.traffic.families import SPECS
+from exporter.traffic.settings import TRAFFIC_SECTION, requests_per_minute
 
 
 def cost(settings: Settings) -> AreaCost | None:
     """First reads (1 or 2 requests a minute) plus the settle reads of the schedule, per
     account."""
-    if not settings.traffic.enabled:
+    if not TRAFFIC_SECTION.of(settings).enabled:
         return None
-    per = traffic_requests_per_minute(settings)
+    per = requests_per_minute(settings)
     n = max(1, len(settings.accounts or ()))
     return AreaCost("traffic", per * n, how=f"{per:.2f} per account")
 
@@ -26,4 +26,5 @@ AREA = AreaDeclaration(
     specs=SPECS,
     build=TrafficArea,
     cost=cost,
+    settings=TRAFFIC_SECTION,
 )

@@ -12,7 +12,6 @@ from typing import Any, Protocol, TypeVar
 import structlog
 
 from exporter.areakit.metrics import AreaMetrics
-from exporter.config import TrafficSettings
 from exporter.exposition import Fragment, Store, StoreKey
 from exporter.support.clock import Clock
 from exporter.traffic import state
@@ -21,6 +20,7 @@ from exporter.traffic.families import Latest, View, build_fragment, exported_key
 from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
+from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.skew import SKEW_CONFIRMATIONS, SKEW_TOLERANCE_SECONDS, PlatformClock
 from exporter.traffic.windows import (
     MAX_WINDOW_MINUTES,

@@ -14,9 +14,9 @@ import pytest
 import structlog
 
 from exporter.config import Settings, parse_config
-from exporter.config.settings import TALKING_HEAD_MONTHLY_ALLOWANCE
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
+from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKING_HEAD_SECTION
 from exporter.upstream import UpstreamError
 from exporter.web.admin.readbudget import state_path
 
@@ -101,7 +101,7 @@ async def test_configurations_come_from_a_fresh_poll_without_spending(
     assert sent(admin, f"{TH}/configurations") == 1  # nothing more sent
     assert (await admin.call("GET", STATUS, token=READ_TOKEN))[0] == 200  # budget untouched
     # Once the poll is older than the poll interval, a read goes to the platform (and spends).
-    admin.clock.advance(admin.ctx.settings.talking_head.interval_seconds)
+    admin.clock.advance(TALKING_HEAD_SECTION.of(admin.ctx.settings).interval_seconds)
     status, _, resp = await admin.call("GET", CONFIGURATIONS, token=READ_TOKEN)
     assert status == 429  # the day's one read is spent
     assert sent(admin, f"{TH}/configurations") == 1

@@ -23,10 +23,12 @@ import structlog
 from aiohttp.test_utils import TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.config import DvrSettings, RestreamSettings, TalkingHeadSettings, UpstreamSettings
+from exporter.config import UpstreamSettings
 from exporter.dvr import DvrPoller
+from exporter.dvr.settings import DvrSettings
 from exporter.exposition import Store
 from exporter.restream import KeyFingerprint, RestreamPoller
+from exporter.restream.settings import RestreamSettings
 from exporter.runtime.polling import PollRunner
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import SimConfig, Simulator
@@ -34,6 +36,7 @@ from exporter.support.clock import FakeClock
 from exporter.support.logs import MASK, Redactor, configure_logging
 from exporter.support.secrets import QUERY_ALLOWED
 from exporter.talking_head import TalkingHeadPoller
+from exporter.talking_head.settings import TalkingHeadSettings
 from exporter.upstream import UpstreamClient
 
 T0 = 1_767_225_600 + 17 * 3600 + 30  # 2026-01-01T17:00:30Z; the evening schedule starts 18:00

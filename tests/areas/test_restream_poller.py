@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.config import RestreamSettings
 from exporter.exposition import Store, StoreKey
 from exporter.restream import KeyFingerprint, RestreamPoller
 from exporter.restream import families as f
 from exporter.restream.poller import HISTORY_ROUND_ROBIN_POLLS
+from exporter.restream.settings import RestreamSettings
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.upstream import UpstreamError

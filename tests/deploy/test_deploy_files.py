@@ -9,6 +9,9 @@ import pytest
 import yaml
 from deploy_helpers import DASHBOARDS, DEPLOY, REPO, load_yaml
 
+from exporter.talking_head.settings import TALKING_HEAD_SECTION
+from exporter.traffic.settings import TRAFFIC_SECTION
+
 YAML_FILES = sorted([*DEPLOY.rglob("*.yml"), *DEPLOY.rglob("*.yaml")])
 JSON_FILES = sorted([*DEPLOY.rglob("*.json"), *DASHBOARDS.rglob("*.json")])
 
@@ -50,7 +53,7 @@ def test_shipped_exporter_configs_are_valid(rel: str) -> None:
     assert str(settings.shard) == "1/3"
     assert settings.listen_port == 9877
     # The state file lives on the volume, the only writable place in the container.
-    assert settings.traffic.state_file.startswith("/var/lib/cdnvideo-exporter/")
+    assert TRAFFIC_SECTION.of(settings).state_file.startswith("/var/lib/cdnvideo-exporter/")
 
 
 @pytest.mark.parametrize("rel", CONFIGS)
@@ -62,10 +65,11 @@ def test_shipped_exporter_configs_refuse_to_run_without_credentials(rel: str) ->
 
 
 def test_k8s_config_keeps_two_replicas_under_a_tenth_of_the_talking_head_allowance() -> None:
-    from exporter.config import TALKING_HEAD_MONTHLY_ALLOWANCE, load_config
+    from exporter.config import load_config
+    from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE
 
     settings = load_config(DEPLOY / "k8s" / "config.yml", {"CDNVIDEO_TOKEN": "t"})
-    per_month = 30 * 86400 / settings.talking_head.interval_seconds
+    per_month = 30 * 86400 / TALKING_HEAD_SECTION.of(settings).interval_seconds
     assert 2 * per_month <= TALKING_HEAD_MONTHLY_ALLOWANCE * 0.10
 
 

@@ -11,6 +11,7 @@ from exporter.runtime.reload import changed_keys, live_settings
 from exporter.runtime.scheduler import JobKey
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
+from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.web.daemon import SERVICE, create_app
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
@@ -74,7 +75,9 @@ async def test_selection_intervals_and_accounts_apply_and_counters_stay() -> Non
         assert after > before  # the counter went on from where it was
         assert "cdnvideo_account_bandwidth_bytes_per_second{" not in text
         assert 'cdnvideo_up{account="demo-shop",area="restream"} 1.0' in text
-        assert ctx.settings.traffic == dataclasses.replace(old.traffic)  # kept for a restart
+        assert TRAFFIC_SECTION.of(ctx.settings) == dataclasses.replace(
+            TRAFFIC_SECTION.of(old)
+        )  # kept for a restart
     finally:
         await runner.cleanup()
         await sim_runner.cleanup()

@@ -31,6 +31,7 @@ from exporter.simulator import Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic import state
+from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.upstream import UpstreamError
 
 from .leaks import LeakGuard
@@ -95,7 +96,7 @@ class Bed:
     async def round(self, area: str, doc: Any, endpoint: tuple[str, str]) -> Outcome:
         """A fresh daemon context; two polls of every job of ``area`` (bad reply in place),
         then one of every other area, with a minute between them."""
-        path = Path(self.conf.traffic.state_file)
+        path = Path(TRAFFIC_SECTION.of(self.conf).state_file)
         await asyncio.to_thread(path.unlink, missing_ok=True)
         self.tamper.overrides = {Tamper.key(*endpoint): encode(doc)}
         ctx = build_context(self.conf, self.session, self.clock, self.redactor)

@@ -20,6 +20,7 @@ from exporter.simulator import SimRunner, Simulator
 from exporter.support.clock import FakeClock
 from exporter.talking_head.poller import STALE_AFTER_INTERVALS as TH_STALE
 from exporter.traffic.poller import FRAGMENT_MAX_AGE_SECONDS
+from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.traffic.windows import last_ready_minute
 from exporter.upstream.auth import RENEW_AT_FRACTION
 from tests.simulator.hold import Hold
@@ -217,7 +218,7 @@ async def outage(r: Rig, case: Case) -> None:
 def assert_backfilled(r: Rig, scrape: Scrape) -> None:
     """Every ready minute is accounted (the gap was read back, none given up), and every
     counter equals the simulator's truth over those minutes."""
-    ready = last_ready_minute(r.clock.time(), r.d.ctx.settings.traffic.delay_seconds)
+    ready = last_ready_minute(r.clock.time(), TRAFFIC_SECTION.of(r.d.ctx.settings).delay_seconds)
     for account in ACCOUNTS:
         windows = "cdnvideo_traffic_windows_total"
         assert (scrape.value(windows, account=account, outcome="backfilled") or 0) >= 1

@@ -23,6 +23,7 @@ from exporter.simulator.config import account_names
 from exporter.support.clock import FakeClock
 from exporter.talking_head.area import TalkingHeadArea
 from exporter.traffic.area import TrafficArea
+from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.web.daemon import SERVICE, create_app
 
 T0 = 1_767_225_600 + 12 * 3600  # 2026-01-01T12:00:00Z
@@ -187,7 +188,7 @@ def per_account_entries(daemon: Daemon) -> int:
 @pytest.mark.slow
 async def test_many_moves_leave_no_state_and_no_memory_behind(daemon: Daemon) -> None:
     service = daemon.service
-    retention = service.ctx.settings.traffic.series_retention_hours * 3600
+    retention = TRAFFIC_SECTION.of(service.ctx.settings).series_retention_hours * 3600
 
     async def cycle(i: int) -> None:
         served = (NAMES[i % len(NAMES)], NAMES[(i + 1) % len(NAMES)])

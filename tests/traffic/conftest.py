@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from traffic_fakes import T0, FakeSource, MakePoller
 
-from exporter.config import TrafficSettings
 from exporter.exposition import Store
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
+from exporter.traffic.settings import TrafficSettings
 
 
 @pytest.fixture

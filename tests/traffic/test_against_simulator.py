@@ -17,7 +17,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 from structlog.testing import capture_logs
 
-from exporter.config import TrafficSettings, UpstreamSettings
+from exporter.config import UpstreamSettings
 from exporter.exposition import Fragment, Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import SimConfig, Simulator
@@ -25,6 +25,7 @@ from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 from exporter.traffic.families import ACCOUNT, RESOURCE, Families
 from exporter.traffic.parse import COUNT_KEYS
+from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamClient, UpstreamError
 
 T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z, near the daily peak

@@ -13,12 +13,12 @@ from test_traffic_poller import counter, late
 from test_traffic_poller_state import first_read_minutes
 from traffic_fakes import COUNTED, T0, FakeSource
 
-from exporter.config import TrafficSettings
 from exporter.exposition import Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 from exporter.traffic.families import ACCOUNT
+from exporter.traffic.settings import TrafficSettings
 from exporter.upstream.errors import UpstreamError
 
 Step = tuple[int, bool]  # (seconds to advance before the poll, the upstream fails)

@@ -8,9 +8,9 @@ from pathlib import Path
 from test_traffic_poller import counter, drive
 from traffic_fakes import COUNTED, FakeSource, MakePoller
 
-from exporter.config import TrafficSettings
 from exporter.exposition import Store
 from exporter.support.clock import FakeClock
+from exporter.traffic.settings import TrafficSettings
 
 
 async def test_a_moved_account_is_kept_for_the_retention_then_dropped(

@@ -21,9 +21,13 @@ from exporter.config import (
     notes,
     parse_config,
     stable_hash,
-    traffic_requests_per_minute,
     warnings,
 )
+from exporter.dvr.settings import DVR_SECTION
+from exporter.restream.settings import RESTREAM_SECTION
+from exporter.talking_head.settings import TALKING_HEAD_SECTION
+from exporter.traffic.settings import TRAFFIC_SECTION
+from exporter.traffic.settings import requests_per_minute as traffic_requests_per_minute
 
 TOKEN = {"upstream": {"token": "static-token-123"}}
 
@@ -92,8 +96,8 @@ def test_minimal_config_takes_every_default() -> None:
     assert s.listen == "0.0.0.0:9877"
     assert (s.listen_host, s.listen_port) == ("0.0.0.0", 9877)
     assert s.shard == Shard(0, 1)
-    assert s.traffic.delay_seconds == 120
-    assert s.talking_head.interval_seconds == 21600.0
+    assert TRAFFIC_SECTION.of(s).delay_seconds == 120
+    assert TALKING_HEAD_SECTION.of(s).interval_seconds == 21600.0
     assert s.admin.enabled is False
     assert (s.log.level, s.log.format) == ("info", "auto")
 
@@ -105,8 +109,8 @@ def test_product_example_config_parses(tmp_path: Path) -> None:
     assert s.upstream.password == "hunter2-pass"
     assert s.upstream.token == ""
     assert s.accounts == (AccountSettings("acme", ("live/main", "live/backup")),)
-    assert s.restream.history_interval_seconds == 300.0
-    assert s.traffic.resources_exclude == ""
+    assert RESTREAM_SECTION.of(s).history_interval_seconds == 300.0
+    assert TRAFFIC_SECTION.of(s).resources_exclude == ""
     assert s.shard == Shard(0, 1)
     assert s.admin.read_token == ""
 
@@ -134,10 +138,10 @@ def test_null_values_mean_the_default() -> None:
     s = parse_config(
         with_token(traffic=None, listen=None, shard=None, dvr={"interval_seconds": None}), {}
     )
-    assert s.traffic.delay_seconds == 120
+    assert TRAFFIC_SECTION.of(s).delay_seconds == 120
     assert s.listen == "0.0.0.0:9877"
     assert s.shard == Shard(0, 1)
-    assert s.dvr.interval_seconds == 60.0
+    assert DVR_SECTION.of(s).interval_seconds == 60.0
 
 
 # --- ${VAR} expansion -------------------------------------------------------------------------
@@ -171,7 +175,7 @@ def test_expanded_numbers_and_booleans_take_the_keys_type(tmp_path: Path) -> Non
     assert s.upstream.timeout_seconds == 2.5
     assert s.upstream.max_concurrency == 3
     assert s.admin.enabled is False
-    assert s.dvr.interval_seconds == 60.0  # an empty expansion means the default
+    assert DVR_SECTION.of(s).interval_seconds == 60.0  # an empty expansion means the default
 
 
 def test_expanded_value_of_the_wrong_type_is_refused(tmp_path: Path) -> None:
@@ -431,7 +435,10 @@ def test_revisit_out_of_range_is_refused(value: int) -> None:
 )
 def test_revisit_takes_a_number_or_a_schedule(value: Any, stages: tuple[int, ...]) -> None:
     assert (
-        parse_config(with_token(traffic={"revisit_minutes": value})).traffic.settle_stages == stages
+        TRAFFIC_SECTION.of(
+            parse_config(with_token(traffic={"revisit_minutes": value}))
+        ).settle_stages
+        == stages
     )
 
 

@@ -23,6 +23,7 @@ from exporter.config import (
     parse_config,
     warnings,
 )
+from exporter.runtime.registry import settings_sections
 
 scalars = (
     st.none()
@@ -52,6 +53,7 @@ shaped = st.fixed_dictionaries(
     {},
     optional={
         **{name: section_of(cls) for name, cls in SECTIONS.items()},
+        **{a.name: section_of(a.type) for a in settings_sections()},
         "accounts": st.lists(st.text(max_size=6) | section_of(SECTIONS["upstream"]), max_size=3)
         | trees,
         "listen": scalars,

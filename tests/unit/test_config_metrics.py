@@ -13,13 +13,17 @@ from exporter.config import ConfigError, parse_config
 from exporter.docgen.catalogue import entries
 from exporter.docgen.selection import family_selection_warnings
 from exporter.exposition import FamilySelection
+from exporter.traffic.settings import TRAFFIC_SECTION
 from tests.unit.test_config import refused, with_token
 
 
 def test_defaults_export_everything_at_full_granularity() -> None:
     s = parse_config(with_token(), {})
     assert (s.metrics.include, s.metrics.exclude) == ((), ())
-    assert (s.traffic.resource_status_codes, s.traffic.resource_request_times) == ("codes", True)
+    assert (
+        TRAFFIC_SECTION.of(s).resource_status_codes,
+        TRAFFIC_SECTION.of(s).resource_request_times,
+    ) == ("codes", True)
     assert family_selection_warnings(s) == []
 
 
@@ -33,8 +37,8 @@ def test_patterns_and_granularity_are_read() -> None:
     )
     assert s.metrics.include == ("^cdnvideo_account_", "restream")
     assert s.metrics.exclude == ("_per_second$",)  # one pattern where a list was meant
-    assert s.traffic.resource_status_codes == "classes"
-    assert s.traffic.resource_request_times is False
+    assert TRAFFIC_SECTION.of(s).resource_status_codes == "classes"
+    assert TRAFFIC_SECTION.of(s).resource_request_times is False
 
 
 @pytest.mark.parametrize(

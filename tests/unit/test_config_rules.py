@@ -13,6 +13,7 @@ import pytest
 from exporter.config import AccountSettings, ConfigError, Settings, parse_config
 from exporter.config.rules import Rule
 from exporter.docgen.generate import configuration_md
+from exporter.runtime.registry import settings_sections
 
 TOKEN = {"upstream": {"token": "static-token-123"}}
 
@@ -30,6 +31,13 @@ def fields(cls: type[Any], prefix: str = "") -> Iterator[tuple[str, dataclasses.
 
 
 RULES = {key: f.metadata["rule"] for key, f in fields(Settings) if f.metadata.get("rule")}
+for area in settings_sections():  # each area's section: its rule over the whole, its keys'
+    RULES |= {area.name: area.rule} if area.rule else {}
+    RULES |= {
+        k: f.metadata["rule"]
+        for k, f in fields(area.type, f"{area.name}.")
+        if f.metadata.get("rule")
+    }
 
 # One bad value per checked key: (config overrides, start of the error message).
 BAD: dict[str, tuple[dict[str, Any], str]] = {

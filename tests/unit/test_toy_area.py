@@ -59,7 +59,7 @@ class ToyArea(QuietArea):
     def jobs(self, account: str) -> list[Job]:
         async def poll() -> None:
             b = self._ctx.store.selection.builder()
-            b.add(WIDGETS, (account,), toy_settings(self._ctx.settings).widgets)
+            b.add(WIDGETS, (account,), TOY_SECTION.of(self._ctx.settings).widgets)
             self._ctx.store.publish(StoreKey(self.name, account), b.build(), max_age=300.0)
 
         return [Job(self.name, account, 60.0, poll)]
@@ -68,10 +68,7 @@ class ToyArea(QuietArea):
         self._ctx.store.drop_account(account)
 
 
-def toy_settings(settings: Settings) -> ToySettings:
-    section = settings.areas["toy"]
-    assert isinstance(section, ToySettings)
-    return section
+TOY_SECTION = AreaSection("toy", ToySettings, "Toy widgets (a toy area of the tests).")
 
 
 TOY = AreaDeclaration(
@@ -81,7 +78,7 @@ TOY = AreaDeclaration(
     specs=(WIDGETS,),
     build=ToyArea,
     cost=lambda settings: AreaCost("toy", 1.0, how="one a minute per account"),
-    settings=AreaSection("toy", ToySettings, "Toy widgets (a toy area of the tests)."),
+    settings=TOY_SECTION,
 )
 
 
@@ -101,8 +98,9 @@ def config(**sections: object) -> Settings:
 def test_the_config_reads_the_toy_section_with_its_defaults_and_refuses_a_bad_key(
     toy: None,
 ) -> None:
-    assert config().areas == {"toy": ToySettings()}
-    assert config(toy={"widgets": 5}).areas == {"toy": ToySettings(widgets=5)}
+    assert TOY_SECTION.of(config()) == ToySettings()
+    assert config().areas["toy"] == ToySettings()  # read from the config, not a default
+    assert TOY_SECTION.of(config(toy={"widgets": 5})) == ToySettings(widgets=5)
     with pytest.raises(ConfigError) as bad:
         config(toy={"widget": 5})
     assert bad.value.problems == ("toy.widget: unknown key (did you mean 'widgets'?)",)
@@ -200,4 +198,4 @@ async def test_a_running_daemon_schedules_the_toy_area_and_serves_its_family(
 def test_a_reload_names_the_toy_key_it_leaves_for_a_restart(toy: None) -> None:
     old, new = config(), config(toy={"widgets": 7})
     assert changed_keys(old, new) == ["toy.widgets"]
-    assert live_settings(old, new).areas == {"toy": ToySettings()}  # the toy has no live key
+    assert TOY_SECTION.of(live_settings(old, new)) == ToySettings()  # the toy has no live key

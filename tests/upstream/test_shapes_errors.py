@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from shapes_rig import DVR_MAIN, MakeShapeRig
 
-from exporter.config import TrafficSettings
 from exporter.exposition import Store
 from exporter.traffic import TrafficPoller
+from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamError
 from exporter.upstream.client import retry_after_seconds
 

@@ -9,7 +9,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from exporter.config.settings import TALKING_HEAD_MONTHLY_ALLOWANCE
+from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKING_HEAD_SECTION
 from exporter.upstream.models import configurations_body
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
 from exporter.web.admin.masking import mask, mask_history, mask_video_link
@@ -140,7 +140,7 @@ def _polled_configurations(call: Call) -> web.Response | None:
     ):
         return None
     age = max(0.0, call.ctx.clock.time() - fetched)
-    if age >= call.ctx.settings.talking_head.interval_seconds:
+    if age >= TALKING_HEAD_SECTION.of(call.ctx.settings).interval_seconds:
         return None
     call.outcome = "ok"
     body = mask(configurations_body(conf), call.state.masks)

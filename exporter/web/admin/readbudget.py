@@ -20,6 +20,7 @@ import structlog
 
 from exporter.config import Settings
 from exporter.support.clock import Clock
+from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.traffic.state import write_atomic
 from exporter.web.admin.ratelimit import WindowLimit
 
@@ -33,9 +34,8 @@ def state_path(settings: Settings) -> str:
     """``admin.state_file``, or the traffic state file's name + ``.admin``, or "" (memory)."""
     if settings.admin.state_file:
         return settings.admin.state_file
-    if settings.traffic.state_file:
-        return settings.traffic.state_file + ".admin"
-    return ""
+    traffic_state = TRAFFIC_SECTION.of(settings).state_file
+    return traffic_state + ".admin" if traffic_state else ""
 
 
 def _read(path: str) -> dict[str, list[float]]:

@@ -1,0 +1,204 @@
+"""The traffic area's settings section (``traffic``), its request cost and the rules and notes
+that involve other sections (the request budget of ``upstream``)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from exporter.config import AreaSection, ConfigError, Settings, field_doc
+from exporter.config import rules as r
+
+RESOURCE_STATUS_CODES = ("codes", "classes")  # traffic.resource_status_codes
+
+
+def check_schedule(key: str, r: int | tuple[int, ...], _: Any) -> None:
+    if isinstance(r, int):
+        if not 0 <= r <= 10:
+            raise ConfigError(f"{key}: must be 0-10 (a re-read fits one 10-minute window), got {r}")
+        return
+    if not r:
+        raise ConfigError(f"{key}: the list is empty; use 0 to turn settling off")
+    if not 1 <= r[0] <= 10:
+        raise ConfigError(
+            f"{key}[0]: the first age must be 1-10 (its runs are read as one "
+            f"window of up to 10 minutes), got {r[0]}"
+        )
+    for i, (a, b) in enumerate(itertools.pairwise(r), 1):
+        if b <= a:
+            raise ConfigError(f"{key}[{i}]: ages must rise, got {b} after {a}")
+    if r[-1] > 1440:
+        raise ConfigError(f"{key}[{len(r) - 1}]: at most 1440 (a day), got {r[-1]}")
+
+
+@dataclass(frozen=True)
+class TrafficSettings:
+    enabled: bool = field(
+        default=True, metadata=field_doc("Poll `/app/metrics/v1/` (and `/resources`).")
+    )
+    delay_seconds: int = field(
+        default=120,
+        metadata=field_doc(
+            "Read a minute this long after it closes; the platform's figures keep rising for "
+            "a while.",
+            rule=r.at_least(0, ">= 0; below 60 check-config warns"),
+        ),
+    )
+    revisit_minutes: int | tuple[int, ...] = field(
+        default=5,
+        metadata=field_doc(
+            "Settle reads: re-read recent minutes this long after their first read and add "
+            "only late increases, so each counter counts every request exactly once. A list "
+            "such as `[5, 15, 60]` re-reads them at each of these ages (later stages in "
+            "windows of up to 10 minutes); `0` turns settling off. See docs/windowing.md.",
+            rule=r.custom(
+                "0-10, or a list of rising ages 1-1440 (the first at most 10)", check_schedule
+            ),
+        ),
+    )
+    catch_up_minutes: int = field(
+        default=60,
+        metadata=field_doc(
+            "Longest gap backfilled after an outage or restart; older minutes are counted "
+            'as `cdnvideo_traffic_windows_total{outcome="missed"}`.',
+            rule=r.at_least(0),
+        ),
+    )
+    per_resource: bool = field(
+        default=True, metadata=field_doc("Also export the `cdnvideo_resource_*` series.")
+    )
+    resources_include: str = field(
+        default=".*",
+        metadata=field_doc(
+            "Regular expression a resource id or name must match to be exported.",
+            rule=r.regex(),
+        ),
+    )
+    resources_exclude: str = field(
+        default="",
+        metadata=field_doc(
+            "Regular expression that drops matching resources (empty: none).",
+            rule=r.regex(),
+        ),
+    )
+    resource_status_codes: str = field(
+        default="codes",
+        metadata=field_doc(
+            "Status codes of the per-resource response families: `codes`, the platform's 22 "
+            "keys (200 ... 5xx); `classes`, only its class keys `2xx`, `3xx`, `4xx`, `5xx` "
+            "(each the platform's count for the whole class), 8 series per side and family "
+            "instead of 44. Account families keep every code.",
+            rule=r.one_of(*RESOURCE_STATUS_CODES),
+        ),
+    )
+    resource_request_times: bool = field(
+        default=True,
+        metadata=field_doc(
+            "Export `cdnvideo_resource_response_time_median_seconds` (16 series a resource); "
+            "`false` leaves it out. The account family stays."
+        ),
+    )
+    max_resources: int = field(
+        default=0,
+        metadata=field_doc(
+            "0: no cap. N: the top N resources by edge traffic, the rest summed as "
+            '`resource="__other__"`.',
+            rule=r.at_least(0),
+        ),
+    )
+    state_file: str = field(
+        default="",
+        metadata=field_doc(
+            "File where the accounted-minute cursor survives restarts (empty: kept in "
+            "memory only, so a restart starts the counters afresh at the newest minute)."
+        ),
+    )
+    series_retention_hours: float = field(
+        default=24.0,
+        metadata=field_doc(
+            "A resource's counter series (and `__other__`) stays exposed at its last value "
+            "this long after the resource was last seen, so one that comes back continues it.",
+            rule=r.at_least(0),
+        ),
+    )
+
+    @property
+    def settle_stages(self) -> tuple[int, ...]:
+        """The ages in minutes of the settle reads, rising (empty: settling off)."""
+        r = self.revisit_minutes
+        if isinstance(r, int):
+            return (r,) if r else ()
+        return tuple(r)
+
+
+def cost_per_minute(traffic: TrafficSettings) -> float:
+    """Metrics requests per account per minute in steady state: first reads, the first settle
+    read in runs of its age (at most 10 minutes), later ones in 10-minute windows."""
+    if not traffic.enabled:
+        return 0.0
+    per = 2.0 if traffic.per_resource else 1.0
+    stages = traffic.settle_stages
+    settle = sum(per / min(age, 10) if i == 0 else per / 10 for i, age in enumerate(stages))
+    return per + settle
+
+
+def check_budget(key: str, traffic: TrafficSettings, settings: Settings) -> None:
+    """A request budget below what the traffic schedule costs would postpone reads for ever."""
+    check_schedule(f"{key}.revisit_minutes", traffic.revisit_minutes, traffic)
+    budget = settings.upstream.max_requests_per_minute
+    cost = cost_per_minute(traffic)
+    if budget and budget < cost:
+        stages = list(traffic.settle_stages) or 0
+        raise ConfigError(
+            f"upstream.max_requests_per_minute: {budget} is below what traffic costs: "
+            f"first reads and settle reads at revisit_minutes {stages} take {cost:.2f} "
+            f"requests a minute per account; give at least {math.ceil(cost)} (more when "
+            "restream, DVR or talking-head share the budget), or 0 for no limit"
+        )
+
+
+def requests_per_minute(settings: Settings) -> float:
+    """Metrics requests per account per minute in steady state (``cost_per_minute``)."""
+    return cost_per_minute(TRAFFIC_SECTION.of(settings))
+
+
+def notes(settings: Settings) -> list[str]:
+    """What the settle schedule costs, and how to choose it from what the exporter measures."""
+    t = TRAFFIC_SECTION.of(settings)
+    if not t.enabled:
+        return []
+    stages = t.settle_stages
+    schedule = ", ".join(f"{a} min" for a in stages) or "off"
+    return [
+        f"traffic.revisit_minutes: settle reads at {schedule} cost "
+        f"{requests_per_minute(settings):.2f} metrics requests per minute per account; "
+        "cdnvideo_traffic_late_share{after_minutes} (and the landing page) shows what each "
+        "read adds: add a later age while the last one adds more than 0 "
+        "(CdnvideoTrafficSettleTooShort), drop ages that add 0 for days (docs/windowing.md)"
+    ]
+
+
+def warnings(settings: Settings) -> list[str]:
+    t = TRAFFIC_SECTION.of(settings)
+    if t.delay_seconds < 60:
+        return [
+            f"traffic.delay_seconds: {t.delay_seconds} s reads minutes before their figures "
+            "settle; 120 s or more is recommended"
+        ]
+    return []
+
+
+TRAFFIC_SECTION = AreaSection(
+    "traffic",
+    TrafficSettings,
+    "Traffic metrics, read minute by minute.",
+    rule=r.custom(
+        "with `upstream.max_requests_per_minute` set, that budget must be at least "
+        "the requests a minute the traffic schedule costs (check-config prints it)",
+        check_budget,
+    ),
+    notes=notes,
+    warnings=warnings,
+)

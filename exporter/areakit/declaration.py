@@ -13,7 +13,7 @@ from typing import Any
 
 from exporter.areakit.area import Area, AreaContext
 from exporter.config import AreaSection, Settings
-from exporter.exposition import MetricSpec
+from exporter.exposition import MetricSpec, Store
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,10 @@ class AreaDeclaration:
     settings section (``<area>/settings.py``: its type, defaults, the rules, notes and
     warnings that involve other sections): the loader reads it into ``settings.areas[name]``,
     docs/configuration.md and check-config list it, and the area's code reads it typed with
-    ``SECTION.of(settings)``. None: an area without settings.
+    ``SECTION.of(settings)``. None: an area without settings. ``summary(store, account)`` is
+    what the landing page shows of the account (``<area>/summary.py``: a typed value derived
+    from what the area published; ``runtime.summary.account_summary`` collects them); None:
+    the page shows the area's health only.
     """
 
     name: str
@@ -53,3 +56,4 @@ class AreaDeclaration:
     cost: Callable[[Settings], AreaCost | None]
     live: Callable[[Settings, Settings], Settings] = field(default=lambda old, new: old)
     settings: AreaSection[Any] | None = None
+    summary: Callable[[Store, str], object] | None = None

@@ -9,6 +9,7 @@ from exporter.config import Settings
 from exporter.dvr.area import DvrArea
 from exporter.dvr.families import SPECS
 from exporter.dvr.settings import DVR_SECTION
+from exporter.dvr.summary import summary
 
 
 def cost(settings: Settings) -> AreaCost | None:
@@ -43,4 +44,5 @@ AREA = AreaDeclaration(
     cost=cost,
     live=live,
     settings=DVR_SECTION,
+    summary=summary,
 )

@@ -10,6 +10,7 @@ from exporter.restream.area import RestreamArea
 from exporter.restream.families import SPECS
 from exporter.restream.poller import HISTORY_ROUND_ROBIN_POLLS
 from exporter.restream.settings import RESTREAM_SECTION
+from exporter.restream.summary import summary
 
 
 def cost(settings: Settings) -> AreaCost | None:
@@ -53,4 +54,5 @@ AREA = AreaDeclaration(
     cost=cost,
     live=live,
     settings=RESTREAM_SECTION,
+    summary=summary,
 )

@@ -9,6 +9,7 @@ from exporter.config import Settings
 from exporter.talking_head.area import TalkingHeadArea
 from exporter.talking_head.families import SPECS
 from exporter.talking_head.settings import TALKING_HEAD_SECTION
+from exporter.talking_head.summary import summary
 from exporter.talking_head.tasks import TASKS
 
 
@@ -40,4 +41,5 @@ AREA = AreaDeclaration(
     cost=cost,
     live=live,
     settings=TALKING_HEAD_SECTION,
+    summary=summary,
 )

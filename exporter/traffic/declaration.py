@@ -7,6 +7,7 @@ from exporter.config import Settings
 from exporter.traffic.area import TrafficArea
 from exporter.traffic.families import SPECS
 from exporter.traffic.settings import TRAFFIC_SECTION, requests_per_minute
+from exporter.traffic.summary import summary
 
 
 def cost(settings: Settings) -> AreaCost | None:
@@ -27,4 +28,5 @@ AREA = AreaDeclaration(
     build=TrafficArea,
     cost=cost,
     settings=TRAFFIC_SECTION,
+    summary=summary,
 )

@@ -11,8 +11,8 @@ import html
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from exporter.runtime.summary import TopResource
 from exporter.traffic.history import HOUR_SECONDS, Point
+from exporter.traffic.summary import TopResource
 
 WIDTH, HEIGHT = 320.0, 90.0
 TOP, BOTTOM = 14.0, 84.0  # plot area, leaving room for the max label

@@ -1,7 +1,8 @@
 """``/``: a plain server-rendered page for people: health per account and area, and links.
 
 It reads only what the pollers already published (each area's summary of its fragments,
-``exporter/runtime/summary.py``, and the self-metrics), so opening it never sends a request
+``<area>/summary.py``, collected through the registry by ``runtime.summary.account_summary``,
+and the self-metrics), so opening it never sends a request
 upstream. Every shown value is
 HTML-escaped. Platform data is masked by structure on the way out, as the admin API masks it
 (URL passwords and secret query values, the exporter's own credentials); never through the log
@@ -18,9 +19,13 @@ from aiohttp import web
 
 from exporter import __version__
 from exporter.areakit import Area
+from exporter.dvr.summary import DvrSummary
+from exporter.restream.summary import RestreamSummary, TargetState
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
-from exporter.runtime.summary import TOP_RESOURCES, TargetState, account_summary
+from exporter.runtime.summary import account_summary
+from exporter.talking_head.summary import TalkingHeadSummary
+from exporter.traffic.summary import TOP_RESOURCES, TrafficSummary
 from exporter.web.admin.masking import secret_mask
 from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.charts import account_charts, top_resources
@@ -171,7 +176,7 @@ def _account_section(
         [_health(ctx, account, area, now, successes) for area in areas],
         "areas",
     )
-    t = s.traffic
+    t = s.of(TrafficSummary)
     window = (
         f"ends {_when(t.window_end, now)}"
         if t.window_end
@@ -179,7 +184,7 @@ def _account_section(
     ) + _stale(t.stale)
     window = _unexported(t.window_left_out) or window
     lateness = _unexported(t.late_left_out) or _lateness(t.late_shares)
-    th = s.talking_head
+    th = s.of(TalkingHeadSummary)
     quota = (
         '<span class="pending">unknown</span>'
         if th.quota_left is None
@@ -190,7 +195,7 @@ def _account_section(
     task_text = ", ".join(f"{e(status)}: {n:g}" for status, n in th.tasks) or "none"
     task_text = _unexported(th.tasks_left_out) or task_text
 
-    r = s.restream
+    r = s.of(RestreamSummary)
     failing = [_target_row(t, clean) for t in r.failing]
     stopped = [[*_target_row(t, clean), e(", ".join(t.stopped_because))] for t in r.stopped]
     restream_html = (
@@ -211,7 +216,7 @@ def _account_section(
         )
     restream_gone = _unexported(r.left_out)
     restream_html = f'<p class="none">{restream_gone}</p>' if restream_gone else restream_html
-    d = s.dvr
+    d = s.of(DvrSummary)
     dead = [[e(clean(stream)), e(clean(host))] for stream, host in d.dead]
     dvr_html = (
         _table(("Stream", "Node"), dead, "dvr")

@@ -9,8 +9,12 @@ import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from exporter.dvr.summary import DvrSummary
 from exporter.exposition import FamilySelection
+from exporter.restream.summary import RestreamSummary
 from exporter.runtime.summary import account_summary
+from exporter.talking_head.summary import TalkingHeadSummary
+from exporter.traffic.summary import TrafficSummary
 from exporter.web.landing import landing_handler, render_landing
 
 from .conftest import make_context, make_service
@@ -133,18 +137,21 @@ async def test_the_areas_summarise_what_they_published_as_typed_values() -> None
     async with aiohttp.ClientSession() as session:
         ctx, _ = await demo_landing(session)
         s = account_summary(ctx.store, "demo-media")
-    assert s.traffic.window_end == NOW - 180
-    assert s.traffic.late_shares == ((5, 0.008), (15, 0.001), (60, 0.0))
-    assert [t.resource_id for t in s.restream.failing] == ["res-7", EVIL]
-    assert {t.resource_id: t.stopped_because for t in s.restream.stopped} == {
+    assert list(s.areas) == ["traffic", "restream", "dvr", "talking_head"]  # the registry's
+    traffic, restream = s.of(TrafficSummary), s.of(RestreamSummary)
+    dvr, th = s.of(DvrSummary), s.of(TalkingHeadSummary)
+    assert traffic.window_end == NOW - 180
+    assert traffic.late_shares == ((5, 0.008), (15, 0.001), (60, 0.0))
+    assert [t.resource_id for t in restream.failing] == ["res-7", EVIL]
+    assert {t.resource_id: t.stopped_because for t in restream.stopped} == {
         "res-9": ("resource inactive",),
         "res-10": ("outside its schedule",),
     }
-    assert s.restream.failing[0].description == "Source stream is not published"
-    assert s.dvr.dead == (("live/main", "node-dead-1"),)
-    assert (s.talking_head.quota_left, s.talking_head.quota_limit) == (1234, 1500)
-    assert s.talking_head.tasks == (("in_queue", 1.0),)
-    assert s.restream.left_out == s.dvr.left_out == ()
+    assert restream.failing[0].description == "Source stream is not published"
+    assert dvr.dead == (("live/main", "node-dead-1"),)
+    assert (th.quota_left, th.quota_limit) == (1234, 1500)
+    assert th.tasks == (("in_queue", 1.0),)
+    assert restream.left_out == dvr.left_out == ()
 
 
 def test_the_page_knows_no_metric_name() -> None:

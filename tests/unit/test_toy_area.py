@@ -1,8 +1,9 @@
 """An area added the way docs/dev/architecture.md says (a package's declaration and one line in
 the registry) shows up everywhere the areas are listed: its settings section in the parsed
-config, check-config and docs/configuration.md; its families in docs/metrics.md; its request
-cost; the self-metrics and ``/metrics`` of a running daemon. A part that kept a list of its own
-would leave the toy out, and its test here fails."""
+config, check-config and docs/configuration.md; its rule over another section, notes and
+warnings in the loader and check-config; its families in docs/metrics.md; its request cost;
+its landing summary; the self-metrics and ``/metrics`` of a running daemon. A part that kept a
+list of its own would leave the toy out, and its test here fails."""
 
 from __future__ import annotations
 
@@ -15,15 +16,18 @@ import pytest
 from aiohttp import web
 
 from exporter.areakit import AreaContext, AreaCost, AreaDeclaration, Job, QuietArea
+from exporter.areakit.summary import published
 from exporter.cli import main
-from exporter.config import AreaSection, ConfigError, Settings, parse_config
+from exporter.config import AreaSection, ConfigError, Settings, load_config, parse_config
+from exporter.config.rules import Rule
 from exporter.docgen.generate import configuration_md
 from exporter.docgen.metricsdoc import metrics_md
-from exporter.exposition import MetricSpec, StoreKey
+from exporter.exposition import MetricSpec, Store, StoreKey
 from exporter.runtime import registry
 from exporter.runtime.cost import cost_lines
 from exporter.runtime.reload import changed_keys, live_settings
 from exporter.runtime.scheduler import EXACT
+from exporter.runtime.summary import account_summary
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
@@ -68,7 +72,32 @@ class ToyArea(QuietArea):
         self._ctx.store.drop_account(account)
 
 
-TOY_SECTION = AreaSection("toy", ToySettings, "Toy widgets (a toy area of the tests).")
+def check_widgets(key: str, toy: ToySettings, settings: Settings) -> None:
+    """The toy's rule over another section: a widget each needs a request slot."""
+    slots = settings.upstream.max_concurrency
+    if toy.widgets > slots:
+        raise ConfigError(f"upstream.max_concurrency: {slots} is below {key}.widgets {toy.widgets}")
+
+
+TOY_SECTION = AreaSection(
+    "toy",
+    ToySettings,
+    "Toy widgets (a toy area of the tests).",
+    rule=Rule("at most `upstream.max_concurrency` widgets", check_widgets),
+    notes=lambda s: [f"toy.widgets: {TOY_SECTION.of(s).widgets} per account"],
+    warnings=lambda s: ["toy.widgets: more than 4"] if TOY_SECTION.of(s).widgets > 4 else [],
+)
+
+
+@dataclass(frozen=True)
+class ToySummary:
+    """What the landing page would show of the toy: the widgets it published."""
+
+    widgets: float | None
+
+
+def toy_summary(store: Store, account: str) -> ToySummary:
+    return ToySummary(published(store, StoreKey("toy", account)).value(WIDGETS, account=account))
 
 
 TOY = AreaDeclaration(
@@ -79,6 +108,7 @@ TOY = AreaDeclaration(
     build=ToyArea,
     cost=lambda settings: AreaCost("toy", 1.0, how="one a minute per account"),
     settings=TOY_SECTION,
+    summary=toy_summary,
 )
 
 
@@ -120,10 +150,33 @@ def test_check_config_shows_the_toy_section_and_its_request_cost(
     assert "#   toy              1.00  (one a minute per account)\n" in out
 
 
+def test_the_toy_areas_rule_over_another_section_refuses_a_config_at_the_line_of_the_key(
+    toy: None, tmp_path: Path
+) -> None:
+    path = tmp_path / "config.yml"
+    path.write_text("upstream:\n  token: t\n  max_concurrency: 2\ntoy: {widgets: 3}\n")
+    with pytest.raises(ConfigError) as bad:
+        load_config(path, env={})
+    assert bad.value.problems == ("upstream.max_concurrency: 2 is below toy.widgets 3 (line 3)",)
+    assert TOY_SECTION.of(config(upstream={"token": "t", "max_concurrency": 3})).widgets == 3
+
+
+def test_check_config_prints_the_toy_areas_notes_and_warnings(
+    toy: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.yml"
+    path.write_text(f"upstream: {{token: t}}\naccounts: [{ACCOUNT}]\ntoy: {{widgets: 5}}\n")
+    assert main(["check-config", "--config", str(path), "--verbose"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert "note: toy.widgets: 5 per account" in err
+    assert "warning: toy.widgets: more than 4" in err
+
+
 def test_the_configuration_reference_has_the_toy_section(toy: None) -> None:
     text = configuration_md()
     section = text.split("### `toy`\n", 1)[1].split("\n## ", 1)[0]
     assert "Toy widgets (a toy area of the tests)." in section
+    assert "Accepted: at most `upstream.max_concurrency` widgets." in section
     assert "| `toy.widgets` | integer | `3` | How many widgets each account shows. |" in section
 
 
@@ -193,6 +246,10 @@ async def test_a_running_daemon_schedules_the_toy_area_and_serves_its_family(
     assert f'cdnvideo_up{{account="{ACCOUNT}",area="toy"}} 1.0' in lines
     # the self-metrics expose the registry's areas at 0 from the start
     assert 'cdnvideo_upstream_polls_postponed_total{area="toy"} 0.0' in lines
+    # the landing page's figures: the toy's summary, after the four areas'
+    summary = account_summary(app[CTX].store, ACCOUNT)
+    assert list(summary.areas)[-1] == "toy"
+    assert summary.of(ToySummary) == ToySummary(widgets=5.0)
 
 
 def test_a_reload_names_the_toy_key_it_leaves_for_a_restart(toy: None) -> None:

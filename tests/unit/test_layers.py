@@ -4,6 +4,7 @@ docgen, cli. Read from the source (every import, also inside functions and TYPE_
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,3 +119,61 @@ def test_no_package_imports_a_layer_above_it() -> None:
         if LAYER[b] > LAYER[a]
     }
     assert upward == {}
+
+
+# Keys of config's own sections that speak of an area, kept where the user writes them:
+# each account's DVR streams (a per-account list, read with the account) and the admin
+# surface's talking-head read budget (an admin key).
+USER_KEYS = {"dvr_streams", "talking_head_reads_per_day"}
+AREA_WORD = re.compile(r"(?i)traffic|restream|dvr|talking_?head")
+
+
+def area_names_in(tree: ast.AST) -> list[str]:
+    """Identifiers that name an area (``traffic``, ``check_traffic_budget``, ``DvrSettings``)
+    and strings that are one (``"traffic"``); doc strings and comments are text, not code."""
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.arg | ast.keyword) and node.arg:
+            names = [node.arg]
+        elif isinstance(node, ast.alias):
+            names = [node.name, node.asname or ""]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = node.module.split(".")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value] if node.value in AREAS else []
+        found += [n for n in names if n and n not in USER_KEYS and AREA_WORD.search(n)]
+    return found
+
+
+def test_the_area_finder_sees_an_area_in_code_and_not_in_text() -> None:
+    code = "\n".join(
+        [
+            "from exporter.traffic.settings import X",
+            "s.restream",
+            "f(dvr=1)",
+            "class TalkingHeadSettings: ...",
+            'k = "talking_head"',
+        ]
+    )
+    found = sorted(area_names_in(ast.parse(code)))
+    assert found == ["TalkingHeadSettings", "dvr", "restream", "talking_head", "traffic"]
+    text = '"""Traffic and DVR."""\n# restream\nx = "the traffic budget"\na.dvr_streams\n'
+    assert area_names_in(ast.parse(text)) == []
+
+
+def test_config_names_no_area() -> None:
+    """Every area's settings, rules, notes and warnings are its declaration's (``AreaSection``),
+    handed to config by the registry: config/ reads them without naming one."""
+    named = {
+        str(path.relative_to(ROOT.parent)): names
+        for path in sorted((ROOT / "config").glob("*.py"))
+        if (names := area_names_in(ast.parse(path.read_text(encoding="utf-8"))))
+    }
+    assert named == {}

@@ -5,7 +5,7 @@ measured against the simulator, and how each area's count was derived). Each are
 own (``cost`` of its declaration, ``exporter/<area>/declaration.py``):
 
 - traffic: first reads (1 or 2 requests a minute) plus the settle reads of the schedule
-  (``report.traffic_requests_per_minute``), per account;
+  (``traffic.settings.requests_per_minute``), per account;
 - restream: ``/resources`` and ``/status`` every ``interval_seconds``; every
   ``history_interval_seconds`` one ``/history`` per resource read: those whose status changed,
   and a round-robin share so each is read once in ``HISTORY_ROUND_ROBIN_POLLS`` polls. The

@@ -465,5 +465,12 @@ def declare_areas(sections: Callable[[], Sequence[AreaSection[Any]]]) -> None:
 
 
 def declared_areas() -> tuple[AreaSection[Any], ...]:
-    """The sections ``declare_areas`` handed down (none before it was called)."""
-    return tuple(_declared[0]()) if _declared else ()
+    """The sections ``declare_areas`` handed down. Before it was called there are none, and a
+    config read then would refuse every area's key as unknown: that is a mistake of the
+    caller, said as such."""
+    if not _declared:
+        raise RuntimeError(
+            "no areas declared: import exporter.runtime.registry first (it hands the areas' "
+            "settings sections to config), or pass areas= explicitly"
+        )
+    return tuple(_declared[0]())

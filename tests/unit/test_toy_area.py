@@ -256,3 +256,16 @@ def test_a_reload_names_the_toy_key_it_leaves_for_a_restart(toy: None) -> None:
     old, new = config(), config(toy={"widgets": 7})
     assert changed_keys(old, new) == ["toy.widgets"]
     assert TOY_SECTION.of(live_settings(old, new)) == ToySettings()  # the toy has no live key
+
+
+def test_a_config_read_before_any_area_is_declared_says_so_instead_of_unknown_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from exporter.config import settings as config_settings
+
+    monkeypatch.setattr(config_settings, "_declared", [])
+    raw = {"upstream": {"base_url": "http://127.0.0.1:1", "token": "t"}, "traffic": {}}
+    with pytest.raises(RuntimeError, match=r"no areas declared: import exporter\.runtime"):
+        parse_config(raw, env={})
+    # with the registry's sections passed explicitly the same config is read
+    assert parse_config(raw, env={}, areas=registry.settings_sections()).areas.keys() >= {"traffic"}

@@ -12,11 +12,12 @@ import pytest
 CHILD = """
 import gc, json, sys
 from exporter.runtime.tuning import GC_THRESHOLDS, SWITCH_INTERVAL_SECONDS, tune_for_serving
+from exporter.support.collector import FULL_AFTER
 before = (sys.getswitchinterval(), gc.get_freeze_count(), gc.get_threshold())
 tune_for_serving()
 print(json.dumps({"before": before,
                   "after": (sys.getswitchinterval(), gc.get_freeze_count(), gc.get_threshold()),
-                  "wanted": SWITCH_INTERVAL_SECONDS, "thresholds": GC_THRESHOLDS}))
+                  "wanted": SWITCH_INTERVAL_SECONDS, "thresholds": [*GC_THRESHOLDS, FULL_AFTER]}))
 """
 
 
@@ -28,8 +29,8 @@ def test_tune_for_serving_shortens_the_switch_interval_and_freezes_the_heap() ->
     assert figures["before"] == [0.005, 0, [700, 10, 10]]  # Python's defaults
     assert figures["after"][0] == figures["wanted"] == 0.001
     assert figures["after"][1] > 1000  # the imported modules' objects are frozen
-    # young collections every 5,000 allocations: fewer full collections during a refresh
-    assert figures["after"][2] == figures["thresholds"] == [5000, 10, 10]
+    # young collections every 5,000 allocations; full ones deferred to quiet moments
+    assert figures["after"][2] == figures["thresholds"] == [5000, 10, 10_000]
 
 
 TRIM_CHILD = """
@@ -91,3 +92,62 @@ print(json.dumps({"returned": start - rss_kb()}))
 def test_large_buffers_go_back_when_freed_without_a_trim() -> None:
     assert _child(LARGE_CHILD, "untuned")["returned"] < 20_000  # kB: kept in the heap
     assert _child(LARGE_CHILD, "tuned")["returned"] > 90_000  # own pages, unmapped when freed
+
+
+COLLECTOR_CHILD = """
+import gc, json
+from exporter.support import collector as c
+
+full = []
+gc.callbacks.append(lambda phase, info: phase == "stop" and info["generation"] == 2
+                    and full.append(1))
+out = {"untuned_changed": c.changed(0.0), "untuned_quiet": c.quiet(0.0)}
+c.defer_full_collections(700, 10)
+t0 = c._state.started
+out["threshold"] = gc.get_threshold()
+out["quiet_before_any_change"] = c.quiet(t0 + 1)
+out["first_change"] = c.changed(t0 + 1)
+out["change_not_overdue"] = c.changed(t0 + 1 + c.OVERDUE_SECONDS - 1)
+out["full_before_quiet"] = len(full)
+out["quiet_after_changes"] = c.quiet(t0 + 70)
+out["full_after_quiet"] = len(full)
+out["frozen_early"] = c.frozen() or gc.get_freeze_count() > 0
+c.changed(t0 + 71)
+out["overdue_change"] = c.changed(t0 + 71 + c.OVERDUE_SECONDS)
+out["frozen_after_start_up"] = c.frozen() and gc.get_freeze_count() > 1000
+count = gc.get_freeze_count()
+c.changed(t0 + 300)
+out["quiet_later"] = c.quiet(t0 + 301)
+out["frozen_again"] = gc.get_freeze_count() != count
+out["full"] = len(full)
+print(json.dumps(out))
+"""
+
+
+def test_full_collections_wait_for_a_quiet_render_and_survivors_are_frozen_once() -> None:
+    """Tuned, Python starts no full collection by itself in the middle of a refresh: the
+    first render with nothing changed after a change runs it (or a change once one is
+    overdue), and the first one after start-up freezes what survives, once."""
+    out = subprocess.run(
+        [sys.executable, "-c", COLLECTOR_CHILD],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    got = json.loads(out.stdout)
+    assert got["untuned_changed"] is False  # untuned (tests): nothing happens
+    assert got["untuned_quiet"] is False
+    assert got["threshold"] == [700, 10, 10_000]
+    assert got["quiet_before_any_change"] is False  # nothing owed
+    assert got["first_change"] is False
+    assert got["change_not_overdue"] is False
+    assert got["full_before_quiet"] == 0
+    assert got["quiet_after_changes"] is True
+    assert got["full_after_quiet"] == 1
+    assert got["frozen_early"] is False  # 70 s after start-up: not yet
+    assert got["overdue_change"] is True  # changes for a minute without a quiet render
+    assert got["frozen_after_start_up"] is True
+    assert got["quiet_later"] is True
+    assert got["frozen_again"] is False  # frozen once only
+    assert got["full"] == 3

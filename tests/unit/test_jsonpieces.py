@@ -116,3 +116,10 @@ def test_the_rows_of_a_reply_share_their_keys() -> None:
     assert all(k is keys[0][1] for _, k in keys)
     separate = [list(json.loads(json.dumps(row))) for row in rows]
     assert separate[0][0] is not separate[1][0]  # what decoding a row on its own gives
+
+
+def test_encoded_values_go_in_as_they_are() -> None:
+    plain = {"a": [1, 2.5, None], "b": {"c": "x\u00e9", "d": [[1], [2]] * 40}}
+    ahead = {"a": jsonpieces.encoded([1, 2.5, None]), "b": {"c": "x\u00e9", "d": []}}
+    ahead["b"]["d"] = [jsonpieces.encoded([1]), jsonpieces.encoded([2])] * 40
+    assert jsonpieces.dumps(ahead) == jsonpieces.dumps(plain) == json.dumps(plain, **STDLIB)

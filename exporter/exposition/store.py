@@ -52,10 +52,12 @@ class Exposition:
         return gzip.decompress(self.compressed(fmt))
 
 
-def _after_render(changed: bool) -> None:
+def _after_render(changed: bool, exposition: Exposition) -> None:
     """What a refresh left behind, given back: the C heaps' free pages after a change, and
     the full garbage collection owed at the first quiet render after one (the collector's
-    pause is short when no poll holds its replies; ``exporter.support.collector``)."""
+    pause is short when no poll holds its replies; ``exporter.support.collector``). The
+    allocator keeps buffers the size of the body in its heaps (``malloc.fit``)."""
+    malloc.fit(max(len(exposition.gzipped), len(exposition.openmetrics_gzipped)))
     if changed:
         collector.changed()
         malloc.trim()
@@ -228,9 +230,9 @@ class Store:
             except TimeoutError:
                 changed = False
             try:
-                await self.render()
+                exposition = await self.render()
                 # a poll's replies and the fragments replaced are freed by now
-                await asyncio.to_thread(_after_render, changed)
+                await asyncio.to_thread(_after_render, changed, exposition)
             except Exception as exc:  # keep serving the last good body; never stop rendering
                 log.error("render_failed", error=f"{type(exc).__name__}: {exc}")
                 await asyncio.sleep(idle_seconds)

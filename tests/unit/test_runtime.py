@@ -69,23 +69,32 @@ def test_tuned_process_gives_freed_heap_pages_back() -> None:
     assert tuned["before"] - tuned["after"] > 100_000  # kB: most of the 160 MB goes back
 
 
-LARGE_CHILD = """
+# A child's prelude: the allocator module and its own RSS; the end: blocks freed, RSS returned.
+RSS_CHILD = """
 import json, sys
 from exporter.support import malloc
 
 def rss_kb():
     with open("/proc/self/status") as f:
         return int(next(line for line in f if line.startswith("VmRSS")).split()[1])
-
-if sys.argv[1] == "tuned":
-    assert malloc.tune_heaps()
-del bytearray(16 << 20)[:]  # a large block freed: glibc raises its threshold to 16 MB
-blocks = [bytearray(5 << 20) for _ in range(20)]  # 100 MB of 5 MB buffers (reply-sized)
+"""
+FREED_END = """
 pin = bytearray(1 << 20)  # allocated after them: the heap's top stays in use
 start = rss_kb()
 del blocks
 print(json.dumps({"returned": start - rss_kb()}))
 """
+
+LARGE_CHILD = (
+    RSS_CHILD
+    + """
+if sys.argv[1] == "tuned":
+    assert malloc.tune_heaps()
+del bytearray(16 << 20)[:]  # a large block freed: glibc raises its threshold to 16 MB
+blocks = [bytearray(5 << 20) for _ in range(20)]  # 100 MB of 5 MB buffers (reply-sized)
+"""
+    + FREED_END
+)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
@@ -153,14 +162,9 @@ def test_full_collections_wait_for_a_quiet_render_and_survivors_are_frozen_once(
     assert got["full"] == 3
 
 
-FIT_CHILD = """
-import json, sys
-from exporter.support import malloc
-
-def rss_kb():
-    with open("/proc/self/status") as f:
-        return int(next(line for line in f if line.startswith("VmRSS")).split()[1])
-
+FIT_CHILD = (
+    RSS_CHILD
+    + """
 assert malloc.fit(18 << 20) == malloc.MMAP_THRESHOLD  # untuned: nothing changes
 assert malloc.tune_heaps()
 if sys.argv[1] == "fitted":
@@ -169,11 +173,9 @@ if sys.argv[1] == "fitted":
     assert malloc.fit(1 << 20) == malloc.MMAP_THRESHOLD
     malloc.fit(18 << 20)
 blocks = [bytearray(15 << 20) for _ in range(6)]  # 90 MB: the unsent rest of a large body
-pin = bytearray(1 << 20)  # allocated after them: the heap's top stays in use
-start = rss_kb()
-del blocks
-print(json.dumps({"returned": start - rss_kb()}))
 """
+    + FREED_END
+)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")

@@ -384,8 +384,9 @@ class UpstreamClient:
         reply = await self.request("traffic", "GET", path, params, account=account)
         data = self.checked("traffic", reply)
         skew = clock_skew(reply)
-        del reply  # its raw body (~1.5 kB a resource) is not needed while the rows are checked
-        # A per-resource reply is ~1 kB per resource: checked in a worker thread, off the loop,
+        # the raw body (~2 kB a resource: 9.5 MB at 5,000) is not needed while rows are checked
+        del reply
+        # A per-resource reply of thousands of rows is checked in a worker thread, off the loop,
         # its decoded rows taken over rather than copied (one set of them at the peak).
         parsed = await asyncio.to_thread(models.parse_metrics, data, per_resource, True)
         return dataclasses.replace(parsed, skew_seconds=skew)

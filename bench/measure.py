@@ -27,6 +27,14 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else math.nan
 
 
+def paired_ratio(times: Sequence[float], floors: Sequence[float]) -> float:
+    """The median of ``times[i] / floors[i]``: each scrape against the floor measured right
+    beside it, so a slow moment of the machine (load from others, the CPU clock) slows both
+    sides of a pair and cancels out instead of moving one median and not the other."""
+    ratios = [t / f for t, f in zip(times, floors, strict=True) if f > 0]
+    return median(ratios)
+
+
 async def fetch(
     session: aiohttp.ClientSession, url: str, gzip: bool = True
 ) -> tuple[float, bytes, str]:
@@ -67,7 +75,9 @@ async def side_by_side(
     Stops early (after ``min_rounds``) once ``budget_seconds`` are spent: the baseline takes
     seconds per scrape at thousands of resources. ``exporter_headers`` collects the time to
     the exporter's response headers; ``static`` the latency of ``static_url`` (the same body
-    served as fixed bytes), scraped right after each exporter scrape."""
+    served as fixed bytes), scraped beside each exporter scrape: after it, then before the
+    next one, in turn (``static[i]`` pairs with the i-th exporter scrape; neither always
+    goes first)."""
     exp: list[float] = []
     base: list[float] = []
     rounds = max(1, baseline_samples)
@@ -79,11 +89,15 @@ async def side_by_side(
         if baseline_url is not None:  # None: no baseline at this scale (the floor only)
             base.append((await fetch(session, baseline_url))[0])
         for _ in range(per_round):
+            paired = static_url is not None and static is not None
+            static_first = paired and len(exp) % 2 == 1
+            if static_first and static_url is not None and static is not None:
+                static.append((await fetch(session, static_url))[0])
             elapsed, to_headers, _, _ = await timed_fetch(session, exporter_url)
             exp.append(elapsed)
             if exporter_headers is not None:
                 exporter_headers.append(to_headers)
-            if static_url is not None and static is not None:
+            if paired and not static_first and static_url is not None and static is not None:
                 static.append((await fetch(session, static_url))[0])
     return exp, base
 

@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 
 from bench import procs
-from bench.measure import fetch, median, percentile, sample_health, side_by_side
+from bench.measure import fetch, median, paired_ratio, percentile, sample_health, side_by_side
 
 ACCOUNT = "bench"
 SCRAPE_INTERVAL = 15.0  # one Prometheus scraping during the steady phase
@@ -42,7 +42,7 @@ class Plan:
     def quick(cls, steady_seconds: float | None = None) -> Plan:
         return cls(
             steady_seconds=10.0 if steady_seconds is None else steady_seconds,
-            exporter_samples=40,
+            exporter_samples=120,  # pairs with the floor: cheap, and the ratio needs them
             baseline_samples=4,
             cpu_bursts=3,
             cpu_burst_scrapes=100,
@@ -73,6 +73,8 @@ class Result:
     exporter_p99_ms: float = float("nan")
     exporter_headers_p50_ms: float = float("nan")
     static_p50_ms: float = float("nan")  # the same gzip body served as fixed bytes (the floor)
+    # The median of each exporter scrape over the floor scrape beside it (bench.measure)
+    paired_floor_ratio: float = float("nan")
     # The bare handler's CPU per request of that body, as below for the exporter.
     static_user_cpu_per_scrape_ms: float = float("nan")
     static_sys_cpu_per_scrape_ms: float = float("nan")
@@ -110,7 +112,10 @@ class Result:
 
     @property
     def floor_ratio(self) -> float:
-        """The exporter's scrape median over the same bytes from a bare handler (the floor)."""
+        """The exporter's scrape over the same bytes from a bare handler (the floor): the
+        median of the pairs' ratios when measured, else the ratio of the two medians."""
+        if self.paired_floor_ratio == self.paired_floor_ratio:
+            return self.paired_floor_ratio
         return self.exporter_p50_ms / self.static_p50_ms
 
     @property
@@ -232,6 +237,7 @@ async def _scrapes(
     result.baseline_p50_ms, result.baseline_p99_ms = median(ref) * 1e3, percentile(ref, 99) * 1e3
     result.exporter_headers_p50_ms = median(headers) * 1e3
     result.static_p50_ms = median(static) * 1e3
+    result.paired_floor_ratio = paired_ratio(exp, static)
     result.ratio = result.baseline_p50_ms / result.exporter_p50_ms
     result.samples.update(exporter_scrapes=len(exp), baseline_scrapes=len(ref))
 

@@ -134,7 +134,8 @@ class DvrPoller:
             raise postponed[0]
         self._last[account] = current
         by_stream = {s: nodes for s, (_, nodes) in current.items()}
-        fragment = dvr_fragment(account, by_stream, self._store.selection)
+        # ~20 ms for 500 streams: built in a worker thread, not on the event loop
+        fragment = await asyncio.to_thread(dvr_fragment, account, by_stream, self._store.selection)
         self._store.publish(store_key(account), fragment, max_age=self.max_age)
         log.debug("dvr_polled", account=account, streams=len(streams), failed=len(failures))
         if failures:

@@ -75,5 +75,5 @@ def pack_family(
     # A tuple of tuples of strings leaves the collector's view after its first visit; a list
     # is traversed by every full collection (~1 ms per 100,000 series, each time).
     rows.labels = tuple(chain.from_iterable(kept))
-    rows.like = None  # the previous fragment is not kept alive by this one
+    rows.release()  # the previous fragment is not kept alive by this one
     return tuple(p.result() if isinstance(p, Future) else p for p in out)

@@ -9,7 +9,9 @@ of ``(labels, value)`` pairs, made on demand.
 Label tuples are interned across refreshes: when a new fragment is packed against the one it
 replaces (``exporter.exposition.pack``), each chunk whose label tuples equal the previous
 ones takes the previous tuples over, so an unchanged set of series is held once however often
-it is rebuilt, and the tuples a poll just built are freed.
+it is rebuilt, and the tuples a poll just built are freed. A family whose series come in a
+different order each refresh (traffic gauges, ranked by traffic) is matched by group: each
+resource's rows are looked for where that resource's rows were in the previous fragment.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ Sample = tuple[tuple[str, ...], float]
 class Samples(Sequence[Sample]):
     """Label tuples and values of one family, in the order added."""
 
-    __slots__ = ("labels", "like", "values")
+    __slots__ = ("_at", "_group", "_starts", "labels", "like", "values")
 
-    def __init__(self, samples: Iterable[Sample] = (), like: Samples | None = None) -> None:
+    def __init__(
+        self, samples: Iterable[Sample] = (), like: Samples | None = None, group: int | None = None
+    ) -> None:
         self.labels: MutableSequence[tuple[str, ...]] | tuple[tuple[str, ...], ...] = []
         self.values: array[float] = array("d")
         # The same family in the fragment this one replaces: a label tuple equal to the one at
@@ -35,6 +39,11 @@ class Samples(Sequence[Sample]):
         # freed at once instead of living until packing (at 5,000 resources ~45 MB of peak).
         # Dropped when packed.
         self.like = like
+        # ``group``: the label whose value keeps a run of series together (a resource's id);
+        # a tuple not at the next place in ``like`` is looked for in its group's run there.
+        self._group = group
+        self._at = 0  # the place in ``like`` the next tuple is compared with
+        self._starts: dict[str, int] | None = None  # where each group's run starts in ``like``
         for sample in samples:
             self.append(sample)
 
@@ -43,13 +52,38 @@ class Samples(Sequence[Sample]):
         labels, value = sample
         if isinstance(self.labels, tuple):
             raise TypeError("samples are frozen once packed (labels kept in a tuple)")
-        like = self.like
-        if like is not None:
-            i = len(self.labels)
-            if i < len(like.labels) and like.labels[i] == labels:
-                labels = like.labels[i]
+        if self.like is not None:
+            labels = self._take_over(self.like.labels, labels)
         self.labels.append(labels)
         self.values.append(value)
+
+    def _take_over(
+        self, prev: Sequence[tuple[str, ...]], labels: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """The tuple of ``prev`` equal to ``labels`` (at the next place, or in its group's
+        run), else ``labels`` itself."""
+        i = self._at if self._group is not None else len(self.labels)
+        if i < len(prev) and prev[i] == labels:
+            self._at = i + 1
+            return prev[i]
+        g = self._group
+        if g is None or len(labels) <= g:
+            return labels
+        if self._starts is None:
+            self._starts = _group_starts(prev, g)
+        key = labels[g]
+        j = self._starts.get(key)
+        while j is not None and j < len(prev) and len(prev[j]) > g and prev[j][g] == key:
+            if prev[j] == labels:
+                self._at = j + 1
+                return prev[j]
+            j += 1
+        return labels
+
+    def release(self) -> None:
+        """Stop referring to the previous fragment's samples (once packed)."""
+        self.like = None
+        self._starts = None
 
     def copy(self) -> Samples:
         out = Samples()
@@ -95,3 +129,14 @@ class Samples(Sequence[Sample]):
                 seen.add(id(labels))
                 size += sys.getsizeof(labels)
         return size
+
+
+def _group_starts(labels: Sequence[tuple[str, ...]], g: int) -> dict[str, int]:
+    """The first place of each value of label ``g`` in ``labels``."""
+    starts: dict[str, int] = {}
+    last: str | None = None
+    for j, t in enumerate(labels):
+        if len(t) > g and t[g] != last:
+            last = t[g]
+            starts.setdefault(last, j)
+    return starts

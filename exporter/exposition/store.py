@@ -15,7 +15,7 @@ from exporter.exposition.deflate import Piece, deflate, gzip_join
 from exporter.exposition.formats import OPENMETRICS_EOF, Format
 from exporter.exposition.model import Fragment, MetricSpec
 from exporter.exposition.select import EVERYTHING, FamilySelection
-from exporter.support import malloc
+from exporter.support import collector, malloc
 from exporter.support.clock import Clock
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
@@ -50,6 +50,19 @@ class Exposition:
     def text(self, fmt: Format) -> bytes:
         """The plain body in ``fmt`` (decompressed on each call: call it off the loop)."""
         return gzip.decompress(self.compressed(fmt))
+
+
+def _after_render(changed: bool, exposition: Exposition) -> None:
+    """What a refresh left behind, given back: the C heaps' free pages after a change, and
+    the full garbage collection owed at the first quiet render after one (the collector's
+    pause is short when no poll holds its replies; ``exporter.support.collector``). The
+    allocator keeps buffers the size of the body in its heaps (``malloc.fit``)."""
+    malloc.fit(max(len(exposition.gzipped), len(exposition.openmetrics_gzipped)))
+    if changed:
+        collector.changed()
+        malloc.trim()
+    elif collector.quiet():
+        malloc.trim()
 
 
 @dataclass(frozen=True)
@@ -217,9 +230,9 @@ class Store:
             except TimeoutError:
                 changed = False
             try:
-                await self.render()
-                if changed:  # a poll's replies and the fragments replaced are freed by now
-                    await asyncio.to_thread(malloc.trim)
+                exposition = await self.render()
+                # a poll's replies and the fragments replaced are freed by now
+                await asyncio.to_thread(_after_render, changed, exposition)
             except Exception as exc:  # keep serving the last good body; never stop rendering
                 log.error("render_failed", error=f"{type(exc).__name__}: {exc}")
                 await asyncio.sleep(idle_seconds)

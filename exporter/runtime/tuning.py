@@ -15,6 +15,10 @@ fragment) run in worker threads, but they share the GIL with the event loop. Thr
   that moment (20-110 ms on this machine); with 5,000, ~380, ~32 and ~2, young pauses of
   ~7 ms.
 
+Full collections are deferred to quiet moments (``exporter.support.collector``): after each
+render that followed a change, not in the middle of a refresh, and the survivors are frozen
+once after start-up.
+
 It also limits the C allocator's heaps and lets the renderer give freed pages back
 (``exporter.support.malloc``): the memory side of the same work in worker threads.
 
@@ -27,10 +31,10 @@ from __future__ import annotations
 import gc
 import sys
 
-from exporter.support import malloc
+from exporter.support import collector, malloc
 
 SWITCH_INTERVAL_SECONDS = 0.001
-GC_THRESHOLDS = (5000, 10, 10)
+GC_THRESHOLDS = (5000, 10)  # young, middle; full ones: exporter.support.collector
 
 
 def tune_for_serving() -> None:
@@ -38,5 +42,5 @@ def tune_for_serving() -> None:
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
+    collector.defer_full_collections(*GC_THRESHOLDS)
     malloc.tune_heaps()

@@ -13,7 +13,8 @@ Three settings bring that back (docs/performance.md, at 5,000 resources in-proce
 - buffers from ``MMAP_THRESHOLD`` bytes up in pages of their own (``M_MMAP_THRESHOLD``), given
   back when freed: glibc otherwise raises that threshold to the largest block freed (a reply
   body: tens of megabytes), and the next such blocks are carved from the heaps, where the
-  pages stay;
+  pages stay; raised above the /metrics body when that is larger (``fit``), or every scrape
+  would map and fault in the copy of its unsent rest;
 - ``malloc_trim(0)`` after a render that followed a change: free pages anywhere in the heaps
   go back to the system (``madvise``), not only those at the top.
 """
@@ -27,14 +28,17 @@ from functools import cache
 ARENAS = 2
 # Reply bodies (tens of MB at 5,000 resources) above it; a /metrics body's unsent rest, which
 # asyncio copies on every scrape, below it (at 128 kB each scrape mapped and faulted its pages:
-# system CPU per scrape 0.57 -> 1.76 ms at 5,000 resources).
+# system CPU per scrape 0.57 -> 1.76 ms at 5,000 resources). Raised above a larger body by
+# ``fit`` (the 17.8 MB body of 25,000 resources: 20 -> 3 ms of system CPU a scrape).
 MMAP_THRESHOLD = 4 << 20
+MMAP_THRESHOLD_MAX = 32 << 20  # glibc's largest on 64-bit systems
 TRIM_THRESHOLD = 2 * MMAP_THRESHOLD  # what glibc's own adjustment would pair with it
 _M_TRIM_THRESHOLD = -1  # glibc's malloc.h
 _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
 
 _enabled = False
+_threshold = MMAP_THRESHOLD
 
 
 @cache
@@ -60,10 +64,28 @@ def tune_heaps() -> bool:
     if libc is None:
         return False
     libc.mallopt(_M_ARENA_MAX, ARENAS)
-    libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-    libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+    _set_threshold(libc, MMAP_THRESHOLD)
     _enabled = True
     return True
+
+
+def _set_threshold(libc: ctypes.CDLL, threshold: int) -> None:
+    global _threshold
+    libc.mallopt(_M_MMAP_THRESHOLD, threshold)
+    libc.mallopt(_M_TRIM_THRESHOLD, 2 * threshold)
+    _threshold = threshold
+
+
+def fit(largest: int) -> int:
+    """Keep buffers of up to ``largest`` bytes (the largest /metrics body, whose unsent rest
+    asyncio copies on each scrape) in the heaps: the mmap threshold a quarter above it, never
+    below ``MMAP_THRESHOLD`` nor above ``MMAP_THRESHOLD_MAX``, once ``tune_heaps`` ran. Larger
+    buffers (reply bodies) keep pages of their own. Returns the threshold in force."""
+    libc = _libc() if _enabled else None
+    wanted = min(MMAP_THRESHOLD_MAX, max(MMAP_THRESHOLD, largest + largest // 4))
+    if libc is not None and wanted != _threshold:
+        _set_threshold(libc, wanted)
+    return _threshold
 
 
 def trim() -> None:

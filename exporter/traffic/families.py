@@ -324,12 +324,13 @@ def build_fragment(
     value on the next (``ledger.unshown`` asks for that next rebuild). Samples go straight
     into per-family lists (FragmentBuilder.add hashes the spec per sample, which costs a
     second per refresh at 100,000 series). ``previous``: the fragment this one replaces,
-    whose equal label tuples are taken over as samples are added (``Samples.like``).
+    whose equal label tuples are taken over as samples are added (``Samples.like``), looked
+    for by resource (label 1): the gauges come ranked by traffic, in a new order each minute.
     """
     wants = view.selection.wants
     before = previous.samples if previous is not None else {}
     out: dict[MetricSpec, Samples] = {
-        spec: Samples(like=before.get(spec)) for spec in SPECS if wants(spec.name)
+        spec: Samples(like=before.get(spec), group=1) for spec in SPECS if wants(spec.name)
     }
     acc, res = _rows(ACCOUNT, out), _rows(RESOURCE, out)
     codes, ranges = view.resource_codes, view.resource_ranges

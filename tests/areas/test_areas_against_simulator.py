@@ -418,6 +418,30 @@ async def test_every_dvr_family_matches_the_platform_with_a_dead_node(rig: Rig) 
     assert len(series(samples, "cdnvideo_dvr_alive")) == 3 + 2 + 3 + 2 + 3  # hosts per stream
 
 
+async def test_the_dvr_fragment_is_built_off_the_event_loop(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Building the fragment of 500 streams holds the GIL ~20 ms: a worker thread does it."""
+    import threading
+
+    from exporter.dvr import poller as dvr_poller
+
+    built: list[int] = []
+    build = dvr_poller.dvr_fragment
+
+    def spying(*args: Any) -> Any:
+        built.append(threading.get_ident())
+        return build(*args)
+
+    monkeypatch.setattr(dvr_poller, "dvr_fragment", spying)
+    assert await rig.poll("dvr", "demo-media")
+    assert len(built) == 1
+    assert built[0] != threading.get_ident()
+    assert 'cdnvideo_dvr_alive{account="demo-media",stream="live/main",host="dvr-msk-1"} 1' in (
+        await rig.text()
+    )
+
+
 async def test_a_node_that_disappears_loses_its_series(rig: Rig) -> None:
     assert await rig.poll("dvr", "demo-media")
     assert 'host="dvr-spb-1"' in await rig.text()

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable, Callable
 
+import aiohttp
 import pytest
 
+from bench.measure import paired_ratio, side_by_side
 from bench.report import linear_fit
 from bench.scale import Result
 from bench.targets import TARGETS, verdicts
@@ -69,3 +72,42 @@ def test_linear_fit() -> None:
     assert (a, b, r2) == pytest.approx((50.0, 2.0, 1.0))
     _, _, bent = linear_fit([1.0, 2.0, 3.0, 4.0], [1.0, 4.0, 9.0, 16.0])
     assert bent < 0.97
+
+
+def test_the_floor_ratio_comes_from_pairs_when_measured() -> None:
+    """A slow moment slows both scrapes of a pair: the pairs' median ratio stays 1.1 where
+    the ratio of the two medians says 1.5 (the floor's slow samples fell on other rounds)."""
+    exporter = [1.1, 1.1, 2.2, 2.2, 2.2]
+    floor = [1.0, 1.0, 2.0, 2.0, 2.0]
+    assert paired_ratio(exporter, floor) == pytest.approx(1.1)
+    assert paired_ratio([], []) != paired_ratio([], [])  # NaN: not measured
+    assert result(5000, paired_floor_ratio=1.1, exporter_p50_ms=1.5).floor_ratio == 1.1
+    assert result(5000, exporter_p50_ms=1.5).floor_ratio == 1.5  # no pairs: the medians
+    assert by_target(result(5000, paired_floor_ratio=1.25))["scrape median / floor"] is False
+
+
+async def test_floor_scrapes_go_before_and_after_in_turn() -> None:
+    """Each exporter scrape has its floor scrape beside it, first after it, then before."""
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    order: list[str] = []
+
+    def handler(name: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def reply(request: web.Request) -> web.Response:
+            order.append(name)
+            return web.Response(body=b"x")
+
+        return reply
+
+    app = web.Application()
+    app.router.add_get("/exp", handler("exp"))
+    app.router.add_get("/static", handler("static"))
+    async with TestServer(app) as server, aiohttp.ClientSession() as session:
+        static: list[float] = []
+        exp, _ = await side_by_side(
+            session, str(server.make_url("/exp")), None, 4, 1,
+            static_url=str(server.make_url("/static")), static=static,
+        )  # fmt: skip
+    assert order == ["exp", "static", "static", "exp", "exp", "static", "static", "exp"]
+    assert len(exp) == len(static) == 4

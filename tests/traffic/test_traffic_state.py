@@ -41,6 +41,23 @@ def test_round_trip_keeps_cursor_counters_and_runs() -> None:
     assert state.dump({"acme": led}, T) == data
 
 
+def test_the_saved_text_is_compact_json_built_from_encoded_series() -> None:
+    """Each series and run value is encoded as the document is built (short strings, not a
+    list of numbers each: ~10 MB less at the peak of a save at 5,000 resources); the file is
+    the same compact JSON as the standard library writes for the whole document."""
+    import json
+
+    from exporter.support import jsonpieces
+
+    doc = state._account(sample())
+    assert type(doc["series"]["r1"]) is jsonpieces.Encoded
+    assert type(doc["pending"][0]["resources"]["r1"]) is jsonpieces.Encoded
+    data = state.dump({"acme": sample()}, T)
+    parsed = json.loads(data)
+    assert data == json.dumps(parsed, separators=(",", ":"), allow_nan=False).encode()
+    assert parsed["accounts"]["acme"]["series"]["r1"][:2] == ["www", "www.example"]
+
+
 def test_round_trip_keeps_last_seen_folds_retries_and_marks_restored_series_shown() -> None:
     before = sample()
     before.pending[0].folded = frozenset({"r9"})

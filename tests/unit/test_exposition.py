@@ -251,6 +251,36 @@ async def test_renderer_picks_up_changes_and_survives_a_failing_render() -> None
     assert failed[0]["error"].startswith("ValueError: metric cdnvideo_")
 
 
+async def test_renderer_reports_changed_and_quiet_renders_to_the_collector(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Full collections wait for a quiet moment: the renderer tells the collector which
+    renders followed a change and which did not (exporter.support.collector)."""
+    from exporter.support import collector
+
+    calls: list[str] = []
+    quiet = threading.Event()
+
+    def on_quiet() -> bool:
+        calls.append("quiet")
+        quiet.set()
+        return False
+
+    monkeypatch.setattr(collector, "changed", lambda: calls.append("changed") or False)
+    monkeypatch.setattr(collector, "quiet", on_quiet)
+    renders = Renders()
+    s = Store(FakeClock(), renders.extra)
+    task = asyncio.create_task(s.run_renderer(idle_seconds=0.05, settle_seconds=0.0))
+    try:
+        s.publish(StoreKey("traffic", "acme"), fragment("acme", 1))
+        await renders.until_served(s, b"acme")
+        assert await asyncio.to_thread(quiet.wait, SAFETY_SECONDS)
+    finally:
+        task.cancel()
+    assert calls[0] == "changed"
+    assert calls.index("quiet") > 0
+
+
 # --- builder and spec checks ------------------------------------------------------------------
 def test_builder_refuses_the_wrong_number_of_labels() -> None:
     with pytest.raises(ValueError, match=r"expected labels \('account', 'side'\), got \('acme',\)"):

@@ -142,6 +142,34 @@ def test_label_tuples_are_taken_over_as_they_are_added() -> None:
     assert new.samples[SPEC].like is None
 
 
+def test_label_tuples_in_a_new_order_are_taken_over_by_group() -> None:
+    """Traffic gauges come ranked by traffic, in another order each minute: with ``group``
+    each resource's rows are found where they were, so no second set of tuples is held
+    while the poll builds (at 5,000 resources ~25 MB of peak); without it, positions only."""
+    old = Samples()
+    for i in range(N):
+        for side in ("edge", "origin"):
+            old.append((("acme", f"r{i:05d}", side), float(i)))
+    order = [*range(N - 1, -1, -1)]  # reversed ranking
+    grouped = Samples(like=old, group=1)
+    positional = Samples(like=old)
+    for i in order:
+        sides = ("edge",) if i == 3 else ("edge", "origin")  # one row missing
+        for side in sides:
+            grouped.append((("acme", f"r{i:05d}", side), 2.0))
+            positional.append((("acme", f"r{i:05d}", side), 2.0))
+    grouped.append((("acme", "new", "edge"), 1.0))
+    taken = {id(t) for t in old.labels}
+    assert sum(id(t) in taken for t in grouped.labels) == 2 * N - 1
+    assert grouped.labels[-1] == ("acme", "new", "edge")
+    assert id(grouped.labels[-1]) not in taken
+    assert sum(id(t) in taken for t in positional.labels) < N // 2
+    assert list(grouped.labels[:-1]) == list(positional.labels)  # the same series either way
+    assert list(grouped.values[:-1]) == list(positional.values)
+    grouped.release()
+    assert grouped.like is None
+
+
 def test_a_traffic_fragment_built_against_the_previous_one_shares_its_tuples() -> None:
     from exporter.traffic.families import RESOURCE, build_fragment
     from exporter.traffic.ledger import AccountLedger, Series

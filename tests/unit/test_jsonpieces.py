@@ -102,3 +102,24 @@ def test_a_reply_of_a_thousand_rows_decodes_and_encodes_the_same() -> None:
     raw = json.dumps(doc).encode()
     assert jsonpieces.loads(raw) == doc
     assert jsonpieces.dumps(doc) == json.dumps(doc, **STDLIB)
+
+
+def test_the_rows_of_a_reply_share_their_keys() -> None:
+    """Each row is decoded on its own, and json shares equal keys within one call only: the
+    5,000 rows of a per-resource reply held 22 MB of copies of the same ~66 keys."""
+    rows = [{"resource": str(i), "edge_requests_total": i} for i in range(3)]
+    raw = json.dumps({"data": rows}).encode()
+    decoded = jsonpieces.loads(raw)["data"]
+    assert decoded == rows
+    keys = [list(row) for row in decoded]
+    assert all(k is keys[0][0] for k, _ in keys)
+    assert all(k is keys[0][1] for _, k in keys)
+    separate = [list(json.loads(json.dumps(row))) for row in rows]
+    assert separate[0][0] is not separate[1][0]  # what decoding a row on its own gives
+
+
+def test_encoded_values_go_in_as_they_are() -> None:
+    plain = {"a": [1, 2.5, None], "b": {"c": "x\u00e9", "d": [[1], [2]] * 40}}
+    ahead = {"a": jsonpieces.encoded([1, 2.5, None]), "b": {"c": "x\u00e9", "d": []}}
+    ahead["b"]["d"] = [jsonpieces.encoded([1]), jsonpieces.encoded([2])] * 40
+    assert jsonpieces.dumps(ahead) == jsonpieces.dumps(plain) == json.dumps(plain, **STDLIB)

@@ -490,9 +490,10 @@ async def test_a_large_per_resource_reply_is_decoded_and_checked_off_the_loop(
         threads["loads"] = threading.get_ident()
         return loads(raw)
 
-    def spying_parse(data: Any, per_resource: bool) -> models.MetricsReply:
+    def spying_parse(data: Any, per_resource: bool, consume: bool) -> models.MetricsReply:
         threads["parse_metrics"] = threading.get_ident()
-        return parse(data, per_resource)
+        assert consume  # the decoded reply is the client's own: its rows are taken over
+        return parse(data, per_resource, consume)
 
     monkeypatch.setattr(jsonpieces, "loads", spying_loads)
     monkeypatch.setattr(models, "parse_metrics", spying_parse)

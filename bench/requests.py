@@ -3,13 +3,14 @@
 ``python -m bench.requests [--scales 10,100,1000] [--minutes 30] [--budget 0,60]
 [--dvr-poll-slices 1,5]``
 
-The daemon (``create_app`` without its timers) and the simulator share one FakeClock; every
-job runs when its interval falls due, as the scheduler would run it, so half an hour of polling
-takes seconds. One account per scale: N CDN resources, N/5 restream resources, N/10 DVR
-streams (the mix of docs/performance.md). ``--history-every-resource`` reads the restream
-history of every resource on every history poll, as the exporter did before it read only
-changed resources plus a round-robin share. ``--dvr-poll-slices`` sets ``dvr.poll_slices``
-(each DVR stream read once in that many polls).
+The daemon (``create_app`` without its timers) and the simulator share one FakeClock; the
+daemon's own scheduler starts every job when it falls due on that clock (``EXACT`` timing: no
+jitter, no spread of first runs), so half an hour of polling takes seconds. One account per
+scale: N CDN resources, N/5 restream resources, N/10 DVR streams (the mix of
+docs/performance.md). ``--history-every-resource`` reads the restream history of every resource
+on every history poll, as the exporter did before it read only changed resources plus a
+round-robin share. ``--dvr-poll-slices`` sets ``dvr.poll_slices`` (each DVR stream read once in
+that many polls).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from aiohttp import web
 
 from exporter.config import parse_config
 from exporter.restream.area import RestreamArea
+from exporter.restream.poller import AccountState
+from exporter.runtime.scheduler import EXACT
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
@@ -88,7 +91,7 @@ async def measure(
         },
         env={},
     )
-    app = await create_app(conf, clock=clock, schedule=False)
+    app = await create_app(conf, clock=clock, schedule=False, timing=EXACT)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
@@ -98,24 +101,15 @@ async def measure(
             # the plan of every history poll: every resource
             restream = service.areas.get(RestreamArea).poller
 
-            def read_all(account: str, ids: tuple[str, ...]) -> tuple[list[str], float]:
+            def read_all(_st: AccountState, ids: tuple[str, ...]) -> tuple[list[str], float]:
                 return list(ids), 0.0
 
-            restream._plan = read_all  # type: ignore[method-assign]
-        jobs = service.jobs(ACCOUNT)
-        due = [clock.time()] * len(jobs)
+            restream._plan = read_all  # type: ignore[method-assign,assignment]
+        scheduler = service.scheduler  # its jobs are in: create_app served the account
         end = T0 + (warmup_minutes + minutes) * 60
-        while True:
-            now = min(due)
-            if now >= end:
-                break
-            clock.set(now)
-            ready = [i for i, t in enumerate(due) if t <= now]
-            await asyncio.gather(
-                *(ctx.runner.run(jobs[i].area, ACCOUNT, jobs[i].poll, jobs[i].name) for i in ready)
-            )
-            for i in ready:
-                due[i] += jobs[i].seconds
+        while (due := scheduler.next_due()) is not None and due < end:
+            clock.set(due)
+            await asyncio.gather(*scheduler.start_due())  # the jobs due run side by side
         start = T0 + warmup_minutes * 60
         steady = [r for r in sim.requests.all() if r.time >= start]
         counts = Counter(r.area for r in steady)

@@ -29,8 +29,9 @@ def median(values: Sequence[float]) -> float:
 
 def paired_ratio(times: Sequence[float], floors: Sequence[float]) -> float:
     """The median of ``times[i] / floors[i]``: each scrape against the floor measured right
-    beside it, so a slow moment of the machine (load from others, the CPU clock) slows both
-    sides of a pair and cancels out instead of moving one median and not the other."""
+    beside it (``side_by_side``'s ``beside``), so a slow moment of the machine (load from
+    others, the CPU clock) slows both sides of a pair and cancels out instead of moving one
+    median and not the other."""
     ratios = [t / f for t, f in zip(times, floors, strict=True) if f > 0]
     return median(ratios)
 
@@ -57,6 +58,24 @@ async def timed_fetch(
         return elapsed, headers_at - started, body, reply.headers.get("Content-Encoding", "")
 
 
+async def scrape_time(session: aiohttp.ClientSession, url: str) -> tuple[float, float]:
+    """(seconds to the last byte, seconds to the headers) of one gzip GET whose body is read
+    and dropped chunk by chunk: the client's own gathering of megabytes into one buffer (an
+    allocation whose cost depends on this process's heap, not on the server) stays out of the
+    figure. A body shorter than its Content-Length is an error."""
+    started = time.perf_counter()
+    async with session.get(url, headers=GZIP) as reply:
+        headers_at = time.perf_counter()
+        received = 0
+        async for chunk in reply.content.iter_any():
+            received += len(chunk)
+        elapsed = time.perf_counter() - started
+        reply.raise_for_status()
+        if reply.content_length is not None and received != reply.content_length:
+            raise RuntimeError(f"{url}: {received} of {reply.content_length} bytes received")
+        return elapsed, headers_at - started
+
+
 async def side_by_side(
     session: aiohttp.ClientSession,
     exporter_url: str,
@@ -68,6 +87,7 @@ async def side_by_side(
     exporter_headers: list[float] | None = None,
     static_url: str | None = None,
     static: list[float] | None = None,
+    beside: list[float] | None = None,
 ) -> tuple[list[float], list[float]]:
     """Scrape both servers in turn with the same client, one baseline scrape then a share of
     the exporter scrapes, so both see the same conditions (load from others, CPU clock).
@@ -75,9 +95,12 @@ async def side_by_side(
     Stops early (after ``min_rounds``) once ``budget_seconds`` are spent: the baseline takes
     seconds per scrape at thousands of resources. ``exporter_headers`` collects the time to
     the exporter's response headers; ``static`` the latency of ``static_url`` (the same body
-    served as fixed bytes), scraped beside each exporter scrape: after it, then before the
-    next one, in turn (``static[i]`` pairs with the i-th exporter scrape; neither always
-    goes first)."""
+    served as fixed bytes), scraped before the first exporter scrape of a round and after
+    each one, so the two alternate strictly and every scrape follows one of the other server
+    (a server scraped twice in a row answers faster the second time: at 5,000 resources
+    ~0.2 ms, which a floor scraped first and second in turn gave to the floor alone);
+    ``beside`` gets, for each exporter scrape, the mean of the floor scrapes just before and
+    just after it."""
     exp: list[float] = []
     base: list[float] = []
     rounds = max(1, baseline_samples)
@@ -87,18 +110,22 @@ async def side_by_side(
         if done >= min_rounds and time.monotonic() - started > budget_seconds:
             break
         if baseline_url is not None:  # None: no baseline at this scale (the floor only)
-            base.append((await fetch(session, baseline_url))[0])
+            base.append((await scrape_time(session, baseline_url))[0])
+        before = 0.0
+        if static_url is not None and static is not None:
+            before = (await scrape_time(session, static_url))[0]
+            static.append(before)
         for _ in range(per_round):
-            paired = static_url is not None and static is not None
-            static_first = paired and len(exp) % 2 == 1
-            if static_first and static_url is not None and static is not None:
-                static.append((await fetch(session, static_url))[0])
-            elapsed, to_headers, _, _ = await timed_fetch(session, exporter_url)
+            elapsed, to_headers = await scrape_time(session, exporter_url)
             exp.append(elapsed)
             if exporter_headers is not None:
                 exporter_headers.append(to_headers)
-            if paired and not static_first and static_url is not None and static is not None:
-                static.append((await fetch(session, static_url))[0])
+            if static_url is not None and static is not None:
+                after = (await scrape_time(session, static_url))[0]
+                static.append(after)
+                if beside is not None:
+                    beside.append((before + after) / 2)
+                before = after
     return exp, base
 
 

@@ -215,6 +215,7 @@ async def _scrapes(
         burl = baseline.ready["base_url"]
         headers: list[float] = []
         static: list[float] = []
+        beside: list[float] = []
         await fetch(session, f"{base}/metrics")  # connections open, caches warm
         if with_baseline:
             await fetch(session, f"{burl}/metrics")
@@ -229,6 +230,7 @@ async def _scrapes(
             exporter_headers=headers,
             static_url=f"{burl}/static",
             static=static,
+            beside=beside,
         )
         await _scrape_cpu(session, result, exporter, baseline, plan)
     finally:
@@ -237,7 +239,7 @@ async def _scrapes(
     result.baseline_p50_ms, result.baseline_p99_ms = median(ref) * 1e3, percentile(ref, 99) * 1e3
     result.exporter_headers_p50_ms = median(headers) * 1e3
     result.static_p50_ms = median(static) * 1e3
-    result.paired_floor_ratio = paired_ratio(exp, static)
+    result.paired_floor_ratio = paired_ratio(exp, beside)
     result.ratio = result.baseline_p50_ms / result.exporter_p50_ms
     result.samples.update(exporter_scrapes=len(exp), baseline_scrapes=len(ref))
 

@@ -86,8 +86,9 @@ def test_the_floor_ratio_comes_from_pairs_when_measured() -> None:
     assert by_target(result(5000, paired_floor_ratio=1.25))["scrape median / floor"] is False
 
 
-async def test_floor_scrapes_go_before_and_after_in_turn() -> None:
-    """Each exporter scrape has its floor scrape beside it, first after it, then before."""
+async def test_floor_and_exporter_scrapes_alternate_strictly() -> None:
+    """Every scrape follows one of the other server (none gets the second-in-a-row bonus),
+    and each exporter scrape is paired with the mean of the floor scrapes around it."""
     from aiohttp import web
     from aiohttp.test_utils import TestServer
 
@@ -105,9 +106,11 @@ async def test_floor_scrapes_go_before_and_after_in_turn() -> None:
     app.router.add_get("/static", handler("static"))
     async with TestServer(app) as server, aiohttp.ClientSession() as session:
         static: list[float] = []
+        beside: list[float] = []
         exp, _ = await side_by_side(
             session, str(server.make_url("/exp")), None, 4, 1,
-            static_url=str(server.make_url("/static")), static=static,
+            static_url=str(server.make_url("/static")), static=static, beside=beside,
         )  # fmt: skip
-    assert order == ["exp", "static", "static", "exp", "exp", "static", "static", "exp"]
-    assert len(exp) == len(static) == 4
+    assert order == ["static", "exp"] * 4 + ["static"]
+    assert (len(exp), len(static), len(beside)) == (4, 5, 4)
+    assert beside == pytest.approx([(static[i] + static[i + 1]) / 2 for i in range(4)])

@@ -209,17 +209,21 @@ async def _scrapes(
 ) -> None:
     base = exporter.ready["base_url"]
     with_baseline = result.resources <= plan.baseline_max_resources
-    only = () if with_baseline else ("--static-only",)
-    baseline = await procs.start("bench.baseline_proc", "--source", f"{base}/metrics", *only)
+    # The floor serves from a process of its own: in the baseline's process it would answer
+    # right after the baseline's scrape, hot, while the exporter had been idle for seconds.
+    source = ("--source", f"{base}/metrics")
+    floor = await procs.start("bench.baseline_proc", *source, "--static-only")
+    baseline = await procs.start("bench.baseline_proc", *source) if with_baseline else floor
     try:
         burl = baseline.ready["base_url"]
+        furl = floor.ready["base_url"]
         headers: list[float] = []
         static: list[float] = []
         beside: list[float] = []
         await fetch(session, f"{base}/metrics")  # connections open, caches warm
         if with_baseline:
             await fetch(session, f"{burl}/metrics")
-        await fetch(session, f"{burl}/static")
+        await fetch(session, f"{furl}/static")
         exp, ref = await side_by_side(
             session,
             f"{base}/metrics",
@@ -228,13 +232,15 @@ async def _scrapes(
             plan.baseline_samples,
             plan.scrape_budget_seconds,
             exporter_headers=headers,
-            static_url=f"{burl}/static",
+            static_url=f"{furl}/static",
             static=static,
             beside=beside,
         )
-        await _scrape_cpu(session, result, exporter, baseline, plan)
+        await _scrape_cpu(session, result, exporter, floor, plan)
     finally:
-        await baseline.stop()
+        if baseline is not floor:
+            await baseline.stop()
+        await floor.stop()
     result.exporter_p50_ms, result.exporter_p99_ms = median(exp) * 1e3, percentile(exp, 99) * 1e3
     result.baseline_p50_ms, result.baseline_p99_ms = median(ref) * 1e3, percentile(ref, 99) * 1e3
     result.exporter_headers_p50_ms = median(headers) * 1e3
@@ -266,22 +272,22 @@ async def _scrape_cpu(
     session: aiohttp.ClientSession,
     result: Result,
     exporter: procs.Child,
-    baseline: procs.Child,
+    floor: procs.Child,
     plan: Plan,
 ) -> None:
     """CPU per gzip scrape, user and system apart, of the exporter and of the bare handler
-    serving the same bytes (``/static`` of the baseline process, idle otherwise), in
+    serving the same bytes (``/static`` of the floor's process, idle otherwise), in
     alternating bursts: CPU from /proc (10 ms ticks, hence hundreds of requests a burst), the
     exporter's less the steady phase's background rate; the median burst of each (one that
     met a traffic poll is an outlier)."""
     n = plan.cpu_burst_scrapes
     exporter_url = f"{exporter.ready['base_url']}/metrics"
-    static_url = f"{baseline.ready['base_url']}/static"
+    static_url = f"{floor.ready['base_url']}/static"
     exp: list[tuple[float, float]] = []
     bare: list[tuple[float, float]] = []
     for _ in range(plan.cpu_bursts):
         exp.append(await _burst_cpu(session, exporter_url, exporter.pid, n, result.background_cpu))
-        bare.append(await _burst_cpu(session, static_url, baseline.pid, n, (0.0, 0.0)))
+        bare.append(await _burst_cpu(session, static_url, floor.pid, n, (0.0, 0.0)))
     result.exporter_user_cpu_per_scrape_ms = median([u for u, _ in exp]) * 1e3
     result.exporter_sys_cpu_per_scrape_ms = median([s for _, s in exp]) * 1e3
     result.static_user_cpu_per_scrape_ms = median([u for u, _ in bare]) * 1e3

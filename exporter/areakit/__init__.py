@@ -11,7 +11,7 @@ from exporter.areakit.area import (
     afforded,
     spread_slices,
 )
-from exporter.areakit.declaration import AreaCost, AreaDeclaration
+from exporter.areakit.declaration import AreaCost, AreaDeclaration, reload_applies
 from exporter.areakit.metrics import AreaMetrics
 
 __all__ = [
@@ -25,5 +25,6 @@ __all__ = [
     "QuietArea",
     "Runner",
     "afforded",
+    "reload_applies",
     "spread_slices",
 ]

@@ -7,6 +7,7 @@ self-metrics, the metric reference (docgen) and check-config's request cost read
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +15,20 @@ from typing import Any
 from exporter.areakit.area import Area, AreaContext
 from exporter.config import AreaSection, Settings
 from exporter.exposition import MetricSpec, Store
+
+
+def reload_applies(
+    section: AreaSection[Any], *keys: str
+) -> Callable[[Settings, Settings], Settings]:
+    """An area's ``live``: ``old`` with ``keys`` of its ``section`` taken from ``new`` (what a
+    reload applies without a restart)."""
+
+    def live(old: Settings, new: Settings) -> Settings:
+        fresh = section.of(new)
+        taken = {key: getattr(fresh, key) for key in keys}
+        return section.replace(old, dataclasses.replace(section.of(old), **taken))
+
+    return live
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-from exporter.areakit import AreaCost, AreaDeclaration
+from exporter.areakit import AreaCost, AreaDeclaration, reload_applies
 from exporter.config import Settings
 from exporter.dvr.area import DvrArea
 from exporter.dvr.families import SPECS
@@ -27,14 +25,6 @@ def cost(settings: Settings) -> AreaCost | None:
     )
 
 
-def live(old: Settings, new: Settings) -> Settings:
-    """A reload applies the interval."""
-    interval = DVR_SECTION.of(new).interval_seconds
-    return DVR_SECTION.replace(
-        old, dataclasses.replace(DVR_SECTION.of(old), interval_seconds=interval)
-    )
-
-
 AREA = AreaDeclaration(
     name="dvr",
     title=DvrArea.title,
@@ -42,7 +32,7 @@ AREA = AreaDeclaration(
     specs=SPECS,
     build=DvrArea,
     cost=cost,
-    live=live,
+    live=reload_applies(DVR_SECTION, "interval_seconds"),
     settings=DVR_SECTION,
     summary=summary,
 )

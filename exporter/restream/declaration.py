@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-from exporter.areakit import AreaCost, AreaDeclaration
+from exporter.areakit import AreaCost, AreaDeclaration, reload_applies
 from exporter.config import Settings
 from exporter.restream.area import RestreamArea
 from exporter.restream.families import SPECS
@@ -34,17 +32,6 @@ def cost(settings: Settings) -> AreaCost | None:
     )
 
 
-def live(old: Settings, new: Settings) -> Settings:
-    """A reload applies the two intervals."""
-    n = RESTREAM_SECTION.of(new)
-    section = dataclasses.replace(
-        RESTREAM_SECTION.of(old),
-        interval_seconds=n.interval_seconds,
-        history_interval_seconds=n.history_interval_seconds,
-    )
-    return RESTREAM_SECTION.replace(old, section)
-
-
 AREA = AreaDeclaration(
     name="restream",
     title=RestreamArea.title,
@@ -52,7 +39,7 @@ AREA = AreaDeclaration(
     specs=SPECS,
     build=RestreamArea,
     cost=cost,
-    live=live,
+    live=reload_applies(RESTREAM_SECTION, "interval_seconds", "history_interval_seconds"),
     settings=RESTREAM_SECTION,
     summary=summary,
 )

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-from exporter.areakit import AreaCost, AreaDeclaration
+from exporter.areakit import AreaCost, AreaDeclaration, reload_applies
 from exporter.config import Settings
 from exporter.talking_head.area import TalkingHeadArea
 from exporter.talking_head.families import SPECS
@@ -25,13 +23,6 @@ def cost(settings: Settings) -> AreaCost | None:
     )
 
 
-def live(old: Settings, new: Settings) -> Settings:
-    """A reload applies the interval."""
-    interval = TALKING_HEAD_SECTION.of(new).interval_seconds
-    section = dataclasses.replace(TALKING_HEAD_SECTION.of(old), interval_seconds=interval)
-    return TALKING_HEAD_SECTION.replace(old, section)
-
-
 AREA = AreaDeclaration(
     name="talking_head",
     title=TalkingHeadArea.title,
@@ -39,7 +30,7 @@ AREA = AreaDeclaration(
     specs=(*SPECS, TASKS),
     build=TalkingHeadArea,
     cost=cost,
-    live=live,
+    live=reload_applies(TALKING_HEAD_SECTION, "interval_seconds"),
     settings=TALKING_HEAD_SECTION,
     summary=summary,
 )

@@ -26,7 +26,7 @@ def cost(settings: Settings) -> AreaCost | None:
 
 
 AREA = AreaDeclaration(
-    name="dvr",
+    name=DvrArea.name,
     title=DvrArea.title,
     metrics_title="Network DVR",
     specs=SPECS,

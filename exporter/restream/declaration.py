@@ -33,7 +33,7 @@ def cost(settings: Settings) -> AreaCost | None:
 
 
 AREA = AreaDeclaration(
-    name="restream",
+    name=RestreamArea.name,
     title=RestreamArea.title,
     metrics_title="Restream",
     specs=SPECS,

@@ -24,7 +24,7 @@ def cost(settings: Settings) -> AreaCost | None:
 
 
 AREA = AreaDeclaration(
-    name="talking_head",
+    name=TalkingHeadArea.name,
     title=TalkingHeadArea.title,
     metrics_title="Talking-head video",
     specs=(*SPECS, TASKS),

@@ -21,7 +21,7 @@ def cost(settings: Settings) -> AreaCost | None:
 
 
 AREA = AreaDeclaration(
-    name="traffic",
+    name=TrafficArea.name,
     title=TrafficArea.title,
     metrics_title="Traffic (`/app/metrics/v1/` and `/resources`)",
     specs=SPECS,

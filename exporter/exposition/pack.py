@@ -18,12 +18,11 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from itertools import chain
 
 from exporter.exposition.deflate import Piece, deflate
-from exporter.exposition.samples import Samples
+from exporter.exposition.samples import CHUNK, Labels, Samples
 
-CHUNK_LINES = 2000  # ~300 kB of text: the restart of the compressor at each chunk costs ~5%
+CHUNK_LINES = CHUNK  # 2000, ~300 kB of text: the restart of the compressor at each chunk costs ~5%
 PENDING = 4  # rendered chunks waiting for compression, at most
 
 _lock = threading.Lock()
@@ -55,8 +54,9 @@ def pack_family(
     kept: list[tuple[tuple[str, ...], ...]] = []  # each chunk's label tuples, interned
     for k, a in enumerate(range(0, n, CHUNK_LINES)):
         b = min(a + CHUNK_LINES, n)
-        labels = tuple(rows.labels[a:b])
-        before = tuple(old.labels[a:b]) if old is not None else ()
+        labels = rows.labels.chunk(k)
+        # a tuple sliced whole is the tuple itself
+        before = old.labels.chunk(k)[: len(labels)] if old is not None else ()
         same_labels = old is not None and labels == before
         if same_labels:
             labels = before  # intern: the tuples the poll built are freed
@@ -72,8 +72,8 @@ def pack_family(
         pending.append(future)
         if len(pending) > PENDING:
             pending.popleft().result()
-    # A tuple of tuples of strings leaves the collector's view after its first visit; a list
-    # is traversed by every full collection (~1 ms per 100,000 series, each time).
-    rows.labels = tuple(chain.from_iterable(kept))
+    # Chunks of label tuples, no container larger than one (``samples.Labels``), in a tuple
+    # the collector stops tracking after its first visit.
+    rows.labels = Labels.of_chunks(kept)
     rows.release()  # the previous fragment is not kept alive by this one
     return tuple(p.result() if isinstance(p, Future) else p for p in out)

@@ -108,10 +108,11 @@ class DvrPoller:
         )
         now = self._clock.time()
         previous = self._last.get(account, {})
+        configured, read = set(self.streams(account)), set(streams)  # not tuples: 500 x 500
         current: dict[str, tuple[float, tuple[DvrNode, ...]]] = {
             s: kept
             for s, kept in previous.items()
-            if s in self.streams(account) and s not in streams and now - kept[0] <= self.max_age
+            if s in configured and s not in read and now - kept[0] <= self.max_age
         }
         failures: list[tuple[str, Exception]] = []
         postponed: list[Postponed] = []

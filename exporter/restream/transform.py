@@ -128,12 +128,22 @@ def fold_history(
     A point with the same code as the change already known is a repeat, not a change, and
     keeps the earlier time; points older than the known change are ignored (re-read overlap).
     """
+    return fold_histories(state, [(resource_id, points)], fingerprint)
+
+
+def fold_histories(
+    state: Mapping[TargetId, Change],
+    reads: Iterable[tuple[str, Iterable[HistoryPoint]]],
+    fingerprint: KeyFingerprint,
+) -> dict[TargetId, Change]:
+    """``fold_history`` of each ``(resource_id, points)`` in turn, the state copied once."""
     out = dict(state)
-    for p in sorted(points, key=lambda p: p.time):
-        tid = target_id(resource_id, p.source, p.target_url, p.target_key, fingerprint)
-        known = out.get(tid)
-        if known is None or (p.time > known.time and p.code != known.code):
-            out[tid] = Change(p.time, p.code)
+    for resource_id, points in reads:
+        for p in sorted(points, key=lambda p: p.time):
+            tid = target_id(resource_id, p.source, p.target_url, p.target_key, fingerprint)
+            known = out.get(tid)
+            if known is None or (p.time > known.time and p.code != known.code):
+                out[tid] = Change(p.time, p.code)
     return out
 
 

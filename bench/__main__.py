@@ -95,6 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text_table(results))
     print()
     print(targets.text_table(results))
+    for r in results:
+        where = f"{r.slice_ms:.1f} ms in {r.slice_where}"
+        print(f"# longest slice on the loop at {r.resources} resources: {where}")
     conditions = {
         "date": started,
         "machine": f"{before['cpus']} CPUs, {before['cpu_model'] or 'unknown model'}",

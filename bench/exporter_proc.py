@@ -23,7 +23,8 @@ import gc
 import json
 import os
 import time
-from collections.abc import Sequence
+from asyncio import events
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,46 @@ class GcWatch:
         gc.callbacks.remove(self._callback)
 
 
+class SliceWatch:
+    """The longest single callback the event loop ran while active (a task's step between two
+    awaits, a transport's read): the longest slice of work that held the loop, collector
+    pauses and waits for the GIL inside it included. Every ``asyncio.Handle`` run is timed
+    (two clock reads a callback), so it is on only during a refresh."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self.where = ""
+        self._run: Callable[[asyncio.Handle], None] | None = None
+
+    def _name(self, handle: asyncio.Handle) -> str:
+        callback = getattr(handle, "_callback", None)
+        owner = getattr(callback, "__self__", None)
+        if isinstance(owner, asyncio.Task):
+            return getattr(owner.get_coro(), "__qualname__", owner.get_name())
+        return getattr(callback, "__qualname__", repr(callback))
+
+    def __enter__(self) -> SliceWatch:
+        self.worst, self.where = 0.0, ""
+        run = self._run = events.Handle._run
+        watch = self
+
+        def timed(handle: asyncio.Handle) -> None:
+            started = time.perf_counter()
+            try:
+                run(handle)
+            finally:
+                took = time.perf_counter() - started
+                if took > watch.worst:
+                    watch.worst, watch.where = took, watch._name(handle)
+
+        events.Handle._run = timed  # type: ignore[method-assign,assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._run is not None:
+            events.Handle._run = self._run  # type: ignore[method-assign,assignment]
+
+
 class Refresher:
     """Pollers of the bench's own, sharing the daemon's client, store and settings."""
 
@@ -130,7 +171,7 @@ class Refresher:
 
     async def refresh(self, account: str) -> dict[str, Any]:
         store = self.ctx.store
-        with LagProbe() as probe, GcWatch() as collector:
+        with LagProbe() as probe, GcWatch() as collector, SliceWatch() as slices:
             started = time.perf_counter()
             await asyncio.gather(
                 self.traffic().poll(account),
@@ -154,6 +195,8 @@ class Refresher:
             "rerender_seconds": rendered - swapped,
             "loop_lag_seconds": probe.worst,
             "gc_pause_seconds": collector.worst,
+            "slice_seconds": slices.worst,
+            "slice_where": slices.where,
             "gc_collections": collector.collections,
             "series": exposition.series,
         }

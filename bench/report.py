@@ -25,7 +25,7 @@ HEADERS = (
     "ratio p50",
     "static body p50 ms (CPU user+sys ms)",
     "exporter headers ms (CPU user+sys ms/scrape)",
-    "stall ms healthz/probe (gc)",
+    "stall ms healthz/probe/slice (gc)",
     "refresh s (polls/swap)",
     "CPU s/min (% core)",
     "RSS MB (peak)",
@@ -60,7 +60,8 @@ def row(r: Result) -> tuple[str, ...]:
         f"({_f(r.static_user_cpu_per_scrape_ms, 2)}+{_f(r.static_sys_cpu_per_scrape_ms, 2)})",
         f"{_f(r.exporter_headers_p50_ms, 2)} "
         f"({_f(r.exporter_user_cpu_per_scrape_ms, 2)}+{_f(r.exporter_sys_cpu_per_scrape_ms, 2)})",
-        f"{_f(r.stall_healthz_ms, 0)}/{_f(r.stall_probe_ms, 0)} ({_f(r.gc_pause_ms, 0)})",
+        f"{_f(r.stall_healthz_ms, 0)}/{_f(r.stall_probe_ms, 0)}/{_f(r.slice_ms, 0)} "
+        f"({_f(r.gc_pause_ms, 0)})",
         f"{_f(r.refresh_s, 2)} ({_f(r.refresh_poll_s, 2)}/{_f(r.swap_s, 2)})",
         f"{_f(r.cpu_s_per_min, 2)} ({_f(r.cpu_percent, 1)}%)",
         f"{_f(r.rss_mb, 0)} ({_f(r.peak_rss_mb, 0)})",

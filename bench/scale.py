@@ -93,6 +93,8 @@ class Result:
     swap_s: float = float("nan")
     rerender_ms: float = float("nan")
     gc_pause_ms: float = float("nan")
+    slice_ms: float = float("nan")  # the longest callback the loop ran during a refresh
+    slice_where: str = ""  # ... and what it was (a coroutine's or a callback's name)
     cpu_s_per_min: float = float("nan")
     rss_mb: float = float("nan")
     peak_rss_mb: float = float("nan")  # VmHWM at the end of the steady phase
@@ -305,6 +307,7 @@ async def _refreshes(session: aiohttp.ClientSession, result: Result, base: str, 
         async with session.post(url) as reply:  # warm-up: first history read looks back 24 h
             reply.raise_for_status()
         walls, polls, swaps, rerenders, probes, gcs, stalls = [], [], [], [], [], [], []
+        slices: list[tuple[float, str]] = []
         for _ in range(plan.refreshes):
             await asyncio.sleep(1.0)
             stop = asyncio.Event()
@@ -320,10 +323,13 @@ async def _refreshes(session: aiohttp.ClientSession, result: Result, base: str, 
             rerenders.append(timing["rerender_seconds"])
             probes.append(timing["loop_lag_seconds"])
             gcs.append(timing["gc_pause_seconds"])
+            slices.append((timing["slice_seconds"], timing["slice_where"]))
     result.refresh_s, result.refresh_poll_s = median(walls), median(polls)
     result.swap_s, result.rerender_ms = median(swaps), median(rerenders) * 1e3
     result.stall_healthz_ms, result.stall_probe_ms = max(stalls) * 1e3, max(probes) * 1e3
     result.gc_pause_ms = max(gcs) * 1e3
+    worst_slice = max(slices)
+    result.slice_ms, result.slice_where = worst_slice[0] * 1e3, worst_slice[1]
     result.samples.update(refreshes=len(walls))
 
 

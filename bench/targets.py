@@ -28,6 +28,7 @@ class Target:
 TARGETS = (
     Target("worst loop stall, /healthz", "ms", 50, lambda r: r.stall_healthz_ms, 0),
     Target("worst loop stall, in-process probe", "ms", 50, lambda r: r.stall_probe_ms, 0),
+    Target("longest slice on the loop", "ms", 20, lambda r: r.slice_ms, 0),
     Target("full refresh", "s", 5, lambda r: r.refresh_s, 2),
     Target("RSS, steady", "MB", 200, lambda r: r.rss_mb, 0),
     Target("RSS, peak", "MB", 200, lambda r: r.peak_rss_mb, 0),

@@ -34,6 +34,7 @@ Sample = tuple[tuple[str, ...], float]
 LabelTuple = tuple[str, ...]
 Chunk = tuple[LabelTuple, ...]
 CHUNK = 2000  # series per chunk; also the unit ``exporter.exposition.pack`` renders and compresses
+FROZEN = "samples are frozen once packed (label chunks kept in a tuple)"
 
 
 class Labels(Sequence[LabelTuple]):
@@ -67,20 +68,26 @@ class Labels(Sequence[LabelTuple]):
     def append(self, labels: LabelTuple) -> None:
         held = self._open
         if held is None:
-            raise TypeError("samples are frozen once packed (label chunks kept in a tuple)")
+            raise TypeError(FROZEN)
         held.append(labels)
-        self._n += 1
         if len(held) == CHUNK:
+            self.close_chunk()
+
+    def close_chunk(self) -> None:
+        """The chunk being filled (full) becomes a closed one."""
+        held = self._open
+        if held:
             self._closed.append(tuple(held))
             held.clear()
 
     def freeze(self) -> None:
+        self._n = len(self)
         self.chunks = tuple(self.chunk(k) for k in range(self.chunk_count()))
         self._closed = []
         self._open = None
 
     def chunk_count(self) -> int:
-        return -(-self._n // CHUNK)
+        return -(-len(self) // CHUNK)
 
     def chunk(self, k: int) -> tuple[LabelTuple, ...]:
         """The label tuples of chunk ``k`` (``()`` past the end)."""
@@ -97,11 +104,11 @@ class Labels(Sequence[LabelTuple]):
         closed += self.chunks
         last = closed.pop() if closed and len(closed[-1]) < CHUNK else ()
         out._open = [*last, *(self._open or ())]
-        out._n = self._n
         return out
 
     def __len__(self) -> int:
-        return self._n
+        held = self._open
+        return self._n if held is None else len(self._closed) * CHUNK + len(held)
 
     def __iter__(self) -> Iterator[LabelTuple]:
         return chain(chain.from_iterable(self.chunks), self._open or ())
@@ -113,11 +120,12 @@ class Labels(Sequence[LabelTuple]):
     def __getitem__(self, index: slice) -> list[LabelTuple]: ...
 
     def __getitem__(self, index: int | slice) -> LabelTuple | list[LabelTuple]:
+        n = len(self)
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._n))]
+            return [self[i] for i in range(*index.indices(n))]
         if index < 0:
-            index += self._n
-        if not 0 <= index < self._n:
+            index += n
+        if not 0 <= index < n:
             raise IndexError("label index out of range")
         k, i = divmod(index, CHUNK)
         if k < len(self.chunks):
@@ -127,7 +135,7 @@ class Labels(Sequence[LabelTuple]):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Labels):
             return NotImplemented
-        return self._n == other._n and all(a == b for a, b in zip(self, other, strict=True))
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -165,20 +173,32 @@ class Samples(Sequence[Sample]):
         labels, value = sample
         if self.like is not None:
             labels = self._take_over(self.like.labels, labels)
-        self.labels.append(labels)
+        # Labels.append, inlined: this runs once a series of every poll
+        held = self.labels._open
+        if held is None:
+            raise TypeError(FROZEN)
+        held.append(labels)
+        if len(held) == CHUNK:
+            self.labels.close_chunk()
         self.values.append(value)
 
-    def _take_over(
-        self, prev: Sequence[tuple[str, ...]], labels: tuple[str, ...]
-    ) -> tuple[str, ...]:
+    def _take_over(self, prev: Labels, labels: LabelTuple) -> LabelTuple:
         """The tuple of ``prev`` equal to ``labels`` (at the next place, or in its group's
         run), else ``labels`` itself."""
-        i = self._at if self._group is not None else len(self.labels)
-        if i < len(prev):
+        i = self._at if self._group is not None else len(self.values)
+        # prev[i], read from its chunks directly: this runs once a series of every poll
+        k, r = divmod(i, CHUNK)
+        chunks = prev.chunks
+        there: LabelTuple | None = None
+        if k < len(chunks):
+            part = chunks[k]
+            if r < len(part):
+                there = part[r]
+        elif i < len(prev):
             there = prev[i]
-            if there == labels:
-                self._at = i + 1
-                return there
+        if there is not None and there == labels:
+            self._at = i + 1
+            return there
         g = self._group
         if g is None or len(labels) <= g:
             return labels

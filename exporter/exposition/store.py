@@ -17,6 +17,7 @@ from exporter.exposition.model import Fragment, MetricSpec
 from exporter.exposition.select import EVERYTHING, FamilySelection
 from exporter.support import collector, malloc
 from exporter.support.clock import Clock
+from exporter.support.offloop import off_loop
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
 
@@ -215,7 +216,7 @@ class Store:
         """Render in a worker thread and swap the result in."""
         async with self._render_lock:
             self._dirty.clear()
-            exposition = await asyncio.to_thread(self.render_sync)
+            exposition = await off_loop(self.render_sync)
             self._exposition = exposition
             return exposition
 
@@ -232,7 +233,7 @@ class Store:
             try:
                 exposition = await self.render()
                 # a poll's replies and the fragments replaced are freed by now
-                await asyncio.to_thread(_after_render, changed, exposition)
+                await off_loop(_after_render, changed, exposition)
             except Exception as exc:  # keep serving the last good body; never stop rendering
                 log.error("render_failed", error=f"{type(exc).__name__}: {exc}")
                 await asyncio.sleep(idle_seconds)

@@ -28,6 +28,7 @@ from exporter.restream.transform import (
 )
 from exporter.support.clock import Clock
 from exporter.support.logs import Redactor
+from exporter.support.offloop import off_loop
 from exporter.upstream.models import HistoryPoint, RestreamResource, StatusRecord
 
 log = structlog.get_logger("exporter.restream")
@@ -146,7 +147,7 @@ class RestreamPoller:
         # ~100 us per resource of pure work (secrets, URL cleaning, fingerprints, schedules,
         # signatures): in a worker thread, so a thousand resources do not hold the event loop
         # (~8 ms of it at 1,000 restream resources when the secrets were learned here).
-        fragment, duplicates, sigs = await asyncio.to_thread(
+        fragment, duplicates, sigs = await off_loop(
             _digest_status,
             self._redactor,
             account,
@@ -229,7 +230,7 @@ class RestreamPoller:
         reads = [(rid, task.result()) for rid, task in zip(plan, tasks, strict=True)]
         # the secrets learned, the points folded into the changes and the fragment built in a
         # worker thread: a thousand resources' changes copied and sorted held the loop ~12 ms
-        state, fragment = await asyncio.to_thread(
+        state, fragment = await off_loop(
             _digest_history,
             self._redactor,
             account,

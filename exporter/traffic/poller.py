@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -13,6 +12,7 @@ import structlog
 
 from exporter.areakit.metrics import AreaMetrics
 from exporter.exposition import Fragment, Store, StoreKey
+from exporter.support import offloop
 from exporter.support.clock import Clock
 from exporter.traffic import state
 from exporter.traffic.echo import WindowMismatch, check_echo
@@ -167,7 +167,7 @@ class TrafficPoller:
         self._save_failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
         self._platform = PlatformClock()  # the platform's clock minus ours, once confirmed
         self._clock_rejected_logged = -math.inf
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="traffic")
+        self._worker = offloop.WORKER  # shared with the other pollers and the renderer
 
     def ledger(self, account: str) -> AccountLedger:
         """The account's ledger (created empty on first use); for diagnostics and tests."""

@@ -23,6 +23,7 @@ from exporter.config import UpstreamSettings
 from exporter.support import jsonpieces
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor
+from exporter.support.offloop import off_loop
 from exporter.upstream import models
 from exporter.upstream.auth import PasswordLogin, StaticToken, TokenSource
 from exporter.upstream.budget import RequestBudget
@@ -230,7 +231,9 @@ class UpstreamClient:
                 ) from None
         data: Any = None
         if len(raw) > DECODE_OFF_LOOP_BYTES:
-            data = await asyncio.to_thread(_decode, raw, jsonpieces.loads)
+            # a refresh's reply on the refresh thread; an admin reply on its own
+            decode = asyncio.to_thread if lane == "admin" else off_loop
+            data = await decode(_decode, raw, jsonpieces.loads)
         elif raw:
             data = _decode(raw)
         label = str(status)
@@ -392,7 +395,9 @@ class UpstreamClient:
         # rest of the decoded reply is freed there too (_taken).
         box = [data]
         del data
-        parsed = await asyncio.to_thread(_taken, models.parse_metrics, box, per_resource, True)
+        parsed: models.MetricsReply = await off_loop(
+            _taken, models.parse_metrics, box, per_resource, True
+        )
         return dataclasses.replace(parsed, skew_seconds=skew)
 
     # --- restream ---------------------------------------------------------------------------
@@ -412,7 +417,7 @@ class UpstreamClient:
         # a thousand resources take ~10 ms to check and build: not on the event loop
         box = [data]
         del data
-        return await asyncio.to_thread(_taken, models.parse_restream_resources, box)
+        return await off_loop(_taken, models.parse_restream_resources, box)
 
     async def restream_resource(self, account: str, resource_id: str) -> models.RestreamResource:
         path = self.restream_resource_path(account, resource_id)
@@ -430,7 +435,7 @@ class UpstreamClient:
         params = {"resource_id": resource_id} if resource_id else None
         path = self.restream_path(account, "/status")
         box = [await self.get_json("restream", path, params, account)]
-        return await asyncio.to_thread(_taken, models.parse_restream_status, box)
+        return await off_loop(_taken, models.parse_restream_status, box)
 
     async def restream_history(
         self, account: str, resource_id: str, start: str, end: str

@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import shutil
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,9 +26,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.config import UpstreamSettings
 from exporter.dvr import DvrPoller
+from exporter.dvr import poller as dvr_poller
 from exporter.dvr.settings import DvrSettings
 from exporter.exposition import Store
+from exporter.exposition import store as store_module
 from exporter.restream import KeyFingerprint, RestreamPoller
+from exporter.restream import poller as restream_poller
 from exporter.restream.settings import RestreamSettings
 from exporter.runtime.polling import PollRunner
 from exporter.runtime.selfmetrics import SelfMetrics
@@ -37,7 +41,7 @@ from exporter.support.logs import MASK, Redactor, configure_logging
 from exporter.support.secrets import QUERY_ALLOWED
 from exporter.talking_head import TalkingHeadPoller
 from exporter.talking_head.settings import TalkingHeadSettings
-from exporter.upstream import UpstreamClient
+from exporter.upstream import UpstreamClient, models
 
 T0 = 1_767_225_600 + 17 * 3600 + 30  # 2026-01-01T17:00:30Z; the evening schedule starts 18:00
 TOKEN = "upstream-SECRET-token-7f3e9a"
@@ -615,3 +619,42 @@ async def test_exposition_passes_promtool(rig: Rig) -> None:
     output, _ = await proc.communicate((await rig.text()).encode())
     assert proc.returncode == 0, output
     assert output == b""  # not even a lint warning
+
+
+async def test_a_refresh_parses_and_builds_on_one_thread_off_the_loop(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replies are parsed, digested and built into fragments, and the exposition rendered, on
+    the one "refresh" thread (support.offloop), never on the event loop and never spread over
+    several threads competing for the GIL."""
+    threads: dict[str, set[str]] = {}
+
+    def spy(module: object, name: str) -> None:
+        real = getattr(module, name)
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            threads.setdefault(name, set()).add(threading.current_thread().name)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapped)
+
+    spy(models, "parse_restream_resources")
+    spy(models, "parse_restream_status")
+    spy(restream_poller, "status_fragment")
+    spy(restream_poller, "fold_histories")
+    spy(dvr_poller, "dvr_fragment")
+    spy(store_module.Store, "render_sync")
+    await rig.poll_everything()
+    samples = await rig.scrape()
+    assert series(samples, "cdnvideo_dvr_alive")  # the polls did publish
+    assert set(threads) == {
+        "parse_restream_resources",
+        "parse_restream_status",
+        "status_fragment",
+        "fold_histories",
+        "dvr_fragment",
+        "render_sync",
+    }
+    used = set().union(*threads.values())
+    assert len(used) == 1, threads
+    assert used.pop().startswith("refresh")

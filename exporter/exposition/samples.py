@@ -40,16 +40,15 @@ FROZEN = "samples are frozen once packed (label chunks kept in a tuple)"
 class Labels(Sequence[LabelTuple]):
     """Label tuples in order, held as chunks of ``CHUNK``: closed chunks are tuples, the one
     being filled a list. Every closed chunk but the last is full, so series ``i`` is in chunk
-    ``i // CHUNK`` at ``i % CHUNK``. Frozen (``freeze``): no more appends, the chunks in a
-    tuple."""
+    ``i // CHUNK`` at ``i % CHUNK``. Frozen (``of_chunks``, a packed family): no more appends,
+    the chunks in a tuple."""
 
-    __slots__ = ("_closed", "_n", "_open", "chunks")
+    __slots__ = ("_closed", "_open", "chunks")
 
     def __init__(self) -> None:
         self._closed: list[Chunk] = []  # while open: the closed chunks, ``chunks`` itself
         self.chunks: Sequence[Chunk] = self._closed
         self._open: list[LabelTuple] | None = []  # the chunk being filled; None: frozen
-        self._n = 0
 
     @classmethod
     def of_chunks(cls, chunks: Iterable[tuple[LabelTuple, ...]]) -> Labels:
@@ -58,7 +57,6 @@ class Labels(Sequence[LabelTuple]):
         out.chunks = tuple(chunks)
         out._closed = []
         out._open = None
-        out._n = sum(len(c) for c in out.chunks)
         return out
 
     @property
@@ -70,24 +68,9 @@ class Labels(Sequence[LabelTuple]):
         if held is None:
             raise TypeError(FROZEN)
         held.append(labels)
-        if len(held) == CHUNK:
-            self.close_chunk()
-
-    def close_chunk(self) -> None:
-        """The chunk being filled (full) becomes a closed one."""
-        held = self._open
-        if held:
+        if len(held) == CHUNK:  # the chunk being filled is full: it becomes a closed one
             self._closed.append(tuple(held))
             held.clear()
-
-    def freeze(self) -> None:
-        self._n = len(self)
-        self.chunks = tuple(self.chunk(k) for k in range(self.chunk_count()))
-        self._closed = []
-        self._open = None
-
-    def chunk_count(self) -> int:
-        return -(-len(self) // CHUNK)
 
     def chunk(self, k: int) -> tuple[LabelTuple, ...]:
         """The label tuples of chunk ``k`` (``()`` past the end)."""
@@ -107,8 +90,10 @@ class Labels(Sequence[LabelTuple]):
         return out
 
     def __len__(self) -> int:
-        held = self._open
-        return self._n if held is None else len(self._closed) * CHUNK + len(held)
+        held, chunks = self._open, self.chunks
+        if held is not None:
+            return len(chunks) * CHUNK + len(held)
+        return (len(chunks) - 1) * CHUNK + len(chunks[-1]) if chunks else 0
 
     def __iter__(self) -> Iterator[LabelTuple]:
         return chain(chain.from_iterable(self.chunks), self._open or ())
@@ -173,13 +158,7 @@ class Samples(Sequence[Sample]):
         labels, value = sample
         if self.like is not None:
             labels = self._take_over(self.like.labels, labels)
-        # Labels.append, inlined: this runs once a series of every poll
-        held = self.labels._open
-        if held is None:
-            raise TypeError(FROZEN)
-        held.append(labels)
-        if len(held) == CHUNK:
-            self.labels.close_chunk()
+        self.labels.append(labels)
         self.values.append(value)
 
     def _take_over(self, prev: Labels, labels: LabelTuple) -> LabelTuple:

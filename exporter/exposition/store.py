@@ -213,7 +213,7 @@ class Store:
         return piece
 
     async def render(self) -> Exposition:
-        """Render in a worker thread and swap the result in."""
+        """Render on the refresh thread (``support.offloop``) and swap the result in."""
         async with self._render_lock:
             self._dirty.clear()
             exposition = await off_loop(self.render_sync)

@@ -7,7 +7,8 @@ fragment) run in worker threads, but they share the GIL with the event loop. Thr
 - a 0.2 ms switch interval (Python's default is 5 ms): the loop thread waits about that long
   for the GIL after each socket call, instead of up to 5 ms every time; a task step making a
   few socket calls while a worker thread computes paid a few intervals (at 5,000 resources,
-  worst stalls 24-31 ms with 1 ms, 15-26 ms with 0.2 ms, the same CPU and refresh time);
+  worst stalls 24-31 ms with 1 ms, 15-26 ms with 0.2 ms; the price, more switches while
+  threads compete: ~9% more CPU in-process, before ``support.offloop`` took ~8% off);
 - ``gc.freeze()`` once everything is imported and built: the ~45,000 long-lived objects of the
   modules are left out of every later full collection, which shortens the pauses that stop
   every thread (at 1000 resources: 40 -> 10 ms);

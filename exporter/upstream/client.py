@@ -386,15 +386,13 @@ class UpstreamClient:
             params.append(("resource", resource))
         path = "/app/metrics/v1/resources" if per_resource else "/app/metrics/v1/"
         reply = await self.request("traffic", "GET", path, params, account=account)
-        data = self.checked("traffic", reply)
+        box = [self.checked("traffic", reply)]  # the decoded reply's only holder (_taken)
         skew = clock_skew(reply)
         # the raw body (~2 kB a resource: 9.5 MB at 5,000) is not needed while rows are checked
         del reply
         # A per-resource reply of thousands of rows is checked in a worker thread, off the loop,
         # its decoded rows taken over rather than copied (one set of them at the peak); the
-        # rest of the decoded reply is freed there too (_taken).
-        box = [data]
-        del data
+        # rest of the decoded reply is freed there too.
         parsed: models.MetricsReply = await off_loop(
             _taken, models.parse_metrics, box, per_resource, True
         )
@@ -411,12 +409,9 @@ class UpstreamClient:
         return UpstreamClient.restream_path(account, f"/resources/{rid}")
 
     async def restream_resources(self, account: str) -> list[models.RestreamResource]:
-        data = await self.get_json(
-            "restream", self.restream_path(account, "/resources"), account=account
-        )
+        path = self.restream_path(account, "/resources")
+        box = [await self.get_json("restream", path, account=account)]
         # a thousand resources take ~10 ms to check and build: not on the event loop
-        box = [data]
-        del data
         return await off_loop(_taken, models.parse_restream_resources, box)
 
     async def restream_resource(self, account: str, resource_id: str) -> models.RestreamResource:

@@ -81,6 +81,9 @@ class Service:
         self.areas = Areas(ctx)
         self._scheduled: set[str] = set()
         self._presence = Presence()  # several discovery misses in a row release an account
+        # Discovered accounts the state file holds as served: taken as served until the first
+        # discovery reply, so one reply that leaves one out does not release it either.
+        self._restored = self.areas.traffic.poller.held() if ctx.settings.accounts is None else ()
 
     def jobs(self, account: str) -> list[Job]:
         """Every poll scheduled for ``account``: the jobs of each enabled area."""
@@ -140,7 +143,9 @@ class Service:
             found = await self.ctx.client.accounts()
             shard = self.ctx.settings.shard
             owned = (a.name for a in found if shard.owns(a.name))
-            names = self._presence.served(owned, self.ctx.accounts, shard.owns)
+            serving = (*self.ctx.accounts, *self._restored)
+            names = self._presence.served(owned, serving, shard.owns)
+            self._restored = ()
             if names != self.ctx.accounts:
                 log.info("accounts_discovered", accounts=list(names), shard=str(shard))
             self.serve_accounts(names)

@@ -7,7 +7,7 @@ from exporter.areakit import AreaContext, Job
 from exporter.config import Settings
 from exporter.traffic.history import TrafficHistory
 from exporter.traffic.history_file import HistoryFile, charts_path
-from exporter.traffic.poller import TrafficPoller
+from exporter.traffic.poller import MOVED, REMOVED, UNLISTED, Release, TrafficPoller
 from exporter.traffic.settings import TRAFFIC_SECTION
 
 TRAFFIC_TICK_SECONDS = 15.0
@@ -54,14 +54,22 @@ class TrafficArea:
         if self.enabled(self._ctx.settings):
             for account in accounts:
                 self._ctx.metrics.start_traffic_account(account)
+        for name in self.poller.held():  # restored from the state file, or served until now
+            if name not in accounts:
+                self.poller.forget(name, self._why_gone(name))
         self.poller.serve(accounts)
+
+    def _why_gone(self, account: str) -> Release:
+        settings = self._ctx.settings
+        if not settings.shard.owns(account):
+            return MOVED
+        return UNLISTED if settings.accounts is None else REMOVED
 
     def asks_platform(self, account: str) -> bool:
         return True
 
     def forget(self, account: str) -> None:
-        # Still this replica's by the shard: gone from the account list, not moved.
-        self.poller.forget(account, moved=not self._ctx.settings.shard.owns(account))
+        self.poller.forget(account, self._why_gone(account))
         self.history.forget(account)
 
     def stop(self) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import structlog
 
@@ -64,6 +64,16 @@ def _slow(exc: UpstreamError) -> bool:
 
 
 T = TypeVar("T")
+
+# Why an account's ledger is released (the log's reason). MOVED: the minutes meanwhile are
+# another replica's to count (read on from the newest minute when it comes back); the others:
+# nobody counts them meanwhile (read from the ledger's cursor when it comes back).
+Release = Literal[
+    "moved to another shard", "removed from the config", "no longer listed by discovery"
+]
+MOVED: Release = "moved to another shard"
+REMOVED: Release = "removed from the config"
+UNLISTED: Release = "no longer listed by discovery"
 
 
 @dataclass
@@ -193,29 +203,34 @@ class TrafficPoller:
         now = self._clock.time()
         owned = set(accounts)
         for name in [n for n in self._accounts if n not in owned]:
-            self._release(name, now, moved=True)
+            self._release(name, now, MOVED)
         self._drop_released(now)
 
-    def forget(self, account: str, moved: bool = True) -> None:
-        """The account left this replica (``moved``: another replica serves it now; else it
-        is gone from the account list): release its ledger (kept for
+    def held(self) -> tuple[str, ...]:
+        """The accounts whose ledgers are held and not released (at start: those the state
+        file holds as served), sorted."""
+        return tuple(sorted(n for n, st in self._accounts.items() if not st.ledger.released_at))
+
+    def forget(self, account: str, reason: Release = MOVED) -> None:
+        """The account left this replica (``reason``: MOVED, another replica serves it now;
+        else it is gone from the account list): release its ledger (kept for
         ``series_retention_hours``, see ``serve``) and drop everything else kept of it."""
         st = self._accounts.get(account)
         if st is not None:
-            self._release(account, self._clock.time(), moved)
+            self._release(account, self._clock.time(), reason)
 
-    def _release(self, name: str, now: float, moved: bool) -> None:
+    def _release(self, name: str, now: float, reason: Release) -> None:
         st = self._accounts[name]
         if st.ledger.released_at:
             return
         st.ledger.released_at = now
-        st.ledger.released_moved = moved
+        st.ledger.released_moved = reason == MOVED
         self._unsaved = True
         self._accounts[name] = AccountState(st.ledger, st.folded)
         log.info(
             "traffic_account_released",
             account=name,
-            reason="served by another replica" if moved else "gone from the account list",
+            reason=reason,
             kept_hours=self._settings.series_retention_hours,
         )
 

@@ -1,0 +1,154 @@
+"""An account missing at a restart keeps its ledger: a first discovery reply that leaves it out
+does not release it (the DISCOVERY_MISSES_TO_RELEASE rule holds from the start), and one left
+out of a static list is kept, released as removed from the config, and when a reload adds it
+back the minutes away are read from its cursor and counted once.
+
+The daemon is built as create_app builds it, restarted on the same state file, and polls the
+simulator over HTTP on a fake clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from structlog.testing import capture_logs
+
+from exporter.config import parse_config
+from exporter.runtime.presence import DISCOVERY_MISSES_TO_RELEASE
+from exporter.runtime.reload import live_settings
+from exporter.runtime.service import Service
+from exporter.simulator import SimConfig, Simulator, serve
+from exporter.support.clock import FakeClock
+from exporter.traffic.area import TrafficArea
+from exporter.web.daemon import SERVICE, create_app
+from tests.service.test_discovery_misses import AWAY, STAYS, T0, minutes
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[tuple[Simulator, str]]:
+    sim = Simulator(SimConfig(late_seconds=90, resources_per_account=2), FakeClock(T0))
+    runner = await serve(sim, "127.0.0.1", 0)
+    try:
+        yield sim, runner.base_url
+    finally:
+        await runner.cleanup()
+
+
+def config(base_url: str, token: str, state_file: Path, accounts: list[str] | None) -> Any:
+    raw: dict[str, Any] = {
+        "upstream": {"base_url": base_url, "token": token},
+        "traffic": {
+            "delay_seconds": 120,
+            "revisit_minutes": 0,
+            "catch_up_minutes": 60,
+            "state_file": str(state_file),
+        },
+        "restream": {"enabled": False},
+        "dvr": {"enabled": False},
+        "talking_head": {"enabled": False},
+    }
+    if accounts is not None:
+        raw["accounts"] = [{"name": a} for a in accounts]
+    return parse_config(raw, env={})
+
+
+@asynccontextmanager
+async def daemon(sim: Simulator, settings: Any) -> AsyncIterator[Service]:
+    """The daemon on the simulator's clock; stopping it saves the state file."""
+    assert isinstance(sim.clock, FakeClock)
+    app = await create_app(settings, clock=sim.clock, schedule=False)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        yield app[SERVICE]
+    finally:
+        await runner.cleanup()
+
+
+def requests_total(svc: Service, account: str) -> float:
+    text = svc.ctx.store.render_sync().plain.decode()
+    line = f'cdnvideo_account_requests_total{{account="{account}",side="edge"}} '
+    return float(next(x for x in text.splitlines() if x.startswith(line)).split()[-1])
+
+
+def missed(svc: Service, account: str) -> float | None:
+    labels = {"account": account, "outcome": "missed"}
+    return svc.ctx.metrics.registry.get_sample_value("cdnvideo_traffic_windows_total", labels)
+
+
+def truth(sim: Simulator, account: str, first: int, last: int) -> float:
+    return sum(
+        sim.traffic_final(account, m)["edge_requests_total"] for m in range(first, last + 60, 60)
+    )
+
+
+async def test_a_first_discovery_reply_without_a_restored_account_does_not_release_it(
+    sim: tuple[Simulator, str], tmp_path: Path
+) -> None:
+    simulator, url = sim
+    clock = simulator.clock
+    assert isinstance(clock, FakeClock)
+    settings = config(url, simulator.token, tmp_path / "traffic.json", None)
+    async with daemon(simulator, settings) as svc:
+        await svc.discover()
+        await minutes(svc, clock, 1, AWAY, STAYS)
+        first = svc.areas.get(TrafficArea).poller.ledger(AWAY).cursor
+        assert first is not None
+        await minutes(svc, clock, 5, AWAY, STAYS)
+
+    simulator.unlisted.add(AWAY)  # the inventory leaves it out once, right after the restart
+    async with daemon(simulator, settings) as svc:
+        poller = svc.areas.get(TrafficArea).poller
+        with capture_logs() as logs:
+            await svc.discover()
+        assert svc.ctx.accounts == (AWAY, STAYS)  # one miss of DISCOVERY_MISSES_TO_RELEASE
+        assert DISCOVERY_MISSES_TO_RELEASE > 1
+        assert not poller.ledger(AWAY).released_at
+        assert [e for e in logs if e["event"] == "traffic_account_released"] == []
+        await minutes(svc, clock, 3, AWAY, STAYS)
+        simulator.unlisted.clear()
+        await svc.discover()
+        await minutes(svc, clock, 3, AWAY, STAYS)
+        cursor = poller.ledger(AWAY).cursor
+        assert cursor is not None
+        assert cursor >= first + 10 * 60
+        assert missed(svc, AWAY) == 0
+        assert requests_total(svc, AWAY) == truth(simulator, AWAY, first, cursor)
+
+
+async def test_an_account_left_out_of_the_list_at_a_restart_resumes_when_a_reload_adds_it(
+    sim: tuple[Simulator, str], tmp_path: Path
+) -> None:
+    simulator, url = sim
+    clock = simulator.clock
+    assert isinstance(clock, FakeClock)
+    state_file = tmp_path / "traffic.json"
+    both = config(url, simulator.token, state_file, [AWAY, STAYS])
+    async with daemon(simulator, both) as svc:
+        await minutes(svc, clock, 1, AWAY, STAYS)
+        first = svc.areas.get(TrafficArea).poller.ledger(AWAY).cursor
+        assert first is not None
+        await minutes(svc, clock, 5, AWAY, STAYS)
+
+    one = config(url, simulator.token, state_file, [STAYS])
+    with capture_logs() as logs:
+        async with daemon(simulator, one) as svc:
+            poller = svc.areas.get(TrafficArea).poller
+            kept = poller.state(AWAY)
+            assert kept is not None
+            assert kept.ledger.released_at  # kept for series_retention_hours, not served
+            await minutes(svc, clock, 12, STAYS)
+            svc.reconfigure(live_settings(one, both))  # the reload adds it back
+            await minutes(svc, clock, 2, AWAY, STAYS)
+            cursor = poller.ledger(AWAY).cursor
+            assert cursor is not None
+            assert cursor >= first + 18 * 60
+            assert missed(svc, AWAY) == 0
+            assert requests_total(svc, AWAY) == truth(simulator, AWAY, first, cursor)
+    released = [e for e in logs if e["event"] == "traffic_account_released"]
+    assert [(e["account"], e["reason"]) for e in released] == [(AWAY, "removed from the config")]

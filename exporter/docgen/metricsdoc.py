@@ -41,7 +41,10 @@ Label values:
   Gauges keep the names (they describe the latest window; a rename starts a new gauge series,
   which costs nothing). A counter series stays at its last value for
   `traffic.series_retention_hours` (24) after its resource was last seen, `__other__` too; a
-  new one is shown at 0 on one refresh before its first count.
+  new one is shown at 0 on one refresh before its first count. A series shown for the first
+  time (a family a reload includes, per-code series after `resource_status_codes` changes
+  from `classes` to `codes`) starts at 0 and counts only what is counted after it appeared,
+  never what the exporter counted while it was left out.
 - `target` (and `source`): the restream URL with any `user:password@` removed and every query
   value shown as `********#<fingerprint>` (an SRT `streamid` and `passphrase`, a `token`), but
   those of {allowed} ([admin-api.md](admin-api.md#secrets-in-answers)); `target_key`: a short

@@ -210,9 +210,10 @@ SCOPES = ("account", "resource")
 
 
 def exported_keys(view: View) -> dict[str, list[str]]:
-    """Per scope, the counted keys (COUNT_KEYS names) the view publishes as counter samples.
-    Kept in the state file, so a key published only after a restart (a family newly
-    included, finer status codes) still starts at 0 (``state.parse``)."""
+    """Per scope, the counted keys (COUNT_KEYS names) the view publishes as counter samples,
+    and (scope ``late``) which lateness counters (requests, hit_bytes). Kept in the state
+    file, so a key published only after a restart (a family newly included, finer status
+    codes) starts at 0 and counts only what follows (``exposure``, ``state.parse``)."""
     wants = view.selection.wants
     out: dict[str, list[str]] = {}
     for scope, fam, codes in (
@@ -227,6 +228,11 @@ def exported_keys(view: View) -> dict[str, list[str]]:
         if wants(fam.edge_hit_bytes_total.name):
             keys.append("edge_hit_bytes")
         out[scope] = keys
+    out["late"] = [
+        part
+        for part, spec in (("requests", LATE_REQUESTS), ("hit_bytes", LATE_HIT_BYTES))
+        if wants(spec.name)
+    ]
     return out
 
 

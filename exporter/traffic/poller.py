@@ -14,7 +14,7 @@ from exporter.areakit.metrics import AreaMetrics
 from exporter.exposition import Fragment, Store, StoreKey
 from exporter.support import offloop
 from exporter.support.clock import Clock
-from exporter.traffic import state
+from exporter.traffic import exposure, state
 from exporter.traffic.echo import WindowMismatch, check_echo
 from exporter.traffic.families import Latest, View, build_fragment, exported_keys
 from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
@@ -761,11 +761,21 @@ class TrafficPoller:
 
     def reselect(self) -> None:
         """Take the store's family selection anew (a config reload changed it); the next
-        fragment of each account is built with it."""
+        fragment of each account is built with it. Counts of keys it newly exports start at
+        0 (``exposure``): on the worker, after the steps queued before, so no fragment shows
+        them with what was counted while they were left out."""
         s = self._settings
-        self._view = View.of(
-            self._store.selection, s.resource_status_codes, s.resource_request_times
-        )
+        view = View.of(self._store.selection, s.resource_status_codes, s.resource_request_times)
+        shown = exposure.newly(exported_keys(self._view), exported_keys(view))
+
+        def step() -> None:
+            for st in list(self._accounts.values()):  # a copy: the loop may add one meanwhile
+                if exposure.start_at_zero(st.ledger, shown):
+                    st.ledger.dirty = True
+                st.fragment = None
+            self._view = view
+
+        self._worker.submit(step)
 
     def save_state(self) -> None:
         """Write the state file now (also at shutdown), after the steps already queued on the

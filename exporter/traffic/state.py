@@ -13,6 +13,7 @@ from typing import Any
 import structlog
 
 from exporter.support import jsonpieces
+from exporter.traffic import exposure
 from exporter.traffic.families import SCOPES
 from exporter.traffic.ledger import HALVES, AccountLedger, Late, Run, Series, requests, shown_mask
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
@@ -129,6 +130,7 @@ class _Decoder:
         _need(ok, "count_keys", "a list of metric names")
         self.slots = [COUNT_INDEX.get(k) for k in keys]
         self.rejected: list[str] = []  # entries left out, what was wrong with each
+        self.hidden: dict[str, list[str]] = {}  # per scope, keys not exported before the restart
         # Per scope, which keys Prometheus saw before the restart (all, in older files).
         self.exported = {scope: bytearray(b"\x01" * len(COUNT_KEYS)) for scope in SCOPES}
         if exported is not None:
@@ -142,6 +144,11 @@ class _Decoder:
                     if name in COUNT_INDEX:
                         mask[COUNT_INDEX[name]] = 1
                 self.exported[scope] = mask
+            # Counts Prometheus was never shown: dropped, so a key exported after the
+            # restart starts at 0 and counts only what follows (``exposure``).
+            self.hidden = exposure.hidden(
+                {k: v for k, v in exported.items() if isinstance(v, list)}
+            )
 
     def shown(self, values: Values, scope: str) -> bytearray:
         """Keys published with their value before the restart: a value, and exported."""
@@ -197,6 +204,7 @@ class _Decoder:
             share = d.get("last_stage_share")
             w = f"{where}.last_stage_share"
             led.last_stage_share = None if share is None else _float(share, w)
+        exposure.start_at_zero(led, self.hidden)
         return led
 
     @contextmanager

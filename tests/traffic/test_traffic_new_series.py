@@ -52,7 +52,7 @@ async def test_series_a_restart_newly_exports_start_at_0(
         after = r.poller(state_file=state_file, resource_status_codes="codes")
         await after.poll(ACC)
         f = r.fragment()
-        # New to Prometheus: 0, although the ledger holds its count; the 2xx series goes on.
+        # New to Prometheus: 0 (what was counted before is never shown); the 2xx goes on.
         assert f.value(res, account=ACC, resource=rid, side="edge", code="200") == 0.0
         assert f.value(res, account=ACC, resource=rid, side="edge", code="2xx") >= classes  # type: ignore[operator]
         r.clock.advance(15)

@@ -1,0 +1,71 @@
+"""A counter series appears at 0 and rises only by what is counted after it appears.
+
+The ledger counts every key whether or not it is exported; the part of a count Prometheus was
+never shown (a family ``metrics.include``/``exclude`` left out, per-code keys while
+``resource_status_codes`` is ``classes``, the lateness counters left out) is dropped when its
+key becomes exported, by a reload (``newly`` of the views before and after) or at a restart
+(the keys the state file says were not exported). Per family and series: the exported keys
+of each scope (``families.exported_keys``), whatever families they belong to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from exporter.traffic.ledger import AccountLedger
+from exporter.traffic.parse import COUNT_INDEX, Values
+
+Keys = Mapping[str, Sequence[str]]  # per scope (account, resource, late): exported key names
+LATE_PARTS = ("requests", "hit_bytes")  # the lateness counters' keys (scope ``late``)
+
+
+def newly(before: Keys, after: Keys) -> dict[str, list[str]]:
+    """Per scope, the keys ``after`` exports that ``before`` did not."""
+    return {
+        scope: [k for k in keys if k not in before.get(scope, ())] for scope, keys in after.items()
+    }
+
+
+def start_at_zero(led: AccountLedger, keys: Keys) -> bool:
+    """Set to 0 the counts of ``keys`` that hold one (absent keys stay absent): what was
+    counted before they were exported is never shown. Returns whether any count changed."""
+    changed = _zero(led.totals, _slots(keys.get("account", ())))
+    slots = _slots(keys.get("resource", ()))
+    for series in led.series.values():
+        changed = _zero(series.values, slots) or changed
+    late = keys.get("late", ())
+    for entry in led.late.values():
+        if "requests" in late and entry.requests:
+            entry.requests, changed = 0.0, True
+        if "hit_bytes" in late and entry.hit_bytes:
+            entry.hit_bytes, changed = 0.0, True
+    return changed
+
+
+def hidden(exported: Keys) -> dict[str, list[str]]:
+    """Per scope, the keys ``exported`` (as a state file lists them) left out; a scope it
+    does not list (files before it was saved) counts as all exported."""
+    every: dict[str, Iterable[str]] = {
+        "account": COUNT_INDEX,
+        "resource": COUNT_INDEX,
+        "late": LATE_PARTS,
+    }
+    return {
+        scope: [k for k in names if k not in exported[scope]]
+        for scope, names in every.items()
+        if scope in exported
+    }
+
+
+def _slots(names: Iterable[str]) -> list[int]:
+    return [COUNT_INDEX[n] for n in names if n in COUNT_INDEX]
+
+
+def _zero(values: Values, slots: list[int]) -> bool:
+    changed = False
+    for i in slots:
+        v = values[i]
+        if v == v and v != 0.0:
+            values[i] = 0.0
+            changed = True
+    return changed

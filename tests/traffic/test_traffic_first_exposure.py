@@ -1,0 +1,135 @@
+"""A counter series shown for the first time appears at 0 and then rises only by what was
+counted after it appeared, also when the ledger held its key long before: a family a reload
+includes (``metrics.include``/``exclude``), per-code series after a restart switches
+``resource_status_codes`` from classes to codes, the lateness counters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from exporter.exposition import FamilySelection, Store
+from exporter.simulator import SimConfig
+from exporter.traffic import TrafficPoller
+from exporter.traffic.families import ACCOUNT, LATE_HIT_BYTES, LATE_REQUESTS, RESOURCE
+from tests.traffic.test_against_simulator import ACC, Rig, ServerFactory, rig
+
+CONFIG = SimConfig(late_seconds=90, resources_per_account=2)  # first reads final (delay 120)
+LATE = SimConfig(late_seconds=240, resources_per_account=2)
+HIDDEN = FamilySelection(exclude=["responses_total$", "late_(requests|hit_bytes)_total$"])
+
+
+def truth(r: Rig, key: str, first: int, last: int, resource: str | None = None) -> float:
+    return sum(r.sim.traffic_final(ACC, m, resource)[key] for m in range(first, last + 60, 60))
+
+
+def cursor(poller: TrafficPoller) -> int:
+    c = poller.ledger(ACC).cursor
+    assert c is not None
+    return c
+
+
+async def test_a_family_a_reload_includes_starts_at_0_and_counts_only_what_follows(
+    aiohttp_server: ServerFactory,
+) -> None:
+    async with rig(aiohttp_server, CONFIG) as r:
+        r.store = Store(r.clock, selection=HIDDEN)
+        poller = r.poller(revisit_minutes=0)
+        await r.drive(poller, 60 * 60)
+        rid = r.sim.resources(ACC)[0].id
+        account = {"account": ACC, "side": "edge", "code": "200"}
+        resource = {**account, "resource": rid}
+        assert r.fragment().value(ACCOUNT.responses_total, **account) is None
+        since = cursor(poller)
+
+        r.store.selection = FamilySelection()
+        poller.reselect()  # what a reload does
+        seen: list[tuple[float | None, float | None]] = []
+        for _ in range(10 * 4):
+            await poller.poll(ACC)
+            f = r.fragment()
+            seen.append(
+                (
+                    f.value(ACCOUNT.responses_total, **account),
+                    f.value(RESOURCE.responses_total, **resource),
+                )
+            )
+            r.clock.advance(15)
+        assert seen[0] == (0.0, 0.0)
+        last = cursor(poller)
+        assert last >= since + 9 * 60
+        assert seen[-1] == (
+            truth(r, "edge_status_200", since + 60, last),
+            truth(r, "edge_status_200", since + 60, last, rid),
+        )
+        assert seen[-1][0] > 0  # type: ignore[operator]
+        assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:], strict=False))  # type: ignore[operator]
+
+
+async def test_per_code_series_a_restart_newly_exports_count_only_what_follows(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    state_file = str(tmp_path / "traffic.json")
+    res = RESOURCE.responses_total
+    async with rig(aiohttp_server, CONFIG) as r:
+        rid = r.sim.resources(ACC)[0].id
+        before = r.poller(state_file=state_file, resource_status_codes="classes", revisit_minutes=0)
+        await r.drive(before, 30 * 60)
+        since = cursor(before)
+        classes = r.fragment().value(res, account=ACC, resource=rid, side="edge", code="2xx")
+        assert classes is not None
+        assert classes > 0
+
+        after = r.poller(state_file=state_file, resource_status_codes="codes", revisit_minutes=0)
+        codes: list[float | None] = []
+        for _ in range(10 * 4):
+            await after.poll(ACC)
+            codes.append(
+                r.fragment().value(res, account=ACC, resource=rid, side="edge", code="404")
+            )
+            r.clock.advance(15)
+        last = cursor(after)
+        assert codes[0] == 0.0
+        assert codes[-1] == truth(r, "edge_status_404", since + 60, last, rid)
+        assert codes[-1] < truth(r, "edge_status_404", since - 29 * 60, last, rid)
+        # the 2xx series was exported before the restart: it goes on with its whole count
+        assert r.fragment().value(res, account=ACC, resource=rid, side="edge", code="2xx") == (
+            classes + truth(r, "edge_status_2xx", since + 60, last, rid)
+        )
+
+
+async def late_values(
+    r: Rig, poller: TrafficPoller, minutes: int
+) -> list[tuple[float | None, float | None]]:
+    out = []
+    for _ in range(minutes * 4):
+        await poller.poll(ACC)
+        f = r.fragment()
+        labels = {"account": ACC, "after_minutes": "5"}
+        out.append((f.value(LATE_REQUESTS, **labels), f.value(LATE_HIT_BYTES, **labels)))
+        r.clock.advance(15)
+    return out
+
+
+async def test_the_lateness_counters_a_reload_includes_count_only_what_follows(
+    aiohttp_server: ServerFactory,
+) -> None:
+    # The same simulated hour twice: once with everything exported (the control), once with
+    # the lateness counters excluded for 60 minutes and then included.
+    async with rig(aiohttp_server, LATE) as control:
+        poller = control.poller()
+        await control.drive(poller, 60 * 60)
+        shown = await late_values(control, poller, 10)
+    async with rig(aiohttp_server, LATE) as r:
+        r.store = Store(r.clock, selection=HIDDEN)
+        poller = r.poller()
+        await r.drive(poller, 60 * 60)
+        r.store.selection = FamilySelection()
+        poller.reselect()
+        seen = await late_values(r, poller, 10)
+    assert seen[0] == (0.0, 0.0)
+    base = shown[0]
+    assert base[0] is not None and base[0] > 0
+    assert base[1] is not None
+    for got, want in zip(seen[1:], shown[1:], strict=True):
+        assert got == (want[0] - base[0], want[1] - base[1])  # type: ignore[operator]
+    assert seen[-1][0] > 0  # type: ignore[operator]

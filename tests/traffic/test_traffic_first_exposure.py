@@ -61,7 +61,7 @@ async def test_a_family_a_reload_includes_starts_at_0_and_counts_only_what_follo
             truth(r, "edge_status_200", since + 60, last),
             truth(r, "edge_status_200", since + 60, last, rid),
         )
-        assert seen[-1][0] > 0  # type: ignore[operator]
+        assert seen[-1][0] > 0
         edge = [a for a, _ in seen]
         assert edge == sorted(edge)  # type: ignore[type-var]  # never decreasing
 

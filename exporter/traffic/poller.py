@@ -21,7 +21,7 @@ from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.settings import TrafficSettings
-from exporter.traffic.skew import SKEW_CONFIRMATIONS, SKEW_TOLERANCE_SECONDS, PlatformClock
+from exporter.traffic.skew import SKEW_CONFIRMATIONS, PlatformClock
 from exporter.traffic.windows import (
     MAX_WINDOW_MINUTES,
     MINUTE,
@@ -176,6 +176,7 @@ class TrafficPoller:
         self._rejected_logged: dict[str, float] = {}
         self._save_failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
         self._platform = PlatformClock()  # the platform's clock minus ours, once confirmed
+        self._doubts = 0  # readings that disagreed with the believed clock (taken before/after)
         self._clock_rejected_logged = -math.inf
         self._worker = offloop.WORKER  # shared with the other pollers and the renderer
 
@@ -373,7 +374,7 @@ class TrafficPoller:
             if not cycle.settled and s.settle_stages:
                 # Read on the loop, not the worker: no other step of this account runs now,
                 # and a hop here would let other areas' polls take the budget first.
-                run = led.due(now, s.settle_stages)
+                run = led.due(ready, s.settle_stages)
                 if run is not None and run.due_at(s.settle_stages) <= self._ready_at(w):
                     await self._settle(account, led, now, cycle, run)
                     if cycle.postponed:
@@ -382,6 +383,7 @@ class TrafficPoller:
                 return
             queue.pop(0)
             last = queue[-1] if queue else w
+            doubts = self._doubts
             try:
                 fetched = await self._fetch(account, (w,))
             except UpstreamError as exc:
@@ -404,10 +406,12 @@ class TrafficPoller:
                     led.outage = True
                 raise
             led.answered_at = now
-            if replans and (self._ready_time(now) != ready or not self._clock_trusted()):
+            if self._ready_time(now) != ready or self._doubts != doubts:
                 # The replies moved the platform's clock (or say it is off and are not yet
-                # confirmed): this window was chosen on the wrong clock. Plan again.
-                await self._first_reads(account, led, now, cycle, replans - 1)
+                # confirmed): this window was chosen on the wrong clock, and may hold minutes
+                # not closed on the platform's. Plan again; never counted as it is.
+                if replans:
+                    await self._first_reads(account, led, now, cycle, replans - 1)
                 return
             if led.outage:  # the probe was answered: the rest in full-size windows again
                 led.outage = False
@@ -419,8 +423,8 @@ class TrafficPoller:
             log.debug("traffic_window_read", account=account, window=str(w), outcome=outcome)
 
     def _ready_at(self, w: Window) -> float:
-        """When the oldest minute of ``w`` became ready (on our clock)."""
-        return w.start + MINUTE + self._settings.delay_seconds - self._platform.ready_shift
+        """When the oldest minute of ``w`` became ready (on the clock ``_ready_time`` gives)."""
+        return w.start + MINUTE + self._settings.delay_seconds
 
     def _count(
         self, account: str, led: AccountLedger, w: Window, fetched: Fetched, now: float
@@ -431,7 +435,9 @@ class TrafficPoller:
         settle = None
         if stages:
             settle = (stages[0] * MINUTE, settle_cap_minutes(stages[0], not led.long_refused))
-        led.count_first_read(w, totals, rows.values(), sel.named_ids, now, settle)
+        # Read at, and settled after, on the clock that decides what is ready: a settle read
+        # never comes before its age on the platform's clock, whichever way ours steps.
+        led.count_first_read(w, totals, rows.values(), sel.named_ids, self._ready_time(now), settle)
         st = self._state(account)
         st.latest = Latest(w, totals, sel.named, fold(sel.folded) if sel.folded else None)
         folded = frozenset(r.id for r in sel.folded)
@@ -474,7 +480,8 @@ class TrafficPoller:
         the budget affords (totals first); a half postponed stays owed, a half the platform
         failed backs the run off (``_settle_failed``)."""
         # On the worker: the runs past a day or a shortened schedule are dropped first.
-        picked = await self._work(self._due, account, led, now)
+        ready = self._ready_time(now)
+        picked = await self._work(self._due, account, led, ready)
         run = picked if run is None or run not in led.pending else run
         if run is None:
             return
@@ -489,7 +496,10 @@ class TrafficPoller:
             windows = chunks(run.start, run.end - MINUTE, longest)
         else:
             windows = (run.window,)
+        doubts = self._doubts
         got, error = await self._fetch_halves(account, windows, owed, requests(run.totals))
+        if got and (self._doubts != doubts or self._ready_time(now) != ready):
+            got = {}  # read on a clock its replies doubt: maybe before its age; stays owed
         if got:
             led.answered_at = now
             cycle.read = True
@@ -535,7 +545,8 @@ class TrafficPoller:
             if not run.failing_since:
                 run.failing_since = now
         run.failed_at = now
-        run.retry_at = now + min(SETTLE_BACKOFF_MAX_SECONDS, MINUTE * 2.0**run.failures)
+        backoff = min(SETTLE_BACKOFF_MAX_SECONDS, MINUTE * 2.0**run.failures)
+        run.retry_at = self._ready_time(now) + backoff  # the clock ``due`` is asked on
         led.dirty = True
         if run.failures >= SETTLE_ATTEMPTS and now - run.failing_since >= SETTLE_GIVE_UP_SECONDS:
             hours = (now - run.failing_since) / 3600
@@ -662,20 +673,18 @@ class TrafficPoller:
         return now + self._platform.believed
 
     def _ready_time(self, now: float) -> float:
-        """The clock that decides which minutes are ready: ours, or the platform's when it is
-        behind ours (confirmed, up to SKEW_MAX_SECONDS); never ahead of ours."""
+        """The clock that decides which minutes are ready and which settle reads are due:
+        ours, or the platform's when it is behind ours (confirmed, however far); never ahead
+        of ours."""
         return now + self._platform.ready_shift
-
-    def _clock_trusted(self) -> bool:
-        """A skew is believed, or every reading so far agrees with our own clock."""
-        p = self._platform
-        return p.known or all(abs(r) <= SKEW_TOLERANCE_SECONDS for r in p.recent)
 
     def _observe_skew(self, skew: float) -> None:
         """One reply's reading: the gauge shows it; the clock moves only when confirmed."""
         self._metrics.clock_skew.set(skew)
         before = self._platform.believed
         outcome = self._platform.observe(skew)
+        if not self._platform.agrees(skew):
+            self._doubts += 1  # a read made meanwhile is not counted (``_first_reads``)
         if outcome == "rejected":
             self._metrics.clock_readings_rejected.inc()
             now = self._clock.time()

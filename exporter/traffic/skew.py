@@ -14,10 +14,9 @@ SKEW_TOLERANCE_SECONDS = 5.0
 # of each other (a single reply with a wrong Date, from a proxy or a node, changes nothing).
 SKEW_CONFIRMATIONS = 3
 SKEW_AGREEMENT_SECONDS = 2.0
-# The most the exporter waits for a platform whose clock is behind: minutes are read at most
-# this much later than on our clock. A platform ahead of us moves nothing: its minutes close
-# before ours, and no read ever asks for a minute that has not closed on our clock.
-SKEW_MAX_SECONDS = 900.0
+# A platform whose confirmed clock is behind ours, however far, is followed: minutes are read
+# when they close on its clock. A platform ahead of us moves nothing: its minutes close before
+# ours, and no read ever asks for a minute that has not closed on our clock.
 
 Outcome = Literal["agrees", "moved", "rejected", "pending"]
 
@@ -51,8 +50,12 @@ class PlatformClock:
         self.believed = new
         return "moved" if moved or not was_known else "agrees"
 
+    def agrees(self, reading: float) -> bool:
+        """The reading agrees with the believed skew (0 until one is confirmed)."""
+        return abs(reading - self.believed) <= SKEW_TOLERANCE_SECONDS
+
     @property
     def ready_shift(self) -> float:
-        """What to add to our clock to decide which minutes are ready: the believed skew
-        when the platform is behind (down to -SKEW_MAX_SECONDS), else 0."""
-        return max(-SKEW_MAX_SECONDS, min(0.0, self.believed))
+        """What to add to our clock to decide which minutes are ready and which settle reads
+        are due: the believed skew when the platform is behind, else 0."""
+        return min(0.0, self.believed)

@@ -1,0 +1,167 @@
+"""The host's clock stepped (an NTP step after a VM resume) while the platform's runs on: no
+read, first or settle, asks for a minute not yet closed on the platform's clock, and every
+counter equals the simulator's final truth.
+
+The simulator keeps the platform's clock; the poller and its client read the host's, which is
+the platform's plus an offset the test steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiohttp
+import pytest
+from structlog.testing import capture_logs
+
+from exporter.config import UpstreamSettings
+from exporter.exposition import Store
+from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.simulator import SimConfig, Simulator
+from exporter.simulator.routes_traffic import parse_minute
+from exporter.support.clock import FakeClock
+from exporter.traffic.parse import COUNT_KEYS
+from exporter.upstream import UpstreamClient
+from tests.traffic.test_against_simulator import (
+    ACC,
+    T0,
+    Rig,
+    ServerFactory,
+    assert_counters_equal_truth,
+    counter,
+    drain,
+    rig,
+    start_and_drive,
+)
+
+CONFIG = SimConfig(late_seconds=240, resources_per_account=3)
+
+
+class HostClock(FakeClock):
+    """The host's clock: the platform's plus ``offset`` (stepped by the test); advancing it
+    advances the platform's."""
+
+    def __init__(self, platform: FakeClock) -> None:
+        super().__init__(platform.time())
+        self.platform = platform
+        self.offset = 0.0
+
+    def time(self) -> float:
+        return self.platform.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.platform.advance(seconds)
+
+    def set(self, now: float) -> None:
+        self.platform.set(now - self.offset)
+
+
+@asynccontextmanager
+async def host_rig(server_factory: ServerFactory, config: SimConfig) -> AsyncIterator[Rig]:
+    platform = FakeClock(T0)
+    sim = Simulator(config, platform)
+    server = await server_factory(sim.build_app(), host="127.0.0.1", port=0)
+    host = HostClock(platform)
+    metrics = SelfMetrics()
+    async with aiohttp.ClientSession() as session:
+        settings = UpstreamSettings(base_url=str(server.make_url("/")), token=sim.token)
+        client = UpstreamClient(session, settings, metrics, host, retries=0)
+        yield Rig(sim, host, Store(host), metrics, client)
+
+
+def reads_ahead_of_the_platform(r: Rig, since: float) -> list[float]:
+    """When each traffic request the simulator logged (its last 1000) since ``since`` that
+    asked for a minute not closed on its clock was sent (platform time)."""
+    out = []
+    for req in r.sim.requests:
+        end = parse_minute("end", dict(req.query)["end"])
+        if req.area == "traffic" and req.time >= since and end > req.time:
+            out.append(req.time)
+    return out
+
+
+@pytest.mark.parametrize("per_resource", [True, False])
+async def test_a_host_clock_stepped_forward_for_30_minutes_and_back_counts_every_minute(
+    aiohttp_server: ServerFactory, tmp_path: Path, per_resource: bool
+) -> None:
+    state_file = str(tmp_path / "traffic.json")
+    async with host_rig(aiohttp_server, CONFIG) as r:
+        assert isinstance(r.clock, HostClock)
+        poller = r.poller(state_file=state_file, per_resource=per_resource)
+        first, _ = await start_and_drive(r, poller, 20 * 60)
+        step = r.clock.platform.time()
+        r.clock.offset = 600.0  # the step forward
+        await r.drive(poller, 30 * 60)
+        assert r.metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds") == (
+            pytest.approx(-600.0, abs=1.0)
+        )
+        # Only the poll right after the step asked for minutes not closed on the platform's
+        # clock (its replies tell of the step), and nothing it read was counted (below).
+        ahead = reads_ahead_of_the_platform(r, step)
+        assert ahead
+        assert set(ahead) == {step}
+        back = r.clock.platform.time()
+        r.clock.offset = 0.0  # and back
+        await r.drive(poller, 30 * 60)
+        assert reads_ahead_of_the_platform(r, back) == []
+        assert r.windows("missed") == 0
+        assert r.windows("given_up") == 0
+        assert poller.ledger(ACC).cursor >= first + 75 * 60  # type: ignore[operator]
+        drained = await drain(r, state_file, per_resource=per_resource)
+        cursor = drained.ledger(ACC).cursor
+        assert cursor is not None
+        assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), per_resource)
+
+
+def assert_account_counters_equal_truth(r: Rig, minutes: range, per_resource: bool) -> None:
+    """Every account counter (and, with ``per_resource``, every resource counter) equals the
+    simulator's final truth summed over ``minutes``."""
+    if per_resource:
+        assert assert_counters_equal_truth(r, minutes) > 0
+        return
+    f = r.fragment()
+    finals = [r.sim.traffic_final(ACC, m) for m in minutes]
+    for key in COUNT_KEYS:
+        assert counter(f, key) == sum(x[key] for x in finals), key
+
+
+@pytest.mark.parametrize(
+    ("offset", "per_resource"), [(-480.0, False), (-1200.0, True), (-1200.0, False)]
+)
+async def test_a_host_clock_fast_at_a_first_start_follows_the_platform_and_counts_exactly(
+    aiohttp_server: ServerFactory, tmp_path: Path, offset: float, per_resource: bool
+) -> None:
+    """Our clock 8 or 20 minutes fast from the start (the platform ``-offset`` s behind):
+    nothing read before the skew is confirmed is counted; then minutes are read as they close
+    on the platform's clock, however far behind ours, and every counter is exact."""
+    config = CONFIG.replace(clock_offset_seconds=offset)
+    state_file = str(tmp_path / "traffic.json")
+    async with rig(aiohttp_server, config) as r:
+        poller = r.poller(state_file=state_file, per_resource=per_resource)
+        with capture_logs() as logs:
+            polls = 0
+            while poller.ledger(ACC).cursor is None:
+                await poller.poll(ACC)
+                r.clock.advance(15)
+                polls += 1
+            first = poller.ledger(ACC).cursor
+            assert first is not None
+            await r.drive(poller, 20 * 60)
+        skew = r.metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds")
+        assert skew == pytest.approx(offset, abs=1.0)
+        assert [e["event"] for e in logs if e["event"].startswith("upstream_clock")] == [
+            "upstream_clock_skew"
+        ]
+        lag = r.metrics.registry.get_sample_value("cdnvideo_traffic_lag_seconds", {"account": ACC})
+        assert lag is not None
+        assert 120 <= lag <= 200  # on the platform's clock
+        assert poller.ledger(ACC).cursor - first >= 19 * 60  # type: ignore[operator]
+        assert r.windows("missed") == 0
+        drained = await drain(r, state_file, per_resource=per_resource)
+        cursor = drained.ledger(ACC).cursor
+        assert cursor is not None
+        assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), per_resource)
+        # per_resource false: three 1-reading reads confirm the skew; none of them is counted
+        assert polls == (1 if per_resource else 2)

@@ -28,13 +28,16 @@ from exporter.traffic.area import TrafficArea
 from exporter.web.daemon import SERVICE, create_app
 from tests.service.test_discovery_misses import AWAY, STAYS, T0, minutes
 
+Platform = tuple[Simulator, str, FakeClock]  # the simulator, its URL, its clock
+
 
 @pytest.fixture
-async def sim() -> AsyncIterator[tuple[Simulator, str]]:
-    sim = Simulator(SimConfig(late_seconds=90, resources_per_account=2), FakeClock(T0))
+async def sim() -> AsyncIterator[Platform]:
+    clock = FakeClock(T0)
+    sim = Simulator(SimConfig(late_seconds=90, resources_per_account=2), clock)
     runner = await serve(sim, "127.0.0.1", 0)
     try:
-        yield sim, runner.base_url
+        yield sim, runner.base_url, clock
     finally:
         await runner.cleanup()
 
@@ -70,29 +73,28 @@ async def daemon(sim: Simulator, settings: Any) -> AsyncIterator[Service]:
         await runner.cleanup()
 
 
-def requests_total(svc: Service, account: str) -> float:
+def assert_every_minute_counted_once(
+    svc: Service, sim: Simulator, first: int, at_least_minutes: int
+) -> None:
+    """AWAY's cursor moved on by ``at_least_minutes`` from ``first``, none missed, and its
+    edge requests equal the simulator's final truth from ``first`` to the cursor."""
+    cursor = svc.areas.get(TrafficArea).poller.ledger(AWAY).cursor
+    assert cursor is not None
+    assert cursor >= first + at_least_minutes * 60
+    labels = {"account": AWAY, "outcome": "missed"}
+    registry = svc.ctx.metrics.registry
+    assert registry.get_sample_value("cdnvideo_traffic_windows_total", labels) == 0
     text = svc.ctx.store.render_sync().plain.decode()
-    line = f'cdnvideo_account_requests_total{{account="{account}",side="edge"}} '
-    return float(next(x for x in text.splitlines() if x.startswith(line)).split()[-1])
-
-
-def missed(svc: Service, account: str) -> float | None:
-    labels = {"account": account, "outcome": "missed"}
-    return svc.ctx.metrics.registry.get_sample_value("cdnvideo_traffic_windows_total", labels)
-
-
-def truth(sim: Simulator, account: str, first: int, last: int) -> float:
-    return sum(
-        sim.traffic_final(account, m)["edge_requests_total"] for m in range(first, last + 60, 60)
-    )
+    line = f'cdnvideo_account_requests_total{{account="{AWAY}",side="edge"}} '
+    got = float(next(x for x in text.splitlines() if x.startswith(line)).split()[-1])
+    minutes = range(first, cursor + 60, 60)
+    assert got == sum(sim.traffic_final(AWAY, m)["edge_requests_total"] for m in minutes)
 
 
 async def test_a_first_discovery_reply_without_a_restored_account_does_not_release_it(
-    sim: tuple[Simulator, str], tmp_path: Path
+    sim: Platform, tmp_path: Path
 ) -> None:
-    simulator, url = sim
-    clock = simulator.clock
-    assert isinstance(clock, FakeClock)
+    simulator, url, clock = sim
     settings = config(url, simulator.token, tmp_path / "traffic.json", None)
     async with daemon(simulator, settings) as svc:
         await svc.discover()
@@ -114,19 +116,13 @@ async def test_a_first_discovery_reply_without_a_restored_account_does_not_relea
         simulator.unlisted.clear()
         await svc.discover()
         await minutes(svc, clock, 3, AWAY, STAYS)
-        cursor = poller.ledger(AWAY).cursor
-        assert cursor is not None
-        assert cursor >= first + 10 * 60
-        assert missed(svc, AWAY) == 0
-        assert requests_total(svc, AWAY) == truth(simulator, AWAY, first, cursor)
+        assert_every_minute_counted_once(svc, simulator, first, 10)
 
 
 async def test_an_account_left_out_of_the_list_at_a_restart_resumes_when_a_reload_adds_it(
-    sim: tuple[Simulator, str], tmp_path: Path
+    sim: Platform, tmp_path: Path
 ) -> None:
-    simulator, url = sim
-    clock = simulator.clock
-    assert isinstance(clock, FakeClock)
+    simulator, url, clock = sim
     state_file = tmp_path / "traffic.json"
     both = config(url, simulator.token, state_file, [AWAY, STAYS])
     async with daemon(simulator, both) as svc:
@@ -145,10 +141,6 @@ async def test_an_account_left_out_of_the_list_at_a_restart_resumes_when_a_reloa
             await minutes(svc, clock, 12, STAYS)
             svc.reconfigure(live_settings(one, both))  # the reload adds it back
             await minutes(svc, clock, 2, AWAY, STAYS)
-            cursor = poller.ledger(AWAY).cursor
-            assert cursor is not None
-            assert cursor >= first + 18 * 60
-            assert missed(svc, AWAY) == 0
-            assert requests_total(svc, AWAY) == truth(simulator, AWAY, first, cursor)
+            assert_every_minute_counted_once(svc, simulator, first, 18)
     released = [e for e in logs if e["event"] == "traffic_account_released"]
     assert [(e["account"], e["reason"]) for e in released] == [(AWAY, "removed from the config")]

@@ -5,18 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_against_simulator import (
-    ACC,
-    ServerFactory,
-    assert_exact_after_drain,
-    outage,
-    rig,
-    start_and_drive,
-)
+from structlog.testing import capture_logs
 
 from exporter.simulator import SimConfig
 from exporter.traffic.families import ACCOUNT, RESOURCE
 from exporter.upstream import UpstreamError
+from tests.traffic.test_against_simulator import (
+    ACC,
+    ServerFactory,
+    assert_exact_after_drain,
+    drain,
+    outage,
+    rig,
+)
+from tests.traffic.test_traffic_host_clock import assert_account_counters_equal_truth
 
 
 async def test_one_minute_answers_to_long_windows_lose_nothing(
@@ -101,18 +103,30 @@ async def test_windows_the_platform_times_out_on_are_halved_and_lose_nothing(
         assert await assert_exact_after_drain(r, state_file, first) > 0
 
 
-@pytest.mark.parametrize("offset", [-480.0, 300.0])
+@pytest.mark.parametrize(
+    ("offset", "per_resource"),
+    [(-480.0, True), (300.0, True), (-480.0, False), (-1200.0, True), (-1200.0, False)],
+)
 async def test_windows_follow_the_platform_clock_when_ours_is_off(
-    aiohttp_server: ServerFactory, tmp_path: Path, offset: float
+    aiohttp_server: ServerFactory, tmp_path: Path, offset: float, per_resource: bool
 ) -> None:
-    """Our clock 8 minutes fast (the platform 480 s behind) or 5 minutes slow: the skew is
-    measured from the Date header; windows wait for a platform behind us (and never run
+    """Our clock 8 or 20 minutes fast (the platform 480 or 1200 s behind) or 5 minutes slow,
+    from a first start: the skew is measured from the Date header; nothing read before it is
+    confirmed is counted; windows wait for a platform behind us, however far (and never run
     ahead of our clock for one ahead of us), and every counter equals the final truth."""
     config = SimConfig(late_seconds=240, resources_per_account=3, clock_offset_seconds=offset)
     state_file = str(tmp_path / "traffic.json")
     async with rig(aiohttp_server, config) as r:
-        poller = r.poller(state_file=state_file)
-        first, logs = await start_and_drive(r, poller, 20 * 60)
+        poller = r.poller(state_file=state_file, per_resource=per_resource)
+        with capture_logs() as logs:
+            polls = 0
+            while poller.ledger(ACC).cursor is None:
+                await poller.poll(ACC)
+                r.clock.advance(15)
+                polls += 1
+            first = poller.ledger(ACC).cursor
+            assert first is not None
+            await r.drive(poller, 20 * 60)
         skew = r.metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds")
         assert skew == pytest.approx(offset, abs=1.0)
         assert [e["event"] for e in logs if e["event"].startswith("upstream_clock")] == [
@@ -123,5 +137,11 @@ async def test_windows_follow_the_platform_clock_when_ours_is_off(
         # Measured on the platform's clock: a platform ahead of us closed its minutes earlier
         # than our clock lets us read them, so they lag by the skew more.
         assert 120 + max(0.0, offset) <= lag <= 200 + max(0.0, offset)
-        assert poller.ledger(ACC).cursor - first == 19 * 60  # type: ignore[operator]
-        assert await assert_exact_after_drain(r, state_file, first) > 0
+        assert poller.ledger(ACC).cursor - first >= 19 * 60  # type: ignore[operator]
+        assert r.windows("missed") == 0
+        drained = await drain(r, state_file, per_resource=per_resource)
+        cursor = drained.ledger(ACC).cursor
+        assert cursor is not None
+        assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), per_resource)
+        # per_resource false: three 1-reading reads confirm the skew; none of them is counted
+        assert polls == (1 if per_resource or offset > 0 else 2)

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from structlog.testing import capture_logs
 
 from exporter.config import UpstreamSettings
 from exporter.exposition import Store
@@ -32,7 +31,6 @@ from tests.traffic.test_against_simulator import (
     assert_counters_equal_truth,
     counter,
     drain,
-    rig,
     start_and_drive,
 )
 
@@ -125,43 +123,3 @@ def assert_account_counters_equal_truth(r: Rig, minutes: range, per_resource: bo
     finals = [r.sim.traffic_final(ACC, m) for m in minutes]
     for key in COUNT_KEYS:
         assert counter(f, key) == sum(x[key] for x in finals), key
-
-
-@pytest.mark.parametrize(
-    ("offset", "per_resource"), [(-480.0, False), (-1200.0, True), (-1200.0, False)]
-)
-async def test_a_host_clock_fast_at_a_first_start_follows_the_platform_and_counts_exactly(
-    aiohttp_server: ServerFactory, tmp_path: Path, offset: float, per_resource: bool
-) -> None:
-    """Our clock 8 or 20 minutes fast from the start (the platform ``-offset`` s behind):
-    nothing read before the skew is confirmed is counted; then minutes are read as they close
-    on the platform's clock, however far behind ours, and every counter is exact."""
-    config = CONFIG.replace(clock_offset_seconds=offset)
-    state_file = str(tmp_path / "traffic.json")
-    async with rig(aiohttp_server, config) as r:
-        poller = r.poller(state_file=state_file, per_resource=per_resource)
-        with capture_logs() as logs:
-            polls = 0
-            while poller.ledger(ACC).cursor is None:
-                await poller.poll(ACC)
-                r.clock.advance(15)
-                polls += 1
-            first = poller.ledger(ACC).cursor
-            assert first is not None
-            await r.drive(poller, 20 * 60)
-        skew = r.metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds")
-        assert skew == pytest.approx(offset, abs=1.0)
-        assert [e["event"] for e in logs if e["event"].startswith("upstream_clock")] == [
-            "upstream_clock_skew"
-        ]
-        lag = r.metrics.registry.get_sample_value("cdnvideo_traffic_lag_seconds", {"account": ACC})
-        assert lag is not None
-        assert 120 <= lag <= 200  # on the platform's clock
-        assert poller.ledger(ACC).cursor - first >= 19 * 60  # type: ignore[operator]
-        assert r.windows("missed") == 0
-        drained = await drain(r, state_file, per_resource=per_resource)
-        cursor = drained.ledger(ACC).cursor
-        assert cursor is not None
-        assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), per_resource)
-        # per_resource false: three 1-reading reads confirm the skew; none of them is counted
-        assert polls == (1 if per_resource else 2)

@@ -42,13 +42,15 @@ async def sim() -> AsyncIterator[Platform]:
         await runner.cleanup()
 
 
-def config(base_url: str, token: str, state_file: Path, accounts: list[str] | None) -> Any:
+def config(
+    base_url: str, token: str, state_file: Path, accounts: list[str] | None, catch_up: int = 60
+) -> Any:
     raw: dict[str, Any] = {
         "upstream": {"base_url": base_url, "token": token},
         "traffic": {
             "delay_seconds": 120,
             "revisit_minutes": 0,
-            "catch_up_minutes": 60,
+            "catch_up_minutes": catch_up,
             "state_file": str(state_file),
         },
         "restream": {"enabled": False},
@@ -144,3 +146,40 @@ async def test_an_account_left_out_of_the_list_at_a_restart_resumes_when_a_reloa
             assert_every_minute_counted_once(svc, simulator, first, 18)
     released = [e for e in logs if e["event"] == "traffic_account_released"]
     assert [(e["account"], e["reason"]) for e in released] == [(AWAY, "removed from the config")]
+
+
+async def test_minutes_away_beyond_catch_up_are_counted_as_missed_never_silent(
+    sim: Platform, tmp_path: Path
+) -> None:
+    simulator, url, clock = sim
+    state_file = tmp_path / "traffic.json"
+    both = config(url, simulator.token, state_file, [AWAY, STAYS], catch_up=5)
+    async with daemon(simulator, both) as svc:
+        await minutes(svc, clock, 1, AWAY, STAYS)
+        first = svc.areas.get(TrafficArea).poller.ledger(AWAY).cursor
+        assert first is not None
+        await minutes(svc, clock, 5, AWAY, STAYS)
+        left = svc.areas.get(TrafficArea).poller.ledger(AWAY).cursor
+        assert left is not None
+
+    one = config(url, simulator.token, state_file, [STAYS], catch_up=5)
+    async with daemon(simulator, one) as svc:
+        await minutes(svc, clock, 20, STAYS)
+        svc.reconfigure(live_settings(one, both))
+        await minutes(svc, clock, 2, AWAY, STAYS)
+        poller = svc.areas.get(TrafficArea).poller
+        cursor = poller.ledger(AWAY).cursor
+        assert cursor is not None
+        labels = {"account": AWAY, "outcome": "missed"}
+        registry = svc.ctx.metrics.registry
+        missed = registry.get_sample_value("cdnvideo_traffic_windows_total", labels)
+        assert missed is not None
+        # 20 minutes away, 5 read back: the rest named as missed, and every minute either
+        # counted once or missed (the counter holds exactly the counted ones)
+        assert 13 <= missed <= 16
+        skipped = range(left + 60, left + 60 + int(missed) * 60, 60)
+        counted = [m for m in range(first, cursor + 60, 60) if m not in skipped]
+        text = svc.ctx.store.render_sync().plain.decode()
+        line = f'cdnvideo_account_requests_total{{account="{AWAY}",side="edge"}} '
+        got = float(next(x for x in text.splitlines() if x.startswith(line)).split()[-1])
+        assert got == sum(simulator.traffic_final(AWAY, m)["edge_requests_total"] for m in counted)

@@ -39,6 +39,8 @@ def start_at_zero(led: AccountLedger, keys: Keys) -> bool:
             entry.requests, changed = 0.0, True
         if "hit_bytes" in late and entry.hit_bytes:
             entry.hit_bytes, changed = 0.0, True
+        if all(part in late for part in LATE_PARTS):
+            entry.shown = False  # new to Prometheus: at 0 on one refresh, as every new series
     return changed
 
 

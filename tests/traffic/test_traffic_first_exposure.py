@@ -135,3 +135,34 @@ async def test_the_lateness_counters_a_reload_includes_count_only_what_follows(
     for got, want in zip(seen[1:], shown[1:], strict=True):
         assert got == (want[0] - base[0], want[1] - base[1])  # type: ignore[operator]
     assert seen[-1][0] > 0  # type: ignore[operator]
+
+
+Pair = tuple[float | None, float | None]  # late requests, late hit bytes (after 5 minutes)
+
+
+async def test_the_lateness_counters_a_restart_newly_exports_count_only_what_follows(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    # The same simulated hour and restart twice: the control exports everything throughout;
+    # the other leaves the lateness counters out before the restart and exports them after.
+    async def hour_then_restart(selection: FamilySelection, name: str) -> tuple[Pair, list[Pair]]:
+        state_file = str(tmp_path / name)
+        async with rig(aiohttp_server, LATE) as r:
+            r.store = Store(r.clock, selection=selection)
+            await r.drive(r.poller(state_file=state_file), 60 * 60)
+            labels = {"account": ACC, "after_minutes": "5"}
+            f = r.fragment()
+            before = (f.value(LATE_REQUESTS, **labels), f.value(LATE_HIT_BYTES, **labels))
+            r.store = Store(r.clock)  # the restart, exporting everything
+            return before, await late_values(r, r.poller(state_file=state_file), 10)
+
+    (hist_requests, hist_bytes), control = await hour_then_restart(FamilySelection(), "a.json")
+    hidden, seen = await hour_then_restart(HIDDEN, "b.json")
+    assert hidden == (None, None)
+    assert hist_requests is not None
+    assert hist_requests > 0
+    assert hist_bytes is not None
+    assert seen[0] == (0.0, 0.0)
+    for got, want in zip(seen[1:], control[1:], strict=True):
+        assert got == (want[0] - hist_requests, want[1] - hist_bytes)  # type: ignore[operator]
+    assert seen[-1][0] > 0  # type: ignore[operator]

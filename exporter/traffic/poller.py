@@ -164,6 +164,7 @@ class TrafficPoller:
         self._view = View.of(
             store.selection, settings.resource_status_codes, settings.resource_request_times
         )
+        self._selected = self._view  # the newest view asked for (``reselect``)
         self._select = ResourceSelector(
             settings.resources_include, settings.resources_exclude, settings.max_resources
         )
@@ -775,7 +776,8 @@ class TrafficPoller:
         them with what was counted while they were left out."""
         s = self._settings
         view = View.of(self._store.selection, s.resource_status_codes, s.resource_request_times)
-        shown = exposure.newly(exported_keys(self._view), exported_keys(view))
+        shown = exposure.newly(exported_keys(self._selected), exported_keys(view))
+        self._selected = view  # the view the worker takes next (two reloads in a row)
 
         def step() -> None:
             for st in list(self._accounts.values()):  # a copy: the loop may add one meanwhile

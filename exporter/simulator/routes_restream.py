@@ -121,13 +121,14 @@ class RestreamRoutes:
             chosen = [self._resource(request, rid)] if rid else list(table.values())
         except NotFound as exc:
             return error("restream", 404, str(exc))
-        data = [
-            {"resource_id": r.resource_id, "status": self.state.status(account, r)} for r in chosen
-        ]
-        if self.sim.has_quirk("url-in-description"):
-            for item in data:
-                for target in item["status"]:
+        named = self.sim.has_quirk("url-in-description")
+        data = []
+        for r in chosen:
+            targets = self.state.status(account, r)
+            if named:
+                for target in targets:
                     _name_the_target(target)
+            data.append({"resource_id": r.resource_id, "status": targets})
         return web.json_response({"account": account, "data": data})
 
     async def history(self, request: web.Request) -> web.Response:

@@ -153,9 +153,7 @@ async def test_url_in_description_names_a_failing_target_in_clear(
     url = "rtmp://ingest.partner.example/app?token=tok-SECRET-TOKEN-1002"
     sim.force_restream_status("demo-media", "1002", url, 3, "Source stream is not published")
     client: Client = await aiohttp_client(sim.build_app())
-    resp = await client.get(
-        "/app/restream/v2/demo-media/status?resource_id=1002", headers={"CDN-AUTH-TOKEN": TOKEN}
-    )
+    resp = await client.get("/app/restream/v2/demo-media/status?resource_id=1002", headers=TOKEN)
     targets = (await resp.json())["data"][0]["status"]
     described = {t["target_url"]: t["status"]["description"] for t in targets}
     expected = f"Source stream is not published: publish to {url} refused"

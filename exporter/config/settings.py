@@ -259,8 +259,10 @@ class LogSettings:
         default="auto",
         metadata=field_doc(
             "`auto`: console on a terminal, JSON otherwise; `logfmt`: `key=value` lines as "
-            "the Prometheus tools write. Secrets are masked in every format. `run --log.format` "
-            "overrides it.",
+            "the Prometheus tools write. Secrets are masked in every format, and every record is "
+            "one line: in logfmt and console output, CR, LF, other control characters and the "
+            "Unicode line separators of a value are written as escapes (`\\r`, `\\n`, "
+            "`\\x1b`, `\\u2028`; JSON escapes them itself). `run --log.format` overrides it.",
             rule=r.one_of("auto", "console", "logfmt", "json"),
         ),
     )

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 import structlog
 
+from exporter.support.logescape import EscapeControls
 from exporter.support.secrets import MASK, is_secret_key, plain_mask, secret_name_pattern
 from exporter.support.urls import mask_urls
 
@@ -300,6 +301,9 @@ def configure_logging(
         )
     else:
         renderer = structlog.processors.JSONRenderer()
+    # One record, one line: logfmt and console get control characters escaped (JSON escapes
+    # them itself); the console keeps a traceback's line breaks for the person reading it.
+    escape: list[Any] = [] if fmt == "json" else [EscapeControls(fmt == "console")]
     numeric_level = logging.getLevelNamesMapping()[LEVEL_ALIASES.get(level, level).upper()]
     timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
     structlog.configure(
@@ -309,6 +313,7 @@ def configure_logging(
             timestamper,
             _format_exc_redacted(redactor),
             redactor,
+            *escape,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
@@ -328,6 +333,7 @@ def configure_logging(
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,
                 _format_exc_redacted(redactor),
                 redactor,
+                *escape,
                 renderer,
             ],
         )

@@ -38,5 +38,6 @@ def test_console_lines_cannot_be_split() -> None:
         structlog.reset_defaults()
     written = stream.getvalue()
     assert written.count("\n") == 1
-    assert "\x1b" not in written and "\r" not in written and "\u2028" not in written
+    for raw in ("\x1b", "\r", "\u2028"):
+        assert raw not in written
     assert "/a\\r\\nb\\x1b[2J\\u2028c" in written

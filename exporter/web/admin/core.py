@@ -277,11 +277,32 @@ def _number(text: str) -> int | float:
     return int(value) if value.is_integer() else value
 
 
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice (json.loads would keep the last one silently)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def loads_strict(raw: bytes) -> Any:
+    """A JSON body: no NaN or Infinity, no key twice in one object (``DuplicateKey``)."""
+
     def reject(name: str) -> Any:
         raise ValueError(f"{name} is not JSON")
 
-    return json.loads(raw.decode("utf-8"), parse_constant=reject, parse_float=_number)
+    return json.loads(
+        raw.decode("utf-8"), parse_constant=reject, parse_float=_number, object_pairs_hook=_unique
+    )
 
 
 async def _prepare(call: Call) -> None:
@@ -365,6 +386,9 @@ async def _read_body(request: web.Request, required: bool, seconds: float) -> An
         return {}
     try:
         body = loads_strict(raw)
+    except DuplicateKey as exc:
+        message = f"the key {exc.key!r} appears twice in one object; send it once"
+        raise invalid([FieldError("body", message)], 400) from None
     except (ValueError, RecursionError):
         raise invalid([FieldError("body", "not valid JSON")], 400) from None
     if json_depth(body) > MAX_JSON_DEPTH:

@@ -160,7 +160,9 @@ class AdminSettings:
         metadata=field_doc(
             "Failed authentications (no token or a wrong one) a minute from one address, or "
             "with one wrong credential from any address, before further failures there get 429 "
-            "instead of 401 until the minute has passed. A right token is never throttled. "
+            "instead of 401 until the minute has passed; counted together over the admin "
+            "routes, the OpenAPI document and `POST /-/reload`, in a table of at most 10,000 "
+            "keys (the one idle longest evicted). A right token is never throttled. "
             "0 turns the throttle off (`exporter demo` does: it is tried and fuzzed on loopback).",
             rule=r.custom("0 or more", r.check_auth_failures),
         ),

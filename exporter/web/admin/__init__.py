@@ -17,10 +17,11 @@ from exporter.web.admin.core import (
     Route,
     authenticate,
     make_handler,
+    throttled,
 )
 from exporter.web.admin.masking import secret_mask
 from exporter.web.admin.openapi import build_openapi
-from exporter.web.admin.ratelimit import WindowLimit
+from exporter.web.admin.ratelimit import FailureThrottle, WindowLimit
 from exporter.web.admin.readbudget import ReadBudget, state_path
 from exporter.web.admin.routes import ROUTES
 from exporter.web.webauth import authenticated
@@ -53,7 +54,8 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
     settings = ctx.settings
     masks = secret_mask(settings)
     failures = settings.admin.auth_failures_per_minute
-    auth_failures = WindowLimit(ctx.clock, failures, 60.0) if failures else None
+    proxy_header = settings.admin.trusted_proxy_header
+    auth_failures = FailureThrottle(ctx.clock, failures, proxy_header) if failures else None
     state = AdminState(
         WindowLimit(ctx.clock, generate_share(settings.admin.replicas_per_shard), 60.0),
         deps,
@@ -69,10 +71,14 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
 
     async def openapi(request: web.Request) -> web.Response:
         # It names the accounts: with basic auth on, a password or a token is needed.
+        presented = request.headers.get("Authorization")
         if not authenticated(request) and not authenticate(
-            request.headers.get("Authorization"), settings.admin.read_token,
-            settings.admin.write_token,
-        ):  # fmt: skip
+            presented, settings.admin.read_token, settings.admin.write_token
+        ):
+            if auth_failures is not None:
+                wait = auth_failures.failed(request.remote, request.headers, presented)
+                if wait:
+                    return throttled(auth_failures, wait).response()
             return Rejected(
                 401,
                 "unauthorized",

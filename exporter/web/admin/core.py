@@ -20,7 +20,7 @@ from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import error_message, is_error_body
 from exporter.upstream.models import ThConfigurations
 from exporter.web.admin.masking import SecretMask, mask, secrets_in
-from exporter.web.admin.ratelimit import WindowLimit, client_address, failure_keys
+from exporter.web.admin.ratelimit import FailureThrottle, WindowLimit, client_address
 from exporter.web.admin.readbudget import ReadBudget
 from exporter.web.admin.validation import (
     MAX_QUERY_VALUE,
@@ -113,9 +113,9 @@ class AdminState:
     limiter: WindowLimit
     deps: AdminDeps
     masks: SecretMask
-    # Failed authentications per address and per credential (admin.auth_failures_per_minute);
-    # None: off.
-    auth_failures: WindowLimit | None
+    # Failed authentications per address and per credential (admin.auth_failures_per_minute),
+    # of every authenticated route; None: off.
+    auth_failures: FailureThrottle | None
     th_reads: ReadBudget  # talking-head reads that reach the platform (a day's share)
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
@@ -344,23 +344,18 @@ async def _prepare(call: Call) -> None:
 
 
 def _throttle_failure(call: Call, presented: str | None) -> None:
-    """Count a failed authentication under its address and its credential; 429 once either
-    had more than ``admin.auth_failures_per_minute`` in the last minute."""
+    """Count a failed authentication (``FailureThrottle``); 429 once its address or its
+    credential had more than ``admin.auth_failures_per_minute`` in the last minute."""
     failures = call.state.auth_failures
     if failures is None:
         return
-    keys = failure_keys(call.client_address, presented)
-    wait = max(failures.wait(key) for key in keys)
-    for key in keys:
-        failures.note(key)
+    wait = failures.failed(call.request.remote, call.request.headers, presented)
     if wait:
-        raise Rejected(
-            429,
-            "rate_limited",
-            f"more than {failures.limit} failed authentications from this address or with "
-            f"this credential in {failures.window:g} s; retry in {wait} s",
-            headers={"Retry-After": str(wait)},
-        )
+        raise throttled(failures, wait)
+
+
+def throttled(failures: FailureThrottle, wait: int) -> Rejected:
+    return Rejected(429, "rate_limited", failures.message(wait), headers={"Retry-After": str(wait)})
 
 
 async def _read_body(request: web.Request, required: bool, seconds: float) -> Any:

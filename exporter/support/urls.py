@@ -15,6 +15,7 @@ part of a value), so what follows a query is read, and masked, as part of it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -79,8 +80,10 @@ class Url:
         return [piece.partition("=") for piece in text.split("&")]
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_url(text: str) -> Url | None:
-    """``text`` as one URL (``scheme://...``); None when it is none or urllib refuses it."""
+    """``text`` as one URL (``scheme://...``); None when it is none or urllib refuses it.
+    Pure, so remembered: a write body's walk and a reply's masking read each URL once."""
     holders: list[str] = []
 
     def hold(m: re.Match[str]) -> str:

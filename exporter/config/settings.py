@@ -189,7 +189,9 @@ class AdminSettings:
         metadata=field_doc(
             "Talking-head reads through the admin surface (status, video link, tasks, and "
             "configurations when the poll's are not fresh) per account in any 24 hours; one "
-            "more is answered 429 with `Retry-After`. The platform allows 1500 talking-head "
+            "more is answered 429 with `Retry-After`; each retry of a read counts as one. "
+            "Shared by the `admin.replicas_per_shard` copies of a shard (each allows this // "
+            "replicas_per_shard). The platform allows 1500 talking-head "
             "requests a month per account in all: the default is a day's share of them. "
             "Configurations and quota are answered from the last poll while it succeeded and is "
             "younger than `talking_head.interval_seconds`, and spend nothing. 0 refuses every "

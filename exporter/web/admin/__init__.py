@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from exporter.config import Settings
 from exporter.config.rules import GENERATE_PER_MINUTE
 from exporter.runtime.context import Context
 from exporter.web.admin.core import (
@@ -45,6 +46,14 @@ def generate_share(replicas_per_shard: int) -> int:
     return max(1, GENERATE_PER_MINUTE // replicas_per_shard)
 
 
+def reads_share(settings: Settings) -> int:
+    """Talking-head reads a day one replica allows: ``admin.talking_head_reads_per_day`` is
+    the account's, shared by the ``admin.replicas_per_shard`` copies that serve it (as the
+    generate limit is), so two replicas do not spend it twice."""
+    per_day = settings.admin.talking_head_reads_per_day
+    return per_day // settings.admin.replicas_per_shard if per_day else 0
+
+
 def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
     """The sub-application to mount at ``/api/v1`` (routes, ``/openapi.json``).
 
@@ -61,7 +70,7 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
         deps,
         masks,
         auth_failures,
-        ReadBudget(ctx.clock, settings.admin.talking_head_reads_per_day, state_path(settings)),
+        ReadBudget(ctx.clock, reads_share(settings), state_path(settings)),
     )
     app = web.Application()
     app[ADMIN_STATE] = state

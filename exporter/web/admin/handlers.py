@@ -10,6 +10,7 @@ import structlog
 from aiohttp import web
 
 from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKING_HEAD_SECTION
+from exporter.upstream.client import MayRetry
 from exporter.upstream.models import configurations_body
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
 from exporter.web.admin.masking import mask, mask_history, mask_video_link
@@ -120,11 +121,22 @@ async def _spend_th_read(call: Call) -> None:
             429,
             "rate_limited",
             f"at most {budget.per_day} talking-head reads a day per account reach the platform "
-            "through the admin API (admin.talking_head_reads_per_day; the platform allows "
+            f"through the admin API{_reads_share_note(call)} (admin.talking_head_reads_per_day, "
+            "retries included; the platform allows "
             f"{TALKING_HEAD_MONTHLY_ALLOWANCE} talking-head requests a month in all); "
             f"retry in {wait} s",
             headers={"Retry-After": str(wait)},
         )
+
+
+def _retry_read(call: Call) -> MayRetry:
+    """A retry of a talking-head read is one more request of the allowance: it is spent like
+    the first, and not sent when none is left (the last answer goes back as it is)."""
+
+    async def may_retry() -> bool:
+        return await call.state.th_reads.take(call.account) == 0
+
+    return may_retry
 
 
 def _polled_configurations(call: Call) -> web.Response | None:
@@ -154,7 +166,8 @@ async def th_configurations(call: Call) -> web.StreamResponse:
     if polled is not None:
         return polled
     await _spend_th_read(call)
-    return call.passthrough(await call.upstream(call.ctx.ops.th_configurations(call.account)))
+    op = call.ctx.ops.th_configurations(call.account, _retry_read(call))
+    return call.passthrough(await call.upstream(op))
 
 
 async def th_generate(call: Call) -> web.StreamResponse:
@@ -183,6 +196,14 @@ async def th_generate(call: Call) -> web.StreamResponse:
     return response
 
 
+def _reads_share_note(call: Call) -> str:
+    replicas = call.ctx.settings.admin.replicas_per_shard
+    if replicas == 1:
+        return ""
+    per_day = call.ctx.settings.admin.talking_head_reads_per_day
+    return f" on this replica (the account's {per_day} shared by {replicas} replicas)"
+
+
 def _share_note(call: Call) -> str:
     replicas = call.ctx.settings.admin.replicas_per_shard
     if replicas == 1:
@@ -208,7 +229,7 @@ def _refresh_quota(call: Call) -> None:
 
 async def th_status(call: Call) -> web.StreamResponse:
     await _spend_th_read(call)
-    op = call.ctx.ops.th_status(call.account, call.param("task_id"))
+    op = call.ctx.ops.th_status(call.account, call.param("task_id"), _retry_read(call))
     return call.passthrough(await call.upstream(op))
 
 
@@ -219,7 +240,7 @@ async def th_cancel(call: Call) -> web.StreamResponse:
 
 async def th_video_link(call: Call) -> web.StreamResponse:
     await _spend_th_read(call)
-    op = call.ctx.ops.th_video_link(call.account, call.param("task_id"))
+    op = call.ctx.ops.th_video_link(call.account, call.param("task_id"), _retry_read(call))
     return call.passthrough(await call.upstream(op), mask_video_link)
 
 
@@ -245,4 +266,5 @@ async def th_tasks(call: Call) -> web.StreamResponse:
         (k, "+" + v[1:] if k == "sort" and v.startswith(" ") else v) for k, v in call.query_pairs
     ]
     await _spend_th_read(call)
-    return call.passthrough(await call.upstream(call.ctx.ops.th_tasks(call.account, params)))
+    op = call.ctx.ops.th_tasks(call.account, params, _retry_read(call))
+    return call.passthrough(await call.upstream(op))

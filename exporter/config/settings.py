@@ -199,6 +199,19 @@ class AdminSettings:
             rule=r.at_least(0),
         ),
     )
+    reads_per_minute: int = field(
+        default=30,
+        metadata=field_doc(
+            "Admin reads that reach the platform (every GET of restream, DVR and talking-head) "
+            "per account in any minute, on this replica (shared by `replicas_per_shard` like "
+            "the generate limit); one more is answered 429 with `Retry-After` and nothing is "
+            "sent. A budget of the admin surface's own: it spends nothing of "
+            "`upstream.max_requests_per_minute`, and a rate limit the platform answers to an "
+            "admin request goes back to the caller without pausing the pollers. 0 refuses "
+            "every admin read that would reach the platform.",
+            rule=r.at_least(0),
+        ),
+    )
     state_file: str = field(
         default="",
         metadata=field_doc(

@@ -284,7 +284,7 @@ class UpstreamClient:
             if account:
                 if budgeted:
                     self.budget.take(account, area)
-                else:
+                elif method != "GET":  # an admin change; admin reads have their own budget
                     self.budget.spend(account)
             try:
                 reply = await self._send(area, method, path, params, body, {AUTH: token}, lane=lane)
@@ -304,7 +304,9 @@ class UpstreamClient:
             elif reply.ok:
                 self.no_access.discard(account)
                 self.auth.accepted(token)
-            if _rate_limited(reply):
+            if _rate_limited(reply) and lane != "admin":
+                # The pollers back off on their own rate limits only: an admin request's 429
+                # goes back to its caller and pauses nothing.
                 self.budget.signal(account, area, reply.retry_after)
             if reply.status >= 500 and attempt < attempts and await _allowed(may_retry):
                 await self._backoff(attempt, area, path, f"HTTP {reply.status}")

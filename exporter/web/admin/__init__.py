@@ -61,6 +61,7 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
     only hands it the tasks it submits.
     """
     settings = ctx.settings
+    replicas = settings.admin.replicas_per_shard
     masks = secret_mask(settings)
     failures = settings.admin.auth_failures_per_minute
     proxy_header = settings.admin.trusted_proxy_header
@@ -71,6 +72,7 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
         masks,
         auth_failures,
         ReadBudget(ctx.clock, reads_share(settings), state_path(settings)),
+        WindowLimit(ctx.clock, settings.admin.reads_per_minute // replicas, 60.0),
     )
     app = web.Application()
     app[ADMIN_STATE] = state

@@ -6,7 +6,7 @@ import asyncio
 import hmac
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -117,6 +117,7 @@ class AdminState:
     # of every authenticated route; None: off.
     auth_failures: FailureThrottle | None
     th_reads: ReadBudget  # talking-head reads that reach the platform (a day's share)
+    reads: WindowLimit  # admin reads that reach the platform, per account (reads_per_minute)
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
@@ -166,6 +167,22 @@ class Call:
     target: str | None = None
     upstream_status: int | None = None
     outcome: str = "ok"
+    read_spent: bool = False  # this request's admin read is spent (spend_read)
+
+    def spend_read(self) -> None:
+        """Spend one of the account's admin reads (``admin.reads_per_minute``); 429 when none
+        is left this minute."""
+        reads = self.state.reads
+        wait = reads.acquire(self.account) if reads.limit else 60
+        if wait:
+            raise Rejected(
+                429,
+                "rate_limited",
+                f"at most {reads.limit} admin reads a minute per account reach the platform "
+                f"from this replica (admin.reads_per_minute); retry in {wait} s",
+                headers={"Retry-After": str(wait)},
+            )
+        self.read_spent = True
 
     def param(self, name: str) -> str:
         return self.request.match_info[name]
@@ -176,8 +193,17 @@ class Call:
         proxy_header = self.ctx.settings.admin.trusted_proxy_header
         return client_address(self.request.remote, self.request.headers, proxy_header)
 
-    async def upstream(self, op: Awaitable[Reply]) -> Reply:
-        """Await an upstream operation; no reply becomes 502 (connection) or 504 (timeout)."""
+    async def upstream(self, op: Coroutine[Any, Any, Reply]) -> Reply:
+        """Await an upstream operation; no reply becomes 502 (connection) or 504 (timeout).
+
+        A read route spends one of the account's admin reads first (``admin.reads_per_minute``):
+        none left, and the operation is never started (429 with ``Retry-After``)."""
+        if not self.route.write and not self.read_spent:
+            try:
+                self.spend_read()
+            except Rejected:
+                op.close()
+                raise
         # The call's own longest time, or the admin API's deadline when that is shorter.
         deadline = min(
             self.ctx.client.deadline(), self.ctx.settings.admin.upstream_deadline_seconds
@@ -204,8 +230,9 @@ class Call:
             self.ctx.redactor.learn(*secrets_in(reply.data))
         return reply
 
-    def passthrough(self, reply: Reply, masker: Masker = mask) -> web.Response:
-        """The platform's status and body, secrets masked.
+    async def passthrough(self, reply: Reply, masker: Masker = mask) -> web.Response:
+        """The platform's status and body, secrets masked (a large body masked and encoded in
+        a worker thread: a 5,000-resource list must not hold the event loop).
 
         A 2xx that is not JSON, or that carries an error body (the platform's rate-limit
         answer), is no success: it becomes 502 naming the problem, the platform's status in
@@ -234,7 +261,11 @@ class Call:
         if reply.status in (204, 304) or not reply.body:
             return web.Response(status=reply.status, headers=headers)
         if reply.data is not None:
-            text = json.dumps(masker(reply.data, self.state.masks), ensure_ascii=False)
+            masks = self.state.masks
+            if len(reply.body) > ENCODE_OFF_LOOP_BYTES:
+                text = await asyncio.to_thread(_encoded, masker, reply.data, masks)
+            else:
+                text = _encoded(masker, reply.data, masks)
             return web.Response(
                 status=reply.status, text=text, content_type="application/json", headers=headers
             )
@@ -245,6 +276,13 @@ class Call:
             content_type="text/plain",
             headers=headers,
         )
+
+
+ENCODE_OFF_LOOP_BYTES = 64 * 1024  # a reply this large is masked and encoded off the loop
+
+
+def _encoded(masker: Masker, data: Any, masks: SecretMask) -> str:
+    return json.dumps(masker(data, masks), ensure_ascii=False)
 
 
 # --- authentication -----------------------------------------------------------------------

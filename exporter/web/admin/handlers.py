@@ -39,12 +39,12 @@ def _reply_id(data: Any, key: str) -> str | None:
 
 # --- restream -----------------------------------------------------------------------------
 async def restream_list(call: Call) -> web.StreamResponse:
-    return call.passthrough(await call.upstream(call.ctx.ops.restream_list(call.account)))
+    return await call.passthrough(await call.upstream(call.ctx.ops.restream_list(call.account)))
 
 
 async def restream_get(call: Call) -> web.StreamResponse:
     op = call.ctx.ops.restream_get(call.account, call.param("resource_id"))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def restream_create(call: Call) -> web.StreamResponse:
@@ -57,7 +57,7 @@ async def restream_create(call: Call) -> web.StreamResponse:
     body = without_read_only(call.body)
     reply = await call.upstream(call.ctx.ops.restream_create(call.account, body))
     call.target = _reply_id(reply.data, "resource_id")
-    return call.passthrough(reply)
+    return await call.passthrough(reply)
 
 
 async def restream_update(call: Call) -> web.StreamResponse:
@@ -70,14 +70,14 @@ async def restream_update(call: Call) -> web.StreamResponse:
         # Keep stored secrets: read the resource as it is now, put its values where the mask is.
         current = await call.upstream(call.ctx.ops.restream_get(call.account, resource_id))
         if not current.ok:
-            return call.passthrough(current)
+            return await call.passthrough(current)
         where = f"resource {resource_id}"
         body, errors = restore_secrets(body, current.data, call.state.masks, where)
         if errors:
             raise invalid(errors)
         call.body = body
     reply = await call.upstream(call.ctx.ops.restream_update(call.account, resource_id, body))
-    return call.passthrough(reply)
+    return await call.passthrough(reply)
 
 
 async def restream_status(call: Call) -> web.StreamResponse:
@@ -85,7 +85,7 @@ async def restream_status(call: Call) -> web.StreamResponse:
     if errors:
         raise invalid(errors)
     op = call.ctx.ops.restream_status(call.account, call.query.get("resource_id"))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def restream_history(call: Call) -> web.StreamResponse:
@@ -94,13 +94,13 @@ async def restream_history(call: Call) -> web.StreamResponse:
         raise invalid(errors)
     q = call.query
     op = call.ctx.ops.restream_history(call.account, q["resource_id"], q["start"], q["end"])
-    return call.passthrough(await call.upstream(op), mask_history)
+    return await call.passthrough(await call.upstream(op), mask_history)
 
 
 # --- DVR ----------------------------------------------------------------------------------
 async def dvr_get(call: Call) -> web.StreamResponse:
     op = call.ctx.ops.dvr_get(call.account, call.param("stream_name"))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def dvr_delete(call: Call) -> web.StreamResponse:
@@ -108,12 +108,13 @@ async def dvr_delete(call: Call) -> web.StreamResponse:
     if errors:
         raise invalid(errors)
     op = call.ctx.ops.dvr_delete(call.account, call.param("stream_name"), call.body)
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 # --- talking head -------------------------------------------------------------------------
 async def _spend_th_read(call: Call) -> None:
     """Count a talking-head read that goes to the platform; 429 when the day's are spent."""
+    call.spend_read()  # the minute's admin reads first: a refusal there spends no day's read
     budget = call.state.th_reads
     wait = await budget.take(call.account)
     if wait:
@@ -167,7 +168,7 @@ async def th_configurations(call: Call) -> web.StreamResponse:
         return polled
     await _spend_th_read(call)
     op = call.ctx.ops.th_configurations(call.account, _retry_read(call))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def th_generate(call: Call) -> web.StreamResponse:
@@ -188,7 +189,7 @@ async def th_generate(call: Call) -> web.StreamResponse:
     reply = await call.upstream(call.ctx.ops.th_generate(call.account, call.body))
     task_id = _reply_id(reply.data, "id")
     call.target = task_id
-    response = call.passthrough(reply)
+    response = await call.passthrough(reply)
     if call.outcome == "ok":
         if task_id is not None:
             call.state.deps.tracker.track(call.account, task_id)
@@ -230,18 +231,18 @@ def _refresh_quota(call: Call) -> None:
 async def th_status(call: Call) -> web.StreamResponse:
     await _spend_th_read(call)
     op = call.ctx.ops.th_status(call.account, call.param("task_id"), _retry_read(call))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def th_cancel(call: Call) -> web.StreamResponse:
     op = call.ctx.ops.th_cancel(call.account, call.param("task_id"))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def th_video_link(call: Call) -> web.StreamResponse:
     await _spend_th_read(call)
     op = call.ctx.ops.th_video_link(call.account, call.param("task_id"), _retry_read(call))
-    return call.passthrough(await call.upstream(op), mask_video_link)
+    return await call.passthrough(await call.upstream(op), mask_video_link)
 
 
 async def th_rename(call: Call) -> web.StreamResponse:
@@ -249,12 +250,12 @@ async def th_rename(call: Call) -> web.StreamResponse:
     if errors:
         raise invalid(errors)
     op = call.ctx.ops.th_rename(call.account, call.param("task_id"), call.body)
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def th_delete(call: Call) -> web.StreamResponse:
     op = call.ctx.ops.th_delete(call.account, call.param("task_id"))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def th_tasks(call: Call) -> web.StreamResponse:
@@ -267,4 +268,4 @@ async def th_tasks(call: Call) -> web.StreamResponse:
     ]
     await _spend_th_read(call)
     op = call.ctx.ops.th_tasks(call.account, params, _retry_read(call))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))

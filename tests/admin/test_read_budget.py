@@ -69,4 +69,5 @@ async def test_a_large_reply_is_masked_and_encoded_off_the_event_loop(
     status, data, _ = await admin.call("GET", LIST, token=READ_TOKEN)
     assert status == 200
     assert data["data"]["resources"][7]["restreams"][0]["target_key"].startswith("********#")
-    assert threads and threads[0] != threading.main_thread().name
+    assert threads
+    assert threads[0] != threading.main_thread().name

@@ -227,7 +227,9 @@ class Call:
             ) from None
         self.upstream_status = reply.status
         if reply.data is not None:
-            self.ctx.redactor.learn(*secrets_in(reply.data))
+            large = len(reply.body) > ENCODE_OFF_LOOP_BYTES
+            found = await asyncio.to_thread(secrets_in, reply.data) if large else None
+            self.ctx.redactor.learn(*(found if found is not None else secrets_in(reply.data)))
         return reply
 
     async def passthrough(self, reply: Reply, masker: Masker = mask) -> web.Response:
@@ -263,11 +265,15 @@ class Call:
         if reply.data is not None:
             masks = self.state.masks
             if len(reply.body) > ENCODE_OFF_LOOP_BYTES:
-                text = await asyncio.to_thread(_encoded, masker, reply.data, masks)
+                body = await asyncio.to_thread(_encoded, masker, reply.data, masks)
             else:
-                text = _encoded(masker, reply.data, masks)
+                body = _encoded(masker, reply.data, masks)
             return web.Response(
-                status=reply.status, text=text, content_type="application/json", headers=headers
+                status=reply.status,
+                body=body,
+                content_type="application/json",
+                charset="utf-8",
+                headers=headers,
             )
         raw = reply.body.decode("utf-8", "replace")
         return web.Response(
@@ -281,8 +287,8 @@ class Call:
 ENCODE_OFF_LOOP_BYTES = 64 * 1024  # a reply this large is masked and encoded off the loop
 
 
-def _encoded(masker: Masker, data: Any, masks: SecretMask) -> str:
-    return json.dumps(masker(data, masks), ensure_ascii=False)
+def _encoded(masker: Masker, data: Any, masks: SecretMask) -> bytes:
+    return json.dumps(masker(data, masks), ensure_ascii=False).encode()
 
 
 # --- authentication -----------------------------------------------------------------------

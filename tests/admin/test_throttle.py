@@ -61,11 +61,19 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-async def test_reload_shares_the_admin_throttle(daemon: Any) -> None:
+LIST = "/api/v1/restream/demo-media/resources"
+
+
+async def fail_ten_times(daemon: Any, method: str, path: str) -> None:
+    """The limit's 10 failed authentications (each 401) at one route, from one address."""
     for i in range(10):
-        resp = await daemon.get("/api/v1/restream/demo-media/resources", headers=bearer(f"g{i}"))
+        resp = await daemon.request(method, path, headers=bearer(f"guess-{path}-{i}"))
         assert resp.status == 401
-    resp = await daemon.get("/api/v1/restream/demo-media/resources", headers=bearer("g"))
+
+
+async def test_reload_shares_the_admin_throttle(daemon: Any) -> None:
+    await fail_ten_times(daemon, "GET", LIST)
+    resp = await daemon.get(LIST, headers=bearer("g"))
     assert resp.status == 429
     for i in range(40):
         resp = await daemon.post("/-/reload", headers=bearer(f"reload-guess-{i}"))
@@ -76,24 +84,21 @@ async def test_reload_shares_the_admin_throttle(daemon: Any) -> None:
 
 
 async def test_failures_at_reload_throttle_the_admin_api(daemon: Any) -> None:
-    for i in range(10):
-        assert (await daemon.post("/-/reload", headers=bearer(f"r{i}"))).status == 401
-    resp = await daemon.get("/api/v1/restream/demo-media/resources", headers=bearer("x"))
+    await fail_ten_times(daemon, "POST", "/-/reload")
+    resp = await daemon.get(LIST, headers=bearer("x"))
     assert resp.status == 429
     assert (await resp.json())["error"] == "rate_limited"
-    resp = await daemon.get("/api/v1/restream/demo-media/resources", headers=bearer(READ))
+    resp = await daemon.get(LIST, headers=bearer(READ))
     assert resp.status == 200
 
 
 @pytest.mark.parametrize("daemon", [True], indirect=True)
 async def test_failures_at_the_openapi_document_are_throttled_too(daemon: Any) -> None:
-    for i in range(10):
-        resp = await daemon.get("/api/v1/openapi.json", headers=bearer(f"doc-guess-{i}"))
-        assert resp.status == 401
+    await fail_ten_times(daemon, "GET", "/api/v1/openapi.json")
     resp = await daemon.get("/api/v1/openapi.json", headers=bearer("doc-guess"))
     assert resp.status == 429
     assert resp.headers["Retry-After"] == "60"
-    resp = await daemon.get("/api/v1/restream/demo-media/resources", headers=bearer("x"))
+    resp = await daemon.get(LIST, headers=bearer("x"))
     assert resp.status == 429  # the same throttle
     assert (await daemon.get("/api/v1/openapi.json", headers=bearer(READ))).status == 200
 

@@ -14,7 +14,7 @@ import structlog
 
 from exporter.support.logescape import EscapeControls
 from exporter.support.secrets import MASK, is_secret_key, plain_mask, secret_name_pattern
-from exporter.support.urls import mask_urls
+from exporter.support.urls import mask_urls, unchanged
 
 __all__ = ["MASK", "Redactor", "configure_logging", "is_secret_key", "strip_userinfo"]
 
@@ -36,13 +36,9 @@ def _fits(secret: object) -> bool:
     return isinstance(secret, str) and _ANCHOR <= len(secret) <= MAX_SECRET_LENGTH
 
 
-def _same(value: str) -> str:
-    return value
-
-
 def strip_userinfo(text: str) -> str:
     """Remove ``user:password@`` from every URL inside ``text`` (RFC 3986's userinfo)."""
-    return mask_urls(text, _same, strip_userinfo=True)
+    return mask_urls(text, unchanged, strip_userinfo=True)
 
 
 def _mask_key_values(text: str) -> str:

@@ -148,10 +148,12 @@ def mask_url(text: str, hide: Hide, strip_userinfo: bool = False) -> str:
     masked = _rebuilt(url, hide, strip_userinfo)
     # Nothing hidden: the text as it was (urllib drops tabs and line breaks, and lower-cases
     # the scheme, when it reads a URL).
-    return text if masked == _rebuilt(url, _same, False) else masked
+    return text if masked == _rebuilt(url, unchanged, False) else masked
 
 
-def _same(value: str) -> str:
+def unchanged(value: str) -> str:
+    """A ``hide`` that hides nothing (``mask_urls(text, unchanged, strip_userinfo=True)``
+    only removes userinfo)."""
     return value
 
 

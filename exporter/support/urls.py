@@ -98,8 +98,12 @@ def parse_url(text: str) -> Url | None:
     except ValueError:  # a bracket that does not close, a host NFKC changes into another
         return None
 
+    def put_back(m: re.Match[str]) -> str:
+        i = int(m.group(1))
+        return holders[i] if i < len(holders) else m.group(0)  # text that looked like one
+
     def back(part: str) -> str:
-        return _HOLDER.sub(lambda m: holders[int(m.group(1))], part) if holders else part
+        return _HOLDER.sub(put_back, part) if holders else part
 
     userinfo, at, hostport = parts.netloc.rpartition("@")
     try:

@@ -127,3 +127,12 @@ def test_the_shapes_of_the_issue_are_hidden() -> None:
     for shape in shapes:
         for where, out in _outputs(shape, f"see {shape}").items():
             assert "SECRET" not in out, (shape, where, out)
+
+
+def test_text_shaped_like_the_parsers_own_placeholder_is_only_text() -> None:
+    """The parser holds masks aside as private-use characters; platform text holding such
+    characters itself must neither break the parse nor come back as something else."""
+    text = "rtmp://h.example/\ue0009\ue001?token=********#0123456789ab&x=SECRET-1"
+    for where, out in _outputs(text, f"name {text}").items():
+        assert "SECRET" not in out, (where, out)
+        assert "\ue0009\ue001" in out, where

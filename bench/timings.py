@@ -5,7 +5,12 @@ Each figure is the median of a few runs of one CPU-bound job of the exporter:
 - redactor, learn one by one: 3,000 fetched tokens added one at a time (a pattern recompiled
   on each add took minutes);
 - redactor, one shared prefix: ``MAX_LEARNED_SECRETS`` secrets learned at once, all with the
-  same first characters, then 200 lines masked (the worst case of its prefix index).
+  same first characters, then 200 lines masked (the worst case of its prefix index);
+- admin, largest accepted body: a restream create of 4,096 entries (about 830 KB, under the
+  1 MiB body limit), each with masks where none can stand, checked as the handler checks it
+  (its misplaced-mask checks were quadratic: 4.4 s);
+- throttle, past 10,000 keys: 10,000 failed authentications, each with a credential and an
+  address of its own, against a table already full (each one cost 2.9 ms and growing).
 """
 
 from __future__ import annotations
@@ -15,7 +20,13 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
+from exporter.restream.identity import KeyFingerprint
+from exporter.support.clock import FakeClock
 from exporter.support.logs import MASK, MAX_LEARNED_SECRETS, Redactor
+from exporter.web.admin.masking import SecretMask
+from exporter.web.admin.ratelimit import MAX_KEYS, FailureThrottle
+from exporter.web.admin.restore import restore_secrets
+from exporter.web.admin.validation import check_restream_resource
 
 
 def learn_one_by_one(count: int = 3000) -> None:
@@ -34,9 +45,39 @@ def one_shared_prefix(count: int = MAX_LEARNED_SECRETS, lines: int = 200) -> Non
         assert r.text(line) == f"a {MASK} b k0-{'x' * 60}"
 
 
+def largest_body(entries: int = 4096) -> None:
+    body = {
+        "name": "big",
+        "type": "short",
+        "active": True,
+        "restreams": [
+            {
+                "source": f"rtmp://in.example/live/s{i}",
+                "target_url": f"rtmp://t{i}.example/live?token={MASK}x{i}",
+                "target_key": f"k{MASK}{i}",
+                "password": f"{MASK}#0123456789ab",
+                "target_type": "customRTMP",
+            }
+            for i in range(entries)
+        ],
+    }
+    assert check_restream_resource(body) == []
+    _, errors = restore_secrets(body, None, SecretMask(KeyFingerprint(b"k")), "a new resource")
+    assert len(errors) == 3 * entries
+
+
+def throttle_full(failures: int = 10_000) -> None:
+    throttle = FailureThrottle(FakeClock(), 10, "")
+    for i in range(MAX_KEYS + failures):
+        throttle.failed(f"10.{i // 65536}.{i // 256 % 256}.{i % 256}", {}, f"guess-{i}")
+    assert len(throttle) == MAX_KEYS
+
+
 JOBS: dict[str, Callable[[], None]] = {
     "redactor, learn 3000 one by one": learn_one_by_one,
     f"redactor, {MAX_LEARNED_SECRETS} with one prefix, 200 lines": one_shared_prefix,
+    "admin, largest accepted body (4096 entries, masks misplaced)": largest_body,
+    f"throttle, {MAX_KEYS} keys held + 10000 failures": throttle_full,
 }
 
 

@@ -266,12 +266,14 @@ def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) 
             "dvr": {"interval_seconds": 15},
             "talking_head": {"interval_seconds": 21600},
             "listen": listen,
-            # No failed-authentication throttle: the demo is tried and fuzzed from one address.
+            # No failed-authentication throttle and a read budget a fuzzer does not exhaust:
+            # the demo is tried and fuzzed from one address against its own simulator.
             "admin": {
                 "enabled": True,
                 "read_token": read,
                 "write_token": write,
                 "auth_failures_per_minute": 0,
+                "reads_per_minute": 6000,
             },
         },
         env={},

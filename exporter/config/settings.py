@@ -160,7 +160,9 @@ class AdminSettings:
         metadata=field_doc(
             "Failed authentications (no token or a wrong one) a minute from one address, or "
             "with one wrong credential from any address, before further failures there get 429 "
-            "instead of 401 until the minute has passed. A right token is never throttled. "
+            "instead of 401 until the minute has passed; counted together over the admin "
+            "routes, the OpenAPI document and `POST /-/reload`, in a table of at most 10,000 "
+            "keys (the one idle longest evicted). A right token is never throttled. "
             "0 turns the throttle off (`exporter demo` does: it is tried and fuzzed on loopback).",
             rule=r.custom("0 or more", r.check_auth_failures),
         ),
@@ -187,11 +189,26 @@ class AdminSettings:
         metadata=field_doc(
             "Talking-head reads through the admin surface (status, video link, tasks, and "
             "configurations when the poll's are not fresh) per account in any 24 hours; one "
-            "more is answered 429 with `Retry-After`. The platform allows 1500 talking-head "
+            "more is answered 429 with `Retry-After`; each retry of a read counts as one. "
+            "Shared by the `admin.replicas_per_shard` copies of a shard (each allows this // "
+            "replicas_per_shard). The platform allows 1500 talking-head "
             "requests a month per account in all: the default is a day's share of them. "
             "Configurations and quota are answered from the last poll while it succeeded and is "
             "younger than `talking_head.interval_seconds`, and spend nothing. 0 refuses every "
             "talking-head read that would reach the platform.",
+            rule=r.at_least(0),
+        ),
+    )
+    reads_per_minute: int = field(
+        default=30,
+        metadata=field_doc(
+            "Admin reads that reach the platform (every GET of restream, DVR and talking-head) "
+            "per account in any minute, on this replica (shared by `replicas_per_shard` like "
+            "the generate limit); one more is answered 429 with `Retry-After` and nothing is "
+            "sent. A budget of the admin surface's own: it spends nothing of "
+            "`upstream.max_requests_per_minute`, and a rate limit the platform answers to an "
+            "admin request goes back to the caller without pausing the pollers. 0 refuses "
+            "every admin read that would reach the platform.",
             rule=r.at_least(0),
         ),
     )
@@ -259,8 +276,10 @@ class LogSettings:
         default="auto",
         metadata=field_doc(
             "`auto`: console on a terminal, JSON otherwise; `logfmt`: `key=value` lines as "
-            "the Prometheus tools write. Secrets are masked in every format. `run --log.format` "
-            "overrides it.",
+            "the Prometheus tools write. Secrets are masked in every format, and every record is "
+            "one line: in logfmt and console output, CR, LF, other control characters and the "
+            "Unicode line separators of a value are written as escapes (`\\r`, `\\n`, "
+            "`\\x1b`, `\\u2028`; JSON escapes them itself). `run --log.format` overrides it.",
             rule=r.one_of("auto", "console", "logfmt", "json"),
         ),
     )

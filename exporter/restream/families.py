@@ -23,7 +23,8 @@ TARGET = ("account", "resource_id", "source", "target", "target_key")
 RESOURCE_INFO = MetricSpec(
     "cdnvideo_restream_resource_info",
     "gauge",
-    "Restream resource name and type (type passes through as reported); always 1.",
+    "Restream resource name and type (type passes through as reported; a URL inside either "
+    "is masked as the target label is); always 1.",
     (*RESOURCE, "name", "type"),
     source="GET /resources: data.resources[].name, .type",
 )
@@ -61,7 +62,8 @@ SCHEDULED = MetricSpec(
 STATUS_INFO = MetricSpec(
     "cdnvideo_restream_status_info",
     "gauge",
-    "Current status of a restream target with its code and description (for alert text); always 1.",
+    "Current status of a restream target with its code and description (for alert text; a URL "
+    "inside it is masked as the target label is); always 1.",
     (*TARGET, "code", "description"),
     source="GET /status: data[].status[].status.code, .description",
 )

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from exporter.config.settings import UpstreamSettings
-from exporter.support.logs import MASK, strip_userinfo
-from exporter.support.secrets import mask_query, query_secrets
+from exporter.support.secrets import FINGERPRINT_HEX, MASK
+from exporter.support.urls import mask_urls
+from exporter.support.urls import url_secrets as url_secrets
 from exporter.upstream.models import (
     HistoryPoint,
     RestreamResource,
@@ -23,11 +23,9 @@ from exporter.upstream.models import (
     StatusRecord,
 )
 
-FINGERPRINT_HEX = 12
 # Domain separation for the HMAC key; public, so without a secret the fingerprint is only as
 # strong as the stream key itself (a short key can be found by trying candidates).
 _PEPPER = b"cdnvideo-exporter/restream/target_key/v1"
-_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<authority>[^/?#\s]*)")
 _CACHE_LIMIT = 4096
 
 # Label values of one target: (resource_id, source, target, target_key); account is added last.
@@ -67,11 +65,12 @@ def fingerprint_secret(upstream: UpstreamSettings) -> bytes:
     return (upstream.token or upstream.password).encode()
 
 
-def url_label(url: str, fingerprint: KeyFingerprint, key: str = "") -> str:
-    """A URL fit for a label: ``user:password@`` removed, secret query values as
-    ``********#<fingerprint>``, and the stream key masked if the URL happens to carry it (some
-    targets put the key in the path)."""
-    clean = mask_query(strip_userinfo(url), lambda value: f"{MASK}#{fingerprint(value)}")
+def url_label(text: str, fingerprint: KeyFingerprint, key: str = "") -> str:
+    """Text fit for a label (a target or source URL, a name, a description): in every URL
+    inside it ``user:password@`` removed and secret query values as
+    ``********#<fingerprint>`` (``exporter.support.urls.mask_urls``), and the stream key
+    masked if the text happens to carry it (some targets put the key in the path)."""
+    clean = mask_urls(text, lambda value: f"{MASK}#{fingerprint(value)}", strip_userinfo=True)
     if len(key) >= 3 and key in clean:
         clean = clean.replace(key, MASK)
     return clean
@@ -86,24 +85,6 @@ def target_id(
         url_label(url, fingerprint, key),
         fingerprint(key),
     )
-
-
-def url_secrets(url: str) -> list[str]:
-    """The userinfo of a URL and its password part, and its secret query values (values the
-    log redactor must mask).
-
-    A bare user name (``rtmp://live@host``) is no secret: it is not learned, or every ``live``
-    in every log line would be masked (logs drop URL userinfo anyway).
-    """
-    m = _AUTHORITY.match(url.strip())
-    if not m:
-        return []
-    found = query_secrets(url.strip())
-    if "@" not in m.group("authority"):
-        return found
-    userinfo = m.group("authority").rpartition("@")[0]  # a password may contain '@'
-    _, sep, password = userinfo.partition(":")
-    return [userinfo, password, *found] if sep and password else found
 
 
 def resource_secrets(resources: Iterable[RestreamResource]) -> list[str]:

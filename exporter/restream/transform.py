@@ -93,7 +93,8 @@ def status_fragment(
             rows.duplicates += 1
             continue
         seen.add(res.resource_id)
-        rows.add(f.RESOURCE_INFO, (account, res.resource_id, res.name, res.type), 1)
+        name, kind = url_label(res.name, fingerprint), url_label(res.type, fingerprint)
+        rows.add(f.RESOURCE_INFO, (account, res.resource_id, name, kind), 1)
         rows.add(f.RESOURCE_ACTIVE, (account, res.resource_id), 1 if res.active else 0)
     entries = _Entries(resources, fingerprint)
     reported: set[TargetId] = set()
@@ -105,7 +106,8 @@ def status_fragment(
                 continue
             reported.add(tid)
             rows.add(f.UP, labels, 1 if t.code == 0 else 0)
-            rows.add(f.STATUS_INFO, (*labels, str(t.code), t.description), 1)
+            description = url_label(t.description, fingerprint, t.target_key)
+            rows.add(f.STATUS_INFO, (*labels, str(t.code), description), 1)
             entry = entries.find(rec.resource_id, t.source, t.target_url, t.target_key)
             if entry is not None:
                 rows.add(f.SCHEDULED, labels, 1 if in_schedule(entry.schedule, now) else 0)

@@ -182,6 +182,14 @@ class SelfMetrics:
             registry=r,
         )
         self.reload_successful.set(1)
+        self.web_config_reload_successful = Gauge(
+            "cdnvideo_exporter_web_config_last_reload_successful",
+            "1 when the last re-read of the web config file (--web.config.file) applied or none "
+            "was needed, 0 when a changed file was refused (empty, unparsable, invalid, or "
+            "switching TLS or basic auth off) and the config in force kept.",
+            registry=r,
+        )
+        self.web_config_reload_successful.set(1)
         if process:  # process_* and python_info, as every prometheus-client exporter has
             ProcessCollector(registry=r)
             PlatformCollector(registry=r)

@@ -93,7 +93,8 @@ def restream_seed(
     account_index: int, account: str, count: int, start: float, seed: int
 ) -> list[dict[str, Any]]:
     """Restream resources `<n>001`... with fixed planted secrets (all contain `SECRET`): stream
-    keys, passwords, a URL password, and secrets in the query of SRT and RTMP target URLs."""
+    keys, passwords, a URL password, secrets in the query of SRT and RTMP target URLs (also
+    behind quotes and spaces), and a resource name holding a URL with credentials."""
     pub = f"rtmp://publish.{account}.example/live"
     base = account_index * 1000
     out: list[dict[str, Any]] = []
@@ -145,6 +146,19 @@ def restream_seed(
                         f"rtmp://ingest.partner.example/app?token=tok-SECRET-TOKEN-{rid}",
                         f"ingest-SECRET-KEY-{rid}",
                     ),
+                    # Query values a pattern would cut short: a quote inside a stream id, a
+                    # passphrase of words, a token in quotes.
+                    _entry(
+                        f"{pub}/backup",
+                        f"srt://srt2.partner.example:9000?streamid=sid-SECRET-{rid}'bob'"
+                        f"&passphrase=horse SECRET battery staple {rid}&latency=2000",
+                        "",
+                    ),
+                    _entry(
+                        f"{pub}/backup",
+                        f'rtmp://ingest2.partner.example/app?token="tok-SECRET-QUOTED-{rid}"',
+                        f"ingest2-SECRET-KEY-{rid}",
+                    ),
                 ],
             }
         elif i == 3:
@@ -162,7 +176,11 @@ def restream_seed(
             }
         elif i == 4:
             body = {
-                "name": "Archived campaign",
+                # A name holding a URL with credentials, as people paste them.
+                "name": (
+                    "Archived campaign (was rtmp://ops:name-SECRET-PASS-"
+                    f"{rid}@archive.partner.example/live?token=name-SECRET-TOKEN-{rid})"
+                ),
                 "active": False,
                 "restreams": [
                     _entry(f"{pub}/promo", "rtmp://live.ok.example/live", f"ok-SECRET-KEY-{rid}")

@@ -76,6 +76,11 @@ QUIRKS: dict[str, str] = {
         "every 10th metrics reply carries a `Date` header an hour ahead of the platform's "
         "clock (a proxy or a node whose clock is not synchronised); its figures are right"
     ),
+    "url-in-description": (
+        "the restream status description of a failing target names its target URL in clear, "
+        "credentials and query included (`Source stream is not published: publish to "
+        "rtmp://u:PW@host/live?token=TOK refused`)"
+    ),
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -19,6 +19,14 @@ MAX_HISTORY_SECONDS = 31 * 86400
 
 class NotFound(Exception):
     pass
+
+
+def _name_the_target(target: dict[str, Any]) -> None:
+    """Quirk ``url-in-description``: a failing target's description names its URL in clear."""
+    status = target["status"]
+    if status["code"] != 0:
+        url = target["target_url"]
+        status["description"] = f"{status['description']}: publish to {url} refused"
 
 
 class RestreamRoutes:
@@ -113,9 +121,14 @@ class RestreamRoutes:
             chosen = [self._resource(request, rid)] if rid else list(table.values())
         except NotFound as exc:
             return error("restream", 404, str(exc))
-        data = [
-            {"resource_id": r.resource_id, "status": self.state.status(account, r)} for r in chosen
-        ]
+        named = self.sim.has_quirk("url-in-description")
+        data = []
+        for r in chosen:
+            targets = self.state.status(account, r)
+            if named:
+                for target in targets:
+                    _name_the_target(target)
+            data.append({"resource_id": r.resource_id, "status": targets})
         return web.json_response({"account": account, "data": data})
 
     async def history(self, request: web.Request) -> web.Response:

@@ -12,18 +12,12 @@ from typing import Any, TextIO
 
 import structlog
 
-from exporter.support.secrets import (
-    MASK,
-    is_secret_key,
-    mask_urls,
-    plain_mask,
-    secret_name_pattern,
-)
+from exporter.support.logescape import EscapeControls
+from exporter.support.secrets import MASK, is_secret_key, plain_mask, secret_name_pattern
+from exporter.support.urls import mask_urls, unchanged
 
 __all__ = ["MASK", "Redactor", "configure_logging", "is_secret_key", "strip_userinfo"]
 
-# Up to the last "@" before the path: a password may itself contain "@".
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s\"'<>]+@")
 _NAME = secret_name_pattern()
 _VALUE = (
     r"(?:(?P<q>[\"'])(?P<quoted>(?:\\.|(?!(?P=q)).)*)(?P=q)"
@@ -43,8 +37,8 @@ def _fits(secret: object) -> bool:
 
 
 def strip_userinfo(text: str) -> str:
-    """Remove ``user:password@`` from every URL inside ``text``."""
-    return _USERINFO.sub(lambda m: m.group("scheme"), text)
+    """Remove ``user:password@`` from every URL inside ``text`` (RFC 3986's userinfo)."""
+    return mask_urls(text, unchanged, strip_userinfo=True)
 
 
 def _mask_key_values(text: str) -> str:
@@ -217,8 +211,8 @@ class Redactor:
         ``learned=False`` masks credentials only, not secrets learned from platform data
         (for the structural fields of an event, which data must not be able to erase).
         """
-        text = strip_userinfo(self._known(value, learned))
-        return _mask_key_values(mask_urls(text, plain_mask))
+        text = mask_urls(self._known(value, learned), plain_mask, strip_userinfo=True)
+        return _mask_key_values(text)
 
     def value(self, value: Any, key: str = "") -> Any:
         """A copy of ``value`` safe to log: containers are walked, other objects become text."""
@@ -303,6 +297,9 @@ def configure_logging(
         )
     else:
         renderer = structlog.processors.JSONRenderer()
+    # One record, one line: logfmt and console get control characters escaped (JSON escapes
+    # them itself); the console keeps a traceback's line breaks for the person reading it.
+    escape: list[Any] = [] if fmt == "json" else [EscapeControls(fmt == "console")]
     numeric_level = logging.getLevelNamesMapping()[LEVEL_ALIASES.get(level, level).upper()]
     timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
     structlog.configure(
@@ -312,6 +309,7 @@ def configure_logging(
             timestamper,
             _format_exc_redacted(redactor),
             redactor,
+            *escape,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
@@ -331,6 +329,7 @@ def configure_logging(
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,
                 _format_exc_redacted(redactor),
                 redactor,
+                *escape,
                 renderer,
             ],
         )

@@ -1,16 +1,15 @@
 """What a secret is, by structure: secret names, and the secret parts of a URL.
 
 One notion for every output: the log redactor, the metric labels, the admin API's replies and
-the landing page all ask ``is_secret_key`` whether a field holds a secret, and mask URLs with
-``mask_urls``: the userinfo password, and every query value whose name is not in the short
-``QUERY_ALLOWED`` list (``latency=2000`` stays; ``streamid``, ``passphrase``, ``token``, ``sig``
-and any unknown name are masked).
+the landing page all ask ``is_secret_key`` whether a field holds a secret; URLs are masked by
+``exporter.support.urls`` (the userinfo password, and every query value whose name is not in
+the short ``QUERY_ALLOWED`` list: ``latency=2000`` stays; ``streamid``, ``passphrase``,
+``token``, ``sig`` and any unknown name are masked).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 MASK = "********"
 
@@ -54,8 +53,10 @@ QUERY_ALLOWED = frozenset(
     {"latency", "rcvlatency", "peerlatency", "mode", "transtype", "maxbw", "conntimeo", "vhost"}
 )
 
-# A URL inside text: a scheme, "://", then up to white space, a quote or an angle bracket.
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+FINGERPRINT_HEX = 12  # hex digits of a keyed fingerprint (``target_key`` label, masks)
+# A mask as the exporter writes it: alone, or with the fingerprint of the value it hides.
+MASK_TOKEN = rf"{re.escape(MASK)}(?:#[0-9a-f]{{{FINGERPRINT_HEX}}})?"
+_MASK_TOKEN = re.compile(MASK_TOKEN)
 _SEPARATORS = re.compile(r"[-.\s]")
 
 
@@ -78,58 +79,16 @@ def is_secret_query_name(name: str) -> bool:
     return k not in QUERY_ALLOWED or any(word in k for word in SECRET_WORDS)
 
 
+def is_mask(value: str) -> bool:
+    """Whether ``value`` is one of the exporter's masks (nothing of a secret in it)."""
+    return _MASK_TOKEN.fullmatch(value) is not None
+
+
 def secret_name_pattern() -> str:
     """A regular expression of a secret field name in free text (``new_password=...``)."""
     exact = "|".join(sorted((re.escape(n) for n in SECRET_NAMES), key=len, reverse=True))
     suffixes = "|".join(re.escape(s).replace("_", "[_.-]") for s in SECRET_SUFFIXES)
     return rf"(?:[A-Za-z0-9_.-]*?(?:{suffixes})|{exact.replace('_', '[_.-]')})"
-
-
-def _query(url: str) -> tuple[str, str]:
-    """(everything before the query, the query). A ``#`` does not end the query: SRT stream
-    ids are written as ``streamid=#!::r=live,m=publish`` unencoded."""
-    head, sep, query = url.partition("?")
-    return head, query if sep else ""
-
-
-def query_secrets(url: str) -> list[str]:
-    """The query values of a URL that the log redactor learns: those under a name that looks
-    secret (``streamid``, ``passphrase``, ``token``, ``sig``, ...). Other values are masked in
-    a URL too, but not hunted for in other text (an ``ip`` or ``expires`` is no secret)."""
-    out = []
-    for pair in _query(url)[1].split("&"):
-        name, sep, value = pair.partition("=")
-        named = is_secret_key(name) or any(word in name.lower() for word in SECRET_WORDS)
-        if sep and value and named and not value.startswith(MASK):
-            out.append(value)
-    return out
-
-
-def mask_query(url: str, hide: Callable[[str], str]) -> str:
-    """``url`` with each masked query value replaced by ``hide(value)``; a value that is
-    already a mask stays as it is, so masking twice changes nothing."""
-    head, query = _query(url)
-    if not query:
-        return url
-    pairs = []
-    for pair in query.split("&"):
-        name, sep, value = pair.partition("=")
-        if sep and value and is_secret_query_name(name) and not value.startswith(MASK):
-            pair = f"{name}={hide(value)}"
-        pairs.append(pair)
-    return f"{head}?{'&'.join(pairs)}"
-
-
-def mask_urls(text: str, hide: Callable[[str], str]) -> str:
-    """Every URL inside ``text`` with its masked query values hidden (see ``mask_query``)."""
-    if "://" not in text:
-        return text
-    return _URL.sub(lambda m: mask_query(m.group(0), hide), text)
-
-
-def urls_in(text: str) -> list[str]:
-    """The URLs inside ``text``."""
-    return _URL.findall(text) if "://" in text else []
 
 
 def plain_mask(_: str) -> str:

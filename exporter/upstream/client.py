@@ -7,7 +7,7 @@ import dataclasses
 import json
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -263,13 +263,16 @@ class UpstreamClient:
         account: str = "",
         budgeted: bool = True,
         lane: Lane = "poll",
+        may_retry: MayRetry | None = None,
     ) -> Reply:
         """Send one authenticated request; return the reply whatever its status.
 
         Raises UpstreamError only when there is no reply (timeout, connection, no token), and
         Postponed when ``account``'s request budget cannot afford it (unless not ``budgeted``:
         the request is sent and counted). A rate-limit answer backs the account off.
-        Retries GETs on 5xx/timeouts/connection errors unless ``retry`` is False.
+        Retries GETs on 5xx/timeouts/connection errors unless ``retry`` is False; each retry
+        only when ``may_retry`` (when given) allows it: a retry is a request, and an allowance
+        that counts requests spends one on it.
         """
         retry = method == "GET" if retry is None else retry and method == "GET"
         attempts = 1 + (self.retries if retry else 0)
@@ -281,12 +284,12 @@ class UpstreamClient:
             if account:
                 if budgeted:
                     self.budget.take(account, area)
-                else:
+                elif method != "GET":  # an admin change; admin reads have their own budget
                     self.budget.spend(account)
             try:
                 reply = await self._send(area, method, path, params, body, {AUTH: token}, lane=lane)
             except UpstreamError as exc:
-                if attempt < attempts and exc.retryable:
+                if attempt < attempts and exc.retryable and await _allowed(may_retry):
                     await self._backoff(attempt, area, path, exc.message)
                     continue
                 raise
@@ -301,9 +304,11 @@ class UpstreamClient:
             elif reply.ok:
                 self.no_access.discard(account)
                 self.auth.accepted(token)
-            if _rate_limited(reply):
+            if _rate_limited(reply) and lane != "admin":
+                # The pollers back off on their own rate limits only: an admin request's 429
+                # goes back to its caller and pauses nothing.
                 self.budget.signal(account, area, reply.retry_after)
-            if reply.status >= 500 and attempt < attempts:
+            if reply.status >= 500 and attempt < attempts and await _allowed(may_retry):
                 await self._backoff(attempt, area, path, f"HTTP {reply.status}")
                 continue
             return reply
@@ -475,6 +480,13 @@ class UpstreamClient:
 
 
 # --- operations the admin surface passes through (replies returned as received) -----------
+MayRetry = Callable[[], Awaitable[bool]]  # whether one more attempt may be sent (and counted)
+
+
+async def _allowed(may_retry: MayRetry | None) -> bool:
+    return may_retry is None or await may_retry()
+
+
 class Operations:
     """The write and lookup operations of the spec, each one request, never retried unless a GET.
 
@@ -492,11 +504,20 @@ class Operations:
         path: str,
         params: Params = None,
         body: Any = None,
+        may_retry: MayRetry | None = None,
     ) -> Reply:
         """Counted in the account's request budget but never postponed, and sent in the admin
         lane's own slots: a person is waiting."""
         return await self._c.request(
-            area, method, path, params, body=body, account=account, budgeted=False, lane="admin"
+            area,
+            method,
+            path,
+            params,
+            body=body,
+            account=account,
+            budgeted=False,
+            lane="admin",
+            may_retry=may_retry,
         )
 
     async def restream_list(self, account: str) -> Reply:
@@ -539,26 +560,29 @@ class Operations:
             account, "dvr", "DELETE", UpstreamClient.dvr_path(account, stream), body=body
         )
 
-    async def th_configurations(self, account: str) -> Reply:
-        return await self._req(
-            account, "talking_head", "GET", UpstreamClient.th_path(account, "/configurations")
-        )
+    async def th_configurations(self, account: str, may_retry: MayRetry | None = None) -> Reply:
+        path = UpstreamClient.th_path(account, "/configurations")
+        return await self._req(account, "talking_head", "GET", path, may_retry=may_retry)
 
     async def th_generate(self, account: str, body: Mapping[str, Any]) -> Reply:
         path = UpstreamClient.th_path(account, "/generate")
         return await self._req(account, "talking_head", "POST", path, body=body)
 
-    async def th_status(self, account: str, task_id: str) -> Reply:
+    async def th_status(
+        self, account: str, task_id: str, may_retry: MayRetry | None = None
+    ) -> Reply:
         path = UpstreamClient.th_task_path(account, "status", task_id)
-        return await self._req(account, "talking_head", "GET", path)
+        return await self._req(account, "talking_head", "GET", path, may_retry=may_retry)
 
     async def th_cancel(self, account: str, task_id: str) -> Reply:
         path = UpstreamClient.th_task_path(account, "cancel", task_id)
         return await self._req(account, "talking_head", "DELETE", path)
 
-    async def th_video_link(self, account: str, task_id: str) -> Reply:
+    async def th_video_link(
+        self, account: str, task_id: str, may_retry: MayRetry | None = None
+    ) -> Reply:
         path = UpstreamClient.th_task_path(account, "video", task_id)
-        return await self._req(account, "talking_head", "GET", path)
+        return await self._req(account, "talking_head", "GET", path, may_retry=may_retry)
 
     async def th_rename(self, account: str, task_id: str, body: Mapping[str, Any]) -> Reply:
         path = UpstreamClient.th_task_path(account, "video", task_id)
@@ -568,10 +592,14 @@ class Operations:
         path = UpstreamClient.th_task_path(account, "video", task_id)
         return await self._req(account, "talking_head", "DELETE", path)
 
-    async def th_tasks(self, account: str, params: Sequence[tuple[str, str]]) -> Reply:
-        return await self._req(
-            account, "talking_head", "GET", UpstreamClient.th_path(account, "/tasks"), params
-        )
+    async def th_tasks(
+        self,
+        account: str,
+        params: Sequence[tuple[str, str]],
+        may_retry: MayRetry | None = None,
+    ) -> Reply:
+        path = UpstreamClient.th_path(account, "/tasks")
+        return await self._req(account, "talking_head", "GET", path, params, may_retry=may_retry)
 
 
 def _taken(parse: Callable[..., T], box: list[Any], *args: Any) -> T:

@@ -83,7 +83,7 @@ def init_app(
     app[CTX] = ctx
     app[AREAS] = areas
     if web_config is not None:
-        apply_web_config(app, web_config)
+        apply_web_config(app, web_config, ctx.metrics.web_config_reload_successful.set)
     app.router.add_get(telemetry_path, metrics)  # --web.telemetry-path
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)

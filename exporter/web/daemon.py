@@ -16,7 +16,8 @@ from exporter.runtime.scheduler import JITTERED, Scheduler, Timing
 from exporter.runtime.service import Service, build_context
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor
-from exporter.web.app import init_app
+from exporter.web.admin import ADMIN_STATE
+from exporter.web.app import ADMIN_API, init_app
 from exporter.web.lifecycle import add_reload_route
 from exporter.web.webconfig import WebConfig
 
@@ -98,6 +99,8 @@ async def create_app(
             ctx.store.render,
         )
         if enable_lifecycle:
-            add_reload_route(app, app[RELOADER], settings.admin)
+            admin = app.get(ADMIN_API)
+            failures = admin[ADMIN_STATE].auth_failures if admin is not None else None
+            add_reload_route(app, app[RELOADER], settings.admin, failures)
     app.cleanup_ctx.append(lifecycle)
     return app

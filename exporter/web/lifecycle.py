@@ -14,18 +14,34 @@ from aiohttp import web
 from exporter.config import AdminSettings
 from exporter.runtime.reload import Reloader
 from exporter.web.admin.core import authenticate
+from exporter.web.admin.ratelimit import FailureThrottle
 
 RELOAD_PATH = "/-/reload"
 
 log = structlog.get_logger("exporter.web.lifecycle")
 
 
-def add_reload_route(app: web.Application, reloader: Reloader, admin: AdminSettings) -> None:
+def add_reload_route(
+    app: web.Application,
+    reloader: Reloader,
+    admin: AdminSettings,
+    failures: FailureThrottle | None = None,
+) -> None:
+    """``failures``: the admin API's failed-authentication throttle, which a wrong token here
+    counts toward and answers as the admin API does (429 with ``Retry-After``)."""
+
     async def reload(request: web.Request) -> web.Response:
         if admin.enabled:
-            role = authenticate(
-                request.headers.get("Authorization"), admin.read_token, admin.write_token
-            )
+            presented = request.headers.get("Authorization")
+            role = authenticate(presented, admin.read_token, admin.write_token)
+            if role is None and failures is not None:
+                wait = failures.failed(request.remote, request.headers, presented)
+                if wait:
+                    return web.Response(
+                        status=429,
+                        text=failures.message(wait) + "\n",
+                        headers={"Retry-After": str(wait)},
+                    )
             if role != "write":
                 status = 401 if role is None else 403
                 return web.Response(

@@ -12,7 +12,8 @@ A bcrypt check costs ~60 ms at cost 10, so, as in the exporter-toolkit, a verdic
 per (user, hash, password) digest, and checks run off the event loop, a few at a time
 (``BasicAuth``). An unknown user costs a check against a dummy hash of the same cost.
 The file's ``rate_limit`` (a token bucket, 429 when empty) comes first and counts every
-request, as in the toolkit.
+request but the probes (``/healthz``, ``/readyz``): unlike the toolkit's, so that a flood of
+requests cannot make a kubelet restart a healthy exporter.
 """
 
 from __future__ import annotations
@@ -218,7 +219,8 @@ def web_config_middleware(live: LiveWebConfig) -> Middleware:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         now = enforced()
-        if now.bucket is not None and not now.bucket.allow():
+        probe = request.path in OPEN_PATHS  # a probe flood must not fail the probes
+        if now.bucket is not None and not probe and not now.bucket.allow():
             raise web.HTTPTooManyRequests(text="429 Too Many Requests\n")
         if now.sans is not None:
             transport = request.transport
@@ -269,10 +271,12 @@ def add_headers(
 WEB_CONFIG: web.AppKey[LiveWebConfig] = web.AppKey("web_config", LiveWebConfig)
 
 
-def apply_web_config(app: web.Application, config: WebConfig) -> None:
+def apply_web_config(
+    app: web.Application, config: WebConfig, report: Callable[[bool], None] = lambda ok: None
+) -> None:
     """Enforce ``config`` on ``app`` and follow changes of its files (TLS itself is the
-    listener's: ``config.tls``)."""
-    live = app[WEB_CONFIG] = LiveWebConfig(config)
+    listener's: ``config.tls``); ``report`` hears whether each re-read applied."""
+    live = app[WEB_CONFIG] = LiveWebConfig(config, report=report)
     app.middlewares.append(web_config_middleware(live))
     app.on_response_prepare.append(add_headers(live))
     app.cleanup_ctx.append(live.lifecycle)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,7 @@ class WebConfig:
     warnings: tuple[str, ...]
     rate_limit: tuple[float, int] | None = None  # (seconds between requests, burst)
     files: tuple[str, ...] = ()  # the file itself and every file it names (for reloads)
+    empty: bool = False  # the file held no YAML document at all
 
 
 def _users(raw: Any) -> dict[str, bytes]:
@@ -158,6 +159,9 @@ def load_web_config(path: str) -> WebConfig:
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{where}: {problem}{at}") from None
     try:
-        return parse_web_config(raw, Path(path).resolve().parent, path)
+        config = parse_web_config(raw, Path(path).resolve().parent, path)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
+    # An empty file is a config without TLS or users, as the toolkit reads it at start-up; a
+    # reload refuses it (webreload: fail closed).
+    return replace(config, empty=raw is None)

@@ -5,9 +5,12 @@ As the exporter-toolkit picks up a changed file at once, the daemon checks every
 changed (a Kubernetes Secret update or a cert-manager renewal changes them). A changed file is
 read and checked like at start-up: users, headers, SANs and the rate limit are swapped whole,
 and the next handshakes use the new TLS context (certificate, key, client CAs: a CA removed
-from the file is refused from then on). A file
-that no longer passes the checks is logged and the last good config stays in force. Switching
-TLS on or off needs a restart (the listener is either HTTPS or HTTP).
+from the file is refused from then on). It fails closed: a file that no longer passes the
+checks (empty, truncated into bad YAML or a bad hash, unparsable) is logged, the last good
+config stays in force and ``cdnvideo_exporter_web_config_last_reload_successful`` says 0
+until a good one applies. Switching TLS on or off needs a restart (the listener is either
+HTTPS or HTTP), and so does switching basic auth off: a file truncated to valid YAML without
+its ``basic_auth_users`` must not open ``/metrics``.
 """
 
 from __future__ import annotations
@@ -47,8 +50,14 @@ def _stamps(files: tuple[str, ...]) -> Stamp:
 class LiveWebConfig:
     """``config`` is the one in force; ``changed`` tells its readers to rebuild their state."""
 
-    def __init__(self, config: WebConfig, load: Callable[[str], WebConfig] = load_web_config):
+    def __init__(
+        self,
+        config: WebConfig,
+        load: Callable[[str], WebConfig] = load_web_config,
+        report: Callable[[bool], None] = lambda ok: None,
+    ):
         self.config = config
+        self._report = report  # cdnvideo_exporter_web_config_last_reload_successful
         self.listener_tls = config.tls  # the context the listener was started with
         if self.listener_tls is not None:
             # Every handshake switches to the context of the config in force: a reload
@@ -67,11 +76,14 @@ class LiveWebConfig:
         try:
             new = self._load(self.config.path)
         except ConfigError as exc:
-            log.error("web_config_reload_failed", error=str(exc), kept="the last good config")
-            return False
+            return self._refused(str(exc))
+        if new.empty:
+            return self._refused("the file is empty (emptied or being written?)")
         if (new.tls is None) != (self.listener_tls is None):
-            log.warning("web_config_reload_failed", error="TLS switched on or off: restart")
-            return False
+            return self._refused("TLS switched on or off: restart")
+        if self.config.users and not new.users:
+            # A truncated file can read as valid YAML without its users: fail closed.
+            return self._refused("basic auth switched off (no basic_auth_users left): restart")
         if self.listener_tls is not None and new.tls is not None:
             # Whether a client certificate is asked for is set when a connection starts, from
             # the listener's context; the rest comes from ``new.tls`` (``_current_context``).
@@ -79,10 +91,16 @@ class LiveWebConfig:
         self.config = new
         self._stamps = _stamps(new.files)
         self.generation += 1
+        self._report(True)
         log.info("web_config_reloaded", file=new.path, basic_auth_users=len(new.users))
         for warning in new.warnings:
             log.warning("web_config_unsupported", detail=warning)
         return True
+
+    def _refused(self, error: str) -> bool:
+        log.error("web_config_reload_failed", error=error, kept="the last good config")
+        self._report(False)
+        return False
 
     def _current_context(
         self, connection: ssl.SSLObject, server_name: str | None, listener: ssl.SSLContext

@@ -484,3 +484,35 @@ async def test_a_history_of_exactly_31_days_is_read(sim_admin: SimAdmin) -> None
     )
     status, data, _ = await sim_admin.admin.call("GET", path)
     assert status == 200, data
+
+
+# --- URLs are read as RFC 3986 reads them (exporter.support.urls) ------------------------------
+async def test_a_host_before_a_fragment_gets_no_stored_key(sim_admin: SimAdmin) -> None:
+    body = await masked_copy(sim_admin, "1001")
+    # urllib (and the platform) send this to evil.example: the "#" ends the authority.
+    body["restreams"][0]["target_url"] = "rtmp://evil.example#@a.rtmp.youtube.com/live2"
+    fields = await refused_put(sim_admin, "1001", body)
+    assert fields == ["restreams[0].target_url", "restreams[0].target_key"]
+
+
+async def test_a_query_mask_behind_a_fragment_is_refused(sim_admin: SimAdmin) -> None:
+    body = await masked_copy(sim_admin, "1002")
+    token = body["restreams"][2]["target_url"].split("token=")[1]
+    url = f"rtmp://evil.example#@ingest.partner.example/app?token={token}"
+    body["restreams"][2]["target_url"] = url
+    fields = await refused_put(sim_admin, "1002", body)
+    assert fields == ["restreams[2].target_url", "restreams[2].target_key"]
+
+
+async def test_a_backup_password_stays_with_its_application(sim_admin: SimAdmin) -> None:
+    body = await masked_copy(sim_admin, "1001")
+    assert body["restreams"][1]["backup"]["target_url"] == "rtmp://backup.twitch.tv/app"
+    body["restreams"][1]["backup"]["target_url"] = "rtmp://backup.twitch.tv/attacker"
+    assert await refused_put(sim_admin, "1001", body) == ["restreams[1].backup.password"]
+
+
+async def test_an_unparsable_url_travels_with_no_mask(sim_admin: SimAdmin) -> None:
+    body = await masked_copy(sim_admin, "1001")
+    body["restreams"][0]["target_url"] = "rtmp://[a.rtmp.youtube.com/live2"
+    fields = await refused_put(sim_admin, "1001", body)
+    assert fields[0] == "restreams[0].target_url"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import re
 
 import structlog
 from structlog.testing import capture_logs
@@ -133,3 +134,61 @@ async def test_an_audit_line_keeps_its_structure_whatever_a_body_held(admin: Adm
         ("demo-media", "write", "PUT /api/v1/restream/{account}/resources/{resource_id}"),
     ]
     assert admin.ctx.redactor.text("key write") == f"key {MASK}"  # free text: still masked
+
+
+# Each character that could split a line or drive a terminal, and how logfmt must show it.
+CONTROLS = {
+    "\r": "\\r",
+    "\n": "\\n",
+    "\x1b": "\\x1b",
+    "\x00": "\\x00",
+    "\x7f": "\\x7f",
+    "\x85": "\\x85",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
+async def test_logfmt_audit_lines_cannot_be_split(make_admin: MakeAdmin) -> None:
+    """Through a request path, a header and a reply body into the audit line: one record per
+    line, every control character escaped."""
+    admin = await make_admin(trusted_proxy_header="X-Forwarded-For")
+    stream = io.StringIO()
+    configure_logging("info", "logfmt", admin.ctx.redactor, stream=stream)
+    forged = " event=audit role=write status=200"
+    generate = ("POST", "/app/th-api/v1/accounts/demo-media/generate")
+    body = {
+        "script": "Hello there",
+        "actor": {"name": "Natalia", "version": "1.0.0", "shot": "waist"},
+        "voice": "Alena",
+    }
+    sent = 0
+    try:
+        for char in CONTROLS:
+            quoted = "%" + "%".join(f"{b:02X}" for b in char.encode())
+            # the path: an account segment, answered 401 without a token
+            await admin.call("DELETE", f"/dvr/x{quoted}{forged}/streams/s", token=None)
+            # a header: the HTTP client and parser refuse C0 controls and DEL, not C1 ones
+            if char == "\x85":
+                headers = {"X-Forwarded-For": f"10.0.0.1{char}{forged}"}
+                await admin.call("DELETE", "/dvr/x/streams/s", token=None, headers=headers)
+                sent += 1
+            # a body: the platform's reply names the task
+            admin.upstream.replies[generate] = (202, {"status": "ok", "id": f"t{char}{forged}"})
+            admin.clock.advance(60)  # the generate limit is per minute
+            status, _, _ = await admin.call("POST", "/talking-head/demo-media/generate", json=body)
+            assert status == 202
+            sent += 2
+    finally:
+        structlog.reset_defaults()
+    lines = [line for line in stream.getvalue().split("\n") if line]
+    audit_lines = [
+        line for line in lines if re.match(r"timestamp=\S+ level=\S+ event=audit ", line)
+    ]
+    assert len(audit_lines) == sent  # no record split in two, none forged
+    assert all(line.startswith("timestamp=") for line in lines)
+    text = stream.getvalue()
+    for char, escaped in CONTROLS.items():
+        if char != "\n":  # line breaks end records: counted above
+            assert char not in text
+        assert escaped in text

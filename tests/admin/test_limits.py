@@ -42,3 +42,18 @@ async def test_json_at_the_depth_limit_is_still_read(admin: Admin) -> None:
     assert status == 422
     assert [f["field"] for f in data["fields"]] == ["extra"]
     assert admin.upstream.requests == []
+
+
+async def test_a_key_twice_in_one_object_is_400_naming_it(admin: Admin) -> None:
+    """json.loads keeps the last of two equal keys; a validator and a proxy may read the first:
+    the body is refused instead of guessed at."""
+    body = '{"name": "x", "restreams": [{"target_key": "a", "target_key": "b"}], "active": true}'
+    status, data, _ = await send_raw(admin, "PUT", "/restream/demo-media/resources/r1", body)
+    assert status == 400
+    assert data["fields"] == [
+        {
+            "field": "body",
+            "message": "the key 'target_key' appears twice in one object; send it once",
+        }
+    ]
+    assert admin.upstream.requests == []

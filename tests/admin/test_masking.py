@@ -177,6 +177,7 @@ def test_secrets_in_finds_keys_and_url_passwords() -> None:
 
     found = secrets_in(RESOURCE)
     assert set(found) == {
+        "alice:url-secret-pw",  # the userinfo, as the metrics' poller learns it too
         "url-secret-pw",
         "stream-key-secret-1",
         "target-password-secret",
@@ -303,8 +304,15 @@ async def test_a_mask_where_no_secret_can_be_restored_is_refused(admin: Admin) -
     admin.upstream.requests.clear()
     status, data, _ = await admin.call("PUT", "/restream/demo-media/resources/r1", json=body)
     assert status == 422
-    assert [f["field"] for f in data["fields"]] == ["name", "restreams[0].backup.target_url"]
-    assert "only as the whole value of a secret field" in data["fields"][0]["message"]
+    # The backup's path changed too, so its password's mask stands for another site now.
+    fields = {f["field"]: f["message"] for f in data["fields"]}
+    assert list(fields) == [
+        "restreams[0].backup.password",
+        "name",
+        "restreams[0].backup.target_url",
+    ]
+    assert "another entry, field or host" in fields["restreams[0].backup.password"]
+    assert "only as the whole value of a secret field" in fields["name"]
     assert [r.method for r in admin.upstream.requests] == ["GET"]
 
 

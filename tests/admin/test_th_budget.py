@@ -188,3 +188,28 @@ async def test_a_state_file_not_ours_is_logged_and_counted_afresh(
     assert (await admin.call("GET", STATUS, token=READ_TOKEN))[0] == 200
     assert (await admin.call("GET", STATUS, token=READ_TOKEN))[0] == 429
     assert json.loads(state.read_bytes())["version"] == 1  # written again, in our format
+
+
+async def test_the_day_s_reads_are_shared_by_the_replicas_of_a_shard(
+    make_admin: MakeAdmin,
+) -> None:
+    """Two replicas serve the account: each allows half, so together they spend the day's."""
+    admin = await make_admin(talking_head_reads_per_day=6, replicas_per_shard=2)
+    for _ in range(3):
+        assert (await admin.call("GET", STATUS, token=READ_TOKEN))[0] == 200
+    status, data, _ = await admin.call("GET", STATUS, token=READ_TOKEN)
+    assert status == 429
+    assert "the account's 6 shared by 2 replicas" in data["message"]
+    assert sent(admin, f"{TH}/status/task-1") == 3
+
+
+async def test_each_retry_of_a_read_is_a_read_of_the_allowance(make_admin: MakeAdmin) -> None:
+    admin = await make_admin(talking_head_reads_per_day=2)
+    admin.ctx.client.retries = 2  # up to three attempts, as the daemon's client makes
+    admin.upstream.replies[("GET", f"{TH}/status/task-1")] = (503, {"status": "ERROR"})
+    status, _, resp = await admin.call("GET", STATUS, token=READ_TOKEN)
+    assert (status, resp.headers["X-Upstream-Status"]) == (503, "503")
+    assert sent(admin, f"{TH}/status/task-1") == 2  # the third attempt had no read left
+    status, data, _ = await admin.call("GET", STATUS, token=READ_TOKEN)
+    assert (status, data["error"]) == (429, "rate_limited")
+    assert sent(admin, f"{TH}/status/task-1") == 2

@@ -215,6 +215,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_exporter_build_info": ("version", "revision", "branch", "pythonversion"),
     "cdnvideo_exporter_config_last_reload_successful": (),
     "cdnvideo_exporter_config_last_reload_success_timestamp_seconds": (),
+    "cdnvideo_exporter_web_config_last_reload_successful": (),
     "cdnvideo_traffic_late_requests_total": ("account", "after_minutes"),
     "cdnvideo_traffic_late_hit_bytes_total": ("account", "after_minutes"),
     "cdnvideo_traffic_late_share": ("account", "after_minutes"),

@@ -142,3 +142,21 @@ async def test_api_rate_limit_answers_429_with_retry_after_per_account(
     assert (await client.get(path.format("demo-shop"), headers=TOKEN)).status == 200
     sim.reset()
     assert (await client.get(path.format("demo-media"), headers=TOKEN)).status == 200
+
+
+@pytest.mark.parametrize("quirk", [False, True])
+async def test_url_in_description_names_a_failing_target_in_clear(
+    aiohttp_client: ClientFactory, quirk: bool
+) -> None:
+    names = frozenset({"url-in-description"} if quirk else ())
+    sim = Simulator(SimConfig(quirks=names), FakeClock())
+    url = "rtmp://ingest.partner.example/app?token=tok-SECRET-TOKEN-1002"
+    sim.force_restream_status("demo-media", "1002", url, 3, "Source stream is not published")
+    client: Client = await aiohttp_client(sim.build_app())
+    resp = await client.get("/app/restream/v2/demo-media/status?resource_id=1002", headers=TOKEN)
+    targets = (await resp.json())["data"][0]["status"]
+    described = {t["target_url"]: t["status"]["description"] for t in targets}
+    expected = f"Source stream is not published: publish to {url} refused"
+    assert described[url] == (expected if quirk else "Source stream is not published")
+    ok = [t["status"]["description"] for t in targets if t["status"]["code"] == 0]
+    assert set(ok) <= {"OK"}

@@ -657,6 +657,7 @@ def test_masked_dict_masks_every_secret() -> None:
         "upstream_concurrency": 2,
         "upstream_deadline_seconds": 15.0,
         "talking_head_reads_per_day": 50,
+        "reads_per_minute": 30,
         "state_file": "",
         "trusted_proxy_header": "",
     }

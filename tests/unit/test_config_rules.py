@@ -115,6 +115,10 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
         {"admin": {"talking_head_reads_per_day": -1}},
         "admin.talking_head_reads_per_day:",
     ),
+    "admin.reads_per_minute": (
+        {"admin": {"reads_per_minute": -1}},
+        "admin.reads_per_minute:",
+    ),
     "admin.trusted_proxy_header": (
         {"admin": {"trusted_proxy_header": "X Forwarded For"}},
         "admin.trusted_proxy_header: expected an HTTP header name",

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from exporter.config import Settings
 from exporter.config.rules import GENERATE_PER_MINUTE
 from exporter.runtime.context import Context
 from exporter.web.admin.core import (
@@ -17,10 +18,11 @@ from exporter.web.admin.core import (
     Route,
     authenticate,
     make_handler,
+    throttled,
 )
 from exporter.web.admin.masking import secret_mask
 from exporter.web.admin.openapi import build_openapi
-from exporter.web.admin.ratelimit import WindowLimit
+from exporter.web.admin.ratelimit import FailureThrottle, WindowLimit
 from exporter.web.admin.readbudget import ReadBudget, state_path
 from exporter.web.admin.routes import ROUTES
 from exporter.web.webauth import authenticated
@@ -44,6 +46,14 @@ def generate_share(replicas_per_shard: int) -> int:
     return max(1, GENERATE_PER_MINUTE // replicas_per_shard)
 
 
+def reads_share(settings: Settings) -> int:
+    """Talking-head reads a day one replica allows: ``admin.talking_head_reads_per_day`` is
+    the account's, shared by the ``admin.replicas_per_shard`` copies that serve it (as the
+    generate limit is), so two replicas do not spend it twice."""
+    per_day = settings.admin.talking_head_reads_per_day
+    return per_day // settings.admin.replicas_per_shard if per_day else 0
+
+
 def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
     """The sub-application to mount at ``/api/v1`` (routes, ``/openapi.json``).
 
@@ -51,15 +61,18 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
     only hands it the tasks it submits.
     """
     settings = ctx.settings
+    replicas = settings.admin.replicas_per_shard
     masks = secret_mask(settings)
     failures = settings.admin.auth_failures_per_minute
-    auth_failures = WindowLimit(ctx.clock, failures, 60.0) if failures else None
+    proxy_header = settings.admin.trusted_proxy_header
+    auth_failures = FailureThrottle(ctx.clock, failures, proxy_header) if failures else None
     state = AdminState(
         WindowLimit(ctx.clock, generate_share(settings.admin.replicas_per_shard), 60.0),
         deps,
         masks,
         auth_failures,
-        ReadBudget(ctx.clock, settings.admin.talking_head_reads_per_day, state_path(settings)),
+        ReadBudget(ctx.clock, reads_share(settings), state_path(settings)),
+        WindowLimit(ctx.clock, settings.admin.reads_per_minute // replicas, 60.0),
     )
     app = web.Application()
     app[ADMIN_STATE] = state
@@ -69,10 +82,14 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
 
     async def openapi(request: web.Request) -> web.Response:
         # It names the accounts: with basic auth on, a password or a token is needed.
+        presented = request.headers.get("Authorization")
         if not authenticated(request) and not authenticate(
-            request.headers.get("Authorization"), settings.admin.read_token,
-            settings.admin.write_token,
-        ):  # fmt: skip
+            presented, settings.admin.read_token, settings.admin.write_token
+        ):
+            if auth_failures is not None:
+                wait = auth_failures.failed(request.remote, request.headers, presented)
+                if wait:
+                    return throttled(auth_failures, wait).response()
             return Rejected(
                 401,
                 "unauthorized",

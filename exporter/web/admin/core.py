@@ -6,7 +6,7 @@ import asyncio
 import hmac
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -20,7 +20,7 @@ from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import error_message, is_error_body
 from exporter.upstream.models import ThConfigurations
 from exporter.web.admin.masking import SecretMask, mask, secrets_in
-from exporter.web.admin.ratelimit import WindowLimit, client_address, failure_keys
+from exporter.web.admin.ratelimit import FailureThrottle, WindowLimit, client_address
 from exporter.web.admin.readbudget import ReadBudget
 from exporter.web.admin.validation import (
     MAX_QUERY_VALUE,
@@ -113,10 +113,11 @@ class AdminState:
     limiter: WindowLimit
     deps: AdminDeps
     masks: SecretMask
-    # Failed authentications per address and per credential (admin.auth_failures_per_minute);
-    # None: off.
-    auth_failures: WindowLimit | None
+    # Failed authentications per address and per credential (admin.auth_failures_per_minute),
+    # of every authenticated route; None: off.
+    auth_failures: FailureThrottle | None
     th_reads: ReadBudget  # talking-head reads that reach the platform (a day's share)
+    reads: WindowLimit  # admin reads that reach the platform, per account (reads_per_minute)
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
@@ -166,6 +167,22 @@ class Call:
     target: str | None = None
     upstream_status: int | None = None
     outcome: str = "ok"
+    read_spent: bool = False  # this request's admin read is spent (spend_read)
+
+    def spend_read(self) -> None:
+        """Spend one of the account's admin reads (``admin.reads_per_minute``); 429 when none
+        is left this minute."""
+        reads = self.state.reads
+        wait = reads.acquire(self.account) if reads.limit else 60
+        if wait:
+            raise Rejected(
+                429,
+                "rate_limited",
+                f"at most {reads.limit} admin reads a minute per account reach the platform "
+                f"from this replica (admin.reads_per_minute); retry in {wait} s",
+                headers={"Retry-After": str(wait)},
+            )
+        self.read_spent = True
 
     def param(self, name: str) -> str:
         return self.request.match_info[name]
@@ -176,8 +193,17 @@ class Call:
         proxy_header = self.ctx.settings.admin.trusted_proxy_header
         return client_address(self.request.remote, self.request.headers, proxy_header)
 
-    async def upstream(self, op: Awaitable[Reply]) -> Reply:
-        """Await an upstream operation; no reply becomes 502 (connection) or 504 (timeout)."""
+    async def upstream(self, op: Coroutine[Any, Any, Reply]) -> Reply:
+        """Await an upstream operation; no reply becomes 502 (connection) or 504 (timeout).
+
+        A read route spends one of the account's admin reads first (``admin.reads_per_minute``):
+        none left, and the operation is never started (429 with ``Retry-After``)."""
+        if not self.route.write and not self.read_spent:
+            try:
+                self.spend_read()
+            except Rejected:
+                op.close()
+                raise
         # The call's own longest time, or the admin API's deadline when that is shorter.
         deadline = min(
             self.ctx.client.deadline(), self.ctx.settings.admin.upstream_deadline_seconds
@@ -201,11 +227,14 @@ class Call:
             ) from None
         self.upstream_status = reply.status
         if reply.data is not None:
-            self.ctx.redactor.learn(*secrets_in(reply.data))
+            large = len(reply.body) > ENCODE_OFF_LOOP_BYTES
+            found = await asyncio.to_thread(secrets_in, reply.data) if large else None
+            self.ctx.redactor.learn(*(found if found is not None else secrets_in(reply.data)))
         return reply
 
-    def passthrough(self, reply: Reply, masker: Masker = mask) -> web.Response:
-        """The platform's status and body, secrets masked.
+    async def passthrough(self, reply: Reply, masker: Masker = mask) -> web.Response:
+        """The platform's status and body, secrets masked (a large body masked and encoded in
+        a worker thread: a 5,000-resource list must not hold the event loop).
 
         A 2xx that is not JSON, or that carries an error body (the platform's rate-limit
         answer), is no success: it becomes 502 naming the problem, the platform's status in
@@ -234,9 +263,17 @@ class Call:
         if reply.status in (204, 304) or not reply.body:
             return web.Response(status=reply.status, headers=headers)
         if reply.data is not None:
-            text = json.dumps(masker(reply.data, self.state.masks), ensure_ascii=False)
+            masks = self.state.masks
+            if len(reply.body) > ENCODE_OFF_LOOP_BYTES:
+                body = await asyncio.to_thread(_encoded, masker, reply.data, masks)
+            else:
+                body = _encoded(masker, reply.data, masks)
             return web.Response(
-                status=reply.status, text=text, content_type="application/json", headers=headers
+                status=reply.status,
+                body=body,
+                content_type="application/json",
+                charset="utf-8",
+                headers=headers,
             )
         raw = reply.body.decode("utf-8", "replace")
         return web.Response(
@@ -245,6 +282,13 @@ class Call:
             content_type="text/plain",
             headers=headers,
         )
+
+
+ENCODE_OFF_LOOP_BYTES = 64 * 1024  # a reply this large is masked and encoded off the loop
+
+
+def _encoded(masker: Masker, data: Any, masks: SecretMask) -> bytes:
+    return json.dumps(masker(data, masks), ensure_ascii=False).encode()
 
 
 # --- authentication -----------------------------------------------------------------------
@@ -277,11 +321,32 @@ def _number(text: str) -> int | float:
     return int(value) if value.is_integer() else value
 
 
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice (json.loads would keep the last one silently)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def loads_strict(raw: bytes) -> Any:
+    """A JSON body: no NaN or Infinity, no key twice in one object (``DuplicateKey``)."""
+
     def reject(name: str) -> Any:
         raise ValueError(f"{name} is not JSON")
 
-    return json.loads(raw.decode("utf-8"), parse_constant=reject, parse_float=_number)
+    return json.loads(
+        raw.decode("utf-8"), parse_constant=reject, parse_float=_number, object_pairs_hook=_unique
+    )
 
 
 async def _prepare(call: Call) -> None:
@@ -323,23 +388,18 @@ async def _prepare(call: Call) -> None:
 
 
 def _throttle_failure(call: Call, presented: str | None) -> None:
-    """Count a failed authentication under its address and its credential; 429 once either
-    had more than ``admin.auth_failures_per_minute`` in the last minute."""
+    """Count a failed authentication (``FailureThrottle``); 429 once its address or its
+    credential had more than ``admin.auth_failures_per_minute`` in the last minute."""
     failures = call.state.auth_failures
     if failures is None:
         return
-    keys = failure_keys(call.client_address, presented)
-    wait = max(failures.wait(key) for key in keys)
-    for key in keys:
-        failures.note(key)
+    wait = failures.failed(call.request.remote, call.request.headers, presented)
     if wait:
-        raise Rejected(
-            429,
-            "rate_limited",
-            f"more than {failures.limit} failed authentications from this address or with "
-            f"this credential in {failures.window:g} s; retry in {wait} s",
-            headers={"Retry-After": str(wait)},
-        )
+        raise throttled(failures, wait)
+
+
+def throttled(failures: FailureThrottle, wait: int) -> Rejected:
+    return Rejected(429, "rate_limited", failures.message(wait), headers={"Retry-After": str(wait)})
 
 
 async def _read_body(request: web.Request, required: bool, seconds: float) -> Any:
@@ -365,6 +425,9 @@ async def _read_body(request: web.Request, required: bool, seconds: float) -> An
         return {}
     try:
         body = loads_strict(raw)
+    except DuplicateKey as exc:
+        message = f"the key {exc.key!r} appears twice in one object; send it once"
+        raise invalid([FieldError("body", message)], 400) from None
     except (ValueError, RecursionError):
         raise invalid([FieldError("body", "not valid JSON")], 400) from None
     if json_depth(body) > MAX_JSON_DEPTH:

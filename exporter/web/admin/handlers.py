@@ -10,6 +10,7 @@ import structlog
 from aiohttp import web
 
 from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKING_HEAD_SECTION
+from exporter.upstream.client import MayRetry
 from exporter.upstream.models import configurations_body
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
 from exporter.web.admin.masking import mask, mask_history, mask_video_link
@@ -38,12 +39,12 @@ def _reply_id(data: Any, key: str) -> str | None:
 
 # --- restream -----------------------------------------------------------------------------
 async def restream_list(call: Call) -> web.StreamResponse:
-    return call.passthrough(await call.upstream(call.ctx.ops.restream_list(call.account)))
+    return await call.passthrough(await call.upstream(call.ctx.ops.restream_list(call.account)))
 
 
 async def restream_get(call: Call) -> web.StreamResponse:
     op = call.ctx.ops.restream_get(call.account, call.param("resource_id"))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def restream_create(call: Call) -> web.StreamResponse:
@@ -56,7 +57,7 @@ async def restream_create(call: Call) -> web.StreamResponse:
     body = without_read_only(call.body)
     reply = await call.upstream(call.ctx.ops.restream_create(call.account, body))
     call.target = _reply_id(reply.data, "resource_id")
-    return call.passthrough(reply)
+    return await call.passthrough(reply)
 
 
 async def restream_update(call: Call) -> web.StreamResponse:
@@ -69,14 +70,14 @@ async def restream_update(call: Call) -> web.StreamResponse:
         # Keep stored secrets: read the resource as it is now, put its values where the mask is.
         current = await call.upstream(call.ctx.ops.restream_get(call.account, resource_id))
         if not current.ok:
-            return call.passthrough(current)
+            return await call.passthrough(current)
         where = f"resource {resource_id}"
         body, errors = restore_secrets(body, current.data, call.state.masks, where)
         if errors:
             raise invalid(errors)
         call.body = body
     reply = await call.upstream(call.ctx.ops.restream_update(call.account, resource_id, body))
-    return call.passthrough(reply)
+    return await call.passthrough(reply)
 
 
 async def restream_status(call: Call) -> web.StreamResponse:
@@ -84,7 +85,7 @@ async def restream_status(call: Call) -> web.StreamResponse:
     if errors:
         raise invalid(errors)
     op = call.ctx.ops.restream_status(call.account, call.query.get("resource_id"))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def restream_history(call: Call) -> web.StreamResponse:
@@ -93,13 +94,13 @@ async def restream_history(call: Call) -> web.StreamResponse:
         raise invalid(errors)
     q = call.query
     op = call.ctx.ops.restream_history(call.account, q["resource_id"], q["start"], q["end"])
-    return call.passthrough(await call.upstream(op), mask_history)
+    return await call.passthrough(await call.upstream(op), mask_history)
 
 
 # --- DVR ----------------------------------------------------------------------------------
 async def dvr_get(call: Call) -> web.StreamResponse:
     op = call.ctx.ops.dvr_get(call.account, call.param("stream_name"))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def dvr_delete(call: Call) -> web.StreamResponse:
@@ -107,12 +108,13 @@ async def dvr_delete(call: Call) -> web.StreamResponse:
     if errors:
         raise invalid(errors)
     op = call.ctx.ops.dvr_delete(call.account, call.param("stream_name"), call.body)
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 # --- talking head -------------------------------------------------------------------------
 async def _spend_th_read(call: Call) -> None:
     """Count a talking-head read that goes to the platform; 429 when the day's are spent."""
+    call.spend_read()  # the minute's admin reads first: a refusal there spends no day's read
     budget = call.state.th_reads
     wait = await budget.take(call.account)
     if wait:
@@ -120,11 +122,22 @@ async def _spend_th_read(call: Call) -> None:
             429,
             "rate_limited",
             f"at most {budget.per_day} talking-head reads a day per account reach the platform "
-            "through the admin API (admin.talking_head_reads_per_day; the platform allows "
+            f"through the admin API{_reads_share_note(call)} (admin.talking_head_reads_per_day, "
+            "retries included; the platform allows "
             f"{TALKING_HEAD_MONTHLY_ALLOWANCE} talking-head requests a month in all); "
             f"retry in {wait} s",
             headers={"Retry-After": str(wait)},
         )
+
+
+def _retry_read(call: Call) -> MayRetry:
+    """A retry of a talking-head read is one more request of the allowance: it is spent like
+    the first, and not sent when none is left (the last answer goes back as it is)."""
+
+    async def may_retry() -> bool:
+        return await call.state.th_reads.take(call.account) == 0
+
+    return may_retry
 
 
 def _polled_configurations(call: Call) -> web.Response | None:
@@ -154,7 +167,8 @@ async def th_configurations(call: Call) -> web.StreamResponse:
     if polled is not None:
         return polled
     await _spend_th_read(call)
-    return call.passthrough(await call.upstream(call.ctx.ops.th_configurations(call.account)))
+    op = call.ctx.ops.th_configurations(call.account, _retry_read(call))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def th_generate(call: Call) -> web.StreamResponse:
@@ -175,12 +189,20 @@ async def th_generate(call: Call) -> web.StreamResponse:
     reply = await call.upstream(call.ctx.ops.th_generate(call.account, call.body))
     task_id = _reply_id(reply.data, "id")
     call.target = task_id
-    response = call.passthrough(reply)
+    response = await call.passthrough(reply)
     if call.outcome == "ok":
         if task_id is not None:
             call.state.deps.tracker.track(call.account, task_id)
         _refresh_quota(call)
     return response
+
+
+def _reads_share_note(call: Call) -> str:
+    replicas = call.ctx.settings.admin.replicas_per_shard
+    if replicas == 1:
+        return ""
+    per_day = call.ctx.settings.admin.talking_head_reads_per_day
+    return f" on this replica (the account's {per_day} shared by {replicas} replicas)"
 
 
 def _share_note(call: Call) -> str:
@@ -208,19 +230,19 @@ def _refresh_quota(call: Call) -> None:
 
 async def th_status(call: Call) -> web.StreamResponse:
     await _spend_th_read(call)
-    op = call.ctx.ops.th_status(call.account, call.param("task_id"))
-    return call.passthrough(await call.upstream(op))
+    op = call.ctx.ops.th_status(call.account, call.param("task_id"), _retry_read(call))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def th_cancel(call: Call) -> web.StreamResponse:
     op = call.ctx.ops.th_cancel(call.account, call.param("task_id"))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def th_video_link(call: Call) -> web.StreamResponse:
     await _spend_th_read(call)
-    op = call.ctx.ops.th_video_link(call.account, call.param("task_id"))
-    return call.passthrough(await call.upstream(op), mask_video_link)
+    op = call.ctx.ops.th_video_link(call.account, call.param("task_id"), _retry_read(call))
+    return await call.passthrough(await call.upstream(op), mask_video_link)
 
 
 async def th_rename(call: Call) -> web.StreamResponse:
@@ -228,12 +250,12 @@ async def th_rename(call: Call) -> web.StreamResponse:
     if errors:
         raise invalid(errors)
     op = call.ctx.ops.th_rename(call.account, call.param("task_id"), call.body)
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def th_delete(call: Call) -> web.StreamResponse:
     op = call.ctx.ops.th_delete(call.account, call.param("task_id"))
-    return call.passthrough(await call.upstream(op))
+    return await call.passthrough(await call.upstream(op))
 
 
 async def th_tasks(call: Call) -> web.StreamResponse:
@@ -245,4 +267,5 @@ async def th_tasks(call: Call) -> web.StreamResponse:
         (k, "+" + v[1:] if k == "sort" and v.startswith(" ") else v) for k, v in call.query_pairs
     ]
     await _spend_th_read(call)
-    return call.passthrough(await call.upstream(call.ctx.ops.th_tasks(call.account, params)))
+    op = call.ctx.ops.th_tasks(call.account, params, _retry_read(call))
+    return await call.passthrough(await call.upstream(op))

@@ -19,12 +19,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from exporter.config.settings import Settings
-from exporter.restream.identity import FINGERPRINT_HEX, KeyFingerprint, fingerprint_secret
-from exporter.support.secrets import MASK, is_secret_key, mask_urls, query_secrets, urls_in
+from exporter.restream.identity import KeyFingerprint, fingerprint_secret
+from exporter.support.secrets import FINGERPRINT_HEX, MASK, is_secret_key
+from exporter.support.urls import mask_urls, url_secrets, urls_in
 
-SCHEME = r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@\s?#:]*):"
-# Up to the last "@" of the authority: a password may itself contain "@".
-URL_PASSWORD = re.compile(SCHEME + r"(?P<pw>[^/\s?#]+)@")
 MASK_REF = rf"{re.escape(MASK)}#(?P<fp>[0-9a-f]{{{FINGERPRINT_HEX}}})"
 
 
@@ -46,7 +44,6 @@ class SecretMask:
     def url(self, text: str) -> str:
         """Every URL in ``text`` with its password and secret query values masked:
         ``srt://user:********#<fp>@host?streamid=********#<fp>&latency=2000``."""
-        text = URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{self.of(m.group('pw'))}@", text)
         return mask_urls(text, self.of)
 
     def text(self, text: str) -> str:
@@ -83,8 +80,7 @@ def mask(data: Any, masks: SecretMask, key: str = "", secret: bool = False) -> A
 
 def url_secrets_of(text: str) -> list[str]:
     """URL passwords and secret query values inside a text (masks excluded)."""
-    found = [m.group("pw") for m in URL_PASSWORD.finditer(text) if MASK not in m.group("pw")]
-    return found + [s for url in urls_in(text) for s in query_secrets(url)]
+    return [s for url in urls_in(text) for s in url_secrets(url)]
 
 
 def secrets_in(data: Any, key: str = "", secret: bool = False) -> list[str]:

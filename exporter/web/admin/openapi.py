@@ -106,8 +106,9 @@ OWN_STATUSES = {
     413: "Request body too large.",
     422: "A field breaks a rule; `fields` names each one. Nothing was sent upstream.",
     429: f"Too many requests: more than {GENERATE_PER_MINUTE} generate requests a minute for "
-    "the account, its talking-head reads of the day spent (admin.talking_head_reads_per_day), "
-    "or too many failed authentications; see Retry-After. Nothing was sent upstream.",
+    "the account, its admin reads of the minute spent (admin.reads_per_minute), its "
+    "talking-head reads of the day spent (admin.talking_head_reads_per_day), or too many "
+    "failed authentications; see Retry-After. Nothing was sent upstream.",
     500: "An internal error of the exporter (logged).",
     502: "The platform could not be reached, refused the exporter's token, or answered a 2xx "
     "that is no success (an error body, or not JSON).",

@@ -3,7 +3,8 @@
 The platform allows 1500 talking-head requests a month per account, pollers and people
 together. A read token alone must not be able to spend them, so reads through the admin API
 that reach the platform are counted per account in a sliding 24 hours
-(``admin.talking_head_reads_per_day``, 50 by default: 1500 / 30); one more is refused with
+(``admin.talking_head_reads_per_day``, 50 by default: 1500 / 30, divided by
+``admin.replicas_per_shard``; each retry counts as a read); one more is refused with
 429 and ``Retry-After``. The times of the reads are kept in a small JSON file
 (``admin.state_file``) so a restart does not hand out a fresh day's share.
 """

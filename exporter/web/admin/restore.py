@@ -3,72 +3,60 @@
 A secret's slot is where it sits in the stored object: the same entry (a list item is known by
 its URLs, credentials and query left out: a restream entry by its source and target URL), the
 same field (``target_key``, ``backup.password``, the password or one query value of
-``target_url``) and the same host (that of the URL the field belongs to). A mask sent back in
-its own slot gets the stored value; in any other slot (another entry's key, the URL password of
-another host) it is refused with 422 naming the field, and nothing is sent upstream.
+``target_url``) and the same site: scheme, host, port and path of the URL the field belongs
+to (for ``backup.password``, of ``backup.target_url``), read as RFC 3986 reads them
+(``exporter.support.urls``). A mask sent back in its own slot gets the stored value; in any
+other slot (another entry's key, the URL password of another host or application) it is
+refused with 422 naming the field, and nothing is sent upstream. So is a body carrying a mask
+and a URL with a fragment or one urllib cannot parse: where it sends is not certain.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterator
 from typing import Any
 
-from exporter.support.secrets import MASK, is_secret_key, is_secret_query_name, urls_in
-from exporter.web.admin.masking import MASK_REF, SCHEME, SecretMask
+from exporter.support.secrets import MASK, is_secret_key, is_secret_query_name
+from exporter.support.urls import SCHEME, Url, parse_url, url_spans
+from exporter.web.admin.masking import MASK_REF, SecretMask
 from exporter.web.admin.validation import FieldError
 
-# A slot: (the enclosing entries' identities, the field path without indices, the host).
+# A slot: (the enclosing entries' identities, the field path without indices, the sites).
 Slot = tuple[tuple[str, ...], str, str]
 
-_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<authority>[^/?\s]*)(?P<rest>.*)")
-_MASKED_URL_PASSWORD = re.compile(SCHEME + MASK_REF + "@")
 _MASK_VALUE = re.compile(MASK_REF)
-_URL_PASSWORD = re.compile(SCHEME + r"(?P<pw>[^/\s?]+)@")
 
 
-def _host(url: str) -> str:
-    """``scheme://host:port`` of a URL, userinfo left out; "" for anything else."""
-    m = _URL.match(url.strip())
-    if not m:
-        return ""
-    return m.group("scheme").lower() + m.group("authority").rpartition("@")[2].lower()
+def _url(value: str) -> Url | None:
+    """A field value that is one URL, parsed; None for anything else."""
+    return parse_url(value.strip()) if SCHEME.match(value.strip()) else None
 
 
-def _site(url: str) -> str:
-    """A URL without userinfo and query: what names a target whatever its credentials."""
-    m = _URL.match(url.strip())
-    if not m:
-        return ""
-    return _host(url) + m.group("rest").partition("?")[0]
+def _site(value: str) -> str:
+    """``scheme://host:port/path`` of a URL field: what names a destination whatever its
+    credentials and query; "" for a value that is no URL."""
+    url = _url(value)
+    return url.site if url is not None else ""
 
 
 def _urls(obj: dict[Any, Any]) -> list[tuple[str, str]]:
-    return sorted((str(k), v) for k, v in obj.items() if isinstance(v, str) and _URL.match(v))
+    return sorted((str(k), v) for k, v in obj.items() if isinstance(v, str) and _site(v))
 
 
 def _identity(obj: dict[Any, Any]) -> str:
-    """How a list item is known: its URL fields, credentials and query left out."""
+    """How a list item is known: its URL fields' sites (credentials and query left out)."""
     return " ".join(f"{k}={_site(v)}" for k, v in _urls(obj))
 
 
-def _hosts(obj: dict[Any, Any], inherited: str) -> str:
-    """The host(s) a secret field of this object belongs to: its own URLs' hosts."""
-    return " ".join(sorted({_host(v) for _, v in _urls(obj)})) or inherited
+def _sites(obj: dict[Any, Any], inherited: str) -> str:
+    """Where a secret field of this object goes: its own URLs' sites (scheme, host, port and
+    path), else those of the object around it."""
+    return " ".join(sorted({_site(v) for _, v in _urls(obj)})) or inherited
 
 
 def _join(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
-
-
-def _query_pairs(url: str) -> Iterator[tuple[str, str]]:
-    _, sep, query = url.partition("?")
-    if sep:
-        for pair in query.split("&"):
-            name, eq, value = pair.partition("=")
-            if eq:
-                yield name, value
 
 
 class _Walk:
@@ -76,6 +64,7 @@ class _Walk:
 
     def __init__(self) -> None:
         self.found: list[tuple[Slot, str, str, str]] = []  # (slot, path, kind, value)
+        self.unparsed: list[str] = []  # paths of URLs with a fragment or that do not parse
 
     def run(self, value: Any) -> None:
         self._walk(value, "", "", (), "", False)
@@ -84,7 +73,7 @@ class _Walk:
         self, value: Any, path: str, field: str, owners: tuple[str, ...], hosts: str, secret: bool
     ) -> None:
         if isinstance(value, dict):
-            inner = _hosts(value, hosts)
+            inner = _sites(value, hosts)
             for k, v in value.items():
                 key = str(k)
                 self._walk(
@@ -105,14 +94,20 @@ class _Walk:
             if secret:
                 self.found.append(((owners, field, hosts), path, "field", value))
                 return
-            for url in urls_in(value):
-                host = _host(url)
-                pw = _URL_PASSWORD.match(url)
-                if pw:
-                    self.found.append(((owners, f"{field}#password", host), path, "url", pw["pw"]))
-                for name, v in _query_pairs(url):
-                    if v and is_secret_query_name(name):
-                        slot = (owners, f"{field}?{name}", host)
+            for a, b in url_spans(value):
+                url = parse_url(value[a:b])
+                if url is None:
+                    self.unparsed.append(path)
+                    continue
+                if url.fragment is not None or not url.port_ok:
+                    self.unparsed.append(path)
+                site = url.site
+                if url.password:
+                    slot = (owners, f"{field}#password", site)
+                    self.found.append((slot, path, "url", url.password))
+                for name, sep, v in url.pairs():
+                    if sep and v and is_secret_query_name(name):
+                        slot = (owners, f"{field}?{name}", site)
                         self.found.append((slot, path, "query", v))
 
 
@@ -168,6 +163,7 @@ def restore_secrets(
 
     body_walk = _Walk()
     body_walk.run(body)
+    errors += [FieldError(path, UNPARSED) for path in dict.fromkeys(body_walk.unparsed)]
     replacements: dict[str, list[tuple[str, str]]] = {}  # path -> (mask text, secret)
     for slot, path, _, value in body_walk.found:
         if MASK not in value:
@@ -178,20 +174,31 @@ def restore_secrets(
         found = lookup(slot, whole.group("fp"), path)
         if found is not None:
             replacements.setdefault(path, []).append((value, found))
-    return _apply(copy.deepcopy(body), "", replacements, errors), errors
+    reported = {e.field for e in errors}
+    return _apply(copy.deepcopy(body), "", replacements, errors, reported), errors
 
 
 def _apply(
-    value: Any, path: str, replacements: dict[str, list[tuple[str, str]]], errors: list[FieldError]
+    value: Any,
+    path: str,
+    replacements: dict[str, list[tuple[str, str]]],
+    errors: list[FieldError],
+    reported: set[str],
 ) -> Any:
     """Put the looked-up secrets in; any mask left over is misplaced."""
     if isinstance(value, dict):
         for k in value:
             if MASK in str(k):
+                reported.add(_join(path, str(k)))
                 errors.append(FieldError(_join(path, str(k)), MISPLACED))
-        return {k: _apply(v, _join(path, str(k)), replacements, errors) for k, v in value.items()}
+        return {
+            k: _apply(v, _join(path, str(k)), replacements, errors, reported)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [_apply(v, f"{path}[{i}]", replacements, errors) for i, v in enumerate(value)]
+        return [
+            _apply(v, f"{path}[{i}]", replacements, errors, reported) for i, v in enumerate(value)
+        ]
     if not isinstance(value, str) or MASK not in value:
         return value
     mine = replacements.get(path, [])
@@ -200,16 +207,19 @@ def _apply(
     text = value
     for masked, secret in mine:
         text = text.replace(masked, secret, 1)
-    if MASK in text and not _reported(errors, path):
+    if MASK in text and path not in reported:  # a set: one check per field, never a scan
+        reported.add(path)
         errors.append(FieldError(path, MISPLACED))
     return text
-
-
-def _reported(errors: list[FieldError], path: str) -> bool:
-    return any(e.field == path for e in errors)
 
 
 MISPLACED = (
     f"the mask {MASK} stands for a stored secret only as the whole value of a secret field, a "
     f"URL password or a URL query value ({MASK}#<fingerprint>, as read); send the real value here"
+)
+
+UNPARSED = (
+    "a URL with a fragment (#...) or one that does not parse as RFC 3986 says (a port that is "
+    f"no number, a bracket left open) can not travel with a mask ({MASK}) in the same body: "
+    "where it sends is not certain; percent-encode the # as %23, or send every secret in clear"
 )

@@ -59,7 +59,7 @@ async def create_app(
         ),
     )
     ctx = build_context(settings, session, clock, redactor)
-    service = Service(ctx, Scheduler(ctx.runner, clock, timing))
+    service = Service(ctx, Scheduler(ctx.runner, clock, timing, ctx.metrics.next_poll))
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         tasks = [

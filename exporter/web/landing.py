@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from aiohttp import web
+from prometheus_client import Gauge
 
 from exporter import __version__
 from exporter.areakit import Area
@@ -110,13 +112,45 @@ def _table(headers: Iterable[str], rows: list[list[str]], css: str) -> str:
     )
 
 
-def _last_successes(ctx: Context) -> dict[tuple[str, str], float]:
-    """(account, area) -> last success time, read once per page (not once per row)."""
+def _by_account_area(gauge: Gauge) -> dict[tuple[str, str], float]:
+    """(account, area) -> the gauge's value, read once per page (not once per row)."""
     out: dict[tuple[str, str], float] = {}
-    for family in ctx.metrics.last_success.collect():
+    for family in gauge.collect():
         for sample in family.samples:
             out[(sample.labels.get("account", ""), sample.labels.get("area", ""))] = sample.value
     return out
+
+
+@dataclass(frozen=True)
+class _Times:
+    """What the page reads of the self-metrics once: last success and next poll per
+    (account, area)."""
+
+    successes: dict[tuple[str, str], float]
+    next_polls: dict[tuple[str, str], float]
+
+
+def _times(ctx: Context) -> _Times:
+    return _Times(
+        _by_account_area(ctx.metrics.last_success), _by_account_area(ctx.metrics.next_poll)
+    )
+
+
+def _next_poll(ts: float | None, now: float, failing: bool) -> str:
+    """When the area is polled next; for a failing one, when it is tried again."""
+    if ts is None:
+        return '<span class="pending">not scheduled</span>'
+    wait = max(0.0, ts - now)
+    what = "next try" if failing else "next poll"
+    stamp = datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f'{what} <time datetime="{e(stamp)}">{e(_in(wait))}</time>'
+
+
+def _in(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"in {seconds / size:.0f} {unit}"
+    return f"in {seconds:.0f} s"
 
 
 def _health(
@@ -124,8 +158,9 @@ def _health(
     account: str,
     area: Area,
     now: float,
-    successes: dict[tuple[str, str], float],
+    times: _Times,
 ) -> list[str]:
+    ok: bool | None = None
     if not area.enabled(ctx.settings):
         state, css = "disabled", "disabled"
     else:
@@ -135,11 +170,13 @@ def _health(
             False: ("failing", "failing"),
             None: ("waiting", "pending"),
         }[ok]
-    last = successes.get((account, area.name))
+    last = times.successes.get((account, area.name))
+    upcoming = times.next_polls.get((account, area.name))
     return [
         e(area.title),
         f'<span class="health {css}" data-state="{css}">{e(state)}</span>',
         _when(last, now),
+        _next_poll(upcoming, now, ok is False) if area.enabled(ctx.settings) else "",
     ]
 
 
@@ -163,7 +200,7 @@ def _account_section(
     areas: Areas,
     account: str,
     now: float,
-    successes: dict[tuple[str, str], float],
+    times: _Times,
 ) -> str:
     clean = secret_mask(ctx.settings).text
     s = account_summary(ctx.store, account)
@@ -172,8 +209,8 @@ def _account_section(
         traffic_area.history.points(account), traffic_area.enabled(ctx.settings)
     )
     health = _table(
-        ("Area", "Health", "Last success"),
-        [_health(ctx, account, area, now, successes) for area in areas],
+        ("Area", "Health", "Last success", "Next poll"),
+        [_health(ctx, account, area, now, times) for area in areas],
         "areas",
     )
     t = s.of(TrafficSummary)
@@ -284,8 +321,8 @@ def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -
         f'<span class="docs">{e(DOCS_NOTE)}</span>',
     ]
     started = _when(ctx.started_at, now) if ctx.started_at else "unknown"
-    successes = _last_successes(ctx)
-    sections = "".join(_account_section(ctx, areas, a, now, successes) for a in ctx.accounts) or (
+    times = _times(ctx)
+    sections = "".join(_account_section(ctx, areas, a, now, times) for a in ctx.accounts) or (
         '<p class="none">No accounts yet: discovery pending, or none for this shard.</p>'
     )
     return (

@@ -56,9 +56,6 @@ class TrafficArea:
                 self._ctx.metrics.start_traffic_account(account)
         self.poller.serve(accounts)
 
-    def asks_platform(self, account: str) -> bool:
-        return True
-
     def forget(self, account: str) -> None:
         # Still this replica's by the shard: gone from the account list, not moved.
         self.poller.forget(account, moved=not self._ctx.settings.shard.owns(account))

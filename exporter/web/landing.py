@@ -58,7 +58,7 @@ table{border-collapse:collapse;width:100%;margin:.2rem 0}
 th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #eceff2;vertical-align:top}
 th{font-weight:600;color:#38424c}
 .health{font-weight:600}.ok{color:#1a7f37}.failing{color:#cf222e}.pending,.disabled{color:#6e7781}
-.stale{color:#9a6700}p.none{color:#59636e;margin:.2rem 0}
+.stale{color:#9a6700}p.none{color:#59636e;margin:.2rem 0}.unconfigured{color:#6e7781}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;margin:.5rem 0}
 dt{color:#38424c}dd{margin:0}code{font-size:.9em}td{overflow-wrap:anywhere}
 @media (max-width:36rem){.stack thead{display:none}
@@ -163,6 +163,8 @@ def _health(
     ok: bool | None = None
     if not area.enabled(ctx.settings):
         state, css = "disabled", "disabled"
+    elif ctx.runner.not_configured(area.name, account) is not None:
+        state, css = "not configured", "unconfigured"
     else:
         ok = ctx.runner.healthy(area.name, account)
         state, css = {
@@ -240,9 +242,13 @@ def _account_section(
         if failing
         else _none(
             r.known,
-            r.stale,
-            "No active, scheduled target failing." if stopped else "All restream targets OK.",
-            "No restream status yet.",
+            not r.stale and ctx.runner.healthy("restream", account) is not False,
+            times.successes.get((account, "restream")),
+            now,
+            (
+                "No active, scheduled target failing." if stopped else "All restream targets OK.",
+                "No restream status yet.",
+            ),
         )
     )
     if stopped:
@@ -255,11 +261,22 @@ def _account_section(
     restream_html = f'<p class="none">{restream_gone}</p>' if restream_gone else restream_html
     d = s.of(DvrSummary)
     dead = [[e(clean(stream)), e(clean(host))] for stream, host in d.dead]
+    dvr_unconfigured = ctx.runner.not_configured(areas.dvr.name, account)
     dvr_html = (
         _table(("Stream", "Node"), dead, "dvr")
         if dead
-        else _none(d.known, d.stale, "All DVR nodes alive.", "No DVR status yet.")
+        else _none(
+            d.known,
+            not d.stale and ctx.runner.healthy("dvr", account) is not False,
+            times.successes.get((account, "dvr")),
+            now,
+            ("All DVR nodes alive.", "No DVR status yet."),
+        )
     )
+    if dvr_unconfigured is not None:
+        dvr_html = (
+            f'<p class="none unconfigured">Not configured: {_config_text(dvr_unconfigured)}</p>'
+        )
     dvr_gone = _unexported(d.left_out)
     dvr_html = f'<p class="none">{dvr_gone}</p>' if dvr_gone else dvr_html
     top_gone = _unexported(t.top_left_out)
@@ -278,6 +295,12 @@ def _account_section(
         f"<h3>Restream targets failing</h3>{restream_html}"
         f"<h3>Dead DVR nodes</h3>{dvr_html}</section>"
     )
+
+
+def _config_text(what: str) -> str:
+    """``what`` HTML-escaped, with its `config keys` as code."""
+    parts = e(what).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
 def _lateness(shares: tuple[tuple[int, float], ...]) -> str:
@@ -301,10 +324,19 @@ def _target_row(t: TargetState, clean: Callable[[str], str]) -> list[str]:
     ]
 
 
-def _none(known: bool, stale: bool, all_good: str, nothing: str) -> str:
+def _none(
+    known: bool, current: bool, last_ok: float | None, now: float, texts: tuple[str, str]
+) -> str:
+    """Nothing failing to list: ``all_good`` only while the figures are ``current`` (fresh,
+    and the area's last poll succeeded); otherwise when it was last seen healthy, in the
+    warning colour, never a stale "all good"."""
+    all_good, nothing = texts
     if not known:
         return f'<p class="none">{e(nothing)}</p>'
-    return f'<p class="none">{e(all_good)}{_stale(stale)}</p>'
+    if current:
+        return f'<p class="none">{e(all_good)}</p>'
+    ago = "never" if not last_ok else _ago(now - last_ok)
+    return f'<p class="none stale" data-state="stale">Last seen healthy {e(ago)}.</p>'
 
 
 def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -> str:

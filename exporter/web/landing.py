@@ -25,12 +25,13 @@ from exporter.dvr.summary import DvrSummary
 from exporter.restream.summary import RestreamSummary, TargetState
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
-from exporter.runtime.summary import account_summary
+from exporter.runtime.summary import AccountSummary, account_summary
 from exporter.talking_head.summary import TalkingHeadSummary
 from exporter.traffic.summary import TOP_RESOURCES, TrafficSummary
 from exporter.web.admin.masking import secret_mask
 from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.charts import account_charts, top_resources
+from exporter.web.problems import anchor, problems, summary_html
 
 # No public home is known to the package, so the page names where the documentation is
 # instead of linking to a page that may not exist.
@@ -58,7 +59,13 @@ table{border-collapse:collapse;width:100%;margin:.2rem 0}
 th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #eceff2;vertical-align:top}
 th{font-weight:600;color:#38424c}
 .health{font-weight:600}.ok{color:#1a7f37}.failing{color:#cf222e}.pending,.disabled{color:#6e7781}
-.stale{color:#9a6700}p.none{color:#59636e;margin:.2rem 0}.unconfigured{color:#6e7781}
+tr.problem td{background:#fff5f5}tr.problem td:first-child{box-shadow:inset 3px 0 #cf222e}
+section.summary{background:#fff;border:1px solid #d8dde3;border-radius:6px;margin:1rem 0;
+padding:.4rem 1rem}section.summary ul{margin:.2rem 0;padding-left:1.2rem}
+section.summary h2.problem,li.problem,li.problem a{color:#cf222e}
+section.summary h2.ok{color:#1a7f37}
+.stale{color:#9a6700}p.none{color:#59636e;margin:.2rem 0}
+.unconfigured{color:#6e7781}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;margin:.5rem 0}
 dt{color:#38424c}dd{margin:0}code{font-size:.9em}td{overflow-wrap:anywhere}
 @media (max-width:36rem){.stack thead{display:none}
@@ -90,9 +97,16 @@ def _ago(seconds: float) -> str:
     return f"{seconds:.0f} s ago"
 
 
-def _table(headers: Iterable[str], rows: list[list[str]], css: str) -> str:
+def _table(
+    headers: Iterable[str],
+    rows: list[list[str]],
+    css: str,
+    ident: str = "",
+    problem: Callable[[int], bool] = lambda row: False,
+) -> str:
     """A table that a narrow screen shows as one block a row, each cell named by its
-    column (``data-label``, see ``STYLE``), so a phone needs no sideways scrolling."""
+    column (``data-label``, see ``STYLE``), so a phone needs no sideways scrolling. A row
+    for which ``problem(index)`` holds is marked (``tr.problem``: the warning colour)."""
     labels = [e(h) for h in headers]
     head = "".join(f"<th>{h}</th>" for h in labels)
     shown = rows[:MAX_ROWS]
@@ -100,14 +114,18 @@ def _table(headers: Iterable[str], rows: list[list[str]], css: str) -> str:
         "".join(f'<td data-label="{h}">{c}</td>' for h, c in zip(labels, r, strict=True))
         for r in shown
     )
-    body = "".join(f"<tr>{row}</tr>" for row in cells)
+    body = "".join(
+        f'<tr class="problem" data-problem>{row}</tr>' if problem(i) else f"<tr>{row}</tr>"
+        for i, row in enumerate(cells)
+    )
     more = (
         f'<p class="none">and {len(rows) - MAX_ROWS} more (see /metrics)</p>'
         if len(rows) > MAX_ROWS
         else ""
     )
+    where = f' id="{ident}"' if ident else ""
     return (
-        f'<div class="stack"><table class="{css}"><thead><tr>{head}</tr></thead>'
+        f'<div class="stack"{where}><table class="{css}"><thead><tr>{head}</tr></thead>'
         f"<tbody>{body}</tbody></table></div>{more}"
     )
 
@@ -201,19 +219,23 @@ def _account_section(
     ctx: Context,
     areas: Areas,
     account: str,
+    index: int,
+    s: AccountSummary,
     now: float,
     times: _Times,
 ) -> str:
     clean = secret_mask(ctx.settings).text
-    s = account_summary(ctx.store, account)
     traffic_area = areas.traffic
     charts = account_charts(
         traffic_area.history.points(account), traffic_area.enabled(ctx.settings)
     )
+    listed = list(areas)
     health = _table(
         ("Area", "Health", "Last success", "Next poll"),
-        [_health(ctx, account, area, now, times) for area in areas],
+        [_health(ctx, account, area, now, times) for area in listed],
         "areas",
+        anchor(index, "areas"),
+        lambda i: ctx.runner.healthy(listed[i].name, account) is False,
     )
     t = s.of(TrafficSummary)
     window = (
@@ -238,7 +260,13 @@ def _account_section(
     failing = [_target_row(t, clean) for t in r.failing]
     stopped = [[*_target_row(t, clean), e(", ".join(t.stopped_because))] for t in r.stopped]
     restream_html = (
-        _table(("Resource", "Source", "Target", "Code", "Description"), failing, "restream")
+        _table(
+            ("Resource", "Source", "Target", "Code", "Description"),
+            failing,
+            "restream",
+            anchor(index, "restream"),
+            lambda i: True,
+        )
         if failing
         else _none(
             r.known,
@@ -263,7 +291,7 @@ def _account_section(
     dead = [[e(clean(stream)), e(clean(host))] for stream, host in d.dead]
     dvr_unconfigured = ctx.runner.not_configured(areas.dvr.name, account)
     dvr_html = (
-        _table(("Stream", "Node"), dead, "dvr")
+        _table(("Stream", "Node"), dead, "dvr", anchor(index, "dvr"), lambda i: True)
         if dead
         else _none(
             d.known,
@@ -282,7 +310,7 @@ def _account_section(
     top_gone = _unexported(t.top_left_out)
     top = f'<p class="none">{top_gone}</p>' if top_gone else top_resources(t.top, clean)
     return (
-        f'<section class="account" data-account="{e(account)}">'
+        f'<section class="account" id="{anchor(index)}" data-account="{e(account)}">'
         f"<h2>{e(account)}</h2>{health}"
         f'<dl><dt>Last complete traffic window</dt><dd class="window">{window}</dd>'
         f'<dt>Late traffic (settle reads)</dt><dd class="lateness">{lateness}</dd>'
@@ -354,8 +382,16 @@ def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -
     ]
     started = _when(ctx.started_at, now) if ctx.started_at else "unknown"
     times = _times(ctx)
-    sections = "".join(_account_section(ctx, areas, a, now, times) for a in ctx.accounts) or (
-        '<p class="none">No accounts yet: discovery pending, or none for this shard.</p>'
+    summaries = [account_summary(ctx.store, a) for a in ctx.accounts]
+    sections = "".join(
+        _account_section(ctx, areas, a, i, s, now, times)
+        for i, (a, s) in enumerate(zip(ctx.accounts, summaries, strict=True))
+    ) or ('<p class="none">No accounts yet: discovery pending, or none for this shard.</p>')
+    wrong = summary_html(
+        [
+            problems(ctx, areas, a, i, s)
+            for i, (a, s) in enumerate(zip(ctx.accounts, summaries, strict=True))
+        ]
     )
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -366,7 +402,7 @@ def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -
         f'<p class="meta">version {e(__version__)} · started {started} · shard '
         f"{e(ctx.settings.shard)} · {len(ctx.accounts)} account(s)</p>"
         f"<nav>{' '.join(links)}</nav></header>"
-        f"<main>{sections}</main></body></html>"
+        f"<main>{wrong}{sections}</main></body></html>"
     )
 
 

@@ -33,6 +33,7 @@ class Problems:
     failing_targets: int
     dead_nodes: int
     stale: tuple[str, ...]  # figures shown older than they should be
+    waiting: bool = False  # an area has not been polled yet
 
     @property
     def any(self) -> bool:
@@ -51,7 +52,13 @@ def problems(ctx: Context, areas: Areas, account: str, index: int, s: AccountSum
         for title, is_stale in (("restream status", r.stale), ("DVR status", d.stale))
         if is_stale
     )
-    return Problems(account, index, down, len(r.failing), len(d.dead), stale)
+    waiting = any(
+        a.enabled(ctx.settings)
+        and ctx.runner.healthy(a.name, account) is None
+        and ctx.runner.not_configured(a.name, account) is None
+        for a in areas
+    )
+    return Problems(account, index, down, len(r.failing), len(d.dead), stale, waiting)
 
 
 def _link(p: Problems, part: str, text: str) -> str:
@@ -66,7 +73,8 @@ def summary_line(p: Problems) -> str:
     """One line: the account, then each problem linked to its rows; or that all is well."""
     name = f'<a href="#{anchor(p.index)}">{html.escape(p.account)}</a>'
     if not p.any:
-        return f'<li class="ok" data-for="{html.escape(p.account)}">{name}: nothing wrong</li>'
+        css, text = ("pending", "waiting for its first polls") if p.waiting else ("ok", "all OK")
+        return f'<li class="{css}" data-for="{html.escape(p.account)}">{name}: {text}</li>'
     parts = []
     if p.areas_down:
         parts.append(_link(p, "areas", "down: " + ", ".join(p.areas_down)))
@@ -89,11 +97,13 @@ def summary_html(all_problems: list[Problems]) -> str:
         return ""
     ordered = sorted(all_problems, key=lambda p: (not p.any, p.index))
     wrong = sum(p.any for p in all_problems)
-    head = (
-        f"{wrong} of {len(all_problems)} account(s) with problems"
-        if wrong
-        else f"All {len(all_problems)} account(s) OK"
-    )
+    waiting = sum(p.waiting and not p.any for p in all_problems)
+    if wrong:
+        head = f"{wrong} of {len(all_problems)} account(s) with problems"
+    elif waiting:
+        head = f"Nothing wrong seen yet: {waiting} account(s) waiting for their first polls"
+    else:
+        head = f"All {len(all_problems)} account(s) OK"
     items = "".join(summary_line(p) for p in ordered)
     css = "problem" if wrong else "ok"
     return (

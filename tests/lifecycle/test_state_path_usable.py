@@ -3,28 +3,15 @@ and ``run`` exits 1 naming the path; missing directories it can make, ``run`` ma
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
-from tests.admin.demo_proc import free_port, tool_env
+from tests.admin.demo_proc import free_port
 
-from .daemon import TOKEN, started
+from .daemon import TOKEN, cli, started
 
 UNMAKEABLE = "/proc/cdnvideo-exporter/state.json"  # /proc takes no new directory, even as root
-
-
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "exporter", *args],
-        capture_output=True,
-        text=True,
-        env=tool_env(),
-        cwd=cwd,
-        timeout=60,
-    )
 
 
 def _config(path: Path, state_file: str, **extra: object) -> Path:
@@ -46,7 +33,7 @@ def test_check_config_and_run_refuse_a_state_file_that_cannot_be_written(tmp_pat
         "(cannot create /proc/cdnvideo-exporter: No such file or directory)"
     )
     for command in ("check-config", "run"):
-        done = _cli(command, "--config.file", str(config), cwd=tmp_path)
+        done = cli(command, "--config.file", str(config), cwd=tmp_path)
         assert done.returncode == 1, (command, done.stdout, done.stderr)
         assert done.stdout == ""
         assert done.stderr.splitlines()[0] == expected
@@ -65,7 +52,7 @@ def test_a_state_path_under_a_file_and_an_admin_state_file_are_named(tmp_path: P
             "state_file": "/proc/cdnvideo-exporter/admin.json",
         },
     )
-    done = _cli("check-config", "--config.file", str(config), cwd=tmp_path)
+    done = cli("check-config", "--config.file", str(config), cwd=tmp_path)
     assert done.returncode == 1
     plain = tmp_path / "plain"
     assert done.stderr.splitlines() == [
@@ -81,7 +68,7 @@ def test_a_state_path_under_a_file_and_an_admin_state_file_are_named(tmp_path: P
 def test_run_makes_the_missing_directories_and_check_config_does_not(tmp_path: Path) -> None:
     state = tmp_path / "var" / "lib" / "cdnvideo" / "state.json"
     config = _config(tmp_path / "c.yml", str(state))
-    checked = _cli("check-config", "--config.file", str(config), cwd=tmp_path)
+    checked = cli("check-config", "--config.file", str(config), cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
     assert not (tmp_path / "var").exists()
     with started(["run", "--config.file", str(config)], tmp_path, "exporter") as exp:

@@ -166,10 +166,21 @@ class Scheduler:
         self._publish(key)
 
     def call(
-        self, name: str, seconds: float, func: Callable[[], Awaitable[None]], first: float = 0.0
+        self,
+        name: str,
+        seconds: float,
+        func: Callable[[], Awaitable[bool | None]],
+        first: float = 0.0,
     ) -> None:
-        """A housekeeping job outside the area/account scheme (account discovery)."""
-        self._add(name, seconds, 0.0, CALL_GRACE_SECONDS, _quiet_at_shutdown(func, job=name), first)
+        """A housekeeping job outside the area/account scheme (account discovery). One whose
+        ``func`` returns False failed and is retried as a failed poll is."""
+
+        async def run() -> None:
+            ok = await func()
+            if ok is not None:
+                self._finished(name, ok)
+
+        self._add(name, seconds, 0.0, CALL_GRACE_SECONDS, _quiet_at_shutdown(run, job=name), first)
 
     def _add(
         self,
@@ -230,7 +241,8 @@ class Scheduler:
         for entry in sorted(self._entries.values(), key=lambda e: e.due):
             if entry.due > now:
                 continue
-            late = now - _last_instant(entry, now)
+            retry = entry.due < entry.base  # brought forward by a failure: late from then
+            late = now - (entry.due if retry else _last_instant(entry, now))
             _plan_next(entry, now, self._timing.random())
             if (key := self._keys.get(entry.ident)) is not None:
                 self._publish(key)

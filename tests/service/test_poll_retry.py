@@ -80,3 +80,36 @@ async def test_a_talking_head_poll_failing_at_start_up_is_retried_within_a_minut
             registry.get_sample_value("cdnvideo_next_poll_timestamp_seconds", labels)
             == T0 + SIX_HOURS
         )
+
+
+async def test_account_discovery_failing_at_start_up_is_retried_within_a_minute() -> None:
+    clock = FakeClock(T0)
+    sim = Simulator(SimConfig(accounts=(ACCOUNT,), resources_per_account=2), clock)
+    sim_runner = await serve(sim)
+    conf = parse_config(
+        {
+            "upstream": {"base_url": sim_runner.base_url, "token": sim.token},
+            "log": {"level": "error", "format": "json"},
+        },
+        env={},
+    )
+    app = await create_app(conf, clock=clock, schedule=False, timing=EXACT)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        ctx, scheduler = app[CTX], app[SERVICE].scheduler
+        ctx.client.backoff_seconds = 0.0
+        sim.faults.set("inventory", "503")
+        await scheduler.run_due()
+        assert ctx.accounts == ()
+        sim.faults.clear()
+        while (due := scheduler.next_due()) is not None and due < T0 + 30.0:
+            clock.set(due)  # the readiness check every 10 s; no discovery before its retry
+            await scheduler.run_due()
+        assert ctx.accounts == ()
+        clock.set(T0 + 30.0)  # the retry, not the 600 s of the discovery interval
+        await scheduler.run_due()
+        assert ctx.accounts == (ACCOUNT,)
+    finally:
+        await runner.cleanup()
+        await sim_runner.cleanup()

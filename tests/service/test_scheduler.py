@@ -303,3 +303,17 @@ async def test_the_next_poll_gauge_says_when_the_retry_is_due() -> None:
     assert next_poll() == T0 + 21600.0
     s.remove_account("acme")
     assert next_poll() is None
+
+
+async def test_a_housekeeping_call_that_fails_is_retried_like_a_poll() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+
+    async def discover() -> bool:
+        runs.append(clock.time() - T0)
+        return clock.time() - T0 >= 90.0  # the inventory answers from 90 s on
+
+    s.call("discover", 600.0, discover)
+    await run_until(s, clock, 600.0)
+    assert runs == [0.0, 30.0, 90.0, 600.0]

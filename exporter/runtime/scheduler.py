@@ -124,8 +124,7 @@ class Scheduler:
         self._next_poll = next_poll
         self._entries: dict[str, _Entry] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
-        self._jobs: set[JobKey] = set()
-        self._keys: dict[str, JobKey] = {}  # an area/account job's id -> its key
+        self._jobs: dict[str, JobKey] = {}  # the area/account jobs, by their entry's id
         self._loop: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
 
@@ -161,8 +160,7 @@ class Scheduler:
             _quiet_at_shutdown(run, area=area, account=account, **where),
             first,
         )
-        self._jobs.add(key)
-        self._keys[str(key)] = key
+        self._jobs[str(key)] = key
         self._publish(key)
 
     def call(
@@ -199,19 +197,18 @@ class Scheduler:
 
     def jobs(self) -> list[JobKey]:
         """The area/account jobs scheduled now, sorted."""
-        return sorted(self._jobs)
+        return sorted(self._jobs.values())
 
     def interval(self, key: JobKey) -> float | None:
         """The interval of a scheduled area/account job; None when there is none."""
-        entry = self._entries.get(str(key)) if key in self._jobs else None
+        entry = self._entries.get(str(key)) if str(key) in self._jobs else None
         return None if entry is None else entry.seconds
 
     def remove_account(self, account: str) -> None:
         """No more runs of the account's jobs (a run going on now ends on its own)."""
-        for key in [k for k in self._jobs if k.account == account]:
+        for key in [k for k in self._jobs.values() if k.account == account]:
             self._entries.pop(str(key), None)
-            self._jobs.discard(key)
-            self._keys.pop(str(key), None)
+            del self._jobs[str(key)]
             if self._next_poll is not None:
                 with contextlib.suppress(KeyError):
                     self._next_poll.remove(key.account, key.area)
@@ -244,7 +241,7 @@ class Scheduler:
             retry = entry.due < entry.base  # brought forward by a failure: late from then
             late = now - (entry.due if retry else _last_instant(entry, now))
             _plan_next(entry, now, self._timing.random())
-            if (key := self._keys.get(entry.ident)) is not None:
+            if (key := self._jobs.get(entry.ident)) is not None:
                 self._publish(key)
             if late > entry.grace:
                 log.warning("job_missed", job=entry.ident, late_seconds=round(late, 3))
@@ -273,7 +270,7 @@ class Scheduler:
                 failures=entry.failures,
                 in_seconds=round(retry_at - self._clock.time(), 3),
             )
-            if (key := self._keys.get(ident)) is not None:
+            if (key := self._jobs.get(ident)) is not None:
                 self._publish(key)
             self._wake.set()
 
@@ -288,7 +285,7 @@ class Scheduler:
         return min(
             (
                 e.due
-                for k in self._jobs
+                for k in self._jobs.values()
                 if (k.area, k.account) == (area, account)
                 and (e := self._entries.get(str(k))) is not None
             ),

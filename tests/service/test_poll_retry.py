@@ -23,13 +23,18 @@ SIX_HOURS = 21600.0
 
 
 @contextlib.asynccontextmanager
-async def daemon(clock: FakeClock) -> AsyncIterator[tuple[web.Application, Simulator]]:
+async def daemon(
+    clock: FakeClock, discover: bool = False
+) -> AsyncIterator[tuple[web.Application, Simulator]]:
+    """The whole daemon (no timers: the test runs the scheduler) against the simulator; the
+    account configured, or with ``discover`` found through the inventory."""
     sim = Simulator(SimConfig(accounts=(ACCOUNT,), resources_per_account=2), clock)
     sim_runner = await serve(sim)
+    accounts = {} if discover else {"accounts": [{"name": ACCOUNT}]}
     conf = parse_config(
         {
             "upstream": {"base_url": sim_runner.base_url, "token": sim.token},
-            "accounts": [{"name": ACCOUNT}],
+            **accounts,
             "talking_head": {"interval_seconds": SIX_HOURS},
             "log": {"level": "error", "format": "json"},
         },
@@ -84,21 +89,8 @@ async def test_a_talking_head_poll_failing_at_start_up_is_retried_within_a_minut
 
 async def test_account_discovery_failing_at_start_up_is_retried_within_a_minute() -> None:
     clock = FakeClock(T0)
-    sim = Simulator(SimConfig(accounts=(ACCOUNT,), resources_per_account=2), clock)
-    sim_runner = await serve(sim)
-    conf = parse_config(
-        {
-            "upstream": {"base_url": sim_runner.base_url, "token": sim.token},
-            "log": {"level": "error", "format": "json"},
-        },
-        env={},
-    )
-    app = await create_app(conf, clock=clock, schedule=False, timing=EXACT)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    try:
+    async with daemon(clock, discover=True) as (app, sim):
         ctx, scheduler = app[CTX], app[SERVICE].scheduler
-        ctx.client.backoff_seconds = 0.0
         sim.faults.set("inventory", "503")
         await scheduler.run_due()
         assert ctx.accounts == ()
@@ -110,6 +102,3 @@ async def test_account_discovery_failing_at_start_up_is_retried_within_a_minute(
         clock.set(T0 + 30.0)  # the retry, not the 600 s of the discovery interval
         await scheduler.run_due()
         assert ctx.accounts == (ACCOUNT,)
-    finally:
-        await runner.cleanup()
-        await sim_runner.cleanup()

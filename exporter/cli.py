@@ -29,6 +29,7 @@ from exporter.config.loader import read_document, unset_references
 from exporter.runtime.registry import settings_sections
 from exporter.support.logs import Redactor, configure_logging
 from exporter.web.serving import serve, wait_for_stop
+from exporter.web.statepaths import state_file_problems
 from exporter.web.webconfig import WebConfig, load_web_config
 
 DEMO_LISTEN = "127.0.0.1:9877"
@@ -141,12 +142,15 @@ def config_error(exc: ConfigError) -> None:
         print(f"config error: {text}", file=sys.stderr)
 
 
-def _load(flags: Flags) -> tuple[Settings, WebConfig | None]:
-    """The settings and, when one is named, the checked web config (ConfigError if bad)."""
+def _load(flags: Flags, create: bool = False) -> tuple[Settings, WebConfig | None]:
+    """The settings and, when one is named, the checked web config (ConfigError if bad, or
+    when a state file cannot be written; ``create`` makes its missing directories first)."""
     settings = load_settings(flags, settings_sections())
-    if not settings.web_config_file:
-        return settings, None
-    return settings, load_web_config(settings.web_config_file)
+    web_config = load_web_config(settings.web_config_file) if settings.web_config_file else None
+    unwritable = state_file_problems(settings, create)
+    if unwritable:
+        raise ConfigError.of(unwritable)
+    return settings, web_config
 
 
 def check_config(flags: Flags, verbose: bool = False) -> int:
@@ -175,7 +179,7 @@ def check_config(flags: Flags, verbose: bool = False) -> int:
 
 def run(flags: Flags) -> int:
     try:
-        settings, web_config = _load(flags)
+        settings, web_config = _load(flags, create=True)
     except ConfigError as exc:
         config_error(exc)
         return 1

@@ -35,6 +35,15 @@ class Job:
     name: str = ""
 
 
+class NothingToWatch(Exception):
+    """Raised by a poll with nothing to ask the platform for this account (DVR without
+    streams): the area is "not configured" for it, never up; ``what`` says what to configure."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
 class Runner(Protocol):
     """Runs one poll with the accounting every poll gets (``exporter.runtime.PollRunner``)."""
 
@@ -91,11 +100,6 @@ class Area(Protocol):
 
     def serve(self, accounts: tuple[str, ...]) -> None: ...
 
-    def asks_platform(self, account: str) -> bool:
-        """Whether a poll of ``account`` sends requests (DVR without streams does not, so its
-        success says nothing about the platform; readiness leaves it out)."""
-        ...
-
     def forget(self, account: str) -> None: ...
 
     def stop(self) -> None: ...
@@ -106,9 +110,6 @@ class QuietArea:
 
     def serve(self, accounts: tuple[str, ...]) -> None:
         pass
-
-    def asks_platform(self, account: str) -> bool:
-        return True
 
     def stop(self) -> None:
         pass

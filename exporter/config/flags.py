@@ -21,7 +21,7 @@ from exporter.config.settings import AreaSection, Settings
 LOG_LEVELS = ("debug", "info", "warn", "error")
 LOG_FORMATS = ("logfmt", "json")
 # Routes the telemetry path must not take over.
-RESERVED_PATHS = ("/", "/healthz", "/readyz", "/-/reload", "/api/v1")
+RESERVED_PATHS = ("/", "/healthz", "/readyz", "/-/healthy", "/-/ready", "/-/reload", "/api/v1")
 
 
 @dataclass(frozen=True)

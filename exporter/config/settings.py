@@ -217,7 +217,8 @@ class AdminSettings:
         metadata=field_doc(
             "Where the talking-head reads of the last 24 hours survive restarts. Empty: next "
             "to `traffic.state_file` (its name + `.admin`), or in memory only when that is "
-            "empty too.",
+            "empty too. Checked at start as `traffic.state_file` is (directories made, an "
+            "unwritable path an error).",
         ),
     )
     trusted_proxy_header: str = field(

@@ -19,6 +19,7 @@ from exporter.config import ENV_OVERRIDES, SHARD_ENV, AccountSettings, Settings,
 from exporter.config.rules import Rule
 from exporter.docgen.metricsdoc import metrics_md
 from exporter.runtime.registry import settings_sections
+from exporter.runtime.scheduler import RETRY_FIRST_SECONDS, retries_per_outage
 from exporter.talking_head.settings import (
     SECONDS_PER_MONTH,
     TALKING_HEAD_MONTHLY_ALLOWANCE,
@@ -27,6 +28,7 @@ from exporter.talking_head.settings import (
 )
 from exporter.talking_head.settings import requests_per_month as talking_head_requests_per_month
 from exporter.traffic.settings import TrafficSettings
+from exporter.upstream.client import READ_RETRIES
 
 Generator = Callable[[], str]
 
@@ -250,7 +252,11 @@ def _talking_head_budget() -> list[str]:
         )
         spend = talking_head_requests_per_month(settings)
         note = " (default)" if interval == default else ""
-        rows.append(f"| {interval:g} s{note} | {spend:g} | {spend / allowance:.0%} |")
+        outage = outage_requests(interval)
+        rows.append(
+            f"| {interval:g} s{note} | {spend:g} | {spend / allowance:.0%} "
+            f"| {retries_per_outage(interval)} | {outage} ({outage / allowance:.1%}) |"
+        )
     return [
         "## Talking-head request budget",
         "",
@@ -265,11 +271,32 @@ def _talking_head_budget() -> list[str]:
         "per account. `check-config` warns when that is more than 10% of the allowance "
         f"({allowance * 0.10:g} requests), that is below {threshold:g} s.",
         "",
-        "| interval_seconds | requests per month | share of allowance |",
-        "|---|---|---|",
+        "Failures spend more. A failed poll is tried again "
+        f"{RETRY_FIRST_SECONDS:g} s after it, then after twice as long each time it fails "
+        "again, as long as the retry comes before the next regular poll "
+        "(`cdnvideo_next_poll_timestamp_seconds` says when): at most R retried polls per "
+        "outage (the column below), and none more however long the outage lasts. A poll that "
+        f"meets a 5xx reply or a timeout sends its request up to {1 + READ_RETRIES} times. "
+        "So one outage adds at most",
+        "",
+        "```",
+        f"requests per outage = {1 + READ_RETRIES} * (R + 1) - 1",
+        "```",
+        "",
+        "to the formula above (the regular poll it hit is in the formula already).",
+        "",
+        "| interval_seconds | requests per month | share of allowance | R (retries per outage) "
+        "| most one outage adds |",
+        "|---|---|---|---|---|",
         *rows,
         "",
     ]
+
+
+def outage_requests(interval: float) -> int:
+    """The most talking-head requests one outage adds at ``interval``: its retried polls and
+    the client's retries of each poll that failed."""
+    return (1 + READ_RETRIES) * (retries_per_outage(interval) + 1) - 1
 
 
 def _warnings() -> list[str]:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from exporter.areakit import AreaContext, Job, QuietArea, afforded, spread_slices
+from exporter.areakit import AreaContext, Job, NothingToWatch, QuietArea, afforded, spread_slices
 from exporter.config import Settings
-from exporter.dvr.poller import DvrPoller
+from exporter.dvr.poller import DvrPoller, store_key
 from exporter.dvr.settings import DVR_SECTION
+
+# What the landing page and /readyz say of an account without DVR streams.
+NOT_CONFIGURED = (
+    "no DVR stream is listed for this account: name them in its `dvr_streams` under "
+    "`accounts` (a discovered account has none: list it there), or set `dvr.enabled: false`"
+)
 
 
 class DvrArea(QuietArea):
@@ -40,12 +46,20 @@ class DvrArea(QuietArea):
             lambda: len(self.poller.due(account)),
             self.poller.poll,
         )
+
+        async def poll() -> None:
+            if not self.poller.streams(account):  # none listed (or a reload took them away)
+                self.poller.forget(account)
+                self._ctx.store.drop(store_key(account))
+                raise NothingToWatch(NOT_CONFIGURED)
+            await dvr()
+
         return [
             Job(
                 self.name,
                 account,
                 DVR_SECTION.of(self._ctx.settings).interval_seconds / self.slices,
-                dvr,
+                poll,
             )
         ]
 
@@ -53,9 +67,6 @@ class DvrArea(QuietArea):
         """Take the configured streams anew (a reload may have changed them)."""
         configured = self._ctx.settings.accounts or ()
         self.poller.set_streams({a.name: a.dvr_streams for a in configured})
-
-    def asks_platform(self, account: str) -> bool:
-        return bool(self.poller.streams(account))
 
     def forget(self, account: str) -> None:
         self.poller.forget(account)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 
 import structlog
 
+from exporter.areakit import NothingToWatch
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import Clock
 from exporter.upstream.budget import Postponed
@@ -33,6 +35,10 @@ class PollRunner:
         self._postponed_logged: dict[tuple[str, str], float] = {}
         # (area, account) -> what the platform said when it did not know the account.
         self._unknown: dict[tuple[str, str], str] = {}
+        # (area, account) that succeeded at least once since the start (readiness).
+        self._succeeded: set[tuple[str, str]] = set()
+        # (area, account) -> what to configure, for an area with nothing to watch there.
+        self._unconfigured: dict[tuple[str, str], str] = {}
         # The accounts the platform refused access to with a good token (the client's
         # ``no_access``); build_context wires it.
         self.no_access: Callable[[str], bool] = lambda account: True
@@ -50,6 +56,9 @@ class PollRunner:
             # Not run for want of budget: counted, and cdnvideo_up keeps what it said.
             self._postponed(area, account, job, exc)
             return False
+        except NothingToWatch as exc:
+            self._nothing_to_watch(area, account, exc.what)
+            return True  # nothing failed: no retry
         except Exception as exc:  # a poll must never take the process down
             ok = False
             where = {"job": job} if job else {}
@@ -66,6 +75,8 @@ class PollRunner:
                 )
         self._metrics.poll_duration.labels(area).observe(self._timer() - started)
         key = (area, account)
+        if self._unconfigured.pop(key, None) is not None:
+            log.info("area_configured", area=area, account=account)
         jobs = self._jobs.setdefault(key, {})
         was_healthy = all(jobs.values()) if jobs else True
         jobs[job] = ok
@@ -73,6 +84,7 @@ class PollRunner:
         self._metrics.up.labels(account, area).set(1 if healthy else 0)
         if healthy:
             self._metrics.last_success.labels(account, area).set(self._clock.time())
+            self._succeeded.add(key)
         if healthy and not was_healthy:
             log.info("poll_recovered", area=area, account=account)
         if ok:
@@ -84,6 +96,22 @@ class PollRunner:
         if not any(a == account for _, a in self._unknown):
             log.warning("account_unknown", account=account, area=area, reply=reason)
         self._unknown[(area, account)] = reason
+
+    def _nothing_to_watch(self, area: str, account: str, what: str) -> None:
+        """The area is "not configured" for the account: no cdnvideo_up (nor last success)
+        series, and no outcome, rather than an "up" that watched nothing."""
+        key = (area, account)
+        if key not in self._unconfigured:
+            log.info("area_not_configured", area=area, account=account, what=what)
+        self._unconfigured[key] = what
+        self._jobs.pop(key, None)
+        for gauge in (self._metrics.up, self._metrics.last_success):
+            with contextlib.suppress(KeyError):
+                gauge.remove(account, area)
+
+    def not_configured(self, area: str, account: str) -> str | None:
+        """What to configure when ``area`` has nothing to watch for ``account`` (else None)."""
+        return self._unconfigured.get((area, account))
 
     def unknown(self, account: str) -> str | None:
         """What the platform said when it last refused to know ``account`` (None: it knows)."""
@@ -106,14 +134,21 @@ class PollRunner:
         jobs = self._jobs.get((area, account))
         return None if jobs is None else all(jobs.values())
 
+    def succeeded_once(self, area: str, account: str) -> bool:
+        """Whether a poll of ``area`` for ``account`` has succeeded since the start."""
+        return (area, account) in self._succeeded
+
     def forget(self, account: str) -> None:
         """Drop the state of an account this replica no longer serves."""
+        self._succeeded = {k for k in self._succeeded if k[1] != account}
         for key in [k for k in self._jobs if k[1] == account]:
             del self._jobs[key]
         for key in [k for k in self._postponed_logged if k[1] == account]:
             del self._postponed_logged[key]
         for key in [k for k in self._unknown if k[1] == account]:
             del self._unknown[key]
+        for key in [k for k in self._unconfigured if k[1] == account]:
+            del self._unconfigured[key]
 
 
 _UNKNOWN_WORDS = ("account", "client")  # "Account not found", "Client not found", "Invalid account"

@@ -1,5 +1,5 @@
 """One scheduling mechanism for every area: interval jobs on the injected clock, jittered,
-never overlapping, missed runs coalesced.
+never overlapping, missed runs coalesced, a failed poll retried with exponential back-off.
 
 A small loop of our own rather than APScheduler: it reads the ``Clock`` the rest of the
 exporter reads, so a test (and tests/golden/golden.py) moves time with a ``FakeClock`` and runs
@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any, NamedTuple
 
 import structlog
+from prometheus_client import Gauge
 
 from exporter.config import stable_hash
 from exporter.runtime.polling import PollRunner
@@ -27,6 +28,27 @@ log = structlog.get_logger("exporter.runtime.scheduler")
 
 # A housekeeping job (``call``) that is this many seconds late waits for its next interval.
 CALL_GRACE_SECONDS = 1.0
+# A failed (or postponed) poll is tried again this long after it ended, then twice as long
+# after each further failure, plus up to RETRY_JITTER of the wait; a retry that would fall at
+# or after the job's next regular run is not made (the regular run is the retry).
+RETRY_FIRST_SECONDS = 30.0
+RETRY_JITTER = 0.2
+
+
+def retry_delay(failures: int, fraction: float) -> float:
+    """The wait before the retry after ``failures`` consecutive failures (1 or more), with
+    ``fraction`` in [0, 1) of the jitter: 30 s, 60 s, 120 s, ... each up to 20% longer."""
+    return RETRY_FIRST_SECONDS * float(2 ** (failures - 1)) * (1 + RETRY_JITTER * fraction)
+
+
+def retries_per_outage(interval: float) -> int:
+    """The most retries one outage adds to a job of ``interval`` seconds: the back-off steps
+    (without jitter) that end before the next regular run. After them the wait is longer
+    than the interval, so an outage that lasts costs no more than the regular runs."""
+    spent, n = 0.0, 0
+    while (spent := spent + retry_delay(n + 1, 0.0)) < interval:
+        n += 1
+    return n
 
 
 class JobKey(NamedTuple):
@@ -58,7 +80,8 @@ EXACT = Timing(random=lambda: 0.0, spread_first=False)
 @dataclass
 class _Entry:
     """A job in the schedule: ``base`` is its next instant on the interval's grid, ``due``
-    that instant plus this run's jitter."""
+    that instant plus this run's jitter, or the retry after a failure when that comes
+    sooner; ``failures`` counts the failed runs in a row."""
 
     ident: str
     seconds: float
@@ -67,6 +90,7 @@ class _Entry:
     run: Callable[[], Coroutine[Any, Any, None]]
     base: float
     due: float
+    failures: int = 0
 
 
 class Scheduler:
@@ -79,15 +103,28 @@ class Scheduler:
     ``min(interval, 10 s)`` (or ``first_within``) by a stable per-job offset, and every run
     gets jitter of up to ``min(10 % of the interval, 5 s)``, so accounts do not hit the API in
     the same second.
+
+    A poll that fails (or is postponed for want of budget) is tried again ``retry_delay``
+    after it ended: 30 s, then twice as long after each further failure, with up to 20 %
+    jitter, as long as that comes before its next regular run; a success ends the back-off.
+    So one failed poll of a 6 h job is tried again within a minute, not six hours later.
     """
 
-    def __init__(self, runner: PollRunner, clock: Clock, timing: Timing = JITTERED) -> None:
+    def __init__(
+        self,
+        runner: PollRunner,
+        clock: Clock,
+        timing: Timing = JITTERED,
+        next_poll: Gauge | None = None,
+    ) -> None:
         self._runner = runner
         self._clock = clock
         self._timing = timing
+        # cdnvideo_next_poll_timestamp_seconds{account,area}: the earliest due of the area's jobs
+        self._next_poll = next_poll
         self._entries: dict[str, _Entry] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
-        self._jobs: set[JobKey] = set()
+        self._jobs: dict[str, JobKey] = {}  # the area/account jobs, by their entry's id
         self._loop: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
 
@@ -109,7 +146,8 @@ class Scheduler:
         first = offset + self._timing.random() * 0.2
 
         async def run() -> None:
-            await self._runner.run(area, account, poll, job)
+            ok = await self._runner.run(area, account, poll, job)
+            self._finished(str(key), ok)
 
         where = {"job": job} if job else {}
         jitter = max(0.0, min(seconds * 0.1, 5.0))
@@ -122,13 +160,25 @@ class Scheduler:
             _quiet_at_shutdown(run, area=area, account=account, **where),
             first,
         )
-        self._jobs.add(key)
+        self._jobs[str(key)] = key
+        self._publish(key)
 
     def call(
-        self, name: str, seconds: float, func: Callable[[], Awaitable[None]], first: float = 0.0
+        self,
+        name: str,
+        seconds: float,
+        func: Callable[[], Awaitable[bool | None]],
+        first: float = 0.0,
     ) -> None:
-        """A housekeeping job outside the area/account scheme (account discovery)."""
-        self._add(name, seconds, 0.0, CALL_GRACE_SECONDS, _quiet_at_shutdown(func, job=name), first)
+        """A housekeeping job outside the area/account scheme (account discovery). One whose
+        ``func`` returns False failed and is retried as a failed poll is."""
+
+        async def run() -> None:
+            ok = await func()
+            if ok is not None:
+                self._finished(name, ok)
+
+        self._add(name, seconds, 0.0, CALL_GRACE_SECONDS, _quiet_at_shutdown(run, job=name), first)
 
     def _add(
         self,
@@ -147,18 +197,21 @@ class Scheduler:
 
     def jobs(self) -> list[JobKey]:
         """The area/account jobs scheduled now, sorted."""
-        return sorted(self._jobs)
+        return sorted(self._jobs.values())
 
     def interval(self, key: JobKey) -> float | None:
         """The interval of a scheduled area/account job; None when there is none."""
-        entry = self._entries.get(str(key)) if key in self._jobs else None
+        entry = self._entries.get(str(key)) if str(key) in self._jobs else None
         return None if entry is None else entry.seconds
 
     def remove_account(self, account: str) -> None:
         """No more runs of the account's jobs (a run going on now ends on its own)."""
-        for key in [k for k in self._jobs if k.account == account]:
+        for key in [k for k in self._jobs.values() if k.account == account]:
             self._entries.pop(str(key), None)
-            self._jobs.discard(key)
+            del self._jobs[str(key)]
+            if self._next_poll is not None:
+                with contextlib.suppress(KeyError):
+                    self._next_poll.remove(key.account, key.area)
 
     def next_due(self) -> float | None:
         """The instant the next run falls due; None with nothing scheduled."""
@@ -185,8 +238,11 @@ class Scheduler:
         for entry in sorted(self._entries.values(), key=lambda e: e.due):
             if entry.due > now:
                 continue
-            late = now - _last_instant(entry, now)
+            retry = entry.due < entry.base  # brought forward by a failure: late from then
+            late = now - (entry.due if retry else _last_instant(entry, now))
             _plan_next(entry, now, self._timing.random())
+            if (key := self._jobs.get(entry.ident)) is not None:
+                self._publish(key)
             if late > entry.grace:
                 log.warning("job_missed", job=entry.ident, late_seconds=round(late, 3))
             elif entry.ident in self._running:
@@ -194,6 +250,47 @@ class Scheduler:
             else:
                 taken.append(entry)
         return taken
+
+    def _finished(self, ident: str, ok: bool) -> None:
+        """Count the run's outcome; after a failure, bring the job's next run forward to its
+        retry when that comes before the next regular run."""
+        entry = self._entries.get(ident)
+        if entry is None:  # removed while it ran
+            return
+        if ok:
+            entry.failures = 0
+            return
+        entry.failures += 1
+        retry_at = self._clock.time() + retry_delay(entry.failures, self._timing.random())
+        if retry_at < entry.due:
+            entry.due = retry_at
+            log.info(
+                "poll_retry_scheduled",
+                job=ident,
+                failures=entry.failures,
+                in_seconds=round(retry_at - self._clock.time(), 3),
+            )
+            if (key := self._jobs.get(ident)) is not None:
+                self._publish(key)
+            self._wake.set()
+
+    def _publish(self, key: JobKey) -> None:
+        """Set the next-poll gauge of the key's area and account: its jobs' earliest due."""
+        due = self.next_poll(key.area, key.account)
+        if self._next_poll is not None and due is not None:
+            self._next_poll.labels(key.account, key.area).set(due)
+
+    def next_poll(self, area: str, account: str) -> float | None:
+        """When the next run of any job of ``area`` for ``account`` is due (None: none)."""
+        return min(
+            (
+                e.due
+                for k in self._jobs.values()
+                if (k.area, k.account) == (area, account)
+                and (e := self._entries.get(str(k))) is not None
+            ),
+            default=None,
+        )
 
     def _launch(self, entry: _Entry) -> asyncio.Task[None]:
         task = asyncio.create_task(entry.run(), name=entry.ident)

@@ -50,6 +50,13 @@ class SelfMetrics:
             ["account", "area"],
             registry=r,
         )
+        self.next_poll = Gauge(
+            "cdnvideo_next_poll_timestamp_seconds",
+            "Unix time the next poll of this area and account is due: its next interval, or "
+            "sooner, the retry of a failed poll (30 s after it, doubling after each failure).",
+            ["account", "area"],
+            registry=r,
+        )
         self.poll_duration = Histogram(
             "cdnvideo_poll_duration_seconds",
             "Wall time of one poll of an area for one account.",
@@ -220,7 +227,7 @@ class SelfMetrics:
     def forget_account(self, account: str) -> None:
         """Remove the series of an account this replica no longer serves."""
         for area in self._areas:
-            for gauge in (self.up, self.last_success):
+            for gauge in (self.up, self.last_success, self.next_poll):
                 with contextlib.suppress(KeyError):
                     gauge.remove(account, area)
         for outcome in WINDOW_OUTCOMES:

@@ -136,8 +136,9 @@ class Service:
             area.serve(accounts)
         self.ctx.accounts = accounts
 
-    async def discover(self) -> None:
-        """Refresh the account list from the inventory endpoint (when none are configured)."""
+    async def discover(self) -> bool:
+        """Refresh the account list from the inventory endpoint (when none are configured);
+        False when the inventory could not be read (the scheduler retries it soon)."""
 
         async def poll() -> None:
             found = await self.ctx.client.accounts()
@@ -150,16 +151,16 @@ class Service:
                 log.info("accounts_discovered", accounts=list(names), shard=str(shard))
             self.serve_accounts(names)
 
-        await self.ctx.runner.run("auth", "", poll)
+        return await self.ctx.runner.run("auth", "", poll)
 
-    async def check_auth(self) -> None:
+    async def check_auth(self) -> bool:
         """``cdnvideo_up{area="auth"}``: 0 while the last attempt to get a token failed, also
         when the areas still go on with a token that has not expired yet."""
 
         async def poll() -> None:
             await self.ctx.client.auth.check()
 
-        await self.ctx.runner.run("auth", "", poll)
+        return await self.ctx.runner.run("auth", "", poll)
 
     def start(self, timers: bool = True) -> None:
         """Serve the accounts (or schedule their discovery); ``timers=False`` leaves the

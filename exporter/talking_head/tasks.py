@@ -112,6 +112,14 @@ class TaskTracker:
         self.publish(account)
         self._wake.set()
 
+    def ended(self, account: str, task_id: str, status: str) -> None:
+        """A followed task reached ``status`` through the admin surface (``canceled`` by a
+        cancel, ``deleted`` by a delete): counted so at once, not asked for again (a
+        deleted task's status would be a 404, which says nothing of how it ended)."""
+        task = self._following.get((account, task_id))
+        if task is not None:
+            self._end(task, status, "admin")
+
     def forget(self, account: str) -> None:
         """Stop following the tasks of ``account`` and drop its counts (it left this replica;
         the replica that serves it now counts from there)."""
@@ -172,8 +180,8 @@ class TaskTracker:
                 else:
                     changed = status != task.status
                     task.status = status
-            elif reply.status == 404:
-                self._end(task, "unknown", "not_found")
+            elif reply.status == 404:  # the platform no longer knows it: deleted elsewhere
+                self._end(task, "deleted", "not_found")
                 return
             else:
                 log.info(

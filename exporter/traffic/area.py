@@ -65,9 +65,6 @@ class TrafficArea:
             return MOVED
         return UNLISTED if settings.accounts is None else REMOVED
 
-    def asks_platform(self, account: str) -> bool:
-        return True
-
     def forget(self, account: str) -> None:
         self.poller.forget(account, self._why_gone(account))
         self.history.forget(account)

@@ -788,6 +788,17 @@ class TrafficPoller:
 
         self._worker.submit(step)
 
+    @property
+    def state_written(self) -> bool:
+        """Whether a state file a restart would load exists (loaded at start or saved since)."""
+        return self._on_disk
+
+    @property
+    def held_back(self) -> bool:
+        """Whether new counters wait for a state save: the last one failed and a snapshot a
+        restart would load exists."""
+        return self._save_failure_logged != 0.0 and self._on_disk
+
     def save_state(self) -> None:
         """Write the state file now (also at shutdown), after the steps already queued on the
         worker; a failure is logged, not raised."""

@@ -112,7 +112,11 @@ class TrafficSettings:
         default="",
         metadata=field_doc(
             "File where the accounted-minute cursor survives restarts (empty: kept in "
-            "memory only, so a restart starts the counters afresh at the newest minute)."
+            "memory only, so a restart starts the counters afresh at the newest minute). "
+            "`run` makes its missing directories (mode 0750) and writes a probe file there "
+            "before it starts; a path it cannot write is an error of `check-config` and "
+            "`run` exits 1 naming it. A volume that fails later holds new counters back "
+            "(`cdnvideo_state_save_failures_total`, alert `CdnvideoStateSaveFailing`)."
         ),
     )
     series_retention_hours: float = field(

@@ -38,6 +38,9 @@ from exporter.upstream.errors import (
 )
 from exporter.upstream.metrics import UpstreamMetrics
 
+# A read meeting a 5xx, a timeout or a connection error is sent again this many times.
+READ_RETRIES = 2
+
 log = structlog.get_logger("exporter.upstream")
 T = TypeVar("T")
 
@@ -150,7 +153,7 @@ class UpstreamClient:
         metrics: UpstreamMetrics | None = None,
         clock: Clock | None = None,
         redactor: Redactor | None = None,
-        retries: int = 2,
+        retries: int = READ_RETRIES,
         backoff_seconds: float = 0.5,
         timer: Callable[[], float] = time.perf_counter,
         admin_concurrency: int = 2,

@@ -1,4 +1,5 @@
-"""The exporter's aiohttp application: /metrics, /healthz, /readyz, landing page, admin API."""
+"""The exporter's aiohttp application: /metrics, /healthz and /readyz (and Prometheus' names for
+them, /-/healthy and /-/ready), landing page, admin API."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.web.admin import AdminDeps, admin_app
 from exporter.web.landing import landing_handler
-from exporter.web.readiness import readiness
+from exporter.web.readiness import ReadinessLog, readiness
 from exporter.web.webauth import apply_web_config, authenticated
 from exporter.web.webconfig import WebConfig
 
 CTX: web.AppKey[Context] = web.AppKey("ctx", Context)
 AREAS: web.AppKey[Areas] = web.AppKey("areas", Areas)
 ADMIN_API: web.AppKey[web.Application] = web.AppKey("admin_api", web.Application)
+READINESS_LOG: web.AppKey[ReadinessLog] = web.AppKey("readiness_log", ReadinessLog)
 CONTENT_TYPE = CONTENT_TYPES["text"]
 SERVER = "cdnvideo-exporter"  # the `Server` header: no version of anything to look up
 
@@ -56,6 +58,7 @@ async def healthz(request: web.Request) -> web.Response:
 
 async def readyz(request: web.Request) -> web.Response:
     ready, detail = readiness(request.app[CTX], request.app[AREAS])
+    request.app[READINESS_LOG].observe(ready, detail)
     if not authenticated(request):  # an open probe: the verdict, not the account names
         detail = {"ready": ready}
     return web.json_response(detail, status=200 if ready else 503, dumps=json.dumps)
@@ -85,8 +88,11 @@ def init_app(
     if web_config is not None:
         apply_web_config(app, web_config, ctx.metrics.web_config_reload_successful.set)
     app.router.add_get(telemetry_path, metrics)  # --web.telemetry-path
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/readyz", readyz)
+    app[READINESS_LOG] = ReadinessLog()
+    for path in ("/healthz", "/-/healthy"):  # the second as Prometheus and its exporters name it
+        app.router.add_get(path, healthz)
+    for path in ("/readyz", "/-/ready"):
+        app.router.add_get(path, readyz)
     app.router.add_get("/", landing_handler(ctx, areas, telemetry_path))
     if ctx.settings.admin.enabled:
         app[ADMIN_API] = admin_app(ctx, admin_deps(areas))

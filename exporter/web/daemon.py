@@ -17,12 +17,16 @@ from exporter.runtime.service import Service, build_context
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor
 from exporter.web.admin import ADMIN_STATE
-from exporter.web.app import ADMIN_API, init_app
+from exporter.web.app import ADMIN_API, READINESS_LOG, init_app
 from exporter.web.lifecycle import add_reload_route
+from exporter.web.readiness import readiness
 from exporter.web.webconfig import WebConfig
 
 log = structlog.get_logger("exporter.runtime.service")  # the name start-up lines always had
 
+
+# How often readiness is worked out for its ``readiness_changed`` log line.
+READINESS_CHECK_SECONDS = 10.0
 
 SERVICE: web.AppKey[Service] = web.AppKey("service", Service)
 RELOADER: web.AppKey[Reloader] = web.AppKey("reloader", Reloader)
@@ -60,7 +64,7 @@ async def create_app(
         ),
     )
     ctx = build_context(settings, session, clock, redactor)
-    service = Service(ctx, Scheduler(ctx.runner, clock, timing))
+    service = Service(ctx, Scheduler(ctx.runner, clock, timing, ctx.metrics.next_poll))
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         tasks = [
@@ -90,6 +94,11 @@ async def create_app(
 
     app = init_app(ctx, service.areas, web_config, telemetry_path)
     app[SERVICE] = service
+
+    async def check_readiness() -> None:  # logs a change even when nothing probes /readyz
+        app[READINESS_LOG].observe(*readiness(ctx, service.areas))
+
+    service.scheduler.call("readiness", READINESS_CHECK_SECONDS, check_readiness)
     if load is not None:
         app[RELOADER] = Reloader(
             load,

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from aiohttp import web
+from prometheus_client import Gauge
 
 from exporter import __version__
 from exporter.areakit import Area
@@ -23,12 +25,13 @@ from exporter.dvr.summary import DvrSummary
 from exporter.restream.summary import RestreamSummary, TargetState
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
-from exporter.runtime.summary import account_summary
+from exporter.runtime.summary import AccountSummary, account_summary
 from exporter.talking_head.summary import TalkingHeadSummary
 from exporter.traffic.summary import TOP_RESOURCES, TrafficSummary
 from exporter.web.admin.masking import secret_mask
 from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.charts import account_charts, top_resources
+from exporter.web.problems import anchor, problems, summary_html
 
 # No public home is known to the package, so the page names where the documentation is
 # instead of linking to a page that may not exist.
@@ -56,7 +59,13 @@ table{border-collapse:collapse;width:100%;margin:.2rem 0}
 th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #eceff2;vertical-align:top}
 th{font-weight:600;color:#38424c}
 .health{font-weight:600}.ok{color:#1a7f37}.failing{color:#cf222e}.pending,.disabled{color:#6e7781}
+tr.problem td{background:#fff5f5}tr.problem td:first-child{box-shadow:inset 3px 0 #cf222e}
+section.summary{background:#fff;border:1px solid #d8dde3;border-radius:6px;margin:1rem 0;
+padding:.4rem 1rem}section.summary ul{margin:.2rem 0;padding-left:1.2rem}
+section.summary h2.problem,li.problem,li.problem a{color:#cf222e}
+section.summary h2.ok{color:#1a7f37}
 .stale{color:#9a6700}p.none{color:#59636e;margin:.2rem 0}
+.unconfigured{color:#6e7781}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;margin:.5rem 0}
 dt{color:#38424c}dd{margin:0}code{font-size:.9em}td{overflow-wrap:anywhere}
 @media (max-width:36rem){.stack thead{display:none}
@@ -88,9 +97,16 @@ def _ago(seconds: float) -> str:
     return f"{seconds:.0f} s ago"
 
 
-def _table(headers: Iterable[str], rows: list[list[str]], css: str) -> str:
+def _table(
+    headers: Iterable[str],
+    rows: list[list[str]],
+    css: str,
+    ident: str = "",
+    problem: Callable[[int], bool] = lambda row: False,
+) -> str:
     """A table that a narrow screen shows as one block a row, each cell named by its
-    column (``data-label``, see ``STYLE``), so a phone needs no sideways scrolling."""
+    column (``data-label``, see ``STYLE``), so a phone needs no sideways scrolling. A row
+    for which ``problem(index)`` holds is marked (``tr.problem``: the warning colour)."""
     labels = [e(h) for h in headers]
     head = "".join(f"<th>{h}</th>" for h in labels)
     shown = rows[:MAX_ROWS]
@@ -98,25 +114,61 @@ def _table(headers: Iterable[str], rows: list[list[str]], css: str) -> str:
         "".join(f'<td data-label="{h}">{c}</td>' for h, c in zip(labels, r, strict=True))
         for r in shown
     )
-    body = "".join(f"<tr>{row}</tr>" for row in cells)
+    body = "".join(
+        f'<tr class="problem" data-problem>{row}</tr>' if problem(i) else f"<tr>{row}</tr>"
+        for i, row in enumerate(cells)
+    )
     more = (
         f'<p class="none">and {len(rows) - MAX_ROWS} more (see /metrics)</p>'
         if len(rows) > MAX_ROWS
         else ""
     )
+    where = f' id="{ident}"' if ident else ""
     return (
-        f'<div class="stack"><table class="{css}"><thead><tr>{head}</tr></thead>'
+        f'<div class="stack"{where}><table class="{css}"><thead><tr>{head}</tr></thead>'
         f"<tbody>{body}</tbody></table></div>{more}"
     )
 
 
-def _last_successes(ctx: Context) -> dict[tuple[str, str], float]:
-    """(account, area) -> last success time, read once per page (not once per row)."""
+def _by_account_area(gauge: Gauge) -> dict[tuple[str, str], float]:
+    """(account, area) -> the gauge's value, read once per page (not once per row)."""
     out: dict[tuple[str, str], float] = {}
-    for family in ctx.metrics.last_success.collect():
+    for family in gauge.collect():
         for sample in family.samples:
             out[(sample.labels.get("account", ""), sample.labels.get("area", ""))] = sample.value
     return out
+
+
+@dataclass(frozen=True)
+class _Times:
+    """What the page reads of the self-metrics once: last success and next poll per
+    (account, area)."""
+
+    successes: dict[tuple[str, str], float]
+    next_polls: dict[tuple[str, str], float]
+
+
+def _times(ctx: Context) -> _Times:
+    return _Times(
+        _by_account_area(ctx.metrics.last_success), _by_account_area(ctx.metrics.next_poll)
+    )
+
+
+def _next_poll(ts: float | None, now: float, failing: bool) -> str:
+    """When the area is polled next; for a failing one, when it is tried again."""
+    if ts is None:
+        return '<span class="pending">not scheduled</span>'
+    wait = max(0.0, ts - now)
+    what = "next try" if failing else "next poll"
+    stamp = datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f'{what} <time datetime="{e(stamp)}">{e(_in(wait))}</time>'
+
+
+def _in(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"in {seconds / size:.0f} {unit}"
+    return f"in {seconds:.0f} s"
 
 
 def _health(
@@ -124,10 +176,13 @@ def _health(
     account: str,
     area: Area,
     now: float,
-    successes: dict[tuple[str, str], float],
+    times: _Times,
 ) -> list[str]:
+    ok: bool | None = None
     if not area.enabled(ctx.settings):
         state, css = "disabled", "disabled"
+    elif ctx.runner.not_configured(area.name, account) is not None:
+        state, css = "not configured", "unconfigured"
     else:
         ok = ctx.runner.healthy(area.name, account)
         state, css = {
@@ -135,11 +190,13 @@ def _health(
             False: ("failing", "failing"),
             None: ("waiting", "pending"),
         }[ok]
-    last = successes.get((account, area.name))
+    last = times.successes.get((account, area.name))
+    upcoming = times.next_polls.get((account, area.name))
     return [
         e(area.title),
         f'<span class="health {css}" data-state="{css}">{e(state)}</span>',
         _when(last, now),
+        _next_poll(upcoming, now, ok is False) if area.enabled(ctx.settings) else "",
     ]
 
 
@@ -162,19 +219,23 @@ def _account_section(
     ctx: Context,
     areas: Areas,
     account: str,
+    index: int,
+    s: AccountSummary,
     now: float,
-    successes: dict[tuple[str, str], float],
+    times: _Times,
 ) -> str:
     clean = secret_mask(ctx.settings).text
-    s = account_summary(ctx.store, account)
     traffic_area = areas.traffic
     charts = account_charts(
         traffic_area.history.points(account), traffic_area.enabled(ctx.settings)
     )
+    listed = list(areas)
     health = _table(
-        ("Area", "Health", "Last success"),
-        [_health(ctx, account, area, now, successes) for area in areas],
+        ("Area", "Health", "Last success", "Next poll"),
+        [_health(ctx, account, area, now, times) for area in listed],
         "areas",
+        anchor(index, "areas"),
+        lambda i: ctx.runner.healthy(listed[i].name, account) is False,
     )
     t = s.of(TrafficSummary)
     window = (
@@ -199,13 +260,23 @@ def _account_section(
     failing = [_target_row(t, clean) for t in r.failing]
     stopped = [[*_target_row(t, clean), e(", ".join(t.stopped_because))] for t in r.stopped]
     restream_html = (
-        _table(("Resource", "Source", "Target", "Code", "Description"), failing, "restream")
+        _table(
+            ("Resource", "Source", "Target", "Code", "Description"),
+            failing,
+            "restream",
+            anchor(index, "restream"),
+            lambda i: True,
+        )
         if failing
         else _none(
             r.known,
-            r.stale,
-            "No active, scheduled target failing." if stopped else "All restream targets OK.",
-            "No restream status yet.",
+            not r.stale and ctx.runner.healthy("restream", account) is not False,
+            times.successes.get((account, "restream")),
+            now,
+            (
+                "No active, scheduled target failing." if stopped else "All restream targets OK.",
+                "No restream status yet.",
+            ),
         )
     )
     if stopped:
@@ -218,17 +289,28 @@ def _account_section(
     restream_html = f'<p class="none">{restream_gone}</p>' if restream_gone else restream_html
     d = s.of(DvrSummary)
     dead = [[e(clean(stream)), e(clean(host))] for stream, host in d.dead]
+    dvr_unconfigured = ctx.runner.not_configured(areas.dvr.name, account)
     dvr_html = (
-        _table(("Stream", "Node"), dead, "dvr")
+        _table(("Stream", "Node"), dead, "dvr", anchor(index, "dvr"), lambda i: True)
         if dead
-        else _none(d.known, d.stale, "All DVR nodes alive.", "No DVR status yet.")
+        else _none(
+            d.known,
+            not d.stale and ctx.runner.healthy("dvr", account) is not False,
+            times.successes.get((account, "dvr")),
+            now,
+            ("All DVR nodes alive.", "No DVR status yet."),
+        )
     )
+    if dvr_unconfigured is not None:
+        dvr_html = (
+            f'<p class="none unconfigured">Not configured: {_config_text(dvr_unconfigured)}</p>'
+        )
     dvr_gone = _unexported(d.left_out)
     dvr_html = f'<p class="none">{dvr_gone}</p>' if dvr_gone else dvr_html
     top_gone = _unexported(t.top_left_out)
     top = f'<p class="none">{top_gone}</p>' if top_gone else top_resources(t.top, clean)
     return (
-        f'<section class="account" data-account="{e(account)}">'
+        f'<section class="account" id="{anchor(index)}" data-account="{e(account)}">'
         f"<h2>{e(account)}</h2>{health}"
         f'<dl><dt>Last complete traffic window</dt><dd class="window">{window}</dd>'
         f'<dt>Late traffic (settle reads)</dt><dd class="lateness">{lateness}</dd>'
@@ -241,6 +323,12 @@ def _account_section(
         f"<h3>Restream targets failing</h3>{restream_html}"
         f"<h3>Dead DVR nodes</h3>{dvr_html}</section>"
     )
+
+
+def _config_text(what: str) -> str:
+    """``what`` HTML-escaped, with its `config keys` as code."""
+    parts = e(what).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
 def _lateness(shares: tuple[tuple[int, float], ...]) -> str:
@@ -264,10 +352,19 @@ def _target_row(t: TargetState, clean: Callable[[str], str]) -> list[str]:
     ]
 
 
-def _none(known: bool, stale: bool, all_good: str, nothing: str) -> str:
+def _none(
+    known: bool, current: bool, last_ok: float | None, now: float, texts: tuple[str, str]
+) -> str:
+    """Nothing failing to list: ``all_good`` only while the figures are ``current`` (fresh,
+    and the area's last poll succeeded); otherwise when it was last seen healthy, in the
+    warning colour, never a stale "all good"."""
+    all_good, nothing = texts
     if not known:
         return f'<p class="none">{e(nothing)}</p>'
-    return f'<p class="none">{e(all_good)}{_stale(stale)}</p>'
+    if current:
+        return f'<p class="none">{e(all_good)}</p>'
+    ago = "never" if not last_ok else _ago(now - last_ok)
+    return f'<p class="none stale" data-state="stale">Last seen healthy {e(ago)}.</p>'
 
 
 def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -> str:
@@ -284,9 +381,17 @@ def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -
         f'<span class="docs">{e(DOCS_NOTE)}</span>',
     ]
     started = _when(ctx.started_at, now) if ctx.started_at else "unknown"
-    successes = _last_successes(ctx)
-    sections = "".join(_account_section(ctx, areas, a, now, successes) for a in ctx.accounts) or (
-        '<p class="none">No accounts yet: discovery pending, or none for this shard.</p>'
+    times = _times(ctx)
+    summaries = [account_summary(ctx.store, a) for a in ctx.accounts]
+    sections = "".join(
+        _account_section(ctx, areas, a, i, s, now, times)
+        for i, (a, s) in enumerate(zip(ctx.accounts, summaries, strict=True))
+    ) or ('<p class="none">No accounts yet: discovery pending, or none for this shard.</p>')
+    wrong = summary_html(
+        [
+            problems(ctx, areas, a, i, s)
+            for i, (a, s) in enumerate(zip(ctx.accounts, summaries, strict=True))
+        ]
     )
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -297,7 +402,7 @@ def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -
         f'<p class="meta">version {e(__version__)} · started {started} · shard '
         f"{e(ctx.settings.shard)} · {len(ctx.accounts)} account(s)</p>"
         f"<nav>{' '.join(links)}</nav></header>"
-        f"<main>{sections}</main></body></html>"
+        f"<main>{wrong}{sections}</main></body></html>"
     )
 
 

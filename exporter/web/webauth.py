@@ -38,7 +38,7 @@ from exporter.web.webreload import LiveWebConfig
 
 log = structlog.get_logger("exporter.web.auth")
 
-OPEN_PATHS = ("/healthz", "/readyz")
+OPEN_PATHS = ("/healthz", "/readyz", "/-/healthy", "/-/ready")
 OWN_AUTH_PREFIX = "/api/v1"
 # The admin API's own document: it names the accounts, so basic auth (or a bearer token,
 # which the admin app checks itself) guards it like the rest.

@@ -366,6 +366,30 @@ async def test_cancel_is_followed_to_canceled_and_a_second_cancel_passes_the_err
     assert tracker.following() == []
 
 
+async def test_a_cancelled_and_deleted_video_ends_as_canceled_not_unknown(
+    sim_admin: SimAdmin,
+) -> None:
+    s = sim_admin
+    _, data, _ = await s.admin.call("POST", "/talking-head/demo-media/generate", json=GENERATE)
+    task_id = data["id"]
+    status, data, _ = await s.admin.call("DELETE", f"/talking-head/demo-media/cancel/{task_id}")
+    assert status == 200, data
+    status, data, _ = await s.admin.call("DELETE", f"/talking-head/demo-media/video/{task_id}")
+    assert status == 200, data
+    tracker: TaskTracker = s.admin.tracker
+    for _ in range(10):
+        s.admin.clock.advance(600)
+        await tracker.poll_due()
+    assert tracker.following() == []
+    assert tracker.counts("demo-media") == {
+        "in_queue": 0,
+        "processing": 0,
+        "processed": 0,
+        "canceled": 1,
+    }
+    assert s.sim.requests.find(method="GET", path=f"{TH}/status/{task_id}") == []
+
+
 async def test_local_rate_limit_stops_the_eleventh_generate(sim_admin: SimAdmin) -> None:
     s = sim_admin
     for _ in range(10):

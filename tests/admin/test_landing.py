@@ -159,3 +159,16 @@ def test_the_page_knows_no_metric_name() -> None:
     package = Path(__file__).resolve().parents[2] / "exporter"
     for module in ("web/landing.py", "web/charts.py", "traffic/history.py"):
         assert "cdnvideo_" not in (package / module).read_text(encoding="utf-8"), module
+
+
+async def test_the_page_opens_with_a_line_per_account_of_what_is_wrong() -> None:
+    _, text, _ = await page()
+    summary = text.split('<section class="summary"', 1)[1].split("</section>", 1)[0]
+    assert text.index('<section class="summary"') < text.index('<section class="account"')
+    assert ">2 of 2 account(s) with problems</h2>" in summary
+    media = summary.split('data-for="demo-media">', 1)[1].split("</li>", 1)[0]
+    assert '<a href="#account-0-areas">down: Restream</a>' in media
+    assert '<a href="#account-0-restream">2 restream targets failing</a>' in media
+    assert '<a href="#account-0-dvr">1 dead DVR node</a>' in media
+    shop = summary.split('data-for="demo-shop">', 1)[1].split("</li>", 1)[0]
+    assert '<a href="#account-1-areas">stale: restream status</a>' in shop

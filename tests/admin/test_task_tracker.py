@@ -97,7 +97,8 @@ async def test_a_task_that_disappears_stops_being_followed(admin: Admin) -> None
     admin.clock.advance(1)
     await tracker.poll_due()
     assert tracker.following() == []
-    assert tracker.counts("demo-media")["unknown"] == 1
+    assert tracker.counts("demo-media")["deleted"] == 1
+    assert "unknown" not in tracker.counts("demo-media")
 
 
 async def test_following_gives_up_after_a_day(admin: Admin) -> None:

@@ -196,6 +196,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_talking_head_tasks": ("account", "status"),
     "cdnvideo_up": ("account", "area"),
     "cdnvideo_last_success_timestamp_seconds": ("account", "area"),
+    "cdnvideo_next_poll_timestamp_seconds": ("account", "area"),
     "cdnvideo_poll_duration_seconds": ("area",),
     "cdnvideo_upstream_requests_total": ("area", "code"),
     "cdnvideo_upstream_request_duration_seconds": ("area",),

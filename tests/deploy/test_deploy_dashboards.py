@@ -167,3 +167,32 @@ def test_every_target_has_a_query() -> None:
         assert target["expr"].strip(), f"{name}: {panel['title']}"
         count += 1
     assert count >= 40
+
+
+def test_late_hit_bytes_are_on_their_own_right_axis_in_bytes() -> None:
+    (panel,) = [
+        p
+        for p in panels(dashboards()["exporter-health.json"])
+        if p.get("title") == "Late requests added per minute"
+    ]
+    bytes_query = next(t for t in panel["targets"] if "hit_bytes" in t["expr"])
+    (override,) = panel["fieldConfig"]["overrides"]
+    assert override["matcher"] == {"id": "byFrameRefID", "options": bytes_query["refId"]}
+    props = {p["id"]: p["value"] for p in override["properties"]}
+    assert props["custom.axisPlacement"] == "right"
+    assert props["unit"] == "bytes"
+    assert panel["fieldConfig"]["defaults"]["unit"] == "short"  # requests stay on the left
+
+
+def test_a_panel_that_explains_its_emptiness_says_it_in_its_description_too() -> None:
+    """``noValue`` is what Grafana shows instead of "No data"; the same words are in the
+    description, so the panel's (i) says when it fills even while it has data."""
+    explained = [
+        p
+        for board in dashboards().values()
+        for p in panels(board)
+        if p.get("fieldConfig", {}).get("defaults", {}).get("noValue")
+    ]
+    assert len(explained) >= 5
+    for p in explained:
+        assert p["fieldConfig"]["defaults"]["noValue"] in p["description"], p["title"]

@@ -35,6 +35,18 @@ class Proc:
         return text
 
 
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``cdnvideo-exporter ARGS`` run to its end (check-config, or a run that stops at once)."""
+    return subprocess.run(
+        [sys.executable, "-m", "exporter", *args],
+        capture_output=True,
+        text=True,
+        env=tool_env(),
+        cwd=cwd,
+        timeout=60,
+    )
+
+
 @contextmanager
 def started(args: list[str], workdir: Path, name: str) -> Iterator[Proc]:
     log = workdir / f"{name}.log"

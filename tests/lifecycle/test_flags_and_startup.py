@@ -5,25 +5,13 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
-from tests.admin.demo_proc import free_port, tool_env
+from tests.admin.demo_proc import free_port
 
-from .daemon import TOKEN, get, simulator, started
-
-
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "exporter", *args],
-        capture_output=True,
-        text=True,
-        env=tool_env(),
-        cwd=cwd,
-        timeout=60,
-    )
+from .daemon import TOKEN, cli, get, simulator, started
 
 
 def _write(path: Path, base_url: str = "http://127.0.0.1:9", **extra: object) -> Path:
@@ -34,7 +22,7 @@ def _write(path: Path, base_url: str = "http://127.0.0.1:9", **extra: object) ->
 
 def test_flags_override_the_file_and_check_config_shows_the_result(tmp_path: Path) -> None:
     path = _write(tmp_path / "c.yml", log={"level": "debug", "format": "json"})
-    done = _cli(
+    done = cli(
         "check-config",
         "--config.file",
         str(path),
@@ -54,7 +42,7 @@ def test_flags_override_the_file_and_check_config_shows_the_result(tmp_path: Pat
     assert shown["log"] == {"level": "warn", "format": "logfmt"}
     assert "# set by flags: listen, log.level, log.format\n" in done.stdout
     assert "# metrics path: /probe\n" in done.stdout
-    bad = _cli("check-config", "--config.file", str(path), "--log.level", "loud", cwd=tmp_path)
+    bad = cli("check-config", "--config.file", str(path), "--log.level", "loud", cwd=tmp_path)
     assert bad.returncode == 2
     assert "--log.level: invalid choice: 'loud'" in bad.stderr
 
@@ -110,16 +98,16 @@ def test_a_taken_port_is_one_line_and_nothing_says_started(tmp_path: Path) -> No
         taken.listen()
         port = taken.getsockname()[1]
         path = _write(tmp_path / "c.yml", listen=f"127.0.0.1:{port}")
-        done = _cli("run", "--config.file", str(path), cwd=tmp_path)
+        done = cli("run", "--config.file", str(path), cwd=tmp_path)
     _one_line_failure(done, f"error: listen 127.0.0.1:{port}: Address already in use")
 
 
 def test_an_unreadable_config_or_a_missing_certificate_is_one_line(tmp_path: Path) -> None:
-    done = _cli("run", "--config.file", str(tmp_path / "nope.yml"), cwd=tmp_path)
+    done = cli("run", "--config.file", str(tmp_path / "nope.yml"), cwd=tmp_path)
     _one_line_failure(done, "config error: config file")
     assert "No such file or directory" in done.stderr
     web = tmp_path / "web.yml"
     web.write_text("tls_server_config: {cert_file: gone.crt, key_file: gone.key}\n")
     path = _write(tmp_path / "c.yml", listen=f"127.0.0.1:{free_port()}")
-    done = _cli("run", "--config.file", str(path), "--web.config.file", str(web), cwd=tmp_path)
+    done = cli("run", "--config.file", str(path), "--web.config.file", str(web), cwd=tmp_path)
     _one_line_failure(done, "tls_server_config.cert_file: cannot read")

@@ -1,40 +1,59 @@
-"""/readyz tells the truth about accounts the platform does not know (real simulator, HTTP)."""
+"""/readyz tells the truth per account and area: accounts the platform does not know, areas
+never succeeded or with nothing to watch, counters held back (real simulator, HTTP)."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from structlog.testing import capture_logs
 
 from exporter.config import parse_config
+from exporter.dvr.area import NOT_CONFIGURED
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.daemon import SERVICE, create_app
+from exporter.web.landing import render_landing
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
 Ready = Callable[[], Awaitable[tuple[int, dict[str, Any]]]]
 
 
 @asynccontextmanager
-async def polled(accounts: list[Any], token: str = "") -> AsyncIterator[tuple[Ready, list[Any]]]:
-    """Every job of every account run once against the simulator; ``/readyz`` as a caller
-    with the admin read token sees it (and the log lines of the polls)."""
+async def polled(
+    accounts: list[Any],
+    token: str = "",
+    fault: str = "",
+    path: str = "/readyz",
+    conf: dict[str, Any] | None = None,
+    app_out: list[web.Application] | None = None,
+) -> AsyncIterator[tuple[Ready, list[Any]]]:
+    """Every job of every account run once against the simulator (``fault``: that area
+    answers 503); ``path`` (``/readyz``) as a caller with the admin read token sees it, and
+    the log lines of the polls and of every answer. ``app_out`` gets the app."""
     clock = FakeClock(T0)
     sim = Simulator(SimConfig(accounts=("demo-media", "demo-shop")), clock)
     sim_runner = await serve(sim)
+    if fault:
+        sim.faults.set(fault, "503")
     read = "read-token-0123456789abcdef"
     settings = parse_config(
         {
             "upstream": {"base_url": sim_runner.base_url, "token": token or sim.token},
             "accounts": accounts,
             "admin": {"enabled": True, "read_token": read, "write_token": "w" * 24},
+            **(conf or {}),
         },
         env={},
     )
     app = await create_app(settings, clock=clock, schedule=False)
+    if app_out is not None:
+        app_out.append(app)
     try:
         async with TestClient(TestServer(app)) as client:
             service = app[SERVICE]
@@ -44,11 +63,12 @@ async def polled(accounts: list[Any], token: str = "") -> AsyncIterator[tuple[Re
                     for job in service.jobs(account):
                         await service.ctx.runner.run(job.area, account, job.poll, job.name)
 
-            async def ready() -> tuple[int, dict[str, Any]]:
-                reply = await client.get("/readyz", headers={"Authorization": f"Bearer {read}"})
-                return reply.status, await reply.json()
+                async def ready() -> tuple[int, dict[str, Any]]:
+                    headers = {"Authorization": f"Bearer {read}"}
+                    reply = await client.get(path, headers=headers)
+                    return reply.status, await reply.json()
 
-            yield ready, logs
+                yield ready, logs
     finally:
         await sim_runner.cleanup()
 
@@ -86,3 +106,77 @@ async def test_a_refused_token_is_still_called_refused_and_not_an_unknown_accoun
     events = [line["event"] for line in logs]
     assert events.count("upstream_token_rejected") == 1
     assert "account_unknown" not in events
+
+
+async def test_an_area_that_never_succeeded_keeps_the_exporter_unready_and_is_named() -> None:
+    async with polled(["demo-media"], fault="restream") as (ready, logs):
+        status, detail = await ready()
+        await ready()  # asked again, unchanged: no second line
+    assert status == 503
+    assert detail["reason"] == "restream/demo-media: never succeeded since the start"
+    areas = detail["areas"]["demo-media"]
+    assert areas["restream"] == {"ready": False, "reason": "never succeeded since the start"}
+    assert areas["traffic"] == areas["talking_head"] == {"ready": True}
+    changes = [line for line in logs if line["event"] == "readiness_changed"]
+    assert [(c["ready"], c["not_ready"][:2]) for c in changes] == [
+        (
+            False,
+            [
+                "restream/demo-media: never succeeded since the start",
+                "dvr/demo-media: not configured: " + NOT_CONFIGURED,
+            ],
+        )
+    ]
+
+
+async def test_dvr_without_streams_is_not_configured_has_no_up_series_and_says_what_to_set() -> (
+    None
+):
+    apps: list[web.Application] = []
+    async with polled(["demo-media"], path="/-/ready", app_out=apps) as (ready, _logs):
+        status, detail = await ready()
+        ctx = apps[0][SERVICE].ctx
+        up = ctx.metrics.registry.get_sample_value(
+            "cdnvideo_up", {"account": "demo-media", "area": "dvr"}
+        )
+        page = render_landing(ctx, apps[0][SERVICE].areas)
+    assert status == 200
+    assert detail["areas"]["demo-media"]["dvr"] == {
+        "ready": False,
+        "reason": "not configured: " + NOT_CONFIGURED,
+    }
+    assert detail["ready_accounts"] == ["demo-media"]
+    assert up is None
+    assert "All DVR nodes alive" not in page
+    assert 'data-state="unconfigured">not configured</span>' in page
+    assert "name them in its <code>dvr_streams</code>" in page
+
+
+async def test_counters_held_back_by_a_failing_state_file_make_the_exporter_unready(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "state" / "traffic.json"
+    state.parent.mkdir()  # as `run` makes it (tests/lifecycle/test_state_path_usable.py)
+    apps: list[web.Application] = []
+    conf = {"traffic": {"state_file": str(state)}}
+    async with polled(["demo-media"], conf=conf, app_out=apps) as (ready, _logs):
+        assert (await ready())[0] == 200
+        service = apps[0][SERVICE]
+        shutil.rmtree(state.parent)
+        state.parent.write_text("a file where the directory was: every save fails")
+        service.ctx.clock.advance(60)
+        traffic = service.areas.traffic
+        for job in traffic.jobs("demo-media"):
+            await service.ctx.runner.run(job.area, "demo-media", job.poll, job.name)
+        status, detail = await ready()
+    assert status == 503
+    reason = "traffic counters held back: the last save of the state file failed"
+    assert detail["state_file"] == {"ready": False, "reason": reason}
+    assert detail["reason"] == reason
+
+
+async def test_prometheus_style_probe_paths_answer_as_the_others() -> None:
+    async with polled(["demo-media"], path="/-/ready") as (ready, _logs):
+        assert await ready() == (200, (await ready())[1])
+    async with polled(["demo-media"], path="/-/healthy") as (healthy, _logs):
+        assert await healthy() == (200, {"status": "ok"})

@@ -257,15 +257,23 @@ async def _saved(w: World) -> bool:
     return True
 
 
-async def test_unusable_state_path_is_reported_and_the_exporter_keeps_serving(w: World) -> None:
+async def test_unusable_state_path_stops_the_start_naming_it(w: World) -> None:
+    """A state path that can never be written is refused before anything counts (a volume
+    that fails later holds counters back instead: tests/lifecycle/test_readiness.py)."""
     w.state.mkdir()  # neither readable nor replaceable as a file
-    exp = await w.exporter()
-    await w.caught_up(exp)
-    await exp.wait_for(lambda: _logged(exp, "traffic_state_save_failed"), "save failure logged")
-    assert "traffic_state_unreadable" in exp.log()
-    assert (await exp.get("/healthz"))[0] == 200
-    samples = await exp.scrape()
-    assert samples[("cdnvideo_up", (("account", ACCOUNTS[0]), ("area", "traffic")))] == 1
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [PYTHON, "-m", "exporter", "run", "--config.file", str(w.config())],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        cwd=ROOT,
+        timeout=SAFETY_SECONDS,
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"config error: traffic.state_file: {w.state} cannot be written ({w.state} is a directory)"
+    ]
 
 
 async def test_sigterm_during_a_refresh_cuts_it_short_and_exits_0_with_state_saved(

@@ -11,7 +11,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from exporter.runtime.polling import PollRunner
-from exporter.runtime.scheduler import EXACT, JobKey, Scheduler, Timing
+from exporter.runtime.scheduler import EXACT, JobKey, Scheduler, Timing, retries_per_outage
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 
@@ -222,3 +222,98 @@ async def test_a_housekeeping_job_cut_short_by_shutdown_is_not_a_job_error_eithe
     errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert errors == [], [r.getMessage() for r in errors]
     assert events == [{"event": "poll_cancelled", "log_level": "info", "job": "discover"}]
+
+
+def failing_until(
+    clock: FakeClock, runs: list[float], heal_at: float
+) -> Callable[[], Awaitable[None]]:
+    async def poll() -> None:
+        runs.append(clock.time() - T0)
+        if clock.time() - T0 < heal_at:
+            raise RuntimeError("upstream down")
+
+    return poll
+
+
+async def run_until(s: Scheduler, clock: FakeClock, end: float) -> None:
+    while (due := s.next_due()) is not None and due <= T0 + end:
+        clock.set(due)
+        await s.run_due()
+
+
+async def test_a_failed_poll_is_retried_after_30_s_doubling_until_it_succeeds() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+    s.every("talking_head", "acme", 21600.0, failing_until(clock, runs, heal_at=100.0))
+    await run_until(s, clock, 21600.0)
+    # fails at 0, retried at 30 and 90 (30 + 60): fails; at 210 (90 + 120) it succeeds, and
+    # then the job keeps its grid: the next run is the regular one at 6 h.
+    assert runs == [0.0, 30.0, 90.0, 210.0, 21600.0]
+    assert s.next_due() == T0 + 43200.0
+
+
+async def test_a_retry_gets_up_to_a_fifth_more_wait_from_the_timing() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock, Timing(random=lambda: 0.5, spread_first=False))
+    runs: list[float] = []
+    s.every("talking_head", "acme", 21600.0, failing_until(clock, runs, heal_at=1.0))
+    clock.set(T0 + 0.1)
+    await s.run_due()
+    assert s.next_due() == T0 + 0.1 + 30.0 * 1.1
+
+
+async def test_retries_of_a_lasting_outage_stop_at_the_interval() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+    s.every("talking_head", "acme", 21600.0, failing_until(clock, runs, heal_at=10**9))
+    await run_until(s, clock, 3 * 21600.0)
+    retries = [r for r in runs if r % 21600.0]
+    assert retries == [30.0, 90.0, 210.0, 450.0, 930.0, 1890.0, 3810.0, 7650.0, 15330.0]
+    assert len(retries) == retries_per_outage(21600.0)
+    assert [r for r in runs if not r % 21600.0] == [0.0, 21600.0, 43200.0, 64800.0]
+
+
+async def test_a_job_of_a_short_interval_keeps_its_grid_when_it_fails() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+    s.every("traffic", "acme", 15.0, failing_until(clock, runs, heal_at=10**9))
+    await run_until(s, clock, 60.0)
+    assert runs == [0.0, 15.0, 30.0, 45.0, 60.0]
+
+
+async def test_the_next_poll_gauge_says_when_the_retry_is_due() -> None:
+    clock = FakeClock(T0)
+    metrics = SelfMetrics()
+    s = Scheduler(PollRunner(metrics, clock), clock, EXACT, metrics.next_poll)
+    runs: list[float] = []
+    s.every("talking_head", "acme", 21600.0, failing_until(clock, runs, heal_at=30.0))
+
+    def next_poll() -> float | None:
+        labels = {"account": "acme", "area": "talking_head"}
+        return metrics.registry.get_sample_value("cdnvideo_next_poll_timestamp_seconds", labels)
+
+    assert next_poll() == T0
+    await s.run_due()
+    assert next_poll() == T0 + 30.0
+    clock.set(T0 + 30.0)
+    await s.run_due()
+    assert next_poll() == T0 + 21600.0
+    s.remove_account("acme")
+    assert next_poll() is None
+
+
+async def test_a_housekeeping_call_that_fails_is_retried_like_a_poll() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+
+    async def discover() -> bool:
+        runs.append(clock.time() - T0)
+        return clock.time() - T0 >= 90.0  # the inventory answers from 90 s on
+
+    s.call("discover", 600.0, discover)
+    await run_until(s, clock, 600.0)
+    assert runs == [0.0, 30.0, 90.0, 600.0]

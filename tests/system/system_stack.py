@@ -92,6 +92,15 @@ def http(
         return exc.code, exc.read(), dict(exc.headers)
 
 
+def all_selected(board: dict[str, Any]) -> dict[str, str]:
+    """Each variable of a dashboard at "All" (its allValue), the dashboards' default."""
+    return {
+        v["name"]: v.get("allValue") or ".*"
+        for v in board["templating"]["list"]
+        if v["type"] in ("query", "custom")
+    }
+
+
 def finite(value: str) -> bool:
     return math.isfinite(float(value))
 

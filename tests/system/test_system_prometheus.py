@@ -23,6 +23,7 @@ from system_stack import (
     SIM_TOKEN,
     NotYet,
     Stack,
+    all_selected,
     has_data,
     summary,
     wait_for,
@@ -110,15 +111,6 @@ def test_every_template_variable_offers_values(
         if expected is not None:
             assert expected in values, f"{ref} offers {values}, not {expected}"
     assert len(variable_options) >= 10
-
-
-def all_selected(board: dict[str, Any]) -> dict[str, str]:
-    """Each variable at "All" (its allValue), the dashboards' default."""
-    return {
-        v["name"]: v.get("allValue") or ".*"
-        for v in board["templating"]["list"]
-        if v["type"] in ("query", "custom")
-    }
 
 
 def one_selected(name: str, options: dict[str, list[str]], stack: Stack) -> dict[str, str]:

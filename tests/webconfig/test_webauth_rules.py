@@ -159,7 +159,13 @@ async def test_without_a_web_config_readiness_shows_its_detail(
                 "ready_accounts": [],
                 "unknown_accounts": {},
                 "pending_first_poll": ["traffic/a", "restream/a", "dvr/a", "talking_head/a"],
-                "reason": "first poll not done everywhere",
+                "areas": {
+                    "a": {
+                        area: {"ready": False, "reason": "waiting for its first poll"}
+                        for area in ("traffic", "restream", "dvr", "talking_head")
+                    }
+                },
+                "reason": "traffic/a: waiting for its first poll (and 3 more)",
             },
         )
     finally:

@@ -235,8 +235,12 @@ async def th_status(call: Call) -> web.StreamResponse:
 
 
 async def th_cancel(call: Call) -> web.StreamResponse:
-    op = call.ctx.ops.th_cancel(call.account, call.param("task_id"))
-    return await call.passthrough(await call.upstream(op))
+    task_id = call.param("task_id")
+    op = call.ctx.ops.th_cancel(call.account, task_id)
+    response = await call.passthrough(await call.upstream(op))
+    if call.outcome == "ok":
+        call.state.deps.tracker.ended(call.account, task_id, "canceled")
+    return response
 
 
 async def th_video_link(call: Call) -> web.StreamResponse:
@@ -254,8 +258,12 @@ async def th_rename(call: Call) -> web.StreamResponse:
 
 
 async def th_delete(call: Call) -> web.StreamResponse:
-    op = call.ctx.ops.th_delete(call.account, call.param("task_id"))
-    return await call.passthrough(await call.upstream(op))
+    task_id = call.param("task_id")
+    op = call.ctx.ops.th_delete(call.account, task_id)
+    response = await call.passthrough(await call.upstream(op))
+    if call.outcome == "ok":
+        call.state.deps.tracker.ended(call.account, task_id, "deleted")
+    return response
 
 
 async def th_tasks(call: Call) -> web.StreamResponse:

@@ -36,9 +36,9 @@ def two_runs_at_stage_one(cap: int = CAP) -> AccountLedger:
         first_read(led, w(m), 10, {"a": 1} if m < 5 else {"a": 1, "b": 2})
     first, second = led.pending
     assert led.settle(first, row(50), {"a": res("a", 5)}, False, STAGES, cap) is False
-    assert [(r.start, r.minutes, r.stage) for r in led.pending] == [
-        (w(0).start, 5, 1),
-        (w(5).start, 2, 0),  # contiguous, but not at the same stage yet
+    assert [(r.start, r.minutes, r.settled) for r in led.pending] == [
+        (w(0).start, 5, 5),
+        (w(5).start, 2, 0),  # contiguous, but not waiting for the same age yet
     ]
     reread = {"a": res("a", 2), "b": res("b", 4)}
     assert led.settle(second, row(20), reread, False, STAGES, cap) is False
@@ -48,7 +48,7 @@ def two_runs_at_stage_one(cap: int = CAP) -> AccountLedger:
 def test_contiguous_runs_at_the_same_stage_join_with_their_counts() -> None:
     led = two_runs_at_stage_one()
     (run,) = led.pending
-    assert (run.start, run.end, run.stage) == (w(0).start, w(7).start, 1)
+    assert (run.start, run.end, run.settled) == (w(0).start, w(7).start, 5)
     assert run.last_read_at == w(6).start  # the newer run's first read
     assert run.totals[REQ] == 70
     assert (run.resources["a"][REQ], run.resources["b"][REQ]) == (7, 4)
@@ -82,9 +82,9 @@ def test_runs_apart_in_time_do_not_join_whatever_their_folding() -> None:
     for run in list(led.pending):
         led.settle(run, row(10), {}, False, STAGES, CAP)
     # folded another way is no reason to read apart (docs/windowing.md); a gap is
-    assert [(r.start, r.minutes, r.stage) for r in led.pending] == [
-        (w(0).start, 2, 1),
-        (w(3).start, 1, 1),
+    assert [(r.start, r.minutes, r.settled) for r in led.pending] == [
+        (w(0).start, 2, 5),
+        (w(3).start, 1, 5),
     ]
 
 
@@ -116,7 +116,7 @@ def test_a_resource_new_at_one_stage_is_compared_at_the_next() -> None:
     led.settle(run, row(15), {"a": res("a", 1), "c": res("c", 5)}, False, (5, 30, 60), CAP)
     assert led.series["c"].values[REQ] == 5  # 4, then 1 more: not 4 + 5
     assert (led.series["c"].name, led.series["c"].cname) == ("name-c", "c.example")
-    assert (run.stage, led.pending) == (2, [run])
+    assert (run.settled, led.pending) == (30, [run])
     led.settle(run, row(15), {"c": res("c", 5)}, False, (5, 30, 60), CAP)
     assert led.pending == []  # dropped after the third and last stage
 

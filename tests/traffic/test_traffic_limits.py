@@ -152,7 +152,7 @@ def test_a_budget_below_the_schedule_cost_is_refused_with_the_cost(
     assert main([command, "--config", str(config)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("config error: upstream.max_requests_per_minute: 2 is below")
-    assert "revisit_minutes [5, 15] take 2.60 requests a minute" in err
+    assert "revisit_minutes [5, 15] take 2.80 requests a minute" in err
     assert "give at least 3" in err
 
 

@@ -99,6 +99,8 @@ class Budget(Protocol):
 
     def affords(self, account: str, area: str, count: int) -> bool: ...
 
+    def limit(self, account: str) -> float | None: ...
+
     def paused(self, account: str) -> bool: ...
 
 
@@ -324,9 +326,16 @@ class TrafficPoller:
         self._metrics.traffic_minutes_owed.labels(account).set(minutes)
         self._metrics.traffic_settle_overdue.labels(account).set(overdue)
 
-    def _can(self, account: str, count: int) -> bool:
-        """Whether the budget affords ``count`` requests now (nothing else happens)."""
-        return self._budget is None or self._budget.affords(account, "traffic", count)
+    def _can(self, account: str, count: int, leave: int = 0) -> bool:
+        """Whether the budget affords ``count`` requests now (nothing else happens); with
+        ``leave``, and that many more after them within the same minute."""
+        if self._budget is None:
+            return True
+        if leave:
+            limit = self._budget.limit(account)
+            if limit is not None and count + leave > limit:
+                return False
+        return self._budget.affords(account, "traffic", count + leave)
 
     def _affords(self, account: str, count: int, cycle: Cycle) -> bool:
         """Whether the budget affords ``count`` requests now; if not, the cycle waits."""
@@ -348,9 +357,10 @@ class TrafficPoller:
         self, account: str, led: AccountLedger, now: float, cycle: Cycle, replans: int = 2
     ) -> None:
         """Read the ready minutes oldest first. A settle read that fell due before the oldest
-        of them goes first while the budget affords it and that minute's first read too (what
-        is owed longest first); else the first reads go first and the settle read gets what
-        the budget leaves (a budget below the cost never starves first reads). A read the
+        of them goes first while the budget affords it and the first reads of every minute
+        ready now too (what is owed longest first); else the first reads go first and the
+        settle read gets what the budget leaves (a budget below the cost never starves first
+        reads, and first reads behind catch up). A read the
         budget cannot afford, or that meets a rate limit, waits for the next poll."""
         s = self._settings
         # After a failed 1-minute read (an outage) the next read is one minute: a probe.
@@ -378,7 +388,9 @@ class TrafficPoller:
                 # and a hop here would let other areas' polls take the budget first.
                 run = cycle.run or led.due(now, s.settle_stages)
                 if run is not None and run.due_at(s.settle_stages) <= self._ready_at(w):
-                    await self._settle(account, led, now, cycle, run, leave=len(self._halves()))
+                    # leaving room for every first read ready now: a backlog is read first
+                    leave = len(self._halves()) * len(queue)
+                    await self._settle(account, led, now, cycle, run, leave)
                     if cycle.postponed:
                         return
             if not self._affords(account, len(self._halves()), cycle):
@@ -501,7 +513,7 @@ class TrafficPoller:
             nexts = {h: run.next_window(h, longest) for h in owed}
             w = min(nexts.values(), key=lambda x: x.start)
             halves = tuple(h for h in owed if nexts[h] == w)
-            while halves and not self._can(account, len(halves) + leave):
+            while halves and not self._can(account, len(halves), leave):
                 halves = halves[:-1]  # the halves the budget affords, totals first
             if not halves:
                 if not leave:

@@ -18,6 +18,7 @@ from tests.traffic.test_against_simulator import (
     Rig,
     ServerFactory,
     assert_counters_equal_truth,
+    counter,
     drain,
     rig,
 )
@@ -87,3 +88,50 @@ async def test_a_run_read_in_pieces_under_a_budget_or_a_limit_is_settled(
         assert r.windows("given_up") == 0
         assert r.windows("missed") == 0
         assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
+
+
+def owed(r: Rig) -> tuple[float, float]:
+    """The account's minutes owed and how long the most overdue settle read has waited."""
+    get = r.metrics.registry.get_sample_value
+    minutes = get("cdnvideo_traffic_minutes_owed", {"account": ACC})
+    overdue = get("cdnvideo_traffic_settle_overdue_seconds", {"account": ACC})
+    assert minutes is not None
+    assert overdue is not None
+    return minutes, overdue
+
+
+async def test_a_budget_below_what_one_minute_replies_cost_keeps_first_reads_and_says_so(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    # 1-minute replies: the default schedule costs 2 first-read + 2 settle requests a minute
+    # (check-config: 4.00 on such a platform); the budget allows 3. First reads go first.
+    config = SimConfig(
+        late_seconds=240, resources_per_account=RESOURCES, quirks=frozenset({"one-minute-window"})
+    )
+    async with rig(aiohttp_server, config, budget=3) as r:
+        poller = r.poller()
+        await poller.poll(ACC)
+        first = poller.ledger(ACC).cursor
+        assert first is not None
+        assert await drive(r, poller, 3600) == []
+        hour_owed, hour_overdue = owed(r)
+        assert await drive(r, poller, HOURS - 3600) == []
+        led = poller.ledger(ACC)
+        cursor = led.cursor
+        assert cursor is not None
+        assert cursor >= r.clock.time() - 60 - 120 - 60 - 60  # first reads kept up
+        assert r.windows("missed") == 0
+        minutes, overdue = owed(r)
+        # What cannot be settled is owed, and says so: the gauges grow with the shortfall.
+        polled = r.clock.time() - 15  # the gauges are set at the end of each poll
+        assert minutes == sum(run.minutes for run in led.pending if run.due_at((5,)) <= polled)
+        assert minutes > hour_owed > 20  # about half a minute a minute short
+        assert overdue > hour_overdue > 1200
+        # Every minute's first read is counted: at least what the first reads saw.
+        truth = sum(
+            r.sim.traffic_final(ACC, m)["edge_requests_total"]
+            for m in range(first, cursor + 60, 60)
+        )
+        counted = counter(r.fragment(), "edge_requests_total")
+        assert counted is not None
+        assert 0.9 * truth < counted < truth

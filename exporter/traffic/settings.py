@@ -52,8 +52,9 @@ class TrafficSettings:
         metadata=field_doc(
             "Settle reads: re-read recent minutes this long after their first read and add "
             "only late increases, so each counter counts every request exactly once. A list "
-            "such as `[5, 15, 60]` re-reads them at each of these ages (later stages in "
-            "windows of up to 10 minutes); `0` turns settling off. See docs/windowing.md.",
+            "such as `[5, 15, 60]` re-reads them at each of these ages (later ages join "
+            "runs into windows of up to 10 minutes, within a tolerance); `0` turns settling "
+            "off. See docs/windowing.md.",
             rule=r.custom(
                 "0-10, or a list of rising ages 1-1440 (the first at most 10)", check_schedule
             ),

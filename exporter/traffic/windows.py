@@ -100,9 +100,10 @@ def plan_reads(
 
 
 def settle_cap_minutes(revisit_minutes: int, long_windows: bool) -> int:
-    """Longest run of windows re-read as one request: revisit_minutes (so every minute is
-    settled between revisit and 2 x revisit - 1 minutes after its first read), at most 10,
-    and 1 where long windows are refused."""
+    """Longest run of windows re-read as one request at the first age: revisit_minutes (its
+    first reads less than revisit minutes apart, so every minute is settled less than
+    2 x revisit minutes after its first read), at most 10, and 1 where long windows are
+    refused."""
     if not long_windows:
         return 1
     return max(1, min(revisit_minutes, MAX_WINDOW_MINUTES))

@@ -339,38 +339,44 @@ class AccountLedger:
         is complete)."""
         age = run.next_age(stages)
         run.reading = age
-        whole: dict[str, object] = {}
-        for half, got in (("totals", totals), ("resources", resources)):
-            if got is None:
-                continue
-            p = run.pieces.get(half)
-            if window == run.window and p is None:
-                whole[half] = got
-                continue
-            if p is None:
-                p = run.pieces[half] = Pieces(run.start)
-            if half == "totals":
-                p.add(window, totals, {})
-            else:
-                p.add(window, None, resources or {})
-            if p.to >= run.end:
-                del run.pieces[half]
-                whole[half] = p.totals if half == "totals" else p.resources
+        whole = window == run.window
+        if totals is not None and not (whole and "totals" not in run.pieces):
+            totals = self._totals_piece(run, window, totals)
+        if resources is not None and not (whole and "resources" not in run.pieces):
+            resources = self._resources_piece(run, window, resources)
         self.dirty = True
-        if not whole:
+        if totals is None and resources is None:
             return False, False
-        t = whole.get("totals")
-        rows = whole.get("resources")
-        increased = self.settle(
-            run,
-            t if isinstance(t, Row) else None,
-            rows if isinstance(rows, dict) else None,
-            fold,
-            stages,
-            cap_minutes,
-            per_resource,
-        )
+        increased = self.settle(run, totals, resources, fold, stages, cap_minutes, per_resource)
         return increased, run.reading != age or run not in self.pending
+
+    @staticmethod
+    def _pieces(run: Run, half: str) -> Pieces:
+        """The pieces of ``half`` read so far."""
+        p = run.pieces.get(half)
+        if p is None:
+            p = run.pieces[half] = Pieces(run.start)
+        return p
+
+    def _totals_piece(self, run: Run, window: Window, totals: Row) -> Row | None:
+        """Keep one piece of the totals; their sum once the pieces cover the run."""
+        p = self._pieces(run, "totals")
+        p.add(window, totals, {})
+        if p.to < run.end:
+            return None
+        del run.pieces["totals"]
+        return p.totals
+
+    def _resources_piece(
+        self, run: Run, window: Window, resources: Mapping[str, ResourceRow]
+    ) -> dict[str, ResourceRow] | None:
+        """Keep one piece of the per-resource half; its sum once the pieces cover the run."""
+        p = self._pieces(run, "resources")
+        p.add(window, None, resources)
+        if p.to < run.end:
+            return None
+        del run.pieces["resources"]
+        return p.resources
 
     def settle(
         self,

@@ -219,3 +219,43 @@ def test_a_restored_series_counts_only_keys_with_a_value_as_shown() -> None:
     shown = shown_mask(values)
     assert shown[REQ] == 1
     assert shown[HIT] == 0  # never sent: NaN
+
+
+def test_a_run_read_in_pieces_is_compared_once_its_pieces_cover_it() -> None:
+    led = AccountLedger()
+    for m in range(3):
+        first_read(led, w(m), 10, {"a": 1})
+    (run,) = led.pending
+    # Minute by minute (the platform answers 1-minute windows), over several polls: each
+    # piece is kept, nothing is added until the run is covered, then only the increase.
+    assert led.settle_piece(run, w(0), row(12), None, False, STAGES, CAP) == (False, False)
+    assert led.settle_piece(run, w(0), None, {"a": res("a", 2)}, False, STAGES, CAP) == (
+        False,
+        False,
+    )
+    assert led.settle_piece(run, w(1), row(10), {"a": res("a", 1)}, False, STAGES, CAP) == (
+        False,
+        False,
+    )
+    assert (led.totals[REQ], run.settled, run.reading) == (30, 0, 5)
+    assert [p.to for p in run.pieces.values()] == [w(2).start, w(2).start]
+    assert led.settle_piece(run, w(2), row(11), {"a": res("a", 1)}, False, STAGES, CAP) == (
+        True,
+        True,
+    )
+    assert led.totals[REQ] == 33  # 12 + 10 + 11 read against 30 counted
+    assert led.series["a"].values[REQ] == 4
+    assert (run.settled, run.pieces, run.done) == (5, {}, frozenset())
+
+
+def test_halves_read_at_an_age_the_schedule_no_longer_reads_next_are_read_again() -> None:
+    led = AccountLedger()
+    first_read(led, w(0), 10)
+    (run,) = led.pending
+    led.settle(run, row(10), {}, False, (5, 15, 60), CAP)  # both halves at 5
+    led.settle(run, row(11), None, False, (5, 15, 60), CAP)  # the totals at 15
+    assert (run.settled, run.reading, run.done) == (5, 15, frozenset({"totals"}))
+    led.reschedule((5, 60))  # restarted without 15: the read at 60 needs both halves
+    assert (run.reading, run.done, run.next_age((5, 60))) == (0, frozenset(), 60)
+    led.reschedule((5, 15, 60))  # nothing begun: nothing to undo
+    assert run.next_age((5, 15, 60)) == 15

@@ -30,9 +30,8 @@ DAY = 24 * 3600
 Window = tuple[str, str]
 
 
-async def drive_limited(r: Rig, poller: TrafficPoller, seconds: float) -> int:
-    """Poll every 15 s; returns the polls failed because the platform's limit refused all
-    their reads (any other failure fails the test)."""
+async def drive_failing(r: Rig, poller: TrafficPoller, seconds: float) -> list[UpstreamError]:
+    """Poll every 15 s; returns the errors of the polls that failed."""
     failed: list[UpstreamError] = []
     end = r.clock.time() + seconds
     while r.clock.time() < end:
@@ -41,6 +40,13 @@ async def drive_limited(r: Rig, poller: TrafficPoller, seconds: float) -> int:
         except UpstreamError as exc:
             failed.append(exc)
         r.clock.advance(15)
+    return failed
+
+
+async def drive_limited(r: Rig, poller: TrafficPoller, seconds: float) -> int:
+    """Poll every 15 s; returns the polls failed because the platform's limit refused all
+    their reads (any other failure fails the test)."""
+    failed = await drive_failing(r, poller, seconds)
     assert all(exc.rate_limited for exc in failed), failed
     return len(failed)
 

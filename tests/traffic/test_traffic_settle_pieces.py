@@ -22,6 +22,7 @@ from tests.traffic.test_against_simulator import (
     drain,
     rig,
 )
+from tests.traffic.test_traffic_limits import drive_failing
 
 HOURS = 3 * 3600
 RESOURCES = 3
@@ -29,16 +30,7 @@ RESOURCES = 3
 
 async def drive(r: Rig, poller: TrafficPoller, seconds: float) -> list[UpstreamError]:
     """Poll every 15 s; the polls that failed other than by the platform's rate limit."""
-    failed: list[UpstreamError] = []
-    end = r.clock.time() + seconds
-    while r.clock.time() < end:
-        try:
-            await poller.poll(ACC)
-        except UpstreamError as exc:
-            if not exc.rate_limited:
-                failed.append(exc)
-        r.clock.advance(15)
-    return failed
+    return [e for e in await drive_failing(r, poller, seconds) if not e.rate_limited]
 
 
 @pytest.mark.parametrize(

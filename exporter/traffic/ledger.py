@@ -126,6 +126,13 @@ class Run:
         """When its next settle read is due: the next age after its newest first read."""
         return self.last_read_at + self.next_age(stages) * 60.0
 
+    def next_read(self, per_resource: bool, longest: int) -> tuple[Window, tuple[str, ...]]:
+        """The window to read next at this age, and the halves owed that read it (totals
+        first): the whole run, or the earliest piece still owed."""
+        nexts = {h: self.next_window(h, longest) for h in self.owed(per_resource)}
+        w = min(nexts.values(), key=lambda x: x.start)
+        return w, tuple(h for h, x in nexts.items() if x == w)
+
     def next_window(self, half: str, longest: int) -> Window:
         """The window ``half`` reads next: the whole run, or its next piece of ``longest``
         minutes when the run is longer (or is already being read in pieces)."""

@@ -508,11 +508,8 @@ class TrafficPoller:
         stages = self._settings.settle_stages
         per_resource = self._settings.per_resource
         while True:
-            owed = run.owed(per_resource)
             longest = self._longest(led, now)
-            nexts = {h: run.next_window(h, longest) for h in owed}
-            w = min(nexts.values(), key=lambda x: x.start)
-            halves = tuple(h for h in owed if nexts[h] == w)
+            w, halves = run.next_read(per_resource, longest)
             while halves and not self._can(account, len(halves), leave):
                 halves = halves[:-1]  # the halves the budget affords, totals first
             if not halves:

@@ -16,7 +16,7 @@ class AreaMetrics(Protocol):
 
     traffic_windows: Counter  # minutes by outcome
     traffic_lag: Gauge
-    traffic_minutes_owed: Gauge  # settle reads due and not yet done
+    traffic_windows_owed: Gauge  # settle reads due and not yet done
     traffic_settle_overdue: Gauge
     polls_postponed: Counter
     values_rejected: Counter

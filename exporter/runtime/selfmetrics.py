@@ -153,8 +153,8 @@ class SelfMetrics:
             ["account"],
             registry=r,
         )
-        self.traffic_minutes_owed = Gauge(
-            "cdnvideo_traffic_minutes_owed",
+        self.traffic_windows_owed = Gauge(
+            "cdnvideo_traffic_windows_owed",
             "Traffic minutes whose settle read is due and not yet done (a request budget or "
             "the platform's rate limit holds it back); growing: the budget is below what the "
             "schedule costs and late data is not counted.",
@@ -235,7 +235,7 @@ class SelfMetrics:
                 self.traffic_windows.remove(account, outcome)
         for gauge in (
             self.traffic_lag,
-            self.traffic_minutes_owed,
+            self.traffic_windows_owed,
             self.traffic_settle_overdue,
             self.budget_in_use,
             self.budget_limit,

@@ -323,7 +323,7 @@ class TrafficPoller:
     def _report_owed(self, account: str, led: AccountLedger, now: float) -> None:
         """The settle reads due and not yet done: how many minutes, and how long overdue."""
         minutes, overdue = led.owed_minutes(now, self._settings.settle_stages)
-        self._metrics.traffic_minutes_owed.labels(account).set(minutes)
+        self._metrics.traffic_windows_owed.labels(account).set(minutes)
         self._metrics.traffic_settle_overdue.labels(account).set(overdue)
 
     def _can(self, account: str, count: int, leave: int = 0) -> bool:

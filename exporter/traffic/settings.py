@@ -178,7 +178,7 @@ def notes(settings: Settings) -> list[str]:
         f"{requests_per_minute(settings):.2f} metrics requests per minute per account, "
         f"{cost_per_minute(t, 1):.2f} on a platform that answers 1-minute windows only "
         "(or refuses longer ones; a budget below that leaves late data uncounted: "
-        "cdnvideo_traffic_minutes_owed, CdnvideoTrafficSettleBehind); "
+        "cdnvideo_traffic_windows_owed, CdnvideoTrafficSettleBehind); "
         "cdnvideo_traffic_late_share{after_minutes} (and the landing page) shows what each "
         "read adds: add a later age while the last one adds more than 0 "
         "(CdnvideoTrafficSettleTooShort), drop ages that add 0 for days (docs/windowing.md)"

@@ -85,7 +85,7 @@ async def test_a_run_read_in_pieces_under_a_budget_or_a_limit_is_settled(
 def owed(r: Rig) -> tuple[float, float]:
     """The account's minutes owed and how long the most overdue settle read has waited."""
     get = r.metrics.registry.get_sample_value
-    minutes = get("cdnvideo_traffic_minutes_owed", {"account": ACC})
+    minutes = get("cdnvideo_traffic_windows_owed", {"account": ACC})
     overdue = get("cdnvideo_traffic_settle_overdue_seconds", {"account": ACC})
     assert minutes is not None
     assert overdue is not None

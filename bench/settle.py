@@ -48,6 +48,7 @@ class Case:
     budget: int  # upstream.max_requests_per_minute (0 = none)
     platform: int  # the simulator's api_requests_per_minute (0 = none)
     schedule: tuple[int, ...]
+    one_minute: bool = False  # the platform answers 1-minute windows only (quirk)
 
 
 CASES = (
@@ -58,6 +59,10 @@ CASES = (
     Case("budget 4, [5, 15, 60]", 4, 4, (5, 15, 60)),
     Case("platform limit 6, [1, 4]", 0, 6, (1, 4)),
     Case("budget 6, [1, 4]", 6, 6, (1, 4)),
+    # 1-minute replies: every settle read costs a pair per minute (4.00 a minute at revisit 5)
+    Case("1-min, limit 6, revisit 5", 0, 6, (5,), one_minute=True),
+    Case("1-min, budget 4, revisit 5", 4, 4, (5,), one_minute=True),
+    Case("1-min, budget 3, revisit 5", 3, 3, (5,), one_minute=True),
 )
 
 
@@ -93,6 +98,7 @@ async def run(case: Case, hours: float, resources: int, state_dir: Path) -> Resu
             resources_per_account=resources,
             api_requests_per_minute=case.platform,
             request_log_size=1_000_000,
+            quirks=frozenset({"one-minute-window"} if case.one_minute else ()),
         ),
         clock,
     )

@@ -16,6 +16,8 @@ class AreaMetrics(Protocol):
 
     traffic_windows: Counter  # minutes by outcome
     traffic_lag: Gauge
+    traffic_windows_owed: Gauge  # settle reads due and not yet done
+    traffic_settle_overdue: Gauge
     polls_postponed: Counter
     values_rejected: Counter
     series_dropped: Counter

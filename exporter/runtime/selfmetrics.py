@@ -160,6 +160,21 @@ class SelfMetrics:
             ["account"],
             registry=r,
         )
+        self.traffic_windows_owed = Gauge(
+            "cdnvideo_traffic_windows_owed",
+            "Traffic minutes whose settle read is due and not yet done (a request budget or "
+            "the platform's rate limit holds it back); growing: the budget is below what the "
+            "schedule costs and late data is not counted.",
+            ["account"],
+            registry=r,
+        )
+        self.traffic_settle_overdue = Gauge(
+            "cdnvideo_traffic_settle_overdue_seconds",
+            "How long the most overdue settle read of the account has waited past its age "
+            "(0: none owed).",
+            ["account"],
+            registry=r,
+        )
         self.series_dropped = Counter(
             "cdnvideo_series_dropped",
             'Resources newly folded into resource="__other__" by traffic.max_resources '
@@ -233,6 +248,12 @@ class SelfMetrics:
         for outcome in WINDOW_OUTCOMES:
             with contextlib.suppress(KeyError):
                 self.traffic_windows.remove(account, outcome)
-        for gauge in (self.traffic_lag, self.budget_in_use, self.budget_limit):
+        for gauge in (
+            self.traffic_lag,
+            self.traffic_windows_owed,
+            self.traffic_settle_overdue,
+            self.budget_in_use,
+            self.budget_limit,
+        ):
             with contextlib.suppress(KeyError):
                 gauge.remove(account)

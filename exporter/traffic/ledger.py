@@ -15,8 +15,9 @@ from exporter.traffic.parse import (
     Values,
     add_into,
     blank,
+    merge,
 )
-from exporter.traffic.windows import Window
+from exporter.traffic.windows import Window, tolerance_minutes
 
 HALVES = ("totals", "resources")  # the two requests of a read: account totals, per resource
 OTHER = "__other__"  # the resource label of everything max_resources folded together
@@ -45,15 +46,50 @@ def shown_mask(values: Values) -> bytearray:
 
 
 @dataclass(slots=True)
+class Pieces:
+    """One half of a settle read of a run longer than the windows the platform answers, read
+    piece by piece: the pieces read so far (``to``: where the next one starts), summed. Kept
+    until the half is complete, however many polls that takes (in memory: a restart reads the
+    half again from the run's start)."""
+
+    to: int
+    totals: Row | None = None
+    resources: dict[str, ResourceRow] = field(default_factory=dict)
+
+    def add(self, window: Window, totals: Row | None, resources: Mapping[str, ResourceRow]) -> None:
+        self.to = window.end
+        if totals is not None:
+            self.totals = totals if self.totals is None else merge((self.totals, totals))
+        for rid, r in resources.items():
+            seen = self.resources.get(rid)
+            self.resources[rid] = (
+                r if seen is None else ResourceRow(r.id, r.name, r.cname, merge((seen.row, r.row)))
+            )
+
+
+def next_age(settled: int, stages: tuple[int, ...]) -> int:
+    """The age (minutes) of the next settle read after one at ``settled`` (0: none yet): the
+    schedule's first age above it; past the schedule's last age (a schedule shortened since),
+    ``settled`` itself: one final read, due at once."""
+    for age in stages:
+        if age > settled:
+            return age
+    return settled
+
+
+@dataclass(slots=True)
 class Run:
     """Contiguous windows read once and not yet settled, with what was counted for them.
 
     ``resources`` holds every exported resource's own values (also folded ones), so a settle
-    read is compared resource by resource. ``stage`` is the index of the next settle read in
-    the schedule; after each one the counted values are raised to what it showed. A settle
-    read has two halves (totals, per resource) owed separately: ``done`` names the halves of
-    the current stage already read, so a half postponed by a request budget or a rate limit
-    is read later on its own and the other half is not read twice.
+    read is compared resource by resource. ``settled`` is the age (minutes after the newest
+    first read) of the last settle read done; the next one is at the schedule's next age
+    (``next_age``), so a schedule changed across a restart still reads what is owed. After
+    each read the counted values are raised to what it showed. A settle read has two halves
+    (totals, per resource) owed separately: ``done`` names the halves already read at
+    ``reading`` (the age of the read in progress), so a half postponed by a request budget or
+    a rate limit is read later on its own and the other half is not read twice; ``pieces``
+    holds the halves being read piece by piece.
     """
 
     start: int
@@ -67,18 +103,42 @@ class Run:
     retry_at: float = 0.0  # no settle read before this time (backoff after a failure)
     failed_at: float = 0.0  # when the last settle read of this run failed
     failing_since: float = 0.0  # first failure since the last settle read that worked (0 = none)
-    done: frozenset[str] = frozenset()  # halves ("totals", "resources") read at this stage
-    stage: int = 0  # settle reads done (the next one is the schedule's entry at this index)
+    done: frozenset[str] = frozenset()  # halves ("totals", "resources") read at ``reading``
+    settled: int = 0  # age in minutes of the last settle read done (0 = none yet)
+    reading: int = 0  # age of the read ``done`` and ``pieces`` belong to (0 = none begun)
     first: float = 0.0  # edge requests its first reads counted
+    first_read_at: float = 0.0  # when the oldest window of the run was first read
+    pieces: dict[str, Pieces] = field(default_factory=dict)  # halves read in part
+
+    def __post_init__(self) -> None:
+        if not self.first_read_at:
+            self.first_read_at = self.last_read_at
 
     def owed(self, per_resource: bool) -> tuple[str, ...]:
-        """The halves of the current stage still to read, totals first."""
+        """The halves of the current read still to read, totals first."""
         halves = HALVES if per_resource else HALVES[:1]
         return tuple(h for h in halves if h not in self.done)
 
+    def next_age(self, stages: tuple[int, ...]) -> int:
+        return next_age(self.settled, stages)
+
     def due_at(self, stages: tuple[int, ...]) -> float:
-        """When its next settle read is due: the stage's age after its newest first read."""
-        return self.last_read_at + stages[self.stage] * 60.0
+        """When its next settle read is due: the next age after its newest first read."""
+        return self.last_read_at + self.next_age(stages) * 60.0
+
+    def next_read(self, per_resource: bool, longest: int) -> tuple[Window, tuple[str, ...]]:
+        """The window to read next at this age, and the halves owed that read it (totals
+        first): the whole run, or the earliest piece still owed."""
+        nexts = {h: self.next_window(h, longest) for h in self.owed(per_resource)}
+        w = min(nexts.values(), key=lambda x: x.start)
+        return w, tuple(h for h, x in nexts.items() if x == w)
+
+    def next_window(self, half: str, longest: int) -> Window:
+        """The window ``half`` reads next: the whole run, or its next piece of ``longest``
+        minutes when the run is longer (or is already being read in pieces)."""
+        p = self.pieces.get(half)
+        start = self.start if p is None else p.to
+        return Window(start, min(self.end, start + max(1, longest) * 60))
 
     @property
     def window(self) -> Window:
@@ -215,9 +275,10 @@ class AccountLedger:
         last = self.pending[-1] if self.pending else None
         if (
             last is not None
-            and last.stage == 0
+            and last.settled == 0
+            and not last.done
             and last.end == window.start
-            and now < last.last_read_at + revisit_seconds
+            and now < last.first_read_at + revisit_seconds
             and last.minutes + window.minutes <= cap_minutes
         ):
             last.end = window.end
@@ -243,12 +304,86 @@ class AccountLedger:
         settle reads fail does not hold back the others)."""
         best: Run | None = None
         for run in self.pending:
-            if run.stage >= len(stages):
-                continue  # past a shortened schedule's last age: dropped by the poller
             at = run.due_at(stages)
             if now >= at and now >= run.retry_at and (best is None or at < best.due_at(stages)):
                 best = run
         return best
+
+    def reschedule(self, stages: tuple[int, ...]) -> None:
+        """Halves read at an age the schedule no longer reads next (it changed across a
+        restart or a reload) are read again at the age it does: nothing read is applied twice,
+        nothing owed is skipped."""
+        for run in self.pending:
+            if run.reading and run.reading != run.next_age(stages):
+                run.done, run.pieces, run.reading = frozenset(), {}, 0
+                self.dirty = True
+
+    def owed_minutes(self, now: float, stages: tuple[int, ...]) -> tuple[int, float]:
+        """Minutes whose settle read is due and not yet done, and how long the most overdue
+        one has waited past its due time (seconds; 0 when none is owed)."""
+        minutes, overdue = 0, 0.0
+        for run in self.pending:
+            at = run.due_at(stages)
+            if now >= at:
+                minutes += run.minutes
+                overdue = max(overdue, now - at)
+        return minutes, overdue
+
+    def settle_piece(
+        self,
+        run: Run,
+        window: Window,
+        totals: Row | None,
+        resources: Mapping[str, ResourceRow] | None,
+        fold: bool,
+        stages: tuple[int, ...],
+        cap_minutes: int,
+        per_resource: bool = True,
+    ) -> tuple[bool, bool]:
+        """A settle read of ``window``, the whole run or one piece of it (halves not read:
+        None). A piece is kept with the others read of its half; a half whose pieces cover
+        the run is settled (``settle``). Returns (any counter increased, the read at this age
+        is complete)."""
+        age = run.next_age(stages)
+        run.reading = age
+        whole = window == run.window
+        if totals is not None and not (whole and "totals" not in run.pieces):
+            totals = self._totals_piece(run, window, totals)
+        if resources is not None and not (whole and "resources" not in run.pieces):
+            resources = self._resources_piece(run, window, resources)
+        self.dirty = True
+        if totals is None and resources is None:
+            return False, False
+        increased = self.settle(run, totals, resources, fold, stages, cap_minutes, per_resource)
+        return increased, run.reading != age or run not in self.pending
+
+    @staticmethod
+    def _pieces(run: Run, half: str) -> Pieces:
+        """The pieces of ``half`` read so far."""
+        p = run.pieces.get(half)
+        if p is None:
+            p = run.pieces[half] = Pieces(run.start)
+        return p
+
+    def _totals_piece(self, run: Run, window: Window, totals: Row) -> Row | None:
+        """Keep one piece of the totals; their sum once the pieces cover the run."""
+        p = self._pieces(run, "totals")
+        p.add(window, totals, {})
+        if p.to < run.end:
+            return None
+        del run.pieces["totals"]
+        return p.totals
+
+    def _resources_piece(
+        self, run: Run, window: Window, resources: Mapping[str, ResourceRow]
+    ) -> dict[str, ResourceRow] | None:
+        """Keep one piece of the per-resource half; its sum once the pieces cover the run."""
+        p = self._pieces(run, "resources")
+        p.add(window, None, resources)
+        if p.to < run.end:
+            return None
+        del run.pieces["resources"]
+        return p.resources
 
     def settle(
         self,
@@ -260,10 +395,10 @@ class AccountLedger:
         cap_minutes: int,
         per_resource: bool = True,
     ) -> bool:
-        """Add what the re-read shows above what was counted (never subtract), for the halves
-        read (None: that half was not read this time); once every half of the stage is read,
-        move the run to its next stage (merged with a contiguous run at that stage while the
-        window stays within ``cap_minutes``), or drop it after the last one.
+        """Add what the re-read of the whole run shows above what was counted (never
+        subtract), for the halves read (None: that half was not read this time); once every
+        half of the read at its next age is read, move the run on to the age after (merged
+        with a contiguous run waiting for it, ``_merge``), or drop it after the last one.
 
         An increase of a resource goes where its first read went: ``__other__`` when it was
         folded in that run, else its own series (kept for the retention period, or created
@@ -271,10 +406,12 @@ class AccountLedger:
         Returns whether any counter increased.
         """
         increased = False
+        age = run.next_age(stages)
+        run.reading = age
         done = set(run.done)
         if totals is not None:
             diff = positive_diff(totals.counts, run.totals)
-            self._measure(run, diff, stages)
+            self._measure(run, diff, age)
             if diff is not None:
                 add_into(self.totals, diff)
                 add_into(run.totals, diff)
@@ -288,16 +425,16 @@ class AccountLedger:
         self.dirty = True
         if run.owed(per_resource):
             return increased
-        run.stage += 1
-        run.done = frozenset()
-        if run.stage >= len(stages):
+        run.settled = age
+        run.done, run.pieces, run.reading = frozenset(), {}, 0
+        if run.next_age(stages) <= age:  # the last age (or past it): settled
             final = requests(run.totals)
             self.late_share = (final - run.first) / final if final > 0 else 0.0
-            late = self.late.get(stages[-1])
+            late = self.late.get(age)
             self.last_stage_share = None if late is None else late.share
             self.drop(run)
         else:
-            self._merge(run, cap_minutes)
+            self._merge(run, cap_minutes, tolerance_minutes(run.next_age(stages), stages))
         return increased
 
     def _settle_resources(self, run: Run, resources: Mapping[str, ResourceRow], fold: bool) -> bool:
@@ -321,9 +458,9 @@ class AccountLedger:
             increased = True
         return increased
 
-    def _measure(self, run: Run, diff: Values | None, stages: tuple[int, ...]) -> None:
-        """Count what the settle read at this run's stage added (edge requests, hit bytes)."""
-        late = self.late.setdefault(stages[run.stage], Late())
+    def _measure(self, run: Run, diff: Values | None, age: int) -> None:
+        """Count what the settle read at ``age`` added (edge requests, hit bytes)."""
+        late = self.late.setdefault(age, Late())
         added = 0.0
         if diff is not None:
             added = requests(diff)
@@ -332,23 +469,30 @@ class AccountLedger:
         after = requests(run.totals) + added
         late.share = added / after if after > 0 else 0.0
 
-    def _merge(self, run: Run, cap_minutes: int) -> None:
-        """Join ``run`` with a contiguous run at the same stage, so the later stages read
+    def _merge(self, run: Run, cap_minutes: int, tolerance: int) -> None:
+        """Join ``run`` with a contiguous run waiting for the same age, so the later ages read
         windows as long as the platform accepts (a resource folded in either goes on being
-        settled under ``__other__``)."""
+        settled under ``__other__``), while the first reads of the joined run lie less than
+        ``tolerance`` minutes apart: it is read at the age after its newest first read, so
+        none of its minutes is read more than that later than its own age."""
         for other in self.pending:
             if (
                 other is run
-                or other.stage != run.stage
+                or other.settled != run.settled
                 or other.done
+                or other.pieces
                 or run.done
                 or other.minutes + run.minutes > cap_minutes
                 or (other.end != run.start and run.end != other.start)
+                or max(other.last_read_at, run.last_read_at)
+                - min(other.first_read_at, run.first_read_at)
+                >= tolerance * 60
             ):
                 continue
             other.start, other.end = min(other.start, run.start), max(other.end, run.end)
             other.folded |= run.folded
             other.last_read_at = max(other.last_read_at, run.last_read_at)
+            other.first_read_at = min(other.first_read_at, run.first_read_at)
             other.first += run.first
             add_into(other.totals, run.totals)
             for rid, values in run.resources.items():

@@ -109,14 +109,18 @@ class Budget(Protocol):
 
     def affords(self, account: str, area: str, count: int) -> bool: ...
 
+    def limit(self, account: str) -> float | None: ...
+
     def paused(self, account: str) -> bool: ...
 
 
 @dataclass
 class Cycle:
-    """What one poll of an account did: a settle read (at most one a poll), and whether a read
-    that was owed had to wait for the budget or a rate limit."""
+    """What one poll of an account did: a settle read (of one run at most a poll; ``settled``
+    once it is complete, failed or waits), and whether a read that was owed had to wait for
+    the budget or a rate limit."""
 
+    run: Run | None = None  # the run whose settle read this poll works on
     settled: bool = False
     postponed: bool = False
     read: bool = False  # a first read was counted or a settle half read
@@ -301,6 +305,7 @@ class TrafficPoller:
                     )
                 raise
             refused = cycle.refused is not None and not cycle.read
+            self._report_owed(account, led, now)
             await self._publish(account, led, now, ok=not refused)
             if cycle.postponed:  # resumed next poll; nothing owed is dropped
                 self._metrics.polls_postponed.labels("traffic").inc()
@@ -332,15 +337,35 @@ class TrafficPoller:
             age = self.platform_time(now) - (led.cursor + MINUTE)
             self._metrics.traffic_lag.labels(account).set(age)
 
+    def _report_owed(self, account: str, led: AccountLedger, now: float) -> None:
+        """The settle reads due and not yet done: how many minutes, and how long overdue."""
+        minutes, overdue = led.owed_minutes(now, self._settings.settle_stages)
+        self._metrics.traffic_windows_owed.labels(account).set(minutes)
+        self._metrics.traffic_settle_overdue.labels(account).set(overdue)
+
+    def _can(self, account: str, count: int, leave: int = 0) -> bool:
+        """Whether the budget affords ``count`` requests now (nothing else happens); with
+        ``leave``, and that many more after them within the same minute."""
+        if self._budget is None:
+            return True
+        if leave:
+            limit = self._budget.limit(account)
+            if limit is not None and count + leave > limit:
+                return False
+        return self._budget.affords(account, "traffic", count + leave)
+
     def _affords(self, account: str, count: int, cycle: Cycle) -> bool:
         """Whether the budget affords ``count`` requests now; if not, the cycle waits."""
-        if self._budget is None or self._budget.affords(account, "traffic", count):
+        if self._can(account, count):
             return True
-        paused = self._budget.paused(account)
+        self._wait_budget(account, cycle)
+        return False
+
+    def _wait_budget(self, account: str, cycle: Cycle) -> None:
+        paused = self._budget is not None and self._budget.paused(account)
         cycle.wait(
             UpstreamError("traffic", "budget", "backing off after a rate limit") if paused else None
         )
-        return False
 
     def _halves(self) -> tuple[str, ...]:
         return HALVES if self._settings.per_resource else HALVES[:1]
@@ -349,8 +374,11 @@ class TrafficPoller:
         self, account: str, led: AccountLedger, now: float, cycle: Cycle, replans: int = 2
     ) -> None:
         """Read the ready minutes oldest first. A settle read that fell due before the oldest
-        of them goes first (the budget serves what is owed longest), and a read the budget
-        cannot afford, or that meets a rate limit, waits for the next poll."""
+        of them goes first while the budget affords it and the first reads of every minute
+        ready now too (what is owed longest first); else the first reads go first and the
+        settle read gets what the budget leaves (a budget below the cost never starves first
+        reads, and first reads behind catch up). A read the
+        budget cannot afford, or that meets a rate limit, waits for the next poll."""
         s = self._settings
         # After a failed 1-minute read (an outage) the next read is one minute: a probe.
         longest = 1 if led.outage else self._longest(led, now)
@@ -375,9 +403,11 @@ class TrafficPoller:
             if not cycle.settled and s.settle_stages:
                 # Read on the loop, not the worker: no other step of this account runs now,
                 # and a hop here would let other areas' polls take the budget first.
-                run = led.due(ready, s.settle_stages)
+                run = cycle.run or led.due(ready, s.settle_stages)
                 if run is not None and run.due_at(s.settle_stages) <= self._ready_at(w):
-                    await self._settle(account, led, now, cycle, run)
+                    # leaving room for every first read ready now: a backlog is read first
+                    leave = len(self._halves()) * len(queue)
+                    await self._settle(account, led, now, cycle, run, leave)
                     if cycle.postponed:
                         return
             if not self._affords(account, len(self._halves()), cycle):
@@ -455,8 +485,7 @@ class TrafficPoller:
                 led.pending.clear()
                 led.dirty = True
             return None
-        for done in [r for r in led.pending if r.stage >= len(stages)]:
-            led.drop(done)  # the schedule was shortened since the state was saved
+        led.reschedule(stages)  # the schedule changed since a half was read
         # A day past due while the platform failed it (or answered nothing of the account
         # since it fell due: an outage). A run only postponed (budget, rate limit) waits on.
         late = max(self._settings.catch_up_minutes, GIVE_UP_MINUTES_AT_LEAST) * MINUTE
@@ -474,64 +503,85 @@ class TrafficPoller:
         led.drop(run)
 
     async def _settle(
-        self, account: str, led: AccountLedger, now: float, cycle: Cycle, run: Run | None = None
+        self,
+        account: str,
+        led: AccountLedger,
+        now: float,
+        cycle: Cycle,
+        run: Run | None = None,
+        leave: int = 0,
     ) -> None:
-        """Re-read the halves ``run`` (else, or when it was just given up, the most overdue
-        run) owes at its stage, as many as
-        the budget affords (totals first); a half postponed stays owed, a half the platform
-        failed backs the run off (``_settle_failed``)."""
-        # On the worker: the runs past a day or a shortened schedule are dropped first.
+        """Re-read what ``run`` (else the run this poll began with, else the most overdue
+        run) owes at its next age: the halves (totals first) and, for a run longer than the
+        windows the platform answers now, the pieces, as many as the budget affords with
+        ``leave`` requests to spare. Pieces and halves read are kept (``Run.pieces``,
+        ``Run.done``) and the rest is read at later polls: a read is never thrown away
+        because the budget or a rate limit stopped it part-way. A half the platform failed
+        backs the run off (``_settle_failed``). With ``leave``, a read the budget cannot
+        afford is left for later in the poll (the first reads go first), not postponed."""
+        # On the worker: the runs past a day are given up first.
         ready = self._ready_time(now)
         picked = await self._work(self._due, account, led, ready)
+        if cycle.run is not None:
+            run = cycle.run
         run = picked if run is None or run not in led.pending else run
         if run is None:
             return
+        cycle.run = run
+        stages = self._settings.settle_stages
+        per_resource = self._settings.per_resource
+        while True:
+            longest = self._longest(led, now)
+            w, halves = run.next_read(per_resource, longest)
+            while halves and not self._can(account, len(halves), leave):
+                halves = halves[:-1]  # the halves the budget affords, totals first
+            if not halves:
+                if not leave:
+                    cycle.settled = True
+                    self._wait_budget(account, cycle)
+                return
+            known = requests(run.totals) if w == run.window else 0.0
+            doubts = self._doubts
+            got, error = await self._fetch_halves(account, (w,), halves, known)
+            if got and (self._doubts != doubts or self._ready_time(now) != ready):
+                # read on a clock its replies doubt: maybe before its age; stays owed
+                if error is None:
+                    cycle.settled = True
+                    return
+                got = {}
+            if got:
+                led.answered_at = now
+                cycle.read = True
+                increased, complete = await self._work(
+                    led.settle_piece,
+                    run,
+                    w,
+                    got.get("totals"),
+                    got.get("resources"),
+                    self._select.folds,
+                    stages,
+                    longest,
+                    per_resource,
+                )
+                if increased:
+                    self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
+                    log.debug("traffic_window_revised", account=account, window=str(run.window))
+                if complete and error is None:
+                    cycle.settled = True
+                    return
+            if error is not None:
+                break
         cycle.settled = True
-        owed = run.owed(self._settings.per_resource)
-        while owed and not self._affords(account, len(owed), cycle):
-            owed = owed[:-1]  # the halves the budget affords, totals first
-        if not owed:
-            return
-        longest = self._longest(led, now)
-        if run.minutes > longest:  # remembered before long windows were refused or slow
-            windows = chunks(run.start, run.end - MINUTE, longest)
-        else:
-            windows = (run.window,)
-        doubts = self._doubts
-        got, error = await self._fetch_halves(account, windows, owed, requests(run.totals))
-        if got and (self._doubts != doubts or self._ready_time(now) != ready):
-            got = {}  # read on a clock its replies doubt: maybe before its age; stays owed
-        if got:
-            led.answered_at = now
-            cycle.read = True
-            stages = self._settings.settle_stages
-            totals = got.get("totals")
-            rows = got.get("resources")
-            increased = await self._work(
-                led.settle,
-                run,
-                totals,
-                rows,
-                self._select.folds,
-                stages,
-                longest,
-                self._settings.per_resource,
-            )
-            if increased:
-                self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
-                log.debug("traffic_window_revised", account=account, window=str(run.window))
-        if error is None:
-            return
         if postponement(error):
             cycle.wait(error)
             return
         if isinstance(error, WindowMismatch):
             self._metrics.traffic_windows.labels(account, "mismatched").inc(error.window.minutes)
-        if self._refusal(error) and run.minutes > 1 and not led.long_refused:
-            self._refuse_long(account, led, run.window, error)
+        if self._refusal(error) and w.minutes > 1 and not led.long_refused:
+            self._refuse_long(account, led, w, error)
             return  # re-read minute by minute next cycle
-        if _slow(error) and windows[0].minutes > 1:
-            self._shrink(account, led, windows[0], error, now)
+        if _slow(error) and w.minutes > 1:
+            self._shrink(account, led, w, error, now)
         self._settle_failed(account, led, run, now, error)
         raise error
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from exporter.config import AreaSection, ConfigError, Settings, field_doc
 from exporter.config import rules as r
+from exporter.traffic.windows import MAX_WINDOW_MINUTES, settle_window_minutes
 
 RESOURCE_STATUS_CODES = ("codes", "classes")  # traffic.resource_status_codes
 
@@ -51,8 +52,9 @@ class TrafficSettings:
         metadata=field_doc(
             "Settle reads: re-read recent minutes this long after their first read and add "
             "only late increases, so each counter counts every request exactly once. A list "
-            "such as `[5, 15, 60]` re-reads them at each of these ages (later stages in "
-            "windows of up to 10 minutes); `0` turns settling off. See docs/windowing.md.",
+            "such as `[5, 15, 60]` re-reads them at each of these ages (later ages join "
+            "runs into windows of up to 10 minutes, within a tolerance); `0` turns settling "
+            "off. See docs/windowing.md.",
             rule=r.custom(
                 "0-10, or a list of rising ages 1-1440 (the first at most 10)", check_schedule
             ),
@@ -137,15 +139,15 @@ class TrafficSettings:
         return tuple(r)
 
 
-def cost_per_minute(traffic: TrafficSettings) -> float:
-    """Metrics requests per account per minute in steady state: first reads, the first settle
-    read in runs of its age (at most 10 minutes), later ones in 10-minute windows."""
+def cost_per_minute(traffic: TrafficSettings, longest: int = MAX_WINDOW_MINUTES) -> float:
+    """Metrics requests per account per minute in steady state: first reads, and settle reads
+    in the windows each age reads (``settle_window_minutes``); ``longest``: the longest window
+    the platform answers (1 for a platform that answers 1-minute windows only)."""
     if not traffic.enabled:
         return 0.0
     per = 2.0 if traffic.per_resource else 1.0
     stages = traffic.settle_stages
-    settle = sum(per / min(age, 10) if i == 0 else per / 10 for i, age in enumerate(stages))
-    return per + settle
+    return per + sum(per / settle_window_minutes(a, stages, longest) for a in stages)
 
 
 def check_budget(key: str, traffic: TrafficSettings, settings: Settings) -> None:
@@ -177,7 +179,10 @@ def notes(settings: Settings) -> list[str]:
     schedule = ", ".join(f"{a} min" for a in stages) or "off"
     return [
         f"traffic.revisit_minutes: settle reads at {schedule} cost "
-        f"{requests_per_minute(settings):.2f} metrics requests per minute per account; "
+        f"{requests_per_minute(settings):.2f} metrics requests per minute per account, "
+        f"{cost_per_minute(t, 1):.2f} on a platform that answers 1-minute windows only "
+        "(or refuses longer ones; a budget below that leaves late data uncounted: "
+        "cdnvideo_traffic_windows_owed, CdnvideoTrafficSettleBehind); "
         "cdnvideo_traffic_late_share{after_minutes} (and the landing page) shows what each "
         "read adds: add a later age while the last one adds more than 0 "
         "(CdnvideoTrafficSettleTooShort), drop ages that add 0 for days (docs/windowing.md)"

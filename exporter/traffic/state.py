@@ -52,12 +52,14 @@ def _account(led: AccountLedger) -> dict[str, Any]:
                 "start": run.start,
                 "end": run.end,
                 "last_read_at": run.last_read_at,
+                "first_read_at": run.first_read_at,
                 "totals": _enc(run.totals),
                 "resources": {rid: jsonpieces.encoded(_enc(v)) for rid, v in run.resources.items()},
                 "folded": sorted(run.folded),
                 "failures": run.failures,
                 "retry_at": run.retry_at,
-                "stage": run.stage,
+                "settled": run.settled,
+                "reading": run.reading,
                 "done": sorted(run.done),
                 "failing_since": run.failing_since,
                 "first": run.first,
@@ -187,16 +189,16 @@ class _Decoder:
         for key, item in _obj(d.get("series", {}), f"{where}.series").items():
             with self.entry():
                 led.series[key] = self.series(item, f"{where}.series.{key}", saved_at)
-        pending = d.get("pending", [])
-        _need(isinstance(pending, list), f"{where}.pending", "a list")
-        for i, p in enumerate(pending):
-            with self.entry():
-                led.pending.append(self.run(p, f"{where}.pending[{i}]"))
         for age, item in _obj(d.get("late", {}), f"{where}.late").items():
             with self.entry():
                 led.late[self.age(age, f"{where}.late.{age}")] = self.late(
                     item, f"{where}.late.{age}"
                 )
+        pending = d.get("pending", [])
+        _need(isinstance(pending, list), f"{where}.pending", "a list")
+        for i, p in enumerate(pending):
+            with self.entry():
+                led.pending.append(self.run(p, f"{where}.pending[{i}]", sorted(led.late)))
         with self.entry():
             share = d.get("late_share")
             led.late_share = None if share is None else _float(share, f"{where}.late_share")
@@ -236,20 +238,27 @@ class _Decoder:
         share = None if item[2] is None else _float(item[2], f"{w}[2]")
         return Late(_float(item[0], f"{w}[0]"), _float(item[1], f"{w}[1]"), share, shown=True)
 
-    def run(self, p: Any, w: str) -> Run:
+    def run(self, p: Any, w: str, ages: list[int]) -> Run:
+        """An unsettled run; ``ages``: the ages the account's settle reads were measured at
+        (``late``), to migrate a file that names the run's stage by index (``migrate_stage``)."""
         p = _obj(p, w)
         start = _int(p.get("start"), f"{w}.start", minute=True)
         end = _int(p.get("end"), f"{w}.end", minute=True)
         _need(end > start, f"{w}.end", "a minute after start")
         at = _float(p.get("last_read_at"), f"{w}.last_read_at")
         run = Run(start, end, at, self.values(p.get("totals"), f"{w}.totals"))
+        run.first_read_at = _float(p.get("first_read_at", at), f"{w}.first_read_at")
         run.failures = _count(p.get("failures", 0), f"{w}.failures")
         folded = p.get("folded", [])
         ok = isinstance(folded, list) and all(isinstance(x, str) for x in folded)
         _need(ok, f"{w}.folded", "a list of resource ids")
         run.folded = frozenset(folded)
         run.retry_at = _float(p.get("retry_at", 0.0), f"{w}.retry_at")
-        run.stage = _count(p.get("stage", 0), f"{w}.stage")
+        if "settled" in p:
+            run.settled = _count(p["settled"], f"{w}.settled")
+            run.reading = _count(p.get("reading", 0), f"{w}.reading")
+        else:
+            run.settled = migrate_stage(_count(p.get("stage", 0), f"{w}.stage"), ages)
         done = p.get("done", [])
         ok = isinstance(done, list) and all(x in HALVES for x in done)
         _need(ok, f"{w}.done", f"a list of {' and '.join(HALVES)}")
@@ -260,6 +269,18 @@ class _Decoder:
         for rid, v in _obj(p.get("resources", {}), f"{w}.resources").items():
             run.resources[rid] = self.values(v, f"{w}.resources.{rid}")
         return run
+
+
+def migrate_stage(stage: int, ages: list[int]) -> int:
+    """The age of the last settle read done by a run a file names by ``stage`` (settle reads
+    done, an index into the schedule of the time, which the file does not hold). Every read
+    done measured its age into ``late``, so with ``ages`` those ages sorted, the stage-th is at
+    most the age really done (a subset's n-th smallest is never below the set's): the run is
+    read again at every age of today's schedule above it, never one too few. Without enough
+    ages measured: 0, read at every age of today's schedule."""
+    if stage == 0 or len(ages) < stage:
+        return 0
+    return ages[stage - 1]
 
 
 def parse(data: bytes, rejected: list[str] | None = None) -> dict[str, AccountLedger]:

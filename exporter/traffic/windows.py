@@ -100,9 +100,31 @@ def plan_reads(
 
 
 def settle_cap_minutes(revisit_minutes: int, long_windows: bool) -> int:
-    """Longest run of windows re-read as one request: revisit_minutes (so every minute is
-    settled between revisit and 2 x revisit - 1 minutes after its first read), at most 10,
-    and 1 where long windows are refused."""
+    """Longest run of windows re-read as one request at the first age: revisit_minutes (its
+    first reads less than revisit minutes apart, so every minute is settled less than
+    2 x revisit minutes after its first read), at most 10, and 1 where long windows are
+    refused."""
     if not long_windows:
         return 1
     return max(1, min(revisit_minutes, MAX_WINDOW_MINUTES))
+
+
+def tolerance_minutes(age: int, stages: tuple[int, ...]) -> int:
+    """How much later than ``age`` a minute may be read at that age because it is read in one
+    window with newer minutes: the first age (a run gathers up to that many minutes of first
+    reads), at least 2, and a quarter of the age (so later ages still read 10-minute windows).
+    A minute is never read before its age."""
+    first = stages[0] if stages else age
+    return max(first, 2, -(-age // 4))
+
+
+def settle_window_minutes(age: int, stages: tuple[int, ...], longest: int) -> int:
+    """Minutes a settle read at ``age`` covers in steady state (first reads a minute apart):
+    runs of the first age's minutes (at most ``longest``), joined at a later age while the
+    joined first reads lie less than ``tolerance_minutes`` apart and the window fits
+    ``longest``."""
+    first = max(1, min(stages[0], longest))
+    if age == stages[0]:
+        return first
+    joined = min(tolerance_minutes(age, stages) // first, longest // first)
+    return first * max(1, joined)

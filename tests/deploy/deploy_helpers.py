@@ -206,6 +206,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_upstream_budget_limit_per_minute": ("account",),
     "cdnvideo_traffic_windows_total": ("account", "outcome"),
     "cdnvideo_traffic_lag_seconds": ("account",),
+    "cdnvideo_traffic_windows_owed": ("account",),
+    "cdnvideo_traffic_settle_overdue_seconds": ("account",),
     "cdnvideo_series_dropped_total": (),
     "cdnvideo_state_save_failures_total": (),
     "cdnvideo_state_entries_rejected_total": (),

@@ -46,17 +46,18 @@ async def test_a_schedule_past_the_lag_gives_the_final_truth_across_a_restart(
         poller = r.poller(state_file=state_file, revisit_minutes=schedule)
         await r.drive(poller, 20 * 60)
         first = poller.ledger(ACC).cursor - 19 * 60  # type: ignore[operator]
-        stages = {run.stage for run in poller.ledger(ACC).pending}
-        assert stages == {0, 1, 2}  # runs wait for each stage; none has had its 25-minute read
+        stages = {run.settled for run in poller.ledger(ACC).pending}
+        assert stages == {0, 2, 10}  # runs wait for each age; none has had its 25-minute read
         # A restart from the state file in the middle of the schedule.
         poller = r.poller(state_file=state_file, revisit_minutes=schedule)
-        assert {run.stage for run in poller.ledger(ACC).pending} == stages
+        assert {run.settled for run in poller.ledger(ACC).pending} == stages
         before = traffic_requests(r)
         await r.drive(poller, 20 * 60)
         spent = traffic_requests(r) - before
-        # 20 minutes: 40 first-read requests, a 2-minute settle pair per 2 minutes (10 pairs),
-        # and the 10- and 25-minute stages read 10 minutes per pair (about 2 pairs each).
-        assert 40 + 20 <= spent <= 40 + 20 + 12
+        # 20 minutes: 40 first-read requests, a 2-minute settle pair per 2 minutes (10 pairs)
+        # at 2 and at 10 minutes (runs joined at 10 would read their oldest minutes more than
+        # tolerance_minutes = 3 late), and 6 minutes per pair at 25 (about 3 pairs).
+        assert 40 + 20 + 20 <= spent <= 40 + 20 + 20 + 10
         cursor = await settle_all(r, poller, state_file, schedule)
         assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
 

@@ -36,9 +36,9 @@ def two_runs_at_stage_one(cap: int = CAP) -> AccountLedger:
         first_read(led, w(m), 10, {"a": 1} if m < 5 else {"a": 1, "b": 2})
     first, second = led.pending
     assert led.settle(first, row(50), {"a": res("a", 5)}, False, STAGES, cap) is False
-    assert [(r.start, r.minutes, r.stage) for r in led.pending] == [
-        (w(0).start, 5, 1),
-        (w(5).start, 2, 0),  # contiguous, but not at the same stage yet
+    assert [(r.start, r.minutes, r.settled) for r in led.pending] == [
+        (w(0).start, 5, 5),
+        (w(5).start, 2, 0),  # contiguous, but not waiting for the same age yet
     ]
     reread = {"a": res("a", 2), "b": res("b", 4)}
     assert led.settle(second, row(20), reread, False, STAGES, cap) is False
@@ -48,7 +48,7 @@ def two_runs_at_stage_one(cap: int = CAP) -> AccountLedger:
 def test_contiguous_runs_at_the_same_stage_join_with_their_counts() -> None:
     led = two_runs_at_stage_one()
     (run,) = led.pending
-    assert (run.start, run.end, run.stage) == (w(0).start, w(7).start, 1)
+    assert (run.start, run.end, run.settled) == (w(0).start, w(7).start, 5)
     assert run.last_read_at == w(6).start  # the newer run's first read
     assert run.totals[REQ] == 70
     assert (run.resources["a"][REQ], run.resources["b"][REQ]) == (7, 4)
@@ -82,9 +82,9 @@ def test_runs_apart_in_time_do_not_join_whatever_their_folding() -> None:
     for run in list(led.pending):
         led.settle(run, row(10), {}, False, STAGES, CAP)
     # folded another way is no reason to read apart (docs/windowing.md); a gap is
-    assert [(r.start, r.minutes, r.stage) for r in led.pending] == [
-        (w(0).start, 2, 1),
-        (w(3).start, 1, 1),
+    assert [(r.start, r.minutes, r.settled) for r in led.pending] == [
+        (w(0).start, 2, 5),
+        (w(3).start, 1, 5),
     ]
 
 
@@ -116,7 +116,7 @@ def test_a_resource_new_at_one_stage_is_compared_at_the_next() -> None:
     led.settle(run, row(15), {"a": res("a", 1), "c": res("c", 5)}, False, (5, 30, 60), CAP)
     assert led.series["c"].values[REQ] == 5  # 4, then 1 more: not 4 + 5
     assert (led.series["c"].name, led.series["c"].cname) == ("name-c", "c.example")
-    assert (run.stage, led.pending) == (2, [run])
+    assert (run.settled, led.pending) == (30, [run])
     led.settle(run, row(15), {"c": res("c", 5)}, False, (5, 30, 60), CAP)
     assert led.pending == []  # dropped after the third and last stage
 
@@ -219,3 +219,43 @@ def test_a_restored_series_counts_only_keys_with_a_value_as_shown() -> None:
     shown = shown_mask(values)
     assert shown[REQ] == 1
     assert shown[HIT] == 0  # never sent: NaN
+
+
+def test_a_run_read_in_pieces_is_compared_once_its_pieces_cover_it() -> None:
+    led = AccountLedger()
+    for m in range(3):
+        first_read(led, w(m), 10, {"a": 1})
+    (run,) = led.pending
+    # Minute by minute (the platform answers 1-minute windows), over several polls: each
+    # piece is kept, nothing is added until the run is covered, then only the increase.
+    assert led.settle_piece(run, w(0), row(12), None, False, STAGES, CAP) == (False, False)
+    assert led.settle_piece(run, w(0), None, {"a": res("a", 2)}, False, STAGES, CAP) == (
+        False,
+        False,
+    )
+    assert led.settle_piece(run, w(1), row(10), {"a": res("a", 1)}, False, STAGES, CAP) == (
+        False,
+        False,
+    )
+    assert (led.totals[REQ], run.settled, run.reading) == (30, 0, 5)
+    assert [p.to for p in run.pieces.values()] == [w(2).start, w(2).start]
+    assert led.settle_piece(run, w(2), row(11), {"a": res("a", 1)}, False, STAGES, CAP) == (
+        True,
+        True,
+    )
+    assert led.totals[REQ] == 33  # 12 + 10 + 11 read against 30 counted
+    assert led.series["a"].values[REQ] == 4
+    assert (run.settled, run.pieces, run.done) == (5, {}, frozenset())
+
+
+def test_halves_read_at_an_age_the_schedule_no_longer_reads_next_are_read_again() -> None:
+    led = AccountLedger()
+    first_read(led, w(0), 10)
+    (run,) = led.pending
+    led.settle(run, row(10), {}, False, (5, 15, 60), CAP)  # both halves at 5
+    led.settle(run, row(11), None, False, (5, 15, 60), CAP)  # the totals at 15
+    assert (run.settled, run.reading, run.done) == (5, 15, frozenset({"totals"}))
+    led.reschedule((5, 60))  # restarted without 15: the read at 60 needs both halves
+    assert (run.reading, run.done, run.next_age((5, 60))) == (0, frozenset(), 60)
+    led.reschedule((5, 15, 60))  # nothing begun: nothing to undo
+    assert run.next_age((5, 15, 60)) == 15

@@ -30,9 +30,8 @@ DAY = 24 * 3600
 Window = tuple[str, str]
 
 
-async def drive_limited(r: Rig, poller: TrafficPoller, seconds: float) -> int:
-    """Poll every 15 s; returns the polls failed because the platform's limit refused all
-    their reads (any other failure fails the test)."""
+async def drive_failing(r: Rig, poller: TrafficPoller, seconds: float) -> list[UpstreamError]:
+    """Poll every 15 s; returns the errors of the polls that failed."""
     failed: list[UpstreamError] = []
     end = r.clock.time() + seconds
     while r.clock.time() < end:
@@ -41,6 +40,13 @@ async def drive_limited(r: Rig, poller: TrafficPoller, seconds: float) -> int:
         except UpstreamError as exc:
             failed.append(exc)
         r.clock.advance(15)
+    return failed
+
+
+async def drive_limited(r: Rig, poller: TrafficPoller, seconds: float) -> int:
+    """Poll every 15 s; returns the polls failed because the platform's limit refused all
+    their reads (any other failure fails the test)."""
+    failed = await drive_failing(r, poller, seconds)
     assert all(exc.rate_limited for exc in failed), failed
     return len(failed)
 
@@ -152,7 +158,7 @@ def test_a_budget_below_the_schedule_cost_is_refused_with_the_cost(
     assert main([command, "--config", str(config)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("config error: upstream.max_requests_per_minute: 2 is below")
-    assert "revisit_minutes [5, 15] take 2.60 requests a minute" in err
+    assert "revisit_minutes [5, 15] take 2.80 requests a minute" in err
     assert "give at least 3" in err
 
 

@@ -126,16 +126,16 @@ def test_a_missing_state_file_is_a_fresh_start(tmp_path: Path) -> None:
     assert all(e["log_level"] != "warning" for e in logs)
 
 
-def test_round_trip_keeps_the_stage_of_each_run_and_the_lateness_measured() -> None:
+def test_round_trip_keeps_the_age_of_each_run_and_the_lateness_measured() -> None:
     led = sample()
     run = led.pending[0]
     rows = {"r1": ResourceRow("r1", "www", "www.example", parse_row({"edge_requests_total": 5}))}
     totals = parse_row({"edge_requests_total": 104, "edge_hit_bytes": 12})
     led.settle(run, totals, rows, fold=False, stages=(5, 15, 60), cap_minutes=10)
-    assert run.stage == 1
+    assert run.settled == 5  # the age of the read done, not its index in the schedule
     back = state.parse(state.dump({"acme": led}, T))["acme"]
     (again,) = back.pending
-    assert (again.stage, again.first) == (1, run.first)
+    assert (again.settled, again.first, again.first_read_at) == (5, run.first, run.first_read_at)
     assert again.totals[REQ] == 104  # what is counted now: the next stage compares with it
     assert again.resources["r1"][REQ] == 5
     late = back.late[5]
@@ -145,11 +145,34 @@ def test_round_trip_keeps_the_stage_of_each_run_and_the_lateness_measured() -> N
     assert state.dump({"acme": back}, T) == state.dump({"acme": led}, T)
 
 
+@pytest.mark.parametrize(
+    ("stage", "late", "settled"),
+    [
+        (0, [5, 15, 60], 0),
+        (1, [5, 15, 60], 5),  # the ages measured are the schedule's: the index's own age
+        (2, [5, 15, 60], 15),
+        (2, [2, 5, 15, 60], 5),  # an older schedule's age too: never above the age done
+        (2, [5], 0),  # too few measured: read again at every age of today's schedule
+    ],
+)
+def test_a_state_file_with_stage_indexes_is_migrated_to_ages(
+    stage: int, late: list[int], settled: int
+) -> None:
+    doc = json.loads(state.dump({"acme": sample()}, T))
+    for run in doc["accounts"]["acme"]["pending"]:
+        del run["settled"], run["reading"]
+        run["stage"] = stage
+    doc["accounts"]["acme"]["late"] = {str(age): [1, 0, 0.01] for age in late}
+    (run,) = state.parse(json.dumps(doc).encode())["acme"].pending
+    assert run.settled == settled
+
+
 def test_a_state_file_without_stages_is_at_its_first_settle_read() -> None:
     doc = json.loads(state.dump({"acme": sample()}, T))
     for run in doc["accounts"]["acme"]["pending"]:
-        del run["stage"], run["first"]
+        del run["settled"], run["reading"], run["first"], run["first_read_at"]
     del doc["accounts"]["acme"]["late"]
     (run,) = state.parse(json.dumps(doc).encode())["acme"].pending
-    assert run.stage == 0
+    assert run.settled == 0
+    assert run.first_read_at == run.last_read_at
     assert run.first == 0  # the first read had no edge_requests_total

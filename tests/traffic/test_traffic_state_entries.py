@@ -32,7 +32,7 @@ async def test_a_bad_entry_costs_that_entry_alone(
         bad_series, good_series = sorted(acc["series"])[:2]
         acc["series"][bad_series][2][0] = -1  # one negative count in one series
         assert len(acc["pending"]) >= 2
-        acc["pending"][0]["stage"] = -1  # a negative stage: that run alone
+        acc["pending"][0]["settled"] = -1  # a negative age: that run alone
         doc["accounts"][OTHER]["slow_cap"] = -2  # the account's own field: that account
         path.write_text(json.dumps(doc))
 

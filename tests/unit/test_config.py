@@ -762,19 +762,25 @@ def test_settings_are_frozen() -> None:
 
 
 @pytest.mark.parametrize(
-    ("traffic", "cost"),
+    ("traffic", "cost", "one_minute"),
     [
-        ({}, 2.4),  # the default: 2 first reads + a settle pair every 5 minutes
-        ({"revisit_minutes": 0}, 2.0),
-        ({"revisit_minutes": [5, 15, 60]}, 2.8),  # + a pair per 10 minutes for each later stage
-        ({"revisit_minutes": [2, 1440], "per_resource": False}, 1.6),
+        # the default: 2 first reads + a settle pair every 5 minutes; on a platform that
+        # answers 1-minute windows only, a settle pair every minute
+        ({}, 2.4, 4.0),
+        ({"revisit_minutes": 0}, 2.0, 2.0),
+        # + a pair per 5 minutes at 15 (joining two 5-minute runs would read their oldest
+        # minutes 9 minutes late, more than tolerance_minutes: 5) and per 10 minutes at 60
+        ({"revisit_minutes": [5, 15, 60]}, 3.0, 8.0),
+        ({"revisit_minutes": [1, 4]}, 5.0, 6.0),  # at 4: runs of 2 minutes (tolerance 2)
+        ({"revisit_minutes": [2, 1440], "per_resource": False}, 1.6, 3.0),
     ],
 )
 def test_check_config_notes_what_the_settle_schedule_costs(
-    traffic: dict[str, Any], cost: float
+    traffic: dict[str, Any], cost: float, one_minute: float
 ) -> None:
     settings = parse_config(with_token(traffic=traffic))
     assert traffic_requests_per_minute(settings) == pytest.approx(cost)
     (note,) = notes(settings)
     assert f"cost {cost:.2f} metrics requests per minute per account" in note
+    assert f"{one_minute:.2f} on a platform that answers 1-minute windows only" in note
     assert "cdnvideo_traffic_late_share{after_minutes}" in note

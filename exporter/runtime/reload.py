@@ -103,7 +103,8 @@ class Reloader:
         self._rendered = rendered
 
     async def reload(self) -> ReloadOutcome:
-        """Reload, then render ``/metrics`` at once so the reload gauges show the outcome."""
+        """Reload, then render ``/metrics`` at once (``rendered``: the selection applied to what
+        is published, the reload gauges showing the outcome)."""
         outcome = self._reload()
         await self._rendered()
         return outcome

@@ -114,6 +114,14 @@ class Service:
             shard = settings.shard
             self.serve_accounts(tuple(a.name for a in settings.accounts if shard.owns(a.name)))
 
+    async def republish(self) -> None:
+        """After a reload: the traffic fragments rebuilt with the selection in force, then
+        ``/metrics`` rendered, so the reload shows at once (families of the other areas that
+        the selection left out are hidden by the render; ones it newly takes in come with
+        their area's next poll)."""
+        await self.areas.traffic.poller.republish()
+        await self.ctx.store.render()
+
     def serve_accounts(self, accounts: tuple[str, ...]) -> None:
         """Schedule new accounts and forget the ones this replica no longer serves."""
         for gone in self._scheduled - set(accounts):

@@ -746,11 +746,41 @@ class TrafficPoller:
 
     def reselect(self) -> None:
         """Take the store's family selection anew (a config reload changed it); the next
-        fragment of each account is built with it."""
+        fragment of each account is built with it (``republish`` builds them now)."""
         s = self._settings
         self._view = View.of(
             self._store.selection, s.resource_status_codes, s.resource_request_times
         )
+
+    async def republish(self) -> int:
+        """Rebuild each account's published fragment with the view in force, at once (after
+        a reload changed the selection), keeping its publication time; returns how many.
+
+        Left to their next poll: an account whose poll runs now (it builds with the new view
+        when it publishes), and counters not yet saved (never published before the state
+        file holds them)."""
+        done = 0
+        for account, st in list(self._accounts.items()):
+            key = StoreKey("traffic", account)
+            if st.lock.locked() or st.fragment is None or self._store.fragment(key) is None:
+                continue
+            if self._unsaved and self._settings.state_file:
+                continue
+            fragment = await self._work(self._rebuild, account, st)
+            if fragment is not None and self._store.replace(key, fragment):
+                done += 1
+        return done
+
+    def _rebuild(self, account: str, st: AccountState) -> Fragment | None:
+        """``st``'s fragment built anew from what it showed (on the worker, after the steps
+        queued before it); None when a step since counted something not yet published."""
+        led = st.ledger
+        if led.dirty or st.fragment is None:
+            return None
+        fragment = build_fragment(account, led, st.latest, self._view, st.fragment)
+        fragment.packed(st.fragment)
+        st.fragment = fragment
+        return fragment
 
     def save_state(self) -> None:
         """Write the state file now (also at shutdown), after the steps already queued on the

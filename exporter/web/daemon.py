@@ -95,7 +95,7 @@ async def create_app(
             lambda: ctx.settings,
             service.reconfigure,
             ctx.metrics.reload_done(clock),
-            ctx.store.render,
+            service.republish,
         )
         if enable_lifecycle:
             add_reload_route(app, app[RELOADER], settings.admin)

@@ -28,6 +28,13 @@ def test_artefacts_exist() -> None:
     assert len(JSON_FILES) >= 5, "expected the five dashboards at least"
 
 
+def test_no_config_lies_at_the_repository_root() -> None:
+    """Configs live under deploy/ (and tests make their own in a temporary directory): a
+    stray one at the root (a test's port in it) is a leftover, not an example."""
+    stray = sorted(p.name for p in REPO.glob("*.y*ml"))
+    assert stray == []
+
+
 @pytest.mark.parametrize("path", YAML_FILES, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_yaml_parses(path: Path) -> None:
     docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))

@@ -12,7 +12,7 @@ from exporter.runtime.scheduler import JobKey
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.traffic.settings import TRAFFIC_SECTION
-from exporter.web.daemon import SERVICE, create_app
+from exporter.web.daemon import RELOADER, SERVICE, create_app
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
 
@@ -81,3 +81,52 @@ async def test_selection_intervals_and_accounts_apply_and_counters_stay() -> Non
     finally:
         await runner.cleanup()
         await sim_runner.cleanup()
+
+
+async def test_a_reload_applies_the_selection_to_metrics_at_once() -> None:
+    """No poll between the reload and the scrape: a family newly left out is gone (traffic and
+    restream alike), a traffic family newly taken in is there, counters are unchanged."""
+    clock = FakeClock(T0)
+    sim = Simulator(SimConfig(accounts=("demo-media",)), clock)
+    sim_runner = await serve(sim)
+    base = {
+        "upstream": {"base_url": sim_runner.base_url, "token": sim.token},
+        "accounts": ["demo-media"],
+        "dvr": {"enabled": False},
+        "talking_head": {"enabled": False},
+        "metrics": {"exclude": ["^cdnvideo_account_edge_hit_ratio$"]},
+    }
+    changed = {"exclude": ["^cdnvideo_resource_", "^cdnvideo_restream_resource_info$"]}
+    settings = [parse_config(base, env={})]
+    app = await create_app(settings[0], clock=clock, schedule=False, load=lambda: settings[-1])
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        service = app[SERVICE]
+        ctx = service.ctx
+        for _ in range(6 * 4):
+            for job in service.jobs("demo-media"):
+                await ctx.runner.run(job.area, "demo-media", job.poll, job.name)
+            clock.advance(15)
+        before = (await ctx.store.render()).plain.decode()
+        requests = 'cdnvideo_account_requests_total{account="demo-media",side="edge"}'
+        assert "cdnvideo_resource_requests_total{" in before
+        assert "cdnvideo_restream_resource_info{" in before
+        assert "cdnvideo_account_edge_hit_ratio{" not in before
+
+        settings.append(parse_config({**base, "metrics": changed}, env={}))
+        outcome = await app[RELOADER].reload()
+        assert outcome.applied == ("metrics.exclude",)
+        after = ctx.store.exposition.plain.decode()
+        assert "cdnvideo_resource_" not in after
+        assert "cdnvideo_restream_resource_info{" not in after
+        assert "cdnvideo_restream_up{" in after
+        assert "cdnvideo_account_edge_hit_ratio{" in after
+        assert line(after, requests) == line(before, requests)
+    finally:
+        await runner.cleanup()
+        await sim_runner.cleanup()
+
+
+def line(text: str, series: str) -> str:
+    return next(x for x in text.splitlines() if x.startswith(series + " "))

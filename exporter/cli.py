@@ -25,7 +25,7 @@ from exporter.config import (
     warnings,
 )
 from exporter.config.flags import LOG_FORMATS, LOG_LEVELS, Flags, load_settings
-from exporter.config.loader import read_document, unset_references
+from exporter.config.loader import read_document, unset_needed
 from exporter.runtime.registry import settings_sections
 from exporter.support.logs import Redactor, configure_logging
 from exporter.web.serving import serve, wait_for_stop
@@ -166,7 +166,7 @@ def check_config(flags: Flags, verbose: bool = False) -> int:
     if verbose:
         for note in notes(settings):
             print(f"note: {note}", file=sys.stderr)
-    unset = unset_references(read_document(flags.config_file)[0], os.environ)
+    unset = unset_needed(read_document(flags.config_file)[0], os.environ, settings_sections())
     web = web_config.warnings if web_config else ()
     for warning in [*unset, *warnings(settings), *family_selection_warnings(settings), *web]:
         print(f"warning: {warning}", file=sys.stderr)

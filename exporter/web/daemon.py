@@ -17,7 +17,7 @@ from exporter.runtime.service import Service, build_context
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor
 from exporter.web.app import init_app
-from exporter.web.lifecycle import add_reload_route
+from exporter.web.lifecycle import add_lifecycle_off_route, add_reload_route
 from exporter.web.webconfig import WebConfig
 
 log = structlog.get_logger("exporter.runtime.service")  # the name start-up lines always had
@@ -97,7 +97,9 @@ async def create_app(
             ctx.metrics.reload_done(clock),
             service.republish,
         )
-        if enable_lifecycle:
-            add_reload_route(app, app[RELOADER], settings.admin)
+    if load is not None and enable_lifecycle:
+        add_reload_route(app, app[RELOADER], settings.admin)
+    else:
+        add_lifecycle_off_route(app)
     app.cleanup_ctx.append(lifecycle)
     return app

@@ -116,7 +116,8 @@ def test_reload_route_is_off_without_the_flag_and_takes_the_write_token(tmp_path
         path.write_text(_config(sim, port, ["demo-media"], admin=admin))
         with started(["run", "--config", str(path)], tmp_path, "plain") as exp:
             exp.wait_for("exporter_started")
-            assert get(f"http://127.0.0.1:{port}/-/reload", "POST")[0] == 404
+            off = get(f"http://127.0.0.1:{port}/-/reload", "POST")
+            assert off == (403, "Lifecycle API is not enabled.\n")
         flags = ["run", "--config.file", str(path), "--web.enable-lifecycle"]
         with started(flags, tmp_path, "lifecycle") as exp:
             exp.wait_for("exporter_started")

@@ -259,8 +259,9 @@ class LogSettings:
         default="auto",
         metadata=field_doc(
             "`auto`: console on a terminal, JSON otherwise; `logfmt`: `key=value` lines as "
-            "the Prometheus tools write. Secrets are masked in every format. `run --log.format` "
-            "overrides it.",
+            "the Prometheus tools write them (`ts`, `level`, `msg`, `caller` first; values "
+            "quoted where needed, lists comma-joined). Secrets are masked in every format. "
+            "`run --log.format` overrides it.",
             rule=r.one_of("auto", "console", "logfmt", "json"),
         ),
     )

@@ -115,3 +115,14 @@ def test_the_keys_of_an_area_that_is_off_are_not_asked_for(
     code, _, err = _check(path, capsys)
     assert code == 0
     assert err == "warning: dvr.interval_seconds: ${CHECK_CONFIG_UNSET_DVR} is not set\n"
+
+
+@pytest.mark.parametrize("fmt", ["auto", "console", "logfmt", "json"])
+def test_the_log_format_flag_takes_every_value_of_the_key(
+    fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.yml"
+    path.write_text("upstream: {token: t0ken}\naccounts: [acme]\n")
+    code, out, _ = _check(path, capsys, "--log.format", fmt)
+    assert code == 0
+    assert f"  format: {fmt}\n" in out

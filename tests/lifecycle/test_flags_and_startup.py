@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -83,7 +82,7 @@ def test_run_serves_the_telemetry_path_on_the_flag_address_in_logfmt(tmp_path: P
             assert "cdnvideo_exporter_build_info{" in body
             assert get(f"http://127.0.0.1:{port}/metrics")[0] == 404
     line = next(x for x in text.splitlines() if "msg=exporter_started" in x)
-    assert re.match(r"ts=\S+Z level=info msg=exporter_started caller=daemon\.py:[0-9]+ ", line), line
+    assert re.match(r"ts=\S+Z level=info msg=exporter_started caller=daemon\.py:\d+ ", line), line
     assert f"listen=127.0.0.1:{port}" in line
     assert "accounts=demo-media " in line  # a list, comma-joined (one account here)
 

@@ -43,7 +43,7 @@ def test_ts_level_msg_and_caller_come_first() -> None:
         started,
     )
     assert " level=warn msg=poll_failed caller=test_logfmt.py:" in failed
-    assert " level=error msg=\"Error handling request\" caller=test_logfmt.py:" in foreign
+    assert ' level=error msg="Error handling request" caller=test_logfmt.py:' in foreign
     assert foreign.endswith(" logger=aiohttp.server")
     assert "timestamp=" not in started
     assert "event=" not in started

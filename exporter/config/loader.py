@@ -17,6 +17,7 @@ import yaml
 
 from exporter.config.needed import needed
 from exporter.config.rules import check_value, shown
+from exporter.config.secretfiles import read_secret_files
 from exporter.config.settings import (
     ENV_OVERRIDES,
     SECTIONS,
@@ -265,6 +266,8 @@ def parse_config(
         errors.append(f"{key}: unknown key{_hint(str(key), known)}")
         del raw[key]
     raw = _overridden(raw, env)
+    raw, unread = read_secret_files(raw, needed(raw, areas), errors)
+    errors += [REFUSED + key for key in unread]  # no "no credentials" after an unread file
     # upstream, the areas, then the others: the order of the sections in docs/configuration.md
     upstream = _section(SECTIONS["upstream"], raw.get("upstream"), "upstream", errors)
     declared = {a.name: _section(a.type, raw.get(a.name), a.name, errors) for a in areas}

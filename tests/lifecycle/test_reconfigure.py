@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
+import structlog
+import yaml
 from aiohttp import web
 
-from exporter.config import parse_config
+from exporter.config import load_config, parse_config
 from exporter.runtime.reload import changed_keys, live_settings
 from exporter.runtime.scheduler import JobKey
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.web.daemon import RELOADER, SERVICE, create_app
+from tests.lifecycle.daemon import sample
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
 
@@ -130,3 +134,50 @@ async def test_a_reload_applies_the_selection_to_metrics_at_once() -> None:
 
 def line(text: str, series: str) -> str:
     return next(x for x in text.splitlines() if x.startswith(series + " "))
+
+
+async def test_a_reload_sends_the_token_a_rotated_token_file_holds(tmp_path: Path) -> None:
+    clock = FakeClock(T0)
+    sim = Simulator(SimConfig(accounts=("demo-media",)), clock)
+    sim_runner = await serve(sim)
+    token_file = tmp_path / "token"
+    token_file.write_text("an-expired-token\n")
+    config = tmp_path / "config.yml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "upstream": {"base_url": sim_runner.base_url, "token_file": str(token_file)},
+                "accounts": ["demo-media"],
+                "traffic": {"enabled": False},
+                "dvr": {"enabled": False},
+                "talking_head": {"enabled": False},
+            }
+        )
+    )
+    app = await create_app(
+        load_config(config, env={}), clock=clock, schedule=False, load=lambda: load_config(config)
+    )
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        service = app[SERVICE]
+        ctx = service.ctx
+
+        async def up() -> float | None:
+            for job in service.jobs("demo-media"):
+                await ctx.runner.run(job.area, "demo-media", job.poll, job.name)
+            text = (await ctx.store.render()).plain.decode()
+            return sample(text, 'cdnvideo_up{account="demo-media",area="restream"}')
+
+        assert await up() == 0.0  # the platform refuses the old token
+        token_file.write_text(sim.token + "\n")
+        with structlog.testing.capture_logs() as logs:
+            outcome = await app[RELOADER].reload()
+        assert outcome.applied == ("upstream.token",)
+        assert sim.token not in repr(logs)
+        assert sim.token not in outcome.message
+        clock.advance(60)
+        assert await up() == 1.0
+    finally:
+        await runner.cleanup()
+        await sim_runner.cleanup()

@@ -9,12 +9,12 @@ import secrets
 import socket
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import structlog
 import yaml
 from aiohttp import web
 
-from exporter import __version__
 from exporter.config import (
     ConfigError,
     Settings,
@@ -27,6 +27,7 @@ from exporter.config import (
 from exporter.config.flags import LOG_FORMATS, LOG_LEVELS, Flags, load_settings
 from exporter.config.loader import read_document, unset_needed
 from exporter.runtime.registry import settings_sections
+from exporter.support.buildinfo import build_info
 from exporter.support.logs import Redactor, configure_logging
 from exporter.web.serving import serve, wait_for_stop
 from exporter.web.webconfig import WebConfig, load_web_config
@@ -34,12 +35,28 @@ from exporter.web.webconfig import WebConfig, load_web_config
 DEMO_LISTEN = "127.0.0.1:9877"
 
 
+class _Version(argparse.Action):
+    """``--version`` as the Prometheus tools print it: version, branch and revision (asked of
+    git only when the flag is given), and the runtime."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        build = build_info()
+        print(
+            f"{parser.prog}, version {build.version} (branch: {build.branch}, "
+            f"revision: {build.revision})\n  python version: {build.pythonversion}"
+        )
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cdnvideo-exporter",
         description="Prometheus exporter and admin gateway for the CDNvideo streaming platform.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_Version, help="show the version and the build")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run the exporter daemon", description="Run the daemon.")

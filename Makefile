@@ -20,8 +20,8 @@ $(STAMP): $(RUNTIME)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(RUNTIME)  ## the exporter against its built-in simulator
-	$(BIN)/cdnvideo-exporter demo
+demo: $(RUNTIME)  ## the exporter against its built-in simulator; flags in ARGS="--web.listen-address=:9900"
+	$(BIN)/cdnvideo-exporter demo $(ARGS)
 
 test: $(STAMP)  ## lint, type-check and the whole test suite
 	$(BIN)/ruff check $(LINT_PATHS)

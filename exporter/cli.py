@@ -33,6 +33,7 @@ from exporter.web.serving import serve, wait_for_stop
 from exporter.web.webconfig import WebConfig, load_web_config
 
 DEMO_LISTEN = "127.0.0.1:9877"
+DEMO_SIMULATOR_LISTEN = "127.0.0.1:0"
 
 
 class _Version(argparse.Action):
@@ -74,12 +75,21 @@ def _parser() -> argparse.ArgumentParser:
         help="the exporter against its built-in simulator (no config, no network)",
         description="Start the platform simulator and the exporter against it, print the URLs.",
     )
-    demo.add_argument("--listen", default=DEMO_LISTEN, metavar="HOST:PORT", help="exporter address")
     demo.add_argument(
-        "--simulator-listen",
-        default="127.0.0.1:0",
+        "--web.listen-address",
+        "--listen",
+        dest="listen",
+        default=DEMO_LISTEN,
         metavar="HOST:PORT",
-        help="simulator address (port 0 picks a free port)",
+        help="the exporter's address (default: %(default)s)",
+    )
+    demo.add_argument(
+        "--simulator.listen-address",
+        "--simulator-listen",
+        dest="simulator_listen",
+        default=DEMO_SIMULATOR_LISTEN,
+        metavar="HOST:PORT",
+        help="the simulator's address; port 0 picks a free port (default: %(default)s)",
     )
 
     check = sub.add_parser(
@@ -303,7 +313,7 @@ async def _demo(listen: str, sim_listen: str) -> int:
     from exporter.web.daemon import create_app
 
     sim = Simulator(SimConfig(), SystemClock())
-    sim_host, sim_port = split_host_port(sim_listen, "--simulator-listen", allow_any=True)
+    sim_host, sim_port = split_host_port(sim_listen, "--simulator.listen-address", allow_any=True)
     sim_runner, sim_bound = await _serve(sim.build_app(), sim_host, sim_port)
     read, write = secrets.token_urlsafe(12), secrets.token_urlsafe(16)
     settings = demo_settings(f"http://{sim_host}:{sim_bound}", sim.token, listen, read, write)

@@ -51,7 +51,14 @@ def running_demo(workdir: Path) -> Iterator[Demo]:
     out = workdir / "demo.out"
     with out.open("w") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "exporter", "demo", "--listen", f"127.0.0.1:{free_port()}"],
+            [
+                sys.executable,
+                "-m",
+                "exporter",
+                "demo",
+                "--web.listen-address",
+                f"127.0.0.1:{free_port()}",
+            ],
             stdout=sink,
             stderr=subprocess.STDOUT,
             env=tool_env(),

@@ -34,7 +34,10 @@ def test_demo_installs_the_runtime_only_and_test_adds_the_toolchain(tmp_path: Pa
     venv = tmp_path / "venv"
     demo = _plan("demo", venv)
     installs = [line for line in demo if "pip install" in line and "--upgrade pip" not in line]
-    assert installs == [f"{venv}/bin/pip install --quiet -e ."]
+    assert installs == [  # the lock (versions and hashes), then the package alone
+        f"{venv}/bin/pip install --quiet --require-hashes -r requirements.lock",
+        f"{venv}/bin/pip install --quiet --no-deps -e .",
+    ]
     assert demo[-1].rstrip() == f"{venv}/bin/cdnvideo-exporter demo"
     flags = "ARGS=--web.listen-address=127.0.0.1:9900 --simulator.listen-address=127.0.0.1:9901"
     moved = _plan("demo", venv, flags)

@@ -54,5 +54,6 @@ def main(argv: list[str]) -> int:
         target.write_text(text, encoding="utf-8")
     return 0
 
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -12,7 +12,12 @@ from deploy_helpers import DASHBOARDS, DEPLOY, REPO, load_yaml
 from exporter.talking_head.settings import TALKING_HEAD_SECTION
 from exporter.traffic.settings import TRAFFIC_SECTION
 
-YAML_FILES = sorted([*DEPLOY.rglob("*.yml"), *DEPLOY.rglob("*.yaml")])
+# Helm templates are Go templates that render to YAML (tests/deploy/test_deploy_helm.py).
+YAML_FILES = sorted(
+    p
+    for p in [*DEPLOY.rglob("*.yml"), *DEPLOY.rglob("*.yaml")]
+    if "templates" not in p.relative_to(DEPLOY).parts
+)
 JSON_FILES = sorted([*DEPLOY.rglob("*.json"), *DASHBOARDS.rglob("*.json")])
 
 

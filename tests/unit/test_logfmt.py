@@ -6,26 +6,17 @@ from __future__ import annotations
 import io
 import logging
 import re
-from collections.abc import Iterator
 
-import pytest
 import structlog
 
 from exporter.support.logfmt import text
 from exporter.support.logs import Redactor, configure_logging
+from tests.unit.test_logs import _restore_logging
+
+__all__ = ["_restore_logging"]  # the autouse fixture of test_logs.py: logging put back
 
 
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    structlog.reset_defaults()
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
-def lines(emit: object = None) -> list[str]:
+def lines() -> list[str]:
     stream = io.StringIO()
     configure_logging("debug", "logfmt", Redactor(["s3cr3t-token-value"]), stream)
     log = structlog.get_logger("exporter.test")

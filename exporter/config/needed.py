@@ -23,7 +23,7 @@ from exporter.config.settings import AdminSettings, AreaSection
 # Switches and their default: the section's keys are read only when it is on.
 _SWITCHED: dict[str, bool] = {"admin": AdminSettings.enabled}
 _LOGIN = ("username", "password")
-_SECRET_FILES = {"token": "token_file", "username": "", "password": "password_file"}
+_FILE_OF = {"token": "token_file", "password": "password_file"}  # a key or its file gives it
 
 
 def _on(value: Any, default: bool) -> bool:
@@ -57,7 +57,7 @@ def needed(raw: Mapping[str, Any], areas: Sequence[AreaSection[Any]]) -> Callabl
     up: Mapping[str, Any] = upstream if isinstance(upstream, Mapping) else {}
 
     def given(key: str) -> bool:
-        return bool(up.get(key)) or bool(_SECRET_FILES.get(key) and up.get(_SECRET_FILES[key]))
+        return bool(up.get(key) or up.get(_FILE_OF.get(key, "")))
 
     unused_login: set[str] = set()
     if given("token"):

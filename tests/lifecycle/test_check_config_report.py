@@ -126,3 +126,18 @@ def test_the_log_format_flag_takes_every_value_of_the_key(
     code, out, _ = _check(path, capsys, "--log.format", fmt)
     assert code == 0
     assert f"  format: {fmt}\n" in out
+
+
+def test_a_token_file_means_the_login_is_not_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in CREDENTIALS:
+        monkeypatch.delenv(var, raising=False)
+    token = tmp_path / "token"
+    token.write_text("t0ken\n")
+    path = tmp_path / "config.yml"
+    path.write_text(
+        f"upstream:\n  token_file: {token}\n  username: ${{CDNVIDEO_USERNAME}}\n"
+        "  password: ${CDNVIDEO_PASSWORD}\naccounts: [acme]\n"
+    )
+    assert _check(path, capsys)[::2] == (0, "")

@@ -77,13 +77,3 @@ def test_the_admin_files_are_not_read_while_admin_is_off(tmp_path: Path) -> None
     assert s.admin.read_token == ""
     assert s.admin.read_token_file == gone
 
-
-def test_a_token_file_means_the_login_is_not_asked_for(tmp_path: Path) -> None:
-    raw = {
-        "upstream": {
-            "token_file": secret(tmp_path, "token", "t0ken\n"),
-            "username": "${SECRET_FILES_UNSET_USER}",
-            "password": "${SECRET_FILES_UNSET_PASSWORD}",
-        }
-    }
-    assert parse_config(raw, env={}).upstream.token == "t0ken"

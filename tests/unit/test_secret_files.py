@@ -76,4 +76,3 @@ def test_the_admin_files_are_not_read_while_admin_is_off(tmp_path: Path) -> None
     s = parse_config({"upstream": {"token": "t0ken"}, "admin": {"read_token_file": gone}}, env={})
     assert s.admin.read_token == ""
     assert s.admin.read_token_file == gone
-

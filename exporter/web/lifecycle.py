@@ -6,7 +6,7 @@ any other: in ``Authorization: Bearer <token>``, or in its own header ``X-Admin-
 when the web config's basic auth already takes ``Authorization`` (one header cannot carry
 both). Without admin it is open, as Prometheus' is (put it behind the web config's basic auth
 when the port is reachable by others). Without ``--web.enable-lifecycle`` it answers 403
-"Lifecycle API is not enabled.", as Prometheus does.
+"Lifecycle API is not enabled" as Prometheus does, naming the flag.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def add_reload_route(app: web.Application, reloader: Reloader, admin: AdminSetti
     app.router.add_post(RELOAD_PATH, reload)
 
 
-LIFECYCLE_OFF = "Lifecycle API is not enabled.\n"  # Prometheus' answer, word for word
+# Prometheus' answer, and the flag that turns the route on
+LIFECYCLE_OFF = "Lifecycle API is not enabled: start with --web.enable-lifecycle.\n"
 
 
 def add_lifecycle_off_route(app: web.Application) -> None:

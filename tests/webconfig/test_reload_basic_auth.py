@@ -15,7 +15,7 @@ from exporter.config import Settings, parse_config
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.daemon import create_app
-from exporter.web.lifecycle import ADMIN_TOKEN_HEADER
+from exporter.web.lifecycle import ADMIN_TOKEN_HEADER, LIFECYCLE_OFF
 from exporter.web.webconfig import load_web_config
 
 from .test_listener import PASSWORD, READ_TOKEN, USER, WRITE_TOKEN, hashed
@@ -92,4 +92,4 @@ async def test_each_of_the_two_alone_is_refused(reload_url: str) -> None:
 
 async def test_without_the_flag_the_answer_names_it(off_url: str) -> None:
     status, body = await post(off_url, Authorization=BASIC, **{ADMIN_TOKEN_HEADER: WRITE_TOKEN})
-    assert (status, body) == (403, "Lifecycle API is not enabled.\n")
+    assert (status, body) == (403, LIFECYCLE_OFF)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from exporter.web.lifecycle import LIFECYCLE_OFF
 from tests.admin.demo_proc import free_port
 
 from .daemon import TOKEN, get, sample, simulator, started, wait_until
@@ -117,7 +118,7 @@ def test_reload_route_is_off_without_the_flag_and_takes_the_write_token(tmp_path
         with started(["run", "--config", str(path)], tmp_path, "plain") as exp:
             exp.wait_for("exporter_started")
             off = get(f"http://127.0.0.1:{port}/-/reload", "POST")
-            assert off == (403, "Lifecycle API is not enabled: start with --web.enable-lifecycle.\n")
+            assert off == (403, LIFECYCLE_OFF)
         flags = ["run", "--config.file", str(path), "--web.enable-lifecycle"]
         with started(flags, tmp_path, "lifecycle") as exp:
             exp.wait_for("exporter_started")

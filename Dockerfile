@@ -30,10 +30,15 @@ ARG CDNVIDEO_BUILD_REVISION=unknown
 ARG CDNVIDEO_BUILD_BRANCH=unknown
 
 WORKDIR /src
+# The dependencies first, exactly as locked (versions and hashes: requirements.lock, made by
+# `make lock` from pyproject.toml); every one ships wheels for this platform, so no compiler
+# is needed. Then the package itself, without resolving anything again.
+COPY requirements.lock ./
+RUN pip install --no-cache-dir --require-hashes --only-binary=:all: -r requirements.lock
 COPY pyproject.toml setup.py README.md ./
 COPY exporter ./exporter
-# Every dependency ships wheels for this platform, so no compiler is needed here either.
-RUN pip install --no-cache-dir --only-binary=:all: --no-binary=cdnvideo-exporter . \
+RUN pip install --no-cache-dir --no-deps --no-binary=cdnvideo-exporter . \
+    && pip check \
     && python -c "import exporter.cli"
 
 # ---- runtime: the venv, a non-root user, nothing else -----------------------------------

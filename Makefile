@@ -6,13 +6,15 @@ STAMP  := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime-installed
 LINT_PATHS := exporter tests $(wildcard bench deploy/k8s/*.py)
 
-.PHONY: demo test test-fast lint typecheck check bench docs golden mutation clean
+.PHONY: demo test test-fast lint typecheck check bench docs golden mutation lock clean
 
-# What running the exporter needs (the demo): the runtime dependencies only.
-$(RUNTIME): pyproject.toml setup.py
+# What running the exporter needs (the demo): the runtime dependencies only, as locked
+# (requirements.lock: versions and hashes, the image installs the same), then the package.
+$(RUNTIME): pyproject.toml setup.py requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(RUNTIME)
 
 # The test, lint and type-check toolchain on top (make test and the other targets).
@@ -20,8 +22,8 @@ $(STAMP): $(RUNTIME)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(RUNTIME)  ## the exporter against its built-in simulator
-	$(BIN)/cdnvideo-exporter demo
+demo: $(RUNTIME)  ## the exporter against its built-in simulator; flags in ARGS="--web.listen-address=:9900"
+	$(BIN)/cdnvideo-exporter demo $(ARGS)
 
 test: $(STAMP)  ## lint, type-check and the whole test suite
 	$(BIN)/ruff check $(LINT_PATHS)
@@ -72,6 +74,16 @@ docs: $(STAMP)  ## regenerate the metric and config references
 
 golden: $(STAMP)  ## rewrite tests/golden/exposition.prom after a deliberate metric change
 	$(BIN)/python -m tests.golden --update
+
+# requirements.lock from pyproject.toml's dependencies (pip-tools); after changing them run
+# `make lock` and commit both (tests/deploy/test_lock.py checks that they agree).
+LOCK_COMMAND := pip-compile --generate-hashes --strip-extras --no-emit-index-url --no-emit-find-links --output-file=requirements.lock pyproject.toml
+$(VENV)/.lock-installed: $(STAMP)
+	$(BIN)/pip install --quiet 'pip-tools>=7.4,<8'
+	touch $@
+
+lock: $(VENV)/.lock-installed  ## rewrite requirements.lock (versions and hashes) from pyproject.toml
+	$(BIN)/$(LOCK_COMMAND)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

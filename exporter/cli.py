@@ -9,12 +9,12 @@ import secrets
 import socket
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import structlog
 import yaml
 from aiohttp import web
 
-from exporter import __version__
 from exporter.config import (
     ConfigError,
     Settings,
@@ -25,14 +25,32 @@ from exporter.config import (
     warnings,
 )
 from exporter.config.flags import LOG_FORMATS, LOG_LEVELS, Flags, load_settings
-from exporter.config.loader import read_document, unset_references
+from exporter.config.loader import read_document, unset_needed
 from exporter.runtime.registry import settings_sections
+from exporter.support.buildinfo import build_info
 from exporter.support.logs import Redactor, configure_logging
 from exporter.web.serving import serve, wait_for_stop
 from exporter.web.statepaths import state_file_problems
 from exporter.web.webconfig import WebConfig, load_web_config
 
 DEMO_LISTEN = "127.0.0.1:9877"
+DEMO_SIMULATOR_LISTEN = "127.0.0.1:0"
+
+
+class _Version(argparse.Action):
+    """``--version`` as the Prometheus tools print it: version, branch and revision (asked of
+    git only when the flag is given), and the runtime."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        build = build_info()
+        print(
+            f"{parser.prog}, version {build.version} (branch: {build.branch}, "
+            f"revision: {build.revision})\n  python version: {build.pythonversion}"
+        )
+        parser.exit()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="cdnvideo-exporter",
         description="Prometheus exporter and admin gateway for the CDNvideo streaming platform.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_Version, help="show the version and the build")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run the exporter daemon", description="Run the daemon.")
@@ -58,12 +76,21 @@ def _parser() -> argparse.ArgumentParser:
         help="the exporter against its built-in simulator (no config, no network)",
         description="Start the platform simulator and the exporter against it, print the URLs.",
     )
-    demo.add_argument("--listen", default=DEMO_LISTEN, metavar="HOST:PORT", help="exporter address")
     demo.add_argument(
-        "--simulator-listen",
-        default="127.0.0.1:0",
+        "--web.listen-address",
+        "--listen",
+        dest="listen",
+        default=DEMO_LISTEN,
         metavar="HOST:PORT",
-        help="simulator address (port 0 picks a free port)",
+        help="the exporter's address (default: %(default)s)",
+    )
+    demo.add_argument(
+        "--simulator.listen-address",
+        "--simulator-listen",
+        dest="simulator_listen",
+        default=DEMO_SIMULATOR_LISTEN,
+        metavar="HOST:PORT",
+        help="the simulator's address; port 0 picks a free port (default: %(default)s)",
     )
 
     check = sub.add_parser(
@@ -170,7 +197,7 @@ def check_config(flags: Flags, verbose: bool = False) -> int:
     if verbose:
         for note in notes(settings):
             print(f"note: {note}", file=sys.stderr)
-    unset = unset_references(read_document(flags.config_file)[0], os.environ)
+    unset = unset_needed(read_document(flags.config_file)[0], os.environ, settings_sections())
     web = web_config.warnings if web_config else ()
     for warning in [*unset, *warnings(settings), *family_selection_warnings(settings), *web]:
         print(f"warning: {warning}", file=sys.stderr)
@@ -292,7 +319,7 @@ async def _demo(listen: str, sim_listen: str) -> int:
     from exporter.web.daemon import create_app
 
     sim = Simulator(SimConfig(), SystemClock())
-    sim_host, sim_port = split_host_port(sim_listen, "--simulator-listen", allow_any=True)
+    sim_host, sim_port = split_host_port(sim_listen, "--simulator.listen-address", allow_any=True)
     sim_runner, sim_bound = await _serve(sim.build_app(), sim_host, sim_port)
     read, write = secrets.token_urlsafe(12), secrets.token_urlsafe(16)
     settings = demo_settings(f"http://{sim_host}:{sim_bound}", sim.token, listen, read, write)

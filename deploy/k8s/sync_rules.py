@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Write prometheusrule.yaml from deploy/prometheus/rules.yml (the one source of the alerts).
+"""Write prometheusrule.yaml and the Helm chart's files/rules.yml from deploy/prometheus/rules.yml
+(the one source of the alerts).
 
-    python deploy/k8s/sync_rules.py          # rewrite prometheusrule.yaml
-    python deploy/k8s/sync_rules.py --check  # exit 1 if it is out of date
+    python deploy/k8s/sync_rules.py          # rewrite both
+    python deploy/k8s/sync_rules.py --check  # exit 1 if either is out of date
 
-kustomize cannot read files outside its directory, so the PrometheusRule keeps a copy of the
-rule groups; tests/deploy checks that the copy and the source agree.
+Neither kustomize nor Helm can read files outside their directory, so the PrometheusRule and
+the chart keep copies of the rule groups; tests/deploy checks that the copies and the source
+agree.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent / "prometheus" / "rules.yml"
 TARGET = HERE / "prometheusrule.yaml"
+CHART_COPY = HERE.parent / "helm" / "cdnvideo-exporter" / "files" / "rules.yml"
 
 HEADER = """\
 # GENERATED from deploy/prometheus/rules.yml by deploy/k8s/sync_rules.py: edit the source,
@@ -40,13 +43,15 @@ def render(source_text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = render(SOURCE.read_text(encoding="utf-8"))
+    source = SOURCE.read_text(encoding="utf-8")
+    wanted = {TARGET: render(source), CHART_COPY: source}
     if "--check" in argv:
-        if TARGET.read_text(encoding="utf-8") != text:
-            print(f"{TARGET} is out of date; run python {Path(__file__).name}", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
+        stale = [t for t, text in wanted.items() if t.read_text(encoding="utf-8") != text]
+        for target in stale:
+            print(f"{target} is out of date; run python {Path(__file__).name}", file=sys.stderr)
+        return 1 if stale else 0
+    for target, text in wanted.items():
+        target.write_text(text, encoding="utf-8")
     return 0
 
 

@@ -19,7 +19,7 @@ from exporter.config.rules import ConfigError, split_host_port
 from exporter.config.settings import AreaSection, Settings
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
-LOG_FORMATS = ("logfmt", "json")
+LOG_FORMATS = ("auto", "console", "logfmt", "json")  # as log.format takes them
 # Routes the telemetry path must not take over.
 RESERVED_PATHS = ("/", "/healthz", "/readyz", "/-/healthy", "/-/ready", "/-/reload", "/api/v1")
 

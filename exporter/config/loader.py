@@ -8,14 +8,16 @@ import math
 import os
 import re
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, get_type_hints
 
 import yaml
 
+from exporter.config.needed import needed
 from exporter.config.rules import check_value, shown
+from exporter.config.secretfiles import read_secret_files
 from exporter.config.settings import (
     ENV_OVERRIDES,
     SECTIONS,
@@ -182,12 +184,18 @@ def _parse_accounts(raw: Any, errors: list[str]) -> tuple[AccountSettings, ...] 
     )
 
 
-def unset_references(node: Any, env: Mapping[str, str], key: str = "") -> list[str]:
-    """``KEY: ${VAR} is not set`` for each reference without a default whose variable is
-    unset or empty (it expands to nothing, the key is empty)."""
+def unset_references(
+    node: Any, env: Mapping[str, str], key: str = "", needed: Callable[[str], bool] | None = None
+) -> list[str]:
+    """``KEY: ${VAR} is not set`` (or ``is set to empty``) for each reference without a
+    default whose variable expands to nothing, at a key the config reads (``needed``, from
+    ``exporter.config.needed``; every key when None)."""
     if isinstance(node, str):
+        if needed is not None and key and not needed(key):
+            return []
         return [
-            f"{key or 'config'}: ${{{m.group(1)}}} is not set"
+            f"{key or 'config'}: ${{{m.group(1)}}} "
+            + ("is set to empty" if m.group(1) in env else "is not set")
             for m in _VAR.finditer(node)
             if m.group(2) is None and not env.get(m.group(1))
         ]
@@ -195,11 +203,36 @@ def unset_references(node: Any, env: Mapping[str, str], key: str = "") -> list[s
         return [
             problem
             for k, v in node.items()
-            for problem in unset_references(v, env, f"{key}.{k}" if key else str(k))
+            for problem in unset_references(v, env, f"{key}.{k}" if key else str(k), needed)
         ]
     if isinstance(node, list):
-        return [p for i, v in enumerate(node) for p in unset_references(v, env, f"{key}[{i}]")]
+        return [
+            p for i, v in enumerate(node) for p in unset_references(v, env, f"{key}[{i}]", needed)
+        ]
     return []
+
+
+def unset_needed(raw: Any, env: Mapping[str, str], areas: Sequence[AreaSection[Any]]) -> list[str]:
+    """``unset_references`` of the keys the enabled parts read (the ``CDNVIDEO_*`` overrides
+    applied first: a key they fill is not empty)."""
+    if not isinstance(raw, dict):
+        return unset_references(raw, env)
+    expanded = _overridden(_expand_tree(raw, env), env)
+    return unset_references(raw, env, needed=needed(expanded, areas))
+
+
+def _overridden(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """``raw`` with the ``CDNVIDEO_*`` overrides set (a malformed section left as it is)."""
+    raw = dict(raw)
+    for var, (section, key) in ENV_OVERRIDES.items():
+        if env.get(var):
+            sec = raw.get(section)
+            if sec is not None and not isinstance(sec, dict):
+                continue  # _section reports the malformed section itself
+            sec = dict(sec or {})
+            sec[key] = env[var]
+            raw[section] = sec
+    return raw
 
 
 def parse_config(
@@ -220,7 +253,7 @@ def parse_config(
     """
     env = os.environ if env is None else env
     areas = declared_areas() if areas is None else tuple(areas)
-    unset = unset_references(raw, env)
+    unset = unset_needed(raw, env, areas)
     raw = _expand_tree(raw, env)
     if raw is None:
         raw = {}
@@ -232,14 +265,9 @@ def parse_config(
     for key in [k for k in raw if k not in known]:
         errors.append(f"{key}: unknown key{_hint(str(key), known)}")
         del raw[key]
-    for var, (section, key) in ENV_OVERRIDES.items():
-        if env.get(var):
-            sec = raw.get(section)
-            if sec is not None and not isinstance(sec, dict):
-                continue  # _section reports the malformed section itself
-            sec = dict(sec or {})
-            sec[key] = env[var]
-            raw[section] = sec
+    raw = _overridden(raw, env)
+    raw, unread = read_secret_files(raw, needed(raw, areas), errors)
+    errors += [REFUSED + key for key in unread]  # no "no credentials" after an unread file
     # upstream, the areas, then the others: the order of the sections in docs/configuration.md
     upstream = _section(SECTIONS["upstream"], raw.get("upstream"), "upstream", errors)
     declared = {a.name: _section(a.type, raw.get(a.name), a.name, errors) for a in areas}

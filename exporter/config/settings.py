@@ -49,6 +49,15 @@ class UpstreamSettings:
             rule=r.custom("either `token` or `username` + `password`", r.check_token),
         ),
     )
+    token_file: str = field(
+        default="",
+        metadata=field_doc(
+            "File holding the token (a Kubernetes secret volume, a systemd credential): read "
+            "at start and on every reload, a trailing newline dropped, its content never "
+            "logged. Instead of `token` (not both); a reload that finds a new token in it "
+            "applies it.",
+        ),
+    )
     username: str = field(
         default="",
         metadata=field_doc(
@@ -66,6 +75,13 @@ class UpstreamSettings:
             "Portal password. Env `CDNVIDEO_PASSWORD`.",
             secret=True,
             rule=r.custom("with `username`, instead of `token`", r.half_of_login("username")),
+        ),
+    )
+    password_file: str = field(
+        default="",
+        metadata=field_doc(
+            "File holding the password, read like `token_file` (at start and on every reload). "
+            "Instead of `password` (not both).",
         ),
     )
     timeout_seconds: float = field(
@@ -143,6 +159,20 @@ class AdminSettings:
                 "at least 16 characters; required when `enabled` is true (checked with `enabled`)",
                 r.check_write_token,
             ),
+        ),
+    )
+    read_token_file: str = field(
+        default="",
+        metadata=field_doc(
+            "File holding `read_token`, read at start and on every reload when `enabled` "
+            "(a trailing newline dropped, never logged). Instead of `read_token` (not both).",
+        ),
+    )
+    write_token_file: str = field(
+        default="",
+        metadata=field_doc(
+            "File holding `write_token`, read like `read_token_file`. Instead of `write_token` "
+            "(not both).",
         ),
     )
     replicas_per_shard: int = field(
@@ -277,10 +307,12 @@ class LogSettings:
         default="auto",
         metadata=field_doc(
             "`auto`: console on a terminal, JSON otherwise; `logfmt`: `key=value` lines as "
-            "the Prometheus tools write. Secrets are masked in every format, and every record is "
-            "one line: in logfmt and console output, CR, LF, other control characters and the "
-            "Unicode line separators of a value are written as escapes (`\\r`, `\\n`, "
-            "`\\x1b`, `\\u2028`; JSON escapes them itself). `run --log.format` overrides it.",
+            "the Prometheus tools write them (`ts`, `level`, `msg`, `caller` first; values "
+            "quoted where needed, lists comma-joined). Secrets are masked in every format, and "
+            "every record is one line: in logfmt and console output, CR, LF, other control "
+            "characters and the Unicode line separators of a value are written as escapes "
+            "(`\\r`, `\\n`, `\\x1b`, `\\u2028`; JSON escapes them itself). `run --log.format` "
+            "overrides it.",
             rule=r.one_of("auto", "console", "logfmt", "json"),
         ),
     )

@@ -325,7 +325,11 @@ def configuration_md() -> str:
         "except the credentials. The config is checked as a whole at start: an unknown key "
         'is refused with a "did you mean" hint, and every invalid value with a message '
         "naming the key, what is wrong and the file's line; every problem is reported at "
-        "once, each `${VAR}` left unset by name. `cdnvideo-exporter check-config --config.file "
+        "once, each `${VAR}` left unset by name (`is not set`, or `is set to empty` for a "
+        "variable that exists with no value), and only where an enabled part reads the key: "
+        "the `admin` keys while `admin.enabled` is false, the keys of an area that is off and "
+        "the login not chosen (`username`/`password` beside a token) are not asked for. "
+        "`cdnvideo-exporter check-config --config.file "
         "FILE` does the same check, prints the effective config with every secret masked "
         "(with the flags of `run` applied: `--web.listen-address`, `--log.level`, "
         "`--log.format`), and exits 1 on error; `--verbose` adds notes such as what the "

@@ -82,12 +82,18 @@ Prometheus pays for every series. Two kinds of settings trim what the exporter s
   out costs nothing: the poll makes no sample of it, so it is neither built into series nor
   rendered. The landing page reads the same figures, so one it needs that is left out shows as
   "not exported" there rather than as "all good".
-- Per-resource granularity under `traffic`: `resource_status_codes: classes` keeps only the
-  platform's class keys `2xx`..`5xx` in the per-resource response families (each is the
-  platform's own count for its class, so nothing is added up and the counters stay exact);
-  `resource_request_times: false` leaves out the per-resource median load times. The account
-  families keep every code and size range. Switching `resource_status_codes` changes the `code`
-  values a resource's series carry: the per-code series stop, the class series continue.
+- Per-resource granularity under `traffic`: `resource_status_codes: classes` leaves out the
+  per-resource `code` families (`cdnvideo_resource_responses_total` and `..._per_second`) and
+  keeps the `class` families (`cdnvideo_resource_responses_by_class_total{{class}}` and
+  `..._per_second`, `2xx`..`5xx`: each is the platform's own count for its class, so nothing
+  is added up and the counters stay exact); `resource_request_times: false` leaves out the
+  per-resource median load times. The account families keep every code, class and size range.
+  Switching `resource_status_codes` back and forth stops or starts the per-code series; the
+  class series continue.
+- Codes and classes are apart: the platform counts every response under its code and under its
+  class, so the `code` families carry the specific codes only (`200` ... `505`) and the class
+  counts are in the `..._by_class_...` families. A sum over `code` or over `class` is the
+  response rate; `code=~"5.."` matches specific codes only.
 
 Series per resource under each setting, counted in the exposition the exporter renders for the
 simulator's data set ({resources} resources; counters and gauges, with `cdnvideo_resource_info`;

@@ -138,6 +138,19 @@ class Store:
         for listener in self._listeners:
             listener(key, fragment)
 
+    def replace(self, key: StoreKey, fragment: Fragment) -> bool:
+        """Put ``fragment`` in place of ``key``'s, keeping its publication time and max age
+        (the same figures, built anew: a reload changed the selection); listeners are not
+        called. False, and nothing changes, when ``key`` has no fragment."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return False
+        entries = dict(self._entries)
+        entries[key] = _Entry(fragment, entry.published_at, entry.max_age)
+        self._entries = MappingProxyType(entries)
+        self._dirty.set()
+        return True
+
     def drop(self, key: StoreKey) -> None:
         if key in self._entries:
             entries = dict(self._entries)
@@ -179,9 +192,19 @@ class Store:
         fresh = [(k, entries[k].fragment) for k in sorted(entries) if entries[k].fresh(now)]
         families: dict[str, tuple[MetricSpec, list[Piece]]] = {}
         series = 0
+        # A family left out since its fragment was built (a reload changed the selection) is
+        # not shown, whichever area built it; the next poll does not build it at all.
+        selection = self.selection
+        wants = None if selection.everything else selection.wants
         for key, frag in fresh:
-            series += frag.series_count()
-            for spec, body in frag.packed(self._rendered.get(key)).items():
+            packed = frag.packed(self._rendered.get(key))
+            if wants is None:
+                series += frag.series_count()
+            for spec, body in packed.items():
+                if wants is not None:
+                    if not wants(spec.name):
+                        continue
+                    series += len(frag.samples[spec])
                 slot = families.get(spec.name)
                 if slot is None:
                     families[spec.name] = (spec, list(body))

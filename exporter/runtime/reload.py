@@ -2,7 +2,8 @@
 
 Applied without a restart, keeping every counter, ledger and cursor: the account list (accounts
 added are scheduled, accounts removed forgotten, ``dvr_streams`` follow), the poll intervals of
-restream, DVR and talking head, and ``metrics.include`` / ``metrics.exclude``. Every other key
+restream, DVR and talking head, ``metrics.include`` / ``metrics.exclude``, and a new static
+``upstream.token`` (a rotated ``token_file``). Every other key
 keeps its running value until the next restart; the reload log line names those that changed
 (``RESTART_KEYS`` is what docs/deploy.md lists). A file that does not pass check-config is
 refused whole: the running config stays, ``cdnvideo_exporter_config_last_reload_successful`` is
@@ -27,6 +28,7 @@ log = structlog.get_logger("exporter.runtime.reload")
 # The keys a reload applies (dotted, as in docs/configuration.md).
 LIVE_KEYS = (
     "accounts",
+    "upstream.token (a static token stays static)",
     "restream.interval_seconds",
     "restream.history_interval_seconds",
     "dvr.interval_seconds",
@@ -78,7 +80,10 @@ def live_settings(old: Settings, new: Settings) -> Settings:
     """``old`` with the keys a reload applies taken from ``new``: the accounts, the metric
     selection, and what each area's declaration says of its section (``live``)."""
     accounts = new.accounts if (old.accounts is None) == (new.accounts is None) else old.accounts
-    live = dataclasses.replace(old, accounts=accounts, metrics=new.metrics)
+    upstream = old.upstream
+    if old.upstream.token and new.upstream.token:  # a rotated token (file): sent from now on
+        upstream = dataclasses.replace(upstream, token=new.upstream.token)
+    live = dataclasses.replace(old, accounts=accounts, metrics=new.metrics, upstream=upstream)
     for area in declarations():
         live = area.live(live, new)
     return live
@@ -103,7 +108,8 @@ class Reloader:
         self._rendered = rendered
 
     async def reload(self) -> ReloadOutcome:
-        """Reload, then render ``/metrics`` at once so the reload gauges show the outcome."""
+        """Reload, then render ``/metrics`` at once (``rendered``: the selection applied to what
+        is published, the reload gauges showing the outcome)."""
         outcome = self._reload()
         await self._rendered()
         return outcome

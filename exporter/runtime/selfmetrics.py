@@ -185,7 +185,7 @@ class SelfMetrics:
         self.build_info = Gauge(
             "cdnvideo_exporter_build_info",
             "Always 1; the exporter's version, the git revision and branch it was built from "
-            "(unknown in an editable install) and the Python version it runs on.",
+            "(or runs from, in a git checkout; else unknown) and the Python version it runs on.",
             ["version", "revision", "branch", "pythonversion"],
             registry=r,
         )

@@ -104,6 +104,9 @@ class Service:
         family selection, the poll intervals and the configured accounts. Counters, ledgers,
         cursors and the state of the accounts that stay are kept."""
         before = self._timings()
+        if settings.upstream.token != self.ctx.settings.upstream.token:
+            self.ctx.redactor.add(settings.upstream.token)  # masked before it is ever sent
+            self.ctx.client.replace_token(settings.upstream.token)
         self.ctx.settings = settings
         self.ctx.store.selection = FamilySelection(
             settings.metrics.include, settings.metrics.exclude
@@ -116,6 +119,14 @@ class Service:
         if settings.accounts is not None:
             shard = settings.shard
             self.serve_accounts(tuple(a.name for a in settings.accounts if shard.owns(a.name)))
+
+    async def republish(self) -> None:
+        """After a reload: the traffic fragments rebuilt with the selection in force, then
+        ``/metrics`` rendered, so the reload shows at once (families of the other areas that
+        the selection left out are hidden by the render; ones it newly takes in come with
+        their area's next poll)."""
+        await self.areas.traffic.poller.republish()
+        await self.ctx.store.render()
 
     def serve_accounts(self, accounts: tuple[str, ...]) -> None:
         """Schedule new accounts and forget the ones this replica no longer serves."""

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 import structlog
 
+from exporter.support import logfmt
 from exporter.support.logescape import EscapeControls
 from exporter.support.secrets import MASK, is_secret_key, plain_mask, secret_name_pattern
 from exporter.support.urls import mask_urls, unchanged
@@ -291,10 +292,8 @@ def configure_logging(
     renderer: Any
     if fmt == "console":
         renderer = structlog.dev.ConsoleRenderer(colors=stream.isatty())
-    elif fmt == "logfmt":
-        renderer = structlog.processors.LogfmtRenderer(
-            key_order=["timestamp", "level", "event"], bool_as_flag=False
-        )
+    elif fmt == "logfmt":  # ts, level, msg, caller first, as the Prometheus tools write
+        renderer = logfmt.render
     else:
         renderer = structlog.processors.JSONRenderer()
     # One record, one line: logfmt and console get control characters escaped (JSON escapes
@@ -302,11 +301,13 @@ def configure_logging(
     escape: list[Any] = [] if fmt == "json" else [EscapeControls(fmt == "console")]
     numeric_level = logging.getLevelNamesMapping()[LEVEL_ALIASES.get(level, level).upper()]
     timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
+    caller: list[Any] = [logfmt.callsite()] if fmt == "logfmt" else []
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             timestamper,
+            *caller,
             _format_exc_redacted(redactor),
             redactor,
             *escape,
@@ -324,6 +325,7 @@ def configure_logging(
                 structlog.stdlib.add_log_level,
                 structlog.stdlib.add_logger_name,
                 timestamper,
+                *caller,
             ],
             processors=[
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,

@@ -6,6 +6,7 @@ Exposition example::
     cdnvideo_account_bandwidth_bytes_per_second{account="acme",side="edge"} 52428800
     cdnvideo_resource_responses_per_second{account="acme",resource="101",resource_name="www",\
 cname="www.acme.example",side="edge",code="404"} 1.35
+    cdnvideo_account_responses_by_class_total{account="acme",side="edge",class="5xx"} 1731
     cdnvideo_resource_edge_hit_bytes_total{account="acme",resource="__other__"} 910532771840
     cdnvideo_resource_info{account="acme",resource="101",resource_name="www",\
 cname="www.acme.example"} 1
@@ -13,6 +14,10 @@ cname="www.acme.example"} 1
 Resource counters carry ``account, resource`` only (a renamed resource keeps its counter);
 name and cname are on ``cdnvideo_resource_info``, which queries join with ``group_left``.
 Resource gauges keep ``resource_name`` and ``cname`` (they describe the latest window).
+
+The platform counts each response twice, under its code (``edge_status_404``) and its class
+(``edge_status_4xx``): the ``code`` families carry the specific codes only and the ``class``
+families the class keys only, so a sum over either label is the response rate.
 """
 
 from __future__ import annotations
@@ -38,13 +43,15 @@ COUNTER_LABELS = ("account", "resource")  # resource counters: identity only
 
 @dataclass(frozen=True)
 class Families:
-    """The ten traffic families of one scope (``account`` or ``resource``)."""
+    """The twelve traffic families of one scope (``account`` or ``resource``)."""
 
     bandwidth: MetricSpec
     requests_total: MetricSpec
     requests_per_second: MetricSpec
     responses_total: MetricSpec
     responses_per_second: MetricSpec
+    responses_by_class_total: MetricSpec
+    responses_by_class_per_second: MetricSpec
     response_time_median: MetricSpec
     edge_hit_ratio: MetricSpec
     edge_hit_bytes_total: MetricSpec
@@ -77,13 +84,23 @@ def _families(scope: str, base: tuple[str, ...], counted: tuple[str, ...]) -> Fa
         ),
         MetricSpec(
             p + "responses_total", "counter",
-            f"Responses of {of} by status code or class; each minute counted once.",
+            f"Responses of {of} by specific status code (never a class); each minute counted once.",
             (*counted, "side", "code"), "responses", "edge_status_<code>, origin_status_<code>",
         ),
         MetricSpec(
             p + "responses_per_second", "gauge",
-            f"Response rate of {of} by status code or class{win}.",
+            f"Response rate of {of} by specific status code (never a class){win}.",
             (*base, "side", "code"), "responses/s", "edge_status_<code>, origin_status_<code>",
+        ),
+        MetricSpec(
+            p + "responses_by_class_total", "counter",
+            f"Responses of {of} by status class (2xx ... 5xx); each minute counted once.",
+            (*counted, "side", "class"), "responses", "edge_status_<N>xx, origin_status_<N>xx",
+        ),
+        MetricSpec(
+            p + "responses_by_class_per_second", "gauge",
+            f"Response rate of {of} by status class (2xx ... 5xx){win}.",
+            (*base, "side", "class"), "responses/s", "edge_status_<N>xx, origin_status_<N>xx",
         ),
         MetricSpec(
             p + "response_time_median_seconds", "gauge",
@@ -177,8 +194,10 @@ _RT = {s: tuple(GAUGE_INDEX[f"{s}_request_time_{r}"] for r in SIZE_RANGES) for s
 _HIT_RATIO = GAUGE_INDEX["edge_hit_ratio"]
 
 Codes = dict[str, tuple[tuple[str, int], ...]]  # side -> (label value, index) pairs
-ALL_CODES: Codes = {s: tuple(zip(STATUS_CODES, _STATUS[s], strict=True)) for s in SIDES}
-CLASS_CODES: Codes = {s: tuple((c, i) for c, i in ALL_CODES[s] if c.endswith("xx")) for s in SIDES}
+_KEYS: Codes = {s: tuple(zip(STATUS_CODES, _STATUS[s], strict=True)) for s in SIDES}
+CODES: Codes = {s: tuple((c, i) for c, i in _KEYS[s] if not c.endswith("xx")) for s in SIDES}
+CLASSES: Codes = {s: tuple((c, i) for c, i in _KEYS[s] if c.endswith("xx")) for s in SIDES}
+NO_CODES: Codes = {s: () for s in SIDES}
 ALL_RANGES: Codes = {s: tuple(zip(SIZE_RANGES, _RT[s], strict=True)) for s in SIDES}
 NO_RANGES: Codes = {s: () for s in SIDES}
 
@@ -186,19 +205,20 @@ NO_RANGES: Codes = {s: () for s in SIDES}
 @dataclass(frozen=True, slots=True)
 class View:
     """What a traffic fragment holds: the families exported (``metrics.include``/``exclude``)
-    and the per-resource granularity (``traffic.resource_status_codes``,
-    ``traffic.resource_request_times``). Account families always carry every code and range.
+    and the per-resource granularity (``traffic.resource_status_codes``: ``classes`` leaves the
+    resources' specific codes out, their class families stay; ``traffic.resource_request_times``).
+    Account families always carry every code, class and range.
     Families left out are never built: no sample of them is made."""
 
     selection: FamilySelection = EVERYTHING
-    resource_codes: Codes = field(default_factory=lambda: ALL_CODES)
+    resource_codes: Codes = field(default_factory=lambda: CODES)
     resource_ranges: Codes = field(default_factory=lambda: ALL_RANGES)
 
     @classmethod
     def of(cls, selection: FamilySelection, status_codes: str, request_times: bool) -> View:
         return cls(
             selection,
-            CLASS_CODES if status_codes == "classes" else ALL_CODES,
+            NO_CODES if status_codes == "classes" else CODES,
             ALL_RANGES if request_times else NO_RANGES,
         )
 
@@ -217,7 +237,7 @@ def exported_keys(view: View) -> dict[str, list[str]]:
     wants = view.selection.wants
     out: dict[str, list[str]] = {}
     for scope, fam, codes in (
-        ("account", ACCOUNT, ALL_CODES),
+        ("account", ACCOUNT, CODES),
         ("resource", RESOURCE, view.resource_codes),
     ):
         keys: list[str] = []
@@ -225,6 +245,8 @@ def exported_keys(view: View) -> dict[str, list[str]]:
             keys += [f"{side}_requests_total" for side in SIDES]
         if wants(fam.responses_total.name):
             keys += [f"{side}_status_{code}" for side in SIDES for code, _ in codes[side]]
+        if wants(fam.responses_by_class_total.name):
+            keys += [f"{side}_status_{code}" for side in SIDES for code, _ in CLASSES[side]]
         if wants(fam.edge_hit_bytes_total.name):
             keys.append("edge_hit_bytes")
         out[scope] = keys
@@ -259,8 +281,8 @@ def _counters(
     """Counter samples of one series; a key not published before is published at 0 (and
     marked), so its first count is an increase. Returns whether any key was held at 0."""
     held = False
-    requests, responses = rows["requests_total"], rows["responses_total"]
-    hit_bytes = rows["edge_hit_bytes_total"]
+    requests, hit_bytes = rows["requests_total"], rows["edge_hit_bytes_total"]
+    by_code, by_class = rows["responses_total"], rows["responses_by_class_total"]
 
     def value(i: int) -> float:
         nonlocal held
@@ -274,10 +296,11 @@ def _counters(
         i = _REQ[side]
         if requests is not None and v[i] == v[i]:
             requests.append(((*labels, side), value(i)))
-        if responses is not None:
-            for code, i in codes[side]:
-                if v[i] == v[i]:
-                    responses.append(((*labels, side, code), value(i)))
+        for responses, keys in ((by_code, codes), (by_class, CLASSES)):
+            if responses is not None:
+                for code, i in keys[side]:
+                    if v[i] == v[i]:
+                        responses.append(((*labels, side, code), value(i)))
     if hit_bytes is not None and v[_HIT_BYTES] == v[_HIT_BYTES]:
         hit_bytes.append((labels, value(_HIT_BYTES)))
     return held
@@ -289,16 +312,18 @@ def _gauges(
     c, g = row.counts, row.gauges
     seconds = float(w.end - w.start)
     bandwidth, rps = rows["bandwidth"], rows["requests_per_second"]
-    per_second, medians = rows["responses_per_second"], rows["response_time_median"]
+    medians = rows["response_time_median"]
+    by_code, by_class = rows["responses_per_second"], rows["responses_by_class_per_second"]
     for side in SIDES:
         if bandwidth is not None and g[_BW[side]] == g[_BW[side]]:
             bandwidth.append(((*labels, side), g[_BW[side]] / 8))
         if rps is not None and c[_REQ[side]] == c[_REQ[side]]:
             rps.append(((*labels, side), c[_REQ[side]] / seconds))
-        if per_second is not None:
-            for code, i in codes[side]:
-                if c[i] == c[i]:
-                    per_second.append(((*labels, side, code), c[i] / seconds))
+        for per_second, keys in ((by_code, codes), (by_class, CLASSES)):
+            if per_second is not None:
+                for code, i in keys[side]:
+                    if c[i] == c[i]:
+                        per_second.append(((*labels, side, code), c[i] / seconds))
         if medians is not None:
             for rng, i in ranges[side]:
                 if g[i] == g[i]:
@@ -340,7 +365,7 @@ def build_fragment(
     }
     acc, res = _rows(ACCOUNT, out), _rows(RESOURCE, out)
     codes, ranges = view.resource_codes, view.resource_ranges
-    held = _counters(acc, (account,), ledger.totals, ledger.totals_shown, ALL_CODES)
+    held = _counters(acc, (account,), ledger.totals, ledger.totals_shown, CODES)
     info = out.get(RESOURCE_INFO)
     for key in sorted(ledger.series):
         s = ledger.series[key]
@@ -351,7 +376,7 @@ def build_fragment(
     _late(out, account, ledger)  # may ask for the next rebuild too
     if latest is not None:
         w = latest.window
-        _gauges(acc, (account,), latest.totals, w, ALL_CODES, ALL_RANGES)
+        _gauges(acc, (account,), latest.totals, w, CODES, ALL_RANGES)
         for r in latest.named:
             _gauges(res, (account, r.id, r.name, r.cname), r.row, w, codes, ranges)
         if latest.other is not None:

@@ -821,9 +821,9 @@ class TrafficPoller:
 
     def reselect(self) -> None:
         """Take the store's family selection anew (a config reload changed it); the next
-        fragment of each account is built with it. Counts of keys it newly exports start at
-        0 (``exposure``): on the worker, after the steps queued before, so no fragment shows
-        them with what was counted while they were left out."""
+        fragment of each account is built with it (``republish`` builds them now). Counts of
+        keys it newly exports start at 0 (``exposure``): on the worker, after the steps queued
+        before, so no fragment shows them with what was counted while they were left out."""
         s = self._settings
         view = View.of(self._store.selection, s.resource_status_codes, s.resource_request_times)
         shown = exposure.newly(exported_keys(self._selected), exported_keys(view))
@@ -848,6 +848,36 @@ class TrafficPoller:
         """Whether new counters wait for a state save: the last one failed and a snapshot a
         restart would load exists."""
         return self._save_failure_logged != 0.0 and self._on_disk
+
+    async def republish(self) -> int:
+        """Rebuild each account's published fragment with the view in force, at once (after
+        a reload changed the selection), keeping its publication time; returns how many.
+
+        Left to their next poll: an account whose poll runs now (it builds with the new view
+        when it publishes), and counters not yet saved (never published before the state
+        file holds them)."""
+        done = 0
+        for account, st in list(self._accounts.items()):
+            key = StoreKey("traffic", account)
+            if st.lock.locked() or st.fragment is None or self._store.fragment(key) is None:
+                continue
+            if self._unsaved and self._settings.state_file:
+                continue
+            fragment = await self._work(self._rebuild, account, st)
+            if fragment is not None and self._store.replace(key, fragment):
+                done += 1
+        return done
+
+    def _rebuild(self, account: str, st: AccountState) -> Fragment | None:
+        """``st``'s fragment built anew from what it showed (on the worker, after the steps
+        queued before it); None when a step since counted something not yet published."""
+        led = st.ledger
+        if led.dirty or st.fragment is None:
+            return None
+        fragment = build_fragment(account, led, st.latest, self._view, st.fragment)
+        fragment.packed(st.fragment)
+        st.fragment = fragment
+        return fragment
 
     def save_state(self) -> None:
         """Write the state file now (also at shutdown), after the steps already queued on the

@@ -88,10 +88,11 @@ class TrafficSettings:
     resource_status_codes: str = field(
         default="codes",
         metadata=field_doc(
-            "Status codes of the per-resource response families: `codes`, the platform's 22 "
-            "keys (200 ... 5xx); `classes`, only its class keys `2xx`, `3xx`, `4xx`, `5xx` "
-            "(each the platform's count for the whole class), 8 series per side and family "
-            "instead of 44. Account families keep every code.",
+            "Per-resource status detail: `codes`, the specific codes (200 ... 505, 36 series "
+            "per family) in `cdnvideo_resource_responses_*{code}` and the classes in "
+            "`cdnvideo_resource_responses_by_class_*{class}`; `classes`, the class families "
+            "only (`2xx` ... `5xx`, each the platform's count for the whole class; 8 series "
+            "per family). Account families keep every code and class.",
             rule=r.one_of(*RESOURCE_STATUS_CODES),
         ),
     )

@@ -56,6 +56,12 @@ class StaticToken:
         self._token = token
         self.rejected = False
 
+    def replace(self, token: str) -> None:
+        """Send ``token`` from now on (a reload read a rotated ``upstream.token_file``)."""
+        if token != self._token:
+            self._token = token
+            self.rejected = False
+
     async def token(self) -> str:
         return self._token
 

@@ -183,6 +183,12 @@ class UpstreamClient:
         else:
             self.auth = PasswordLogin(settings.username, settings.password, self.login, self._clock)
 
+    def replace_token(self, token: str) -> None:
+        """Send the static ``token`` from now on (a reload found a rotated token file); a
+        login's tokens are the login's business, so nothing changes there."""
+        if isinstance(self.auth, StaticToken):
+            self.auth.replace(token)
+
     def deadline(self) -> float:
         """The longest one call may take in seconds: every attempt's timeout, more than the
         back-off between them at its longest (each wait is at most 1.5 x its step, and the steps

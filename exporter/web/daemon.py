@@ -18,7 +18,7 @@ from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor
 from exporter.web.admin import ADMIN_STATE
 from exporter.web.app import ADMIN_API, READINESS_LOG, init_app
-from exporter.web.lifecycle import add_reload_route
+from exporter.web.lifecycle import add_lifecycle_off_route, add_reload_route
 from exporter.web.readiness import readiness
 from exporter.web.webconfig import WebConfig
 
@@ -105,11 +105,13 @@ async def create_app(
             lambda: ctx.settings,
             service.reconfigure,
             ctx.metrics.reload_done(clock),
-            ctx.store.render,
+            service.republish,
         )
-        if enable_lifecycle:
-            admin = app.get(ADMIN_API)
-            failures = admin[ADMIN_STATE].auth_failures if admin is not None else None
-            add_reload_route(app, app[RELOADER], settings.admin, failures)
+    if load is not None and enable_lifecycle:
+        admin = app.get(ADMIN_API)
+        failures = admin[ADMIN_STATE].auth_failures if admin is not None else None
+        add_reload_route(app, app[RELOADER], settings.admin, failures)
+    else:
+        add_lifecycle_off_route(app)
     app.cleanup_ctx.append(lifecycle)
     return app

@@ -25,6 +25,7 @@ class Demo:
     base_url: str
     read_token: str
     write_token: str
+    simulator_url: str = ""
 
     @property
     def openapi_url(self) -> str:
@@ -51,7 +52,14 @@ def running_demo(workdir: Path) -> Iterator[Demo]:
     out = workdir / "demo.out"
     with out.open("w") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "exporter", "demo", "--listen", f"127.0.0.1:{free_port()}"],
+            [
+                sys.executable,
+                "-m",
+                "exporter",
+                "demo",
+                "--web.listen-address",
+                f"127.0.0.1:{free_port()}",
+            ],
             stdout=sink,
             stderr=subprocess.STDOUT,
             env=tool_env(),
@@ -67,9 +75,11 @@ def running_demo(workdir: Path) -> Iterator[Demo]:
             text = out.read_text()
         spec = re.search(r"admin API spec\s+(\S+)/api/v1/openapi\.json", text)
         tokens = re.search(r"admin tokens\s+read (\S+)\s+write (\S+)", text)
+        simulator = re.search(r"simulator\s+(http://\S+?)/?\s", text)
         assert spec, text
         assert tokens, text
-        yield Demo(spec.group(1), tokens.group(1), tokens.group(2))
+        assert simulator, text
+        yield Demo(spec.group(1), tokens.group(1), tokens.group(2), simulator.group(1))
     finally:
         stop(proc, signal.SIGINT)
 

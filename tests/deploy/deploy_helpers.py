@@ -151,6 +151,8 @@ _ACCOUNT_SUFFIXES = {
     "requests_per_second": ("side",),
     "responses_total": ("side", "code"),
     "responses_per_second": ("side", "code"),
+    "responses_by_class_total": ("side", "class"),
+    "responses_by_class_per_second": ("side", "class"),
     "response_time_median_seconds": ("side", "size_range"),
     "edge_hit_ratio": (),
     "edge_hit_bytes_total": (),

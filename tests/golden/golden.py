@@ -9,9 +9,9 @@ rendered exposition is then made independent of the machine:
 - durations are real time (a poll takes what it takes on this machine), so the two duration
   histograms are written as if every observation took 0 s: each bucket holds the count, the
   sum is 0; the counts themselves are real;
-- the one value that depends on the machine, the Python version in
-  ``cdnvideo_exporter_build_info``, is replaced by ``X.Y.Z``; no port, path or host name of
-  the machine appears in the exposition;
+- the values that depend on the machine and the checkout, the Python version, revision and
+  branch in ``cdnvideo_exporter_build_info``, are replaced by ``X.Y.Z``, ``REVISION`` and
+  ``BRANCH``; no port, path or host name of the machine appears in the exposition;
 - prometheus-client's process and platform collectors (``process_*``, ``python_info``) describe
   the test process, not the exporter's output: their families are left out here, and
   tests/lifecycle/test_build_and_process_metrics.py proves ``/metrics`` carries them.
@@ -35,6 +35,7 @@ from aiohttp import web
 from exporter.config import parse_config
 from exporter.runtime.scheduler import EXACT
 from exporter.simulator import SimConfig, Simulator, serve
+from exporter.support.buildinfo import build_info
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
 from exporter.web.daemon import SERVICE, create_app
@@ -126,7 +127,14 @@ def normalise(text: str) -> str:
                 line = f"{name}{{{labels}}} {counts[f'{family}{{{series}}}']}"
         out.append(line)
     result = "\n".join(out) + "\n"
-    return result.replace(f'pythonversion="{platform.python_version()}"', 'pythonversion="X.Y.Z"')
+    build = build_info()  # a checkout's git revision and branch change with every commit
+    for label, value, shown in (
+        ("pythonversion", platform.python_version(), "X.Y.Z"),
+        ("revision", build.revision, "REVISION"),
+        ("branch", build.branch, "BRANCH"),
+    ):
+        result = result.replace(f'{label}="{value}"', f'{label}="{shown}"')
+    return result
 
 
 def _from_process_collectors(line: str) -> bool:

@@ -22,6 +22,7 @@ def test_the_golden_file_covers_every_polled_area() -> None:
     for prefix in (
         "cdnvideo_account_requests_total{",
         "cdnvideo_resource_responses_total{",
+        "cdnvideo_resource_responses_by_class_total{",
         "cdnvideo_resource_info{",
         "cdnvideo_traffic_late_requests_total{",
         "cdnvideo_restream_status_code{",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import platform
 import re
+import subprocess
 from pathlib import Path
 
 from aiohttp.test_utils import TestClient, TestServer
@@ -30,10 +31,11 @@ async def test_metrics_has_process_and_python_info_and_full_build_info() -> None
     version = platform.python_version()
     assert f'python_info{{implementation="{platform.python_implementation()}"' in text
     assert f'version="{version}"}} 1.0' in text
+    build = build_info()  # an editable install has no stamp: a checkout's git tells
     assert (
-        'cdnvideo_exporter_build_info{branch="unknown",'
-        f'pythonversion="{version}",revision="unknown",version="0.1.0"}} 1.0'
-    ) in text  # an editable install has no stamp
+        f'cdnvideo_exporter_build_info{{branch="{build.branch}",'
+        f'pythonversion="{version}",revision="{build.revision}",version="0.1.0"}} 1.0'
+    ) in text
 
 
 def test_a_stamped_build_reports_its_revision_and_branch(tmp_path: Path) -> None:
@@ -42,4 +44,24 @@ def test_a_stamped_build_reports_its_revision_and_branch(tmp_path: Path) -> None
     info = build_info(stamp)
     assert (info.revision, info.branch) == ("0a1b2c3d", "main")
     stamp.write_text("[not an object]")
-    assert (build_info(stamp).revision, build_info(stamp).branch) == ("unknown", "unknown")
+    no_checkout = build_info(stamp, checkout=tmp_path)
+    assert (no_checkout.revision, no_checkout.branch) == ("unknown", "unknown")
+
+
+def test_a_git_checkout_without_a_stamp_reports_its_revision_and_branch(tmp_path: Path) -> None:
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    (tmp_path / "pyproject.toml").write_text("[project]\n")
+    git("init", "-q", "-b", "release-1")
+    git("add", "pyproject.toml")
+    git("commit", "-q", "-m", "one")
+    info = build_info(tmp_path / "no-stamp.json", checkout=tmp_path)
+    assert (info.revision, info.branch) == (git("rev-parse", "HEAD"), "release-1")
+    assert len(info.revision) == 40

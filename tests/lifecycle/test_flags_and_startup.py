@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 from pathlib import Path
@@ -63,15 +64,15 @@ def test_run_serves_the_telemetry_path_on_the_flag_address_in_logfmt(tmp_path: P
             "logfmt",
         ]
         with started(flags, tmp_path, "exporter") as exp:
-            text = exp.wait_for("event=exporter_started")
+            text = exp.wait_for("msg=exporter_started")
             status, body = get(f"http://127.0.0.1:{port}/probe")
             assert status == 200
             assert "cdnvideo_exporter_build_info{" in body
             assert get(f"http://127.0.0.1:{port}/metrics")[0] == 404
-    line = next(x for x in text.splitlines() if "event=exporter_started" in x)
-    assert line.startswith("timestamp=")
-    assert " level=info event=exporter_started " in line
+    line = next(x for x in text.splitlines() if "msg=exporter_started" in x)
+    assert re.match(r"ts=\S+Z level=info msg=exporter_started caller=daemon\.py:\d+ ", line), line
     assert f"listen=127.0.0.1:{port}" in line
+    assert "accounts=demo-media " in line  # a list, comma-joined (one account here)
 
 
 def test_log_level_warn_from_the_flag_hides_info_lines(tmp_path: Path) -> None:

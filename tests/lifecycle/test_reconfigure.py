@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
+import structlog
+import yaml
 from aiohttp import web
 
-from exporter.config import parse_config
+from exporter.config import load_config, parse_config
 from exporter.runtime.reload import changed_keys, live_settings
 from exporter.runtime.scheduler import JobKey
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.traffic.settings import TRAFFIC_SECTION
-from exporter.web.daemon import SERVICE, create_app
+from exporter.web.daemon import RELOADER, SERVICE, create_app
+from tests.lifecycle.daemon import sample
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
 
@@ -78,6 +82,102 @@ async def test_selection_intervals_and_accounts_apply_and_counters_stay() -> Non
         assert TRAFFIC_SECTION.of(ctx.settings) == dataclasses.replace(
             TRAFFIC_SECTION.of(old)
         )  # kept for a restart
+    finally:
+        await runner.cleanup()
+        await sim_runner.cleanup()
+
+
+async def test_a_reload_applies_the_selection_to_metrics_at_once() -> None:
+    """No poll between the reload and the scrape: a family newly left out is gone (traffic and
+    restream alike), a traffic family newly taken in is there, counters are unchanged."""
+    clock = FakeClock(T0)
+    sim = Simulator(SimConfig(accounts=("demo-media",)), clock)
+    sim_runner = await serve(sim)
+    base = {
+        "upstream": {"base_url": sim_runner.base_url, "token": sim.token},
+        "accounts": ["demo-media"],
+        "dvr": {"enabled": False},
+        "talking_head": {"enabled": False},
+        "metrics": {"exclude": ["^cdnvideo_account_edge_hit_ratio$"]},
+    }
+    changed = {"exclude": ["^cdnvideo_resource_", "^cdnvideo_restream_resource_info$"]}
+    settings = [parse_config(base, env={})]
+    app = await create_app(settings[0], clock=clock, schedule=False, load=lambda: settings[-1])
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        service = app[SERVICE]
+        ctx = service.ctx
+        for _ in range(6 * 4):
+            for job in service.jobs("demo-media"):
+                await ctx.runner.run(job.area, "demo-media", job.poll, job.name)
+            clock.advance(15)
+        before = (await ctx.store.render()).plain.decode()
+        requests = 'cdnvideo_account_requests_total{account="demo-media",side="edge"}'
+        assert "cdnvideo_resource_requests_total{" in before
+        assert "cdnvideo_restream_resource_info{" in before
+        assert "cdnvideo_account_edge_hit_ratio{" not in before
+
+        settings.append(parse_config({**base, "metrics": changed}, env={}))
+        outcome = await app[RELOADER].reload()
+        assert outcome.applied == ("metrics.exclude",)
+        after = ctx.store.exposition.plain.decode()
+        assert "cdnvideo_resource_" not in after
+        assert "cdnvideo_restream_resource_info{" not in after
+        assert "cdnvideo_restream_up{" in after
+        assert "cdnvideo_account_edge_hit_ratio{" in after
+        assert line(after, requests) == line(before, requests)
+    finally:
+        await runner.cleanup()
+        await sim_runner.cleanup()
+
+
+def line(text: str, series: str) -> str:
+    return next(x for x in text.splitlines() if x.startswith(series + " "))
+
+
+async def test_a_reload_sends_the_token_a_rotated_token_file_holds(tmp_path: Path) -> None:
+    clock = FakeClock(T0)
+    sim = Simulator(SimConfig(accounts=("demo-media",)), clock)
+    sim_runner = await serve(sim)
+    token_file = tmp_path / "token"
+    token_file.write_text("an-expired-token\n")
+    config = tmp_path / "config.yml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "upstream": {"base_url": sim_runner.base_url, "token_file": str(token_file)},
+                "accounts": ["demo-media"],
+                "traffic": {"enabled": False},
+                "dvr": {"enabled": False},
+                "talking_head": {"enabled": False},
+            }
+        )
+    )
+    app = await create_app(
+        load_config(config, env={}), clock=clock, schedule=False, load=lambda: load_config(config)
+    )
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        service = app[SERVICE]
+        ctx = service.ctx
+
+        async def up() -> float | None:
+            for job in service.jobs("demo-media"):
+                await ctx.runner.run(job.area, "demo-media", job.poll, job.name)
+            text = (await ctx.store.render()).plain.decode()
+            return sample(text, 'cdnvideo_up{account="demo-media",area="restream"}')
+
+        assert await up() == 0.0  # the platform refuses the old token
+        token_file.write_text(sim.token + "\n")
+        with structlog.testing.capture_logs() as logs:
+            outcome = await app[RELOADER].reload()
+        assert outcome.applied == ("upstream.token",)
+        assert sim.token not in repr(logs)
+        assert sim.token not in outcome.message
+        clock.advance(60)
+        assert await up() == 1.0
     finally:
         await runner.cleanup()
         await sim_runner.cleanup()

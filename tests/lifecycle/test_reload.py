@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from exporter.web.lifecycle import LIFECYCLE_OFF
 from tests.admin.demo_proc import free_port
 
 from .daemon import TOKEN, get, sample, simulator, started, wait_until
@@ -116,7 +117,8 @@ def test_reload_route_is_off_without_the_flag_and_takes_the_write_token(tmp_path
         path.write_text(_config(sim, port, ["demo-media"], admin=admin))
         with started(["run", "--config", str(path)], tmp_path, "plain") as exp:
             exp.wait_for("exporter_started")
-            assert get(f"http://127.0.0.1:{port}/-/reload", "POST")[0] == 404
+            off = get(f"http://127.0.0.1:{port}/-/reload", "POST")
+            assert off == (403, LIFECYCLE_OFF)
         flags = ["run", "--config.file", str(path), "--web.enable-lifecycle"]
         with started(flags, tmp_path, "lifecycle") as exp:
             exp.wait_for("exporter_started")

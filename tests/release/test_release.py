@@ -8,6 +8,7 @@ would); about 30 s.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tarfile
@@ -103,7 +104,13 @@ def test_twine_check_passes(release: Release) -> None:
 
 def test_the_installed_wheel_runs_version_and_check_config(release: Release) -> None:
     version = release.run("--version")
-    assert (version.returncode, version.stdout) == (0, f"cdnvideo-exporter {__version__}\n")
+    assert version.returncode == 0
+    first = version.stdout.splitlines()[0]  # the wheel's stamp: the checkout it was built from
+    assert re.fullmatch(
+        rf"cdnvideo-exporter, version {re.escape(__version__)} "
+        r"\(branch: \S+, revision: [0-9a-f]{40}\)",
+        first,
+    ), first
     where = subprocess.run(
         [str(release.venv / "bin" / "python"), "-c", "import exporter; print(exporter.__file__)"],
         capture_output=True,

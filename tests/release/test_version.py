@@ -3,6 +3,7 @@ package metadata and the newest CHANGELOG entry all say ``exporter.__version__``
 
 from __future__ import annotations
 
+import platform
 import re
 import tomllib
 from pathlib import Path
@@ -13,6 +14,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from exporter import __version__
 from exporter.cli import main
 from exporter.config import parse_config
+from exporter.support.buildinfo import build_info as read_build_info
 from exporter.support.clock import FakeClock
 from exporter.web.daemon import create_app
 
@@ -25,8 +27,13 @@ async def test_build_info_landing_page_and_version_flag_agree(
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0
-    flag = capsys.readouterr().out.split()
-    assert flag[0] == "cdnvideo-exporter"
+    printed = capsys.readouterr().out
+    build = read_build_info()
+    assert printed == (
+        f"cdnvideo-exporter, version {__version__} (branch: {build.branch}, "
+        f"revision: {build.revision})\n  python version: {platform.python_version()}\n"
+    )
+    shown = printed.split()[2]  # "cdnvideo-exporter," "version" "0.1.0" ...
 
     settings = parse_config(
         {"upstream": {"base_url": "http://127.0.0.1:9", "token": "t"}, "accounts": ["a"]},
@@ -40,7 +47,7 @@ async def test_build_info_landing_page_and_version_flag_agree(
         r'^cdnvideo_exporter_build_info\{.*version="([^"]+)"\} 1', metrics, re.M
     )
     page = re.findall(r'<p class="meta">version ([^ <]+) ', landing)
-    assert {flag[1], *build_info, *page} == {__version__}
+    assert {shown, *build_info, *page} == {__version__}
     assert len(build_info) == len(page) == 1
 
 

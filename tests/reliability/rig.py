@@ -254,6 +254,8 @@ def counter_name(key: str, scope: str) -> tuple[str, dict[str, str]]:
     if rest == "requests_total":
         return f"cdnvideo_{scope}_requests_total", {"side": side}
     code = rest.removeprefix("status_")
+    if code.endswith("xx"):  # the platform's class keys have their own family
+        return f"cdnvideo_{scope}_responses_by_class_total", {"side": side, "class": code}
     return f"cdnvideo_{scope}_responses_total", {"side": side, "code": code}
 
 

@@ -236,7 +236,7 @@ def test_a_failing_restream_target_makes_its_alert_pending(stack: Stack) -> None
     assert "Status 2: Source stream not found." in alert["annotations"]["description"], alert[
         "annotations"
     ]
-    assert alert["annotations"]["runbook"].strip()
+    assert alert["annotations"]["runbook_url"].endswith("#cdnvideorestreamtargetfailing")
 
 
 def test_missed_traffic_minutes_fire_their_alert(stack: Stack) -> None:

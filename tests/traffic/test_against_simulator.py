@@ -95,6 +95,8 @@ def counter(f: Fragment, key: str, resource: str | None = None) -> float | None:
         return f.value(fam.requests_total, side=side, **labels)
     if "_status_" in key:
         code = key.rpartition("_status_")[2]
+        if code.endswith("xx"):  # the platform's class keys have their own family
+            return f.value(fam.responses_by_class_total, side=side, **labels, **{"class": code})
         return f.value(fam.responses_total, side=side, code=code, **labels)
     assert key == "edge_hit_bytes"
     return f.value(fam.edge_hit_bytes_total, **labels)

@@ -43,6 +43,8 @@ async def test_exclude_removes_families_and_keeps_the_rest_exact(
     )
     full, less = scrape(every.store), scrape(cut.store)
     gone = {"cdnvideo_resource_responses", "cdnvideo_resource_responses_per_second"}
+    gone |= {"cdnvideo_resource_responses_by_class"}
+    gone |= {"cdnvideo_resource_responses_by_class_per_second"}
     gone |= {"cdnvideo_account_response_time_median_seconds"}
     gone |= {"cdnvideo_resource_response_time_median_seconds"}
     assert gone <= set(full)
@@ -67,18 +69,20 @@ async def test_status_classes_per_resource_and_every_code_per_account(
     every = await run(aiohttp_server, FamilySelection())
     classes = await run(aiohttp_server, FamilySelection(), resource_status_codes="classes")
     full, cls = scrape(every.store), scrape(classes.store)
-    codes = {labels["code"] for labels, _ in cls["cdnvideo_resource_responses"]}
-    assert codes == set(CLASSES)
-    rates = {labels["code"] for labels, _ in cls["cdnvideo_resource_responses_per_second"]}
+    assert "cdnvideo_resource_responses" not in cls
+    assert "cdnvideo_resource_responses_per_second" not in cls
+    by_class = cls["cdnvideo_resource_responses_by_class"]
+    assert {labels["class"] for labels, _ in by_class} == set(CLASSES)
+    rates = {lab["class"] for lab, _ in cls["cdnvideo_resource_responses_by_class_per_second"]}
     assert rates == set(CLASSES)
     # The class series are the platform's class counts, the same as in the full view.
-    assert cls["cdnvideo_resource_responses"] == [
-        s for s in full["cdnvideo_resource_responses"] if s[0]["code"] in CLASSES
-    ]
-    assert len(cls["cdnvideo_resource_responses"]) == 4 * 2 * len(CLASSES)  # resources, sides
-    # Account totals stay complete.
-    assert {lab["code"] for lab, _ in cls["cdnvideo_account_responses"]} == set(STATUS_CODES)
+    assert by_class == full["cdnvideo_resource_responses_by_class"]
+    assert len(by_class) == 4 * 2 * len(CLASSES)  # resources, sides
+    # Account totals stay complete: every specific code, every class.
+    specific = {c for c in STATUS_CODES if c not in CLASSES}
+    assert {lab["code"] for lab, _ in cls["cdnvideo_account_responses"]} == specific
     assert cls["cdnvideo_account_responses"] == full["cdnvideo_account_responses"]
+    assert cls["cdnvideo_account_responses_by_class"] == full["cdnvideo_account_responses_by_class"]
 
 
 async def test_request_times_off_per_resource_only(aiohttp_server: ServerFactory) -> None:

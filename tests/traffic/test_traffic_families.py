@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from exporter.exposition import Store, StoreKey
+from exporter.exposition import EVERYTHING, Store, StoreKey
 from exporter.support.clock import FakeClock
 from exporter.traffic.families import (
     ACCOUNT,
@@ -15,6 +15,7 @@ from exporter.traffic.families import (
     RESOURCE_INFO,
     SPECS,
     Latest,
+    View,
     build_fragment,
 )
 from exporter.traffic.ledger import AccountLedger
@@ -33,6 +34,7 @@ FIGURES = {
     "edge_hit_ratio": 0.75,
     "edge_request_time": {"0_250k": 0.031, "4M+": 1.5},
 }
+CLASS_2XX, CLASS_5XX = {"class": "2xx"}, {"class": "5xx"}  # `class` is a Python keyword
 
 
 def make() -> tuple[AccountLedger, Latest]:
@@ -67,10 +69,10 @@ def test_a_new_counter_is_published_at_0_once_and_then_with_its_value() -> None:
         Window(T + 60, T + 120), later, [ResourceRow("101", "www", "", later)], None, T, None
     )
     third = build_fragment("acme", led, None)
-    assert third.value(RESOURCE.responses_total, resource="101", code="5xx") == 0
+    assert third.value(RESOURCE.responses_by_class_total, resource="101", **CLASS_5XX) == 0
     assert third.value(RESOURCE.requests_total, resource="101", side="edge") == 1200
     fourth = build_fragment("acme", led, None)
-    assert fourth.value(RESOURCE.responses_total, resource="101", code="5xx") == 4
+    assert fourth.value(RESOURCE.responses_by_class_total, resource="101", **CLASS_5XX) == 4
 
 
 def test_resource_counters_carry_the_id_only_and_the_info_series_the_names() -> None:
@@ -98,6 +100,8 @@ def test_names_and_labels_follow_the_contract() -> None:
             "requests_per_second",
             "responses_total",
             "responses_per_second",
+            "responses_by_class_total",
+            "responses_by_class_per_second",
             "response_time_median_seconds",
             "edge_hit_ratio",
             "edge_hit_bytes_total",
@@ -105,11 +109,15 @@ def test_names_and_labels_follow_the_contract() -> None:
             "window_end_timestamp_seconds",
         ):
             assert f"cdnvideo_{scope}_{suffix}" in names
-    assert len(SPECS) == 26  # 21 traffic families + 5 lateness families
+    assert len(SPECS) == 30  # 25 traffic families + 5 lateness families
     assert RESOURCE_INFO.name == "cdnvideo_resource_info"
     assert RESOURCE_INFO.labels == ("account", "resource", "resource_name", "cname")
     assert ACCOUNT.responses_total.labels == ("account", "side", "code")
     assert RESOURCE.responses_total.labels == ("account", "resource", "side", "code")
+    assert ACCOUNT.responses_by_class_total.labels == ("account", "side", "class")
+    assert RESOURCE.responses_by_class_per_second.labels == (
+        "account", "resource", "resource_name", "cname", "side", "class",
+    )  # fmt: skip
     assert RESOURCE.requests_total.labels == ("account", "resource", "side")
     assert RESOURCE.edge_hit_bytes_total.labels == ("account", "resource")
     assert RESOURCE.response_time_median.labels == (
@@ -124,13 +132,49 @@ def test_gauges_convert_bits_to_bytes_and_counts_to_rates() -> None:
     a = {"account": "acme"}
     assert f.value(ACCOUNT.bandwidth, side="edge", **a) == 1_000_000
     assert f.value(ACCOUNT.requests_per_second, side="edge", **a) == 5  # 600 over 120 s
-    assert f.value(ACCOUNT.responses_per_second, side="edge", code="2xx", **a) == 4.75
+    assert f.value(ACCOUNT.responses_by_class_per_second, side="edge", **CLASS_2XX, **a) == 4.75
+    assert f.value(ACCOUNT.responses_per_second, side="edge", code="200", **a) == 4.5
     assert f.value(ACCOUNT.response_time_median, side="edge", size_range="4M+", **a) == 1.5
     assert f.value(ACCOUNT.edge_hit_ratio, **a) == 0.75
     assert f.value(ACCOUNT.edge_hit_bytes_per_second, **a) == 50
     assert f.value(ACCOUNT.window_end, **a) == T + 120
     assert f.value(ACCOUNT.requests_total, side="edge", **a) == 600
     assert f.value(ACCOUNT.responses_total, side="origin", code="200", **a) is None  # never sent
+
+
+def test_codes_and_classes_are_apart_so_each_family_sums_to_the_responses() -> None:
+    """The platform counts a response under its code and its class: a sum over ``code`` (or
+    over ``class``) counts each response once, and no ``code`` value is a class."""
+    figures = {"edge_requests_total": 100, "edge_status_200": 90, "edge_status_206": 5}
+    figures |= {"edge_status_2xx": 95, "edge_status_502": 5, "edge_status_5xx": 5}
+    led = AccountLedger()
+    row = parse_row(figures)
+    www = ResourceRow("101", "www", "www.acme.example", row)
+    w = Window(T, T + 60)
+    led.count_first_read(w, row, [www], None, T, None)
+    build_fragment("acme", led, None)
+    f = build_fragment("acme", led, Latest(w, row, (www,)))
+    for fam, labels in ((ACCOUNT, {}), (RESOURCE, {"resource": "101"})):
+        by_code = f.samples[fam.responses_total]
+        by_class = f.samples[fam.responses_by_class_total]
+        codes = {dict(zip(fam.responses_total.labels, k, strict=True))["code"] for k, _ in by_code}
+        assert codes == {"200", "206", "502"}
+        assert sum(v for _, v in by_code) == sum(v for _, v in by_class) == 100
+        assert f.value(fam.responses_by_class_total, **labels, **CLASS_5XX) == 5
+        per_second = f.samples[fam.responses_per_second]
+        assert sum(v for _, v in per_second) == pytest.approx(100 / 60)
+
+
+def test_resource_classes_leave_out_the_resource_codes_and_keep_their_classes() -> None:
+    led, latest = make()
+    view = View.of(EVERYTHING, "classes", True)
+    f = build_fragment("acme", led, latest, view)
+    f = build_fragment("acme", led, latest, view)
+    assert f.value(RESOURCE.responses_total, resource="101") is None
+    assert f.value(RESOURCE.responses_per_second, resource="101") is None
+    assert f.value(RESOURCE.responses_by_class_total, resource="101", **CLASS_2XX) == 570
+    assert f.value(RESOURCE.responses_by_class_per_second, resource="101", **CLASS_2XX) == 4.75
+    assert f.value(ACCOUNT.responses_total, code="200", side="edge") == 540
 
 
 def test_resources_named_and_folded() -> None:

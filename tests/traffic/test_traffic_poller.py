@@ -22,7 +22,7 @@ KEY_OF = {  # (family, side, code) of each counted key of the fake
     "origin_requests_total": (ACCOUNT.requests_total, {"side": "origin"}),
     "edge_status_200": (ACCOUNT.responses_total, {"side": "edge", "code": "200"}),
     "edge_status_404": (ACCOUNT.responses_total, {"side": "edge", "code": "404"}),
-    "edge_status_4xx": (ACCOUNT.responses_total, {"side": "edge", "code": "4xx"}),
+    "edge_status_4xx": (ACCOUNT.responses_by_class_total, {"side": "edge", "class": "4xx"}),
     "origin_status_200": (ACCOUNT.responses_total, {"side": "origin", "code": "200"}),
     "edge_hit_bytes": (ACCOUNT.edge_hit_bytes_total, {}),
 }

@@ -652,6 +652,8 @@ def test_masked_dict_masks_every_secret() -> None:
         "enabled": True,
         "read_token": SECRET_MASK,
         "write_token": SECRET_MASK,
+        "read_token_file": "",
+        "write_token_file": "",
         "replicas_per_shard": 1,
         "auth_failures_per_minute": 10,
         "upstream_concurrency": 2,

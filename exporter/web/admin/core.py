@@ -300,8 +300,16 @@ def authenticate(header: str | None, read_token: str, write_token: str) -> Role 
     if not header:
         return None
     scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return token_role(token, read_token, write_token)
+
+
+def token_role(token: str, read_token: str, write_token: str) -> Role | None:
+    """The role a bare token gives (``authenticate`` without the ``Bearer`` scheme); None when
+    empty or unknown. Both tokens are always compared, in constant time."""
     token = token.strip()
-    if scheme.lower() != "bearer" or not token:
+    if not token:
         return None
     given = token.encode()
     is_write = bool(write_token) and hmac.compare_digest(given, write_token.encode())

@@ -15,7 +15,7 @@ from exporter.exposition import Fragment, Store, StoreKey
 from exporter.support import offloop
 from exporter.support.clock import Clock
 from exporter.traffic import state
-from exporter.traffic.echo import WindowMismatch, check_echo
+from exporter.traffic.echo import WindowMismatch, check_echo, stating
 from exporter.traffic.families import Latest, View, build_fragment, exported_keys
 from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
@@ -603,7 +603,7 @@ class TrafficPoller:
                 except WindowMismatch as mismatch:
                     problem = mismatch
                 else:
-                    good[half].append(reply)
+                    good[half].append(stating(reply, w))
             else:
                 problem = reply
             if problem is not None:

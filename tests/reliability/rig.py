@@ -251,6 +251,8 @@ def counter_name(key: str, scope: str) -> tuple[str, dict[str, str]]:
     if key == "edge_hit_bytes":
         return f"cdnvideo_{scope}_edge_hit_bytes_total", {}
     side, _, rest = key.partition("_")
+    if rest == "transferred_bytes":
+        return f"cdnvideo_{scope}_transferred_bytes_total", {"side": side}
     if rest == "requests_total":
         return f"cdnvideo_{scope}_requests_total", {"side": side}
     code = rest.removeprefix("status_")
@@ -276,7 +278,7 @@ def truth(
     """The simulator's final figures summed over ``minutes``, for every counted key."""
     total = dict.fromkeys(COUNT_KEYS, 0.0)
     for m in minutes:
-        final = sim.traffic_final(account, m, resource)
+        final = sim.traffic_truth(account, m, resource)
         for key in COUNT_KEYS:
             total[key] += final[key]
     return total

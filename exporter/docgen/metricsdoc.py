@@ -149,7 +149,7 @@ What the platform's documentation leaves open, and the choice made:
   window asked for.
 
 Month-to-date volume: `increase(cdnvideo_account_transferred_bytes_total{side="edge"}[...])`,
-or the recording rules and the Billing dashboard ([deploy.md](deploy.md)).
+or the recording rules and the Billing dashboard ([billing.md](billing.md)).
 """
 
 

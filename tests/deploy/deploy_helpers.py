@@ -140,7 +140,21 @@ def variable_queries(values: dict[str, str] | None = None) -> Iterator[tuple[str
 
 
 def alert_rules() -> list[dict[str, Any]]:
-    return [rule for group in load_yaml(RULES)["groups"] for rule in group["rules"]]
+    return [r for group in load_yaml(RULES)["groups"] for r in group["rules"] if "alert" in r]
+
+
+def recording_rules() -> list[dict[str, Any]]:
+    return [r for group in load_yaml(RULES)["groups"] for r in group["rules"] if "record" in r]
+
+
+def recorded_labels() -> dict[str, set[str]]:
+    """Each recorded series and its labels: those its expression aggregates ``by``."""
+    out: dict[str, set[str]] = {}
+    for rule in recording_rules():
+        found = re.search(r"\bby \(([a-z_, ]+)\)", rule["expr"])
+        assert found, f"{rule['record']}: aggregates by no labels"
+        out[rule["record"]] = {label.strip() for label in found.group(1).split(",")}
+    return out
 
 
 # ---- metric families ---------------------------------------------------------------------
@@ -156,6 +170,7 @@ _ACCOUNT_SUFFIXES = {
     "edge_hit_bytes_total": (),
     "edge_hit_bytes_per_second": (),
     "window_end_timestamp_seconds": (),
+    "transferred_bytes_total": ("side",),
 }
 _TARGET = ("account", "resource_id", "source", "target", "target_key")
 _DVR = ("account", "stream", "host")
@@ -255,6 +270,9 @@ def series_labels(name: str) -> set[str] | None:
             return set(FAMILIES[family]) | TARGET_LABELS | extra
     if name in FAMILIES and name not in HISTOGRAMS:
         return set(FAMILIES[name]) | TARGET_LABELS
+    recorded = recorded_labels().get(name)
+    if recorded is not None:
+        return recorded
     return None
 
 

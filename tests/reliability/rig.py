@@ -303,6 +303,9 @@ def assert_traffic_exact(sim: Simulator, scrape: Scrape, first: Mapping[str, int
         for res in sim.resources(account):
             labels = {"resource": res.id}  # counters carry no names (cdnvideo_resource_info)
             got = exported_counters(scrape.samples, account, labels)
-            assert got == truth(sim, account, minutes, res.id), (account, res.id)
+            expected: dict[str, float | None] = {**truth(sim, account, minutes, res.id)}
+            if sim.has_quirk("bad-values") and res == sim.resources(account)[-1]:
+                expected["edge_transferred_bytes"] = None  # its edge bandwidth is never readable
+            assert got == expected, (account, res.id)
         compared = len(minutes)
     return compared

@@ -300,17 +300,25 @@ def _prometheus_config(exporter: str) -> dict[str, Any]:
 
 
 def start_prometheus(
-    procs: Processes, prometheus: str, tmp: Path, config: dict[str, Any], port: int
+    procs: Processes,
+    prometheus: str,
+    tmp: Path,
+    config: dict[str, Any],
+    port: int,
+    data: Path | None = None,
 ) -> None:
-    """A real Prometheus with ``config`` (written to ``tmp``), its data in ``tmp``."""
+    """A real Prometheus with ``config`` (written to ``tmp``), its data in ``data`` (default:
+    a new directory in ``tmp``; data there is kept whatever its age)."""
     path = tmp / "prometheus.yml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    kept = ["--storage.tsdb.retention.time=100y"] if data is not None else []
     procs.start(
         "prometheus",
         [
             prometheus,
             f"--config.file={path}",
-            f"--storage.tsdb.path={tmp / 'prometheus-data'}",
+            f"--storage.tsdb.path={data or tmp / 'prometheus-data'}",
+            *kept,
             f"--web.listen-address=127.0.0.1:{port}",
         ],
     )

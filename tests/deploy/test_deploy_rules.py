@@ -49,7 +49,8 @@ def test_recording_rules_read_documented_series_and_are_documented() -> None:
         assert promql_problems(rule["expr"]) == [], rule["record"]
         assert f"`{rule['record']}`" in doc, rule["record"]
         # level:metric:operations, and one series per account whichever replica scraped it
-        assert re.fullmatch(r"account(_resource)?_side:cdnvideo_[a-z_]+:rate5m[a-z0-9_]*", rule["record"])
+        name = r"account(_resource)?_side:cdnvideo_[a-z_]+:rate5m[a-z0-9_]*"
+        assert re.fullmatch(name, rule["record"]), rule["record"]
         assert "max by (account" in rule["expr"]
 
 

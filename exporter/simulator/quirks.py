@@ -76,6 +76,12 @@ QUIRKS: dict[str, str] = {
         "every 10th metrics reply carries a `Date` header an hour ahead of the platform's "
         "clock (a proxy or a node whose clock is not synchronised); its figures are right"
     ),
+    "revise-after-settle": (
+        "minute hh:07 of every hour gains one edge request (a 200, on the account's first "
+        "resource) 30 minutes after it closed, long after its figures were final and past the "
+        "exporter's default settle age: what the exporter's daily audit exists to find; "
+        "`/_sim/traffic` keeps the figures from before the revision"
+    ),
 }
 
 

@@ -235,6 +235,9 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_traffic_late_share": ("account", "after_minutes"),
     "cdnvideo_traffic_settled_late_share": ("account",),
     "cdnvideo_traffic_last_stage_late_share": ("account",),
+    "cdnvideo_traffic_audit_minutes_total": ("account", "result"),
+    "cdnvideo_traffic_audit_difference": ("account", "family"),
+    "cdnvideo_traffic_audit_last_timestamp_seconds": ("account",),
 }
 HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}
 # What prometheus-client's process and platform collectors add to /metrics (Linux), beside the
@@ -257,6 +260,7 @@ ENUMS = {
     "side": {"edge", "origin"},
     "area": {"traffic", "restream", "dvr", "talking_head", "auth"},
     "outcome": {"read", "backfilled", "revised", "missed", "mismatched", "given_up"},
+    "result": {"equal", "differs"},
 }
 
 

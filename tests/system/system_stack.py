@@ -21,7 +21,6 @@ What it sets up beyond a plain start:
 from __future__ import annotations
 
 import gzip
-from array import array
 import json
 import math
 import os
@@ -32,6 +31,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path

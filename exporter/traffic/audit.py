@@ -2,8 +2,8 @@
 
 Exposition example::
 
-    cdnvideo_traffic_audit_minutes_total{account="acme",result="equal"} 60
-    cdnvideo_traffic_audit_minutes_total{account="acme",result="differs"} 0
+    cdnvideo_traffic_audit_seconds_total{account="acme",result="equal"} 3600
+    cdnvideo_traffic_audit_seconds_total{account="acme",result="differs"} 0
     cdnvideo_traffic_audit_difference{account="acme",family="edge_requests_total"} 0
     cdnvideo_traffic_audit_last_timestamp_seconds{account="acme"} 1767312000
 
@@ -33,13 +33,15 @@ SETTLED_FOR_SECONDS = 3600.0  # a window is audited at least this long after its
 SAMPLE_MINUTES = 60
 RESULTS = ("equal", "differs")
 
+# PRODUCT.md names it ..._audit_minutes_total; promtool check metrics rejects a unit other than
+# seconds in a name, so it counts seconds of traffic (60 per minute audited).
 MINUTES = MetricSpec(
-    "cdnvideo_traffic_audit_minutes_total",
+    "cdnvideo_traffic_audit_seconds_total",
     "counter",
-    "Minutes the daily audit re-read from the platform, by whether every counted family equals "
-    "what the platform now reports (equal) or not (differs).",
+    "Seconds of traffic (60 per minute) the daily audit re-read from the platform, by whether "
+    "every counted family equals what the platform now reports (equal) or not (differs).",
     ("account", "result"),
-    "minutes",
+    "seconds",
     "audit re-reads of settled windows, account totals",
 )
 DIFFERENCE = MetricSpec(
@@ -207,7 +209,7 @@ class AuditBook:
         """The audit families of one account (the minutes counter from the start)."""
         a = self.account(account)
         out: dict[MetricSpec, list[tuple[tuple[str, ...], float]]] = {
-            MINUTES: [((account, r), float(a.minutes[r])) for r in RESULTS]
+            MINUTES: [((account, r), float(a.minutes[r] * MINUTE)) for r in RESULTS]
         }
         if a.last is not None:
             out[DIFFERENCE] = [

@@ -47,7 +47,7 @@ class AuditSummary:
 
 
 def audit_summary(p: Published) -> AuditSummary:
-    minutes = {lbl["result"]: v for lbl, v in p.rows(audit.MINUTES)}
+    minutes = {lbl["result"]: v / 60 for lbl, v in p.rows(audit.MINUTES)}  # seconds exported
     last = [v for _, v in p.rows(audit.LAST)]
     diffs = tuple((lbl["family"], v) for lbl, v in p.rows(audit.DIFFERENCE) if v != 0)
     return AuditSummary(

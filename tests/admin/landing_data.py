@@ -35,8 +35,8 @@ def publish_demo(ctx) -> None:  # type: ignore[no-untyped-def]
 
     # yesterday's audit of demo-media found one minute revised; demo-shop was never audited
     b = FragmentBuilder()
-    b.add(audit.MINUTES, ("demo-media", "equal"), 60)
-    b.add(audit.MINUTES, ("demo-media", "differs"), 5)
+    b.add(audit.MINUTES, ("demo-media", "equal"), 60 * 60)  # seconds of traffic
+    b.add(audit.MINUTES, ("demo-media", "differs"), 5 * 60)
     for key in ("edge_requests_total", "edge_status_200", "origin_requests_total"):
         b.add(audit.DIFFERENCE, ("demo-media", key), 1 if key.startswith("edge") else 0)
     b.add(audit.LAST, ("demo-media",), NOW - 7200)

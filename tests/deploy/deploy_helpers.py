@@ -235,7 +235,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_traffic_late_share": ("account", "after_minutes"),
     "cdnvideo_traffic_settled_late_share": ("account",),
     "cdnvideo_traffic_last_stage_late_share": ("account",),
-    "cdnvideo_traffic_audit_minutes_total": ("account", "result"),
+    "cdnvideo_traffic_audit_seconds_total": ("account", "result"),
     "cdnvideo_traffic_audit_difference": ("account", "family"),
     "cdnvideo_traffic_audit_last_timestamp_seconds": ("account",),
 }

@@ -99,5 +99,5 @@ def test_the_95th_percentile_covers_the_month_of_the_evaluation_only(
     # on January 31 the same rule reads January
     assert at(url, p95, FEB_1 - 3600) == [(labels, pytest.approx(JANUARY_RATE))]
     # a rolling 31 days would have taken January in: the month filter is what leaves it out
-    rolling = f"quantile_over_time(0.95, ({expression(RATE)})[31d:5m])"
+    rolling = f"quantile_over_time(0.95, ({expression(RATE)})[31d:1m])"
     assert at(url, rolling, FEB_1 + DAY - 60) == [(labels, pytest.approx(JANUARY_RATE))]

@@ -40,6 +40,7 @@ class Rig:
     store: Store
     metrics: SelfMetrics
     client: UpstreamClient
+    url: str = ""  # the simulator's base URL
 
     def poller(self, **settings: Any) -> TrafficPoller:
         s = TrafficSettings(**{"delay_seconds": 120, "revisit_minutes": 5, **settings})
@@ -84,7 +85,7 @@ async def rig(
             base_url=str(server.make_url("/")), token=sim.token, max_requests_per_minute=budget
         )
         client = UpstreamClient(session, settings, metrics, clock, retries=0)
-        yield Rig(sim, clock, Store(clock), metrics, client)
+        yield Rig(sim, clock, Store(clock), metrics, client, settings.base_url)
 
 
 def counter(f: Fragment, key: str, resource: str | None = None) -> float | None:

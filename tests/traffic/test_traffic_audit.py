@@ -77,8 +77,8 @@ def test_comparing_counts_minutes_and_sums_platform_minus_counted() -> None:
     assert two.start == 300
     assert not book.compare(ACC, two, totals(8), HOUR + 1)
     f = book.fragment(ACC)
-    assert f.value(MINUTES, account=ACC, result="equal") == 5
-    assert f.value(MINUTES, account=ACC, result="differs") == 5
+    assert f.value(MINUTES, account=ACC, result="equal") == 5 * 60  # seconds of traffic
+    assert f.value(MINUTES, account=ACC, result="differs") == 5 * 60
     assert f.value(DIFFERENCE, account=ACC, family="edge_requests_total") == 2
     assert f.value(DIFFERENCE, account=ACC, family="edge_hit_bytes") == 0
     assert f.value(LAST, account=ACC) == HOUR + 1
@@ -136,7 +136,7 @@ async def test_the_audit_reports_equal_when_nothing_changed_after_settling(
         assert list(last.difference) == [0.0] * len(COUNT_KEYS)
         f = r.store.fragment(StoreKey("traffic_audit", ACC))
         assert f is not None
-        assert f.value(MINUTES, account=ACC, result="equal") == last.equal
+        assert f.value(MINUTES, account=ACC, result="equal") == last.equal * 60
         assert f.value(DIFFERENCE, account=ACC, family="edge_transferred_bytes") == 0
 
 
@@ -170,7 +170,7 @@ async def test_the_audit_finds_a_minute_revised_after_its_last_settle_read(
                 else 0
             )
             assert f.value(DIFFERENCE, account=ACC, family=key) == want, key
-        assert f.value(MINUTES, account=ACC, result="differs") == 5 * revised
+        assert f.value(MINUTES, account=ACC, result="differs") == 5 * revised * 60
         assert f.value(LAST, account=ACC) == a.last.at
         # the counters keep what was settled: the audit reports, it does not recount
         assert r.clock.time() > T0 + 2 * HOUR

@@ -4,9 +4,8 @@ with what was counted, and the record kept beside the state file (``.audit.json`
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
@@ -18,7 +17,9 @@ from exporter.traffic.parse import Values, parse_totals
 from exporter.traffic.state import write_atomic
 from exporter.traffic.windows import Window
 from exporter.upstream.errors import UpstreamError
-from exporter.upstream.models import MetricsReply
+
+if TYPE_CHECKING:  # the poller holds an Auditor; its narrow source is the auditor's too
+    from exporter.traffic.poller import TrafficSource
 
 log = structlog.get_logger("exporter.traffic.audit")
 
@@ -33,25 +34,13 @@ def audit_path(state_file: str) -> str:
     return f"{state_file}.audit.json" if state_file else ""
 
 
-class TotalsSource(Protocol):
-    async def traffic(
-        self,
-        account: str,
-        start: float,
-        end: float,
-        per_resource: bool,
-        metrics: Sequence[str] = (),
-        resource: str | None = None,
-    ) -> MetricsReply: ...
-
-
 class AuditBudget(Protocol):
     def affords(self, account: str, area: str, count: int) -> bool: ...
 
     def limit(self, account: str) -> float | None: ...
 
 
-async def read_totals(source: TotalsSource, account: str, w: Window) -> Values:
+async def read_totals(source: TrafficSource, account: str, w: Window) -> Values:
     """The platform's account totals for ``w`` now (raises UpstreamError)."""
     reply = await source.traffic(account, w.start, w.end, False)
     check_echo(reply, account, w)
@@ -63,7 +52,7 @@ class Auditor:
 
     def __init__(
         self,
-        source: TotalsSource,
+        source: TrafficSource,
         store: Store,
         clock: Clock,
         path: str,

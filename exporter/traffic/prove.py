@@ -20,8 +20,9 @@ import aiohttp
 from exporter.config import Settings
 from exporter.support.clock import Clock, SystemClock
 from exporter.traffic.audit import AuditBook, Counted
-from exporter.traffic.auditor import TotalsSource, audit_path, read_totals
+from exporter.traffic.auditor import audit_path, read_totals
 from exporter.traffic.parse import COUNT_KEYS, Values
+from exporter.traffic.poller import TrafficSource
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.upstream import UpstreamClient
 from exporter.upstream.budget import Postponed
@@ -41,7 +42,7 @@ def day_windows(book: AuditBook, account: str, day: date) -> list[Counted]:
 
 
 async def compare_day(
-    source: TotalsSource,
+    source: TrafficSource,
     account: str,
     windows: list[Counted],
     err: TextIO,

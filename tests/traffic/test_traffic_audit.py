@@ -8,14 +8,16 @@ import random
 from array import array
 from pathlib import Path
 
-from exporter.exposition import StoreKey
+from exporter.exposition import Store, StoreKey
 from exporter.simulator import SimConfig
+from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 from exporter.traffic.audit import DIFFERENCE, LAST, MINUTES, AuditBook, Policy
-from exporter.traffic.auditor import Auditor, audit_path
+from exporter.traffic.auditor import HEADROOM, Auditor, audit_path
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, blank
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.windows import Window
+from exporter.upstream.models import MetricsReply, MetricsRow
 from tests.traffic.test_against_simulator import ACC, T0, Rig, ServerFactory, rig
 
 REQ = COUNT_INDEX["edge_requests_total"]
@@ -177,3 +179,44 @@ async def test_the_audit_finds_a_minute_revised_after_its_last_settle_read(
         auditor.save(force=True)
         restarted = Auditor(r.client, r.store, r.clock, audit_path(state_file))
         assert restarted.book.accounts[ACC].last == a.last
+
+
+class Source:
+    """The platform's totals, always 5 edge requests a window; the calls made."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[float, float]] = []
+
+    async def traffic(  # type: ignore[no-untyped-def]
+        self, account, start, end, per_resource, metrics=(), resource=None
+    ) -> MetricsReply:
+        self.calls.append((start, end))
+        return MetricsReply("", "", account, (MetricsRow({"edge_requests_total": 5}),))
+
+
+class Budget:
+    """Affords ``room`` requests; no limit configured when ``room`` is None."""
+
+    def __init__(self, room: int | None) -> None:
+        self.room = room
+        self.asked: list[int] = []
+
+    def affords(self, account: str, area: str, count: int) -> bool:
+        self.asked.append(count)
+        return self.room is None or count <= self.room
+
+    def limit(self, account: str) -> float | None:
+        return None if self.room is None else 60.0
+
+
+async def test_an_audit_read_leaves_room_for_the_next_traffic_reads() -> None:
+    clock = FakeClock(2 * HOUR)
+    for room, reads in ((HEADROOM, 0), (HEADROOM + 1, 1)):
+        source, budget = Source(), Budget(room)
+        auditor = Auditor(source, Store(clock), clock, "", budget)
+        for i in range(13):
+            auditor.settled(ACC, Window(i * 300, i * 300 + 300), totals(5))
+        clock.advance(HOUR)
+        await auditor.step(ACC, long_windows=True)
+        assert budget.asked == [1 + HEADROOM]
+        assert len(source.calls) == reads, room

@@ -233,7 +233,7 @@ class AuditBook:
                     "counted": [[c.start, c.end, c.settled_at, enc(c.totals)] for c in a.counted],
                     "sample": [a.counted.index(c) for c in a.sample if c in a.counted],
                     "due_at": a.due_at,
-                    "minutes": a.minutes,
+                    "minutes": dict(a.minutes),
                     "running": outcome(a.running),
                     "last": outcome(a.last),
                 }

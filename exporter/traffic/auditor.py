@@ -3,13 +3,15 @@ with what was counted, and the record kept beside the state file (``.audit.json`
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
 from exporter.exposition import Store, StoreKey
+from exporter.support import offloop
 from exporter.support.clock import Clock
 from exporter.traffic.audit import DEFAULT_POLICY, AuditBook, Counted, Policy
 from exporter.traffic.echo import check_echo, stating
@@ -66,6 +68,8 @@ class Auditor:
         self._budget = budget
         self.book = AuditBook(policy)
         self._saved_at = 0.0
+        self._changed: set[str] = set()  # accounts whose audit figures changed since published
+        self._published: set[str] = set()
         if path:
             self._load()
 
@@ -81,6 +85,7 @@ class Auditor:
 
     def settled(self, account: str, window: Window, totals: Values) -> None:
         self.book.settled(account, window, totals, self._clock.time())
+        self._changed.add(account)
 
     async def step(self, account: str, long_windows: bool) -> None:
         """Re-read one window of the audit under way (or starting), if the budget affords it
@@ -90,8 +95,14 @@ class Auditor:
         pick = self.book.next_window(account, now, everything=unlimited and long_windows)
         if pick is not None and self._affords(account):
             await self._audit(account, pick, now)
-        self._store.publish(StoreKey("traffic_audit", account), self.book.fragment(account))
-        self.save()
+            self._changed.add(account)
+        if account in self._changed or account not in self._published:
+            self._store.publish(StoreKey("traffic_audit", account), self.book.fragment(account))
+            self._changed.discard(account)
+            self._published.add(account)
+        if self._save_due(now):  # written on the worker (up to ~0.3 MB), taken on the loop
+            doc = self._snapshot()
+            await asyncio.get_running_loop().run_in_executor(offloop.WORKER, self._write, doc, now)
 
     def _affords(self, account: str) -> bool:
         return self._budget is None or self._budget.affords(account, "traffic", 1 + HEADROOM)
@@ -112,16 +123,25 @@ class Auditor:
             log.info("traffic_audit_done", account=account, equal_minutes=a.last.equal,
                      differing_minutes=a.last.differs)  # fmt: skip
 
+    def _save_due(self, now: float) -> bool:
+        return bool(self._path) and self.book.dirty and now >= self._saved_at + SAVE_SECONDS
+
     def save(self, force: bool = False) -> None:
+        """Write the record now if it changed (``force``), else once SAVE_SECONDS passed."""
         now = self._clock.time()
-        if not self._path or not self.book.dirty:
-            return
-        if not force and now < self._saved_at + SAVE_SECONDS:
-            return
+        if self._path and self.book.dirty and (force or self._save_due(now)):
+            self._write(self._snapshot(), now)
+
+    def _snapshot(self) -> dict[str, Any]:
+        """The record as a new document; changes after this mark the book dirty again."""
+        self.book.dirty = False
+        return self.book.to_json()
+
+    def _write(self, doc: dict[str, Any], now: float) -> None:
         try:
-            write_atomic(self._path, json.dumps(self.book.to_json()).encode())
+            write_atomic(self._path, json.dumps(doc).encode())
         except OSError as exc:
+            self.book.dirty = True
             log.error("traffic_audit_record_save_failed", path=self._path, problem=str(exc))
             return
         self._saved_at = now
-        self.book.dirty = False

@@ -359,10 +359,10 @@ def _audit(config_file: str, account: str, day: date) -> int:
     except ConfigError as exc:
         config_error(exc)
         return 2
-    configure_logging("warn", "auto", Redactor(settings.secrets()))
     book = load_book(settings, sys.stderr)
     if book is None:
         return 2
+    configure_logging("warn", "auto", Redactor(settings.secrets()))
     return asyncio.run(prove_day(settings, book, account, day, sys.stdout, sys.stderr))
 
 

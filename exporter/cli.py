@@ -1,4 +1,4 @@
-"""Command line: run, demo, simulate, check-config."""
+"""Command line: run, demo, simulate, check-config, audit."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import secrets
 import socket
 import sys
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 import structlog
@@ -102,6 +103,17 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--verbose", action="store_true", help="also print notes (what the settle reads cost)"
     )
+
+    audit = sub.add_parser(
+        "audit",
+        help="re-read one day of an account from the platform and compare with what was counted",
+        description="Re-read the settled traffic windows of one account and day (UTC) from the "
+        "platform and print, per counted family, counted vs platform and the difference; exit "
+        "1 when they differ.",
+    )
+    audit.add_argument("--config.file", dest="config_file", metavar="FILE", required=True)
+    audit.add_argument("--account", required=True, metavar="A")
+    audit.add_argument("--day", required=True, metavar="YYYY-MM-DD", type=date.fromisoformat)
 
     sim = sub.add_parser(
         "simulate",
@@ -372,6 +384,21 @@ async def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _audit(config_file: str, account: str, day: date) -> int:
+    from exporter.traffic.prove import load_book, prove_day
+
+    try:
+        settings = load_settings(Flags(config_file=config_file), settings_sections())
+    except ConfigError as exc:
+        config_error(exc)
+        return 2
+    book = load_book(settings, sys.stderr)
+    if book is None:
+        return 2
+    configure_logging("warn", "auto", Redactor(settings.secrets()))
+    return asyncio.run(prove_day(settings, book, account, day, sys.stdout, sys.stderr))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     command: str = args.command
@@ -384,6 +411,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_demo(args.listen, args.simulator_listen))
         if command == "simulate":
             return asyncio.run(_simulate(args))
+        if command == "audit":
+            return _audit(args.config_file, args.account, args.day)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

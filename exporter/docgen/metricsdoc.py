@@ -117,9 +117,49 @@ def metrics_md() -> str:
         lines.append("|---|---|---|---|---|---|")
         lines.extend(_row(e) for e in by_area.get(area, []))
         lines.append("")
+        if area == "traffic":
+            lines.append(BYTES_NOTE)
         if area == "exporter":
             lines.append(PROCESS_NOTE)
     return "\n".join(lines)
+
+
+BYTES_NOTE = """\
+### Bytes delivered
+
+The platform sends no count of bytes delivered: it sends `edge_bandwidth` and
+`origin_bandwidth`, in bits per second, for the window asked for (and `edge_hit_bytes` for
+cache hits only). `cdnvideo_account_transferred_bytes_total` and
+`cdnvideo_resource_transferred_bytes_total` are derived from them when a reply is parsed: the
+window's bandwidth x the window's seconds / 8, rounded to the nearest byte. They are counted
+exactly as the request counters are: each minute once, a settle read adding only what rose
+since (`traffic.revisit_minutes`), backfilled after an outage, kept across restarts in the
+state file, folded into `resource="__other__"` beyond `traffic.max_resources`, shown at 0 on
+one refresh before the first count. `side="edge"` is what viewers received (what a CDN bills
+by volume); `side="origin"` what the edge fetched from the origin.
+
+What the platform's documentation leaves open, and the choice made:
+- A window of 1 to 10 minutes (older docs) has one bandwidth figure; the docs do not say
+  whether it is the mean over the window, its peak minute or its last minute. The exporter
+  takes the **mean**: bytes = mean x seconds / 8 is then the sum of the minutes' bytes, and ten
+  1-minute reads and one 10-minute read of the same minutes agree. The simulator answers so.
+  Steady state reads 1-minute windows, where the question does not arise; longer windows come
+  from backfill (after an outage or a restart) and from settle reads, which re-read a run of
+  minutes at once. Were the platform's figure a peak, those reads would count too many bytes.
+  To check a platform: read a closed hour as 60 one-minute windows and as 6 ten-minute
+  windows; equal sums of bandwidth x seconds mean the mean. A platform that answers only
+  1-minute windows (newer docs) is read minute by minute, and the question does not arise.
+- The docs do not say how bandwidth is rounded. The simulator sends 3 decimals (bits/s), so a
+  10-minute window's bytes are off by at most 0.04 before rounding to the byte: exact.
+- A bandwidth the exporter cannot read (not a number, negative) counts no bytes for that
+  read; the gauge is dropped as well (`cdnvideo_upstream_values_rejected_total{field=...}`).
+  A later settle read that can read it adds them.
+- A reply that does not say which window it covers (`start`, `end`) is taken to cover the
+  window asked for.
+
+Month-to-date volume: `increase(cdnvideo_account_transferred_bytes_total{side="edge"}[...])`,
+or the recording rules and the Billing dashboard ([billing.md](billing.md)).
+"""
 
 
 PROCESS_NOTE = (

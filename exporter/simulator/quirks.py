@@ -81,6 +81,12 @@ QUIRKS: dict[str, str] = {
         "credentials and query included (`Source stream is not published: publish to "
         "rtmp://u:PW@host/live?token=TOK refused`)"
     ),
+    "revise-after-settle": (
+        "minute hh:07 of every hour gains one edge request (a 200, on the account's first "
+        "resource) 30 minutes after it closed, long after its figures were final and past the "
+        "exporter's default settle age: what the exporter's daily audit exists to find; "
+        "`/_sim/traffic` keeps the figures from before the revision"
+    ),
 }
 
 

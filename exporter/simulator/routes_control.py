@@ -179,7 +179,7 @@ class ControlRoutes:
             return _bad(f"unknown account {account!r}", 404)
         try:
             start = int(minute) if minute.isdigit() else parse_minute("minute", minute)
-            return web.json_response(self.sim.traffic_final(account, start, q.get("resource")))
+            return web.json_response(self.sim.traffic_truth(account, start, q.get("resource")))
         except (BadQuery, ValueError, KeyError) as exc:
             return _bad(str(exc))
 

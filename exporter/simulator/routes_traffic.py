@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from exporter.simulator.http_common import error
+from exporter.simulator.revision import revise, revised_minutes
 from exporter.simulator.traffic_window import (
     UnknownMetric,
     metric_names,
@@ -99,18 +100,26 @@ class TrafficRoutes:
         strings = self.sim.has_quirk("string-values")
         nested = strings or self.sim.config.request_time_format == "nested"
         now = self.sim.clock.time()
+        # quirk revise-after-settle: the account's first resource gains the late requests
+        first = reader.traffic.resources[0].id if reader.traffic.resources else ""
+        revised = 0
+        if self.sim.has_quirk("revise-after-settle") and (resources is None or first in resources):
+            revised = revised_minutes(start, minutes, now)
         if per_resource:
             data = [
                 {
                     "cname": res.cname,
                     "resource": res.id,
                     "resource_name": res.name,
-                    **render(rounded(values), columns, nested),
+                    **render(
+                        rounded(revise(values, revised if res.id == first else 0)), columns, nested
+                    ),
                 }
                 for res, values in reader.per_resource(start, minutes, now, resources)
             ]
         else:
-            data = [render(rounded(reader.totals(start, minutes, now, resources)), columns, nested)]
+            values = revise(reader.totals(start, minutes, now, resources), revised)
+            data = [render(rounded(values), columns, nested)]
         if strings:
             data = [string_medians(row) for row in data]
         if per_resource and data and self.sim.has_quirk("bad-values"):

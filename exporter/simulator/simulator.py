@@ -26,7 +26,7 @@ from exporter.simulator.routes_restream import RestreamRoutes
 from exporter.simulator.routes_talking_head import TalkingHeadRoutes
 from exporter.simulator.routes_traffic import TrafficRoutes
 from exporter.simulator.talking_head import TalkingHeadState
-from exporter.simulator.traffic_model import AccountTraffic
+from exporter.simulator.traffic_model import BYTES_PER_BPS_MINUTE, AccountTraffic
 from exporter.simulator.traffic_window import (
     COLUMN_KEYS,
     OUTPUT_COLUMNS,
@@ -37,6 +37,7 @@ from exporter.simulator.traffic_window import (
     rounded,
 )
 from exporter.support.clock import Clock, SystemClock
+from exporter.support.platform_fields import SIDES
 
 # Quirk bogus-date: which metrics replies carry a wrong Date, and how far ahead.
 BOGUS_DATE_EVERY = 10
@@ -183,6 +184,17 @@ class Simulator:
         one = WindowSum(1)
         one.add(row)
         return self._flat(one.values())
+
+    def traffic_truth(
+        self, account: str, minute_start: int, resource: str | None = None
+    ) -> dict[str, float]:
+        """``traffic_final`` and what it implies but the API does not send: the bytes each side
+        delivered in the minute (``edge_transferred_bytes``, ``origin_transferred_bytes``:
+        bandwidth x 60 / 8, whole bytes, as the model draws them)."""
+        final = self.traffic_final(account, minute_start, resource)
+        for side in SIDES:
+            final[f"{side}_transferred_bytes"] = final[f"{side}_bandwidth"] * BYTES_PER_BPS_MINUTE
+        return final
 
     def traffic_window(
         self,

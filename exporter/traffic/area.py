@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from exporter.areakit import AreaContext, Job
 from exporter.config import Settings
+from exporter.traffic.auditor import Auditor, audit_path
 from exporter.traffic.history import TrafficHistory
 from exporter.traffic.history_file import HistoryFile, charts_path
 from exporter.traffic.poller import MOVED, REMOVED, UNLISTED, Release, TrafficPoller
@@ -23,13 +24,18 @@ class TrafficArea:
 
     def __init__(self, ctx: AreaContext) -> None:
         self._ctx = ctx
+        settings = TRAFFIC_SECTION.of(ctx.settings)
+        self.auditor = Auditor(
+            ctx.client, ctx.store, ctx.clock, audit_path(settings.state_file), ctx.client.budget
+        )
         self.poller = TrafficPoller(
             ctx.client,
             ctx.store,
             ctx.metrics,
             ctx.clock,
-            TRAFFIC_SECTION.of(ctx.settings),
+            settings,
             budget=ctx.client.budget,
+            auditor=self.auditor,
         )
         self.history = TrafficHistory()
         ctx.store.listen(self.history.record)
@@ -71,4 +77,5 @@ class TrafficArea:
 
     def stop(self) -> None:
         self.poller.save_state()
+        self.auditor.save(force=True)
         self.history_file.save(self._ctx.clock.time(), force=True)

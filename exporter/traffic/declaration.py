@@ -5,6 +5,7 @@ from __future__ import annotations
 from exporter.areakit import AreaCost, AreaDeclaration
 from exporter.config import Settings
 from exporter.traffic.area import TrafficArea
+from exporter.traffic.audit import AUDIT_SPECS
 from exporter.traffic.families import SPECS
 from exporter.traffic.settings import TRAFFIC_SECTION, cost_per_minute, requests_per_minute
 from exporter.traffic.summary import summary
@@ -27,7 +28,7 @@ AREA = AreaDeclaration(
     name=TrafficArea.name,
     title=TrafficArea.title,
     metrics_title="Traffic (`/app/metrics/v1/` and `/resources`)",
-    specs=SPECS,
+    specs=(*SPECS, *AUDIT_SPECS),
     build=TrafficArea,
     cost=cost,
     settings=TRAFFIC_SECTION,

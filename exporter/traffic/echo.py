@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from exporter.traffic.windows import Window
@@ -42,3 +43,15 @@ def check_echo(reply: MetricsReply, account: str, asked: Window) -> None:
         got = echo_seconds(text) if text else None
         if got is not None and got != want:
             raise WindowMismatch(asked, account, f"covers {name} {text!r:.40}")
+
+
+def stating(reply: MetricsReply, asked: Window) -> MetricsReply:
+    """The reply with the window it covers stated: a reply that passed ``check_echo`` but left
+    ``start`` or ``end`` out (or unreadable) covers the window asked for."""
+    if echo_seconds(reply.start) is not None and echo_seconds(reply.end) is not None:
+        return reply
+    return replace(reply, start=_iso(asked.start), end=_iso(asked.end))
+
+
+def _iso(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")

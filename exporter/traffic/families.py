@@ -8,6 +8,7 @@ Exposition example::
 cname="www.acme.example",side="edge",code="404"} 1.35
     cdnvideo_account_responses_by_class_total{account="acme",side="edge",class="5xx"} 1731
     cdnvideo_resource_edge_hit_bytes_total{account="acme",resource="__other__"} 910532771840
+    cdnvideo_account_transferred_bytes_total{account="acme",side="edge"} 48318382080
     cdnvideo_resource_info{account="acme",resource="101",resource_name="www",\
 cname="www.acme.example"} 1
 
@@ -30,6 +31,7 @@ from exporter.traffic.ledger import OTHER, AccountLedger
 from exporter.traffic.parse import (
     COUNT_INDEX,
     GAUGE_INDEX,
+    TRANSFERRED,
     ResourceRow,
     Row,
     Values,
@@ -43,7 +45,7 @@ COUNTER_LABELS = ("account", "resource")  # resource counters: identity only
 
 @dataclass(frozen=True)
 class Families:
-    """The twelve traffic families of one scope (``account`` or ``resource``)."""
+    """The traffic families of one scope (``account`` or ``resource``)."""
 
     bandwidth: MetricSpec
     requests_total: MetricSpec
@@ -57,6 +59,7 @@ class Families:
     edge_hit_bytes_total: MetricSpec
     edge_hit_bytes_per_second: MetricSpec
     window_end: MetricSpec
+    transferred_bytes_total: MetricSpec
 
     def all(self) -> tuple[MetricSpec, ...]:
         return tuple(getattr(self, name) for name in self.__dataclass_fields__)
@@ -127,6 +130,12 @@ def _families(scope: str, base: tuple[str, ...], counted: tuple[str, ...]) -> Fa
             "Unix time of the end of the window the traffic gauges describe.",
             base, "seconds", "end of the latest first-read window",
         ),
+        MetricSpec(
+            p + "transferred_bytes_total", "counter",
+            f"Bytes delivered by {of}: each minute's bandwidth x its seconds / 8, counted once, "
+            "late increases added on re-read.",
+            (*counted, "side"), "bytes", "edge_bandwidth, origin_bandwidth x window seconds / 8",
+        ),
     )  # fmt: skip
 
 
@@ -189,6 +198,7 @@ SPECS: tuple[MetricSpec, ...] = (*ACCOUNT.all(), *RESOURCE.all(), RESOURCE_INFO,
 _REQ = {s: COUNT_INDEX[f"{s}_requests_total"] for s in SIDES}
 _STATUS = {s: tuple(COUNT_INDEX[f"{s}_status_{c}"] for c in STATUS_CODES) for s in SIDES}
 _HIT_BYTES = COUNT_INDEX["edge_hit_bytes"]
+_TRANSFERRED = {s: COUNT_INDEX[key] for s, key in TRANSFERRED.items()}
 _BW = {s: GAUGE_INDEX[f"{s}_bandwidth"] for s in SIDES}
 _RT = {s: tuple(GAUGE_INDEX[f"{s}_request_time_{r}"] for r in SIZE_RANGES) for s in SIDES}
 _HIT_RATIO = GAUGE_INDEX["edge_hit_ratio"]
@@ -249,6 +259,8 @@ def exported_keys(view: View) -> dict[str, list[str]]:
             keys += [f"{side}_status_{code}" for side in SIDES for code, _ in CLASSES[side]]
         if wants(fam.edge_hit_bytes_total.name):
             keys.append("edge_hit_bytes")
+        if wants(fam.transferred_bytes_total.name):
+            keys += list(TRANSFERRED.values())
         out[scope] = keys
     out["late"] = [
         part
@@ -283,6 +295,7 @@ def _counters(
     held = False
     requests, hit_bytes = rows["requests_total"], rows["edge_hit_bytes_total"]
     by_code, by_class = rows["responses_total"], rows["responses_by_class_total"]
+    transferred = rows["transferred_bytes_total"]
 
     def value(i: int) -> float:
         nonlocal held
@@ -301,6 +314,9 @@ def _counters(
                 for code, i in keys[side]:
                     if v[i] == v[i]:
                         responses.append(((*labels, side, code), value(i)))
+        i = _TRANSFERRED[side]
+        if transferred is not None and v[i] == v[i]:
+            transferred.append(((*labels, side), value(i)))
     if hit_bytes is not None and v[_HIT_BYTES] == v[_HIT_BYTES]:
         hit_bytes.append((labels, value(_HIT_BYTES)))
     return held

@@ -10,15 +10,19 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
+from exporter.traffic.echo import echo_seconds
 from exporter.upstream.errors import UpstreamError
 from exporter.upstream.models import MetricsReply
 
-# Counted per window (summed into counters): requests, statuses, hit bytes.
-COUNT_KEYS: tuple[str, ...] = (
+# Counted per window (summed into counters): requests, statuses, hit bytes, as the reply
+# carries them; then the bytes delivered, derived from the window's bandwidth (``transferred``).
+READ_COUNT_KEYS: tuple[str, ...] = (
     *(f"{side}_requests_total" for side in SIDES),
     *(f"{side}_status_{code}" for side in SIDES for code in STATUS_CODES),
     "edge_hit_bytes",
 )
+TRANSFERRED: dict[str, str] = {side: f"{side}_transferred_bytes" for side in SIDES}
+COUNT_KEYS: tuple[str, ...] = (*READ_COUNT_KEYS, *TRANSFERRED.values())
 # Describing a window (gauges only): bandwidth (bits/s), hit ratio, request-time medians.
 GAUGE_KEYS: tuple[str, ...] = (
     *(f"{side}_bandwidth" for side in SIDES),
@@ -27,6 +31,9 @@ GAUGE_KEYS: tuple[str, ...] = (
 )
 COUNT_INDEX = {key: i for i, key in enumerate(COUNT_KEYS)}
 GAUGE_INDEX = {key: i for i, key in enumerate(GAUGE_KEYS)}
+_READ_INDEX = {key: COUNT_INDEX[key] for key in READ_COUNT_KEYS}  # a reply key never sets bytes
+# (bytes delivered, bandwidth) index pairs, per side
+_BYTES_FROM = tuple((COUNT_INDEX[k], GAUGE_INDEX[f"{s}_bandwidth"]) for s, k in TRANSFERRED.items())
 _NESTED = {f"{side}_request_time": side for side in SIDES}
 _RANGE = {rng.lower(): rng for rng in SIZE_RANGES}
 NAN = math.nan
@@ -96,20 +103,25 @@ Rejected = list[str]  # gauge keys whose value was dropped (GAUGE_KEYS names, or
 
 
 def parse_row(
-    values: Mapping[str, Any], where: str = "data[0]", rejected: Rejected | None = None
+    values: Mapping[str, Any],
+    where: str = "data[0]",
+    rejected: Rejected | None = None,
+    seconds: int | None = None,
 ) -> Row:
     """Known keys into arrays; unknown keys are ignored, ``null`` and ``""`` mean absent.
 
     Numbers may come as numeric strings. An unreadable count (not a number, negative, above
     2**53) raises UpstreamError: the window fails as a whole. An unreadable gauge value
     (bandwidth, hit ratio, a median) is dropped alone and its key appended to ``rejected``.
+    ``seconds``: the window's length, from which the bytes delivered are derived
+    (``transferred_bytes``); None leaves them absent.
     """
     counts = blank(len(COUNT_KEYS))
     gauges = blank(len(GAUGE_KEYS))
     for key, value in values.items():
         if value is None or value == "":
             continue
-        i = COUNT_INDEX.get(key)
+        i = _READ_INDEX.get(key)
         if i is not None:
             kind = type(value)
             if (kind is int or kind is float) and 0 <= value <= MAX_COUNT:  # the common case
@@ -152,7 +164,30 @@ def parse_row(
         elif _as_float(value) is None:
             _reject(rejected, key)  # neither medians by size range nor one bare number
         # A bare number is a median without a size range: there is no series for it.
+    if seconds is not None:
+        transferred_bytes(counts, gauges, seconds)
     return Row(counts, gauges)
+
+
+def transferred_bytes(counts: Values, gauges: Values, seconds: int) -> None:
+    """The bytes delivered over a window of ``seconds``: its bandwidth (bits/s, the mean over
+    the window) x seconds / 8, to the nearest byte. Absent with the bandwidth, or when the
+    bandwidth is negative or the bytes beyond MAX_COUNT (no counter can hold them)."""
+    for i, bw in _BYTES_FROM:
+        b = gauges[bw]
+        if b == b and b >= 0:
+            delivered = float(round(b * seconds / 8))
+            if delivered <= MAX_COUNT:
+                counts[i] = delivered
+
+
+def window_seconds(reply: MetricsReply) -> int | None:
+    """The length of the window a reply says it covers (``start``, ``end``); None when it
+    does not say, or says it in a form we cannot read."""
+    start, end = echo_seconds(reply.start), echo_seconds(reply.end)
+    if start is None or end is None or end <= start:
+        return None
+    return end - start
 
 
 def _reject(rejected: Rejected | None, key: str) -> None:
@@ -185,7 +220,10 @@ def parse_totals(reply: MetricsReply, rejected: Rejected | None = None) -> Row:
     the window (it is no answer, not zero traffic)."""
     if not reply.rows:
         raise UpstreamError("traffic", "invalid_body", "totals reply: empty data list", 200)
-    return merge(parse_row(r.values, f"data[{i}]", rejected) for i, r in enumerate(reply.rows))
+    seconds = window_seconds(reply)
+    return merge(
+        parse_row(r.values, f"data[{i}]", rejected, seconds) for i, r in enumerate(reply.rows)
+    )
 
 
 def parse_resources(
@@ -193,8 +231,9 @@ def parse_resources(
 ) -> dict[str, ResourceRow]:
     """The per-resource reply keyed by resource id (duplicate ids merged)."""
     out: dict[str, ResourceRow] = {}
+    seconds = window_seconds(reply)
     for i, r in enumerate(reply.rows):
-        row = parse_row(r.values, f"data[{i}]", rejected)
+        row = parse_row(r.values, f"data[{i}]", rejected, seconds)
         seen = out.get(r.resource)
         if seen is not None:
             row = merge((seen.row, row))

@@ -15,7 +15,8 @@ from exporter.exposition import Fragment, Store, StoreKey
 from exporter.support import offloop
 from exporter.support.clock import Clock
 from exporter.traffic import exposure, state
-from exporter.traffic.echo import WindowMismatch, check_echo
+from exporter.traffic.auditor import Auditor
+from exporter.traffic.echo import WindowMismatch, check_echo, stating
 from exporter.traffic.families import Latest, View, build_fragment, exported_keys
 from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
@@ -158,8 +159,10 @@ class TrafficPoller:
         clock: Clock,
         settings: TrafficSettings,
         budget: Budget | None = None,
+        auditor: Auditor | None = None,
     ) -> None:
         self._client = client
+        self._auditor = auditor  # re-reads settled windows when nothing else is owed
         self._budget = budget
         self._store = store
         self._metrics = metrics
@@ -291,6 +294,8 @@ class TrafficPoller:
                 await self._first_reads(account, led, now, cycle)
                 if not cycle.settled and not cycle.postponed:
                     await self._settle(account, led, now, cycle)
+                if self._auditor is not None and not cycle.postponed:
+                    await self._auditor.step(account, long_windows=not led.long_refused)
             except BaseException as failure:
                 # What was counted before the failure is still published; a failure to do so
                 # is logged and never replaces the poll's own error.
@@ -566,6 +571,9 @@ class TrafficPoller:
                 if increased:
                     self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
                     log.debug("traffic_window_revised", account=account, window=str(run.window))
+                final = run not in led.pending and run.next_age(stages) <= run.settled
+                if complete and final and self._auditor is not None:
+                    self._auditor.settled(account, run.window, run.totals)  # its counts are final
                 if complete and error is None:
                     cycle.settled = True
                     return
@@ -680,7 +688,7 @@ class TrafficPoller:
                 except WindowMismatch as mismatch:
                     problem = mismatch
                 else:
-                    good[half].append(reply)
+                    good[half].append(stating(reply, w))
             else:
                 problem = reply
             if problem is not None:

@@ -1,12 +1,13 @@
 """The traffic area's landing summary of one account: the newest accounted minute, what the
-settle reads add, the top resources by edge bandwidth."""
+settle reads add, the top resources by edge bandwidth, the standing audit."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from exporter.areakit.summary import Published, left_out, published
 from exporter.exposition import FamilySelection, Store, StoreKey
+from exporter.traffic import audit
 from exporter.traffic import families as traffic
 from exporter.traffic.ledger import OTHER
 
@@ -32,6 +33,26 @@ class TrafficSummary:
     late_left_out: tuple[str, ...]
     top: tuple[TopResource, ...]  # by edge bandwidth, at most TOP_RESOURCES
     top_left_out: tuple[str, ...]
+    audit: AuditSummary | None = None
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    """The standing audit of one account: the latest audit, and every minute audited so far."""
+
+    last_at: float | None  # when the latest audit was completed (None: none yet)
+    differences: tuple[tuple[str, float], ...]  # (counted key, platform minus counted), not 0
+    equal_minutes: float
+    differing_minutes: float
+
+
+def audit_summary(p: Published) -> AuditSummary:
+    minutes = {lbl["result"]: v / 60 for lbl, v in p.rows(audit.MINUTES)}  # seconds exported
+    last = [v for _, v in p.rows(audit.LAST)]
+    diffs = tuple((lbl["family"], v) for lbl, v in p.rows(audit.DIFFERENCE) if v != 0)
+    return AuditSummary(
+        last[0] if last else None, diffs, minutes.get("equal", 0.0), minutes.get("differs", 0.0)
+    )
 
 
 def traffic_summary(p: Published, account: str, selection: FamilySelection) -> TrafficSummary:
@@ -65,4 +86,6 @@ def traffic_summary(p: Published, account: str, selection: FamilySelection) -> T
 def summary(store: Store, account: str) -> TrafficSummary:
     """The landing page's traffic figures of ``account`` (``AreaDeclaration.summary``)."""
     p = published(store, StoreKey("traffic", account))
-    return traffic_summary(p, account, store.selection)
+    checked = published(store, StoreKey("traffic_audit", account))
+    audited = audit_summary(checked) if checked.fragment is not None else None
+    return replace(traffic_summary(p, account, store.selection), audit=audited)

@@ -27,7 +27,7 @@ from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.runtime.summary import AccountSummary, account_summary
 from exporter.talking_head.summary import TalkingHeadSummary
-from exporter.traffic.summary import TOP_RESOURCES, TrafficSummary
+from exporter.traffic.summary import TOP_RESOURCES, AuditSummary, TrafficSummary
 from exporter.web.admin.masking import secret_mask
 from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.charts import account_charts, top_resources
@@ -245,6 +245,7 @@ def _account_section(
     ) + _stale(t.stale)
     window = _unexported(t.window_left_out) or window
     lateness = _unexported(t.late_left_out) or _lateness(t.late_shares)
+    audited = _audit(t.audit, now)
     th = s.of(TalkingHeadSummary)
     quota = (
         '<span class="pending">unknown</span>'
@@ -314,6 +315,7 @@ def _account_section(
         f"<h2>{e(account)}</h2>{health}"
         f'<dl><dt>Last complete traffic window</dt><dd class="window">{window}</dd>'
         f'<dt>Late traffic (settle reads)</dt><dd class="lateness">{lateness}</dd>'
+        f'<dt>Audit against the platform</dt><dd class="audit">{audited}</dd>'
         f'<dt>Talking-head quota left</dt><dd class="quota">{quota}</dd>'
         f'<dt>Admin-submitted videos</dt><dd class="tasks">{task_text}</dd></dl>'
         f"<h3>Traffic, last hour</h3>"
@@ -340,6 +342,23 @@ def _lateness(shares: tuple[tuple[int, float], ...]) -> str:
         f"{'0' if v == 0 else f'+{v * 100:.2g}%'} after {minutes} min" for minutes, v in shares
     ]
     return e(", ".join(parts))
+
+
+def _audit(a: AuditSummary | None, now: float) -> str:
+    """The standing audit in one line: "audited 65 minutes 3 h ago: equal" (the latest audit),
+    or what differs, and how many of the minutes audited so far were equal."""
+    if a is None or a.last_at is None:
+        return '<span class="pending">no audit yet (the first comes about 2 h after start)</span>'
+    total = a.equal_minutes + a.differing_minutes
+    verdict = (
+        "equal"
+        if not a.differences
+        else "differs: " + ", ".join(f"{key} {v:+g}" for key, v in a.differences)
+    )
+    return (
+        f"latest {_when(a.last_at, now)}: {e(verdict)}; "
+        f"{a.equal_minutes:g} of {total:g} audited minutes equal"
+    )
 
 
 def _target_row(t: TargetState, clean: Callable[[str], str]) -> list[str]:

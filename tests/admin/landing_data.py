@@ -7,6 +7,7 @@ from exporter.exposition import FragmentBuilder, StoreKey
 from exporter.restream import families as restream
 from exporter.talking_head import families as th
 from exporter.talking_head.tasks import TaskTracker
+from exporter.traffic import audit
 from exporter.traffic import families as traffic
 
 NOW = 1_767_225_600.0 + 3600
@@ -31,6 +32,15 @@ def publish_demo(ctx) -> None:  # type: ignore[no-untyped-def]
     for after, share in (("60", 0.0), ("5", 0.008), ("15", 0.001)):
         b.add(LATE_SHARE, ("demo-media", after), share)
     store.publish(StoreKey("traffic", "demo-media"), b.build())
+
+    # yesterday's audit of demo-media found one minute revised; demo-shop was never audited
+    b = FragmentBuilder()
+    b.add(audit.MINUTES, ("demo-media", "equal"), 60 * 60)  # seconds of traffic
+    b.add(audit.MINUTES, ("demo-media", "differs"), 5 * 60)
+    for key in ("edge_requests_total", "edge_status_200", "origin_requests_total"):
+        b.add(audit.DIFFERENCE, ("demo-media", key), 1 if key.startswith("edge") else 0)
+    b.add(audit.LAST, ("demo-media",), NOW - 7200)
+    store.publish(StoreKey("traffic_audit", "demo-media"), b.build())
 
     b = FragmentBuilder()
     bad = ("demo-media", "res-7", "rtmp://origin/live/main", "rtmp://target.example/app", "k1a2")

@@ -56,6 +56,18 @@ async def test_page_shows_what_an_operator_needs() -> None:
     assert "&lt;script&gt;" in text
 
 
+async def test_each_account_has_its_audit_line() -> None:
+    _, text, _ = await page()
+    media = text.split('data-account="demo-media"', 1)[1].split("</section>", 1)[0]
+    line = media.split('<dd class="audit">', 1)[1].split("</dd>", 1)[0]
+    assert "2025-12-31 23:00:00 UTC" in line  # NOW - 2 h
+    assert "(2 h ago): differs: edge_requests_total +1, edge_status_200 +1;" in line
+    assert "origin_requests_total" not in line  # equal keys are not listed
+    assert "60 of 65 audited minutes equal" in line
+    shop = text.split('data-account="demo-shop"', 1)[1].split("</section>", 1)[0]
+    assert "no audit yet" in shop.split('<dd class="audit">', 1)[1].split("</dd>", 1)[0]
+
+
 def section(text: str, css: str, account: str = "demo-media") -> str:
     """The table of class ``css`` in the account's section."""
     part = text.split(f'data-account="{account}"', 1)[1].split("</section>", 1)[0]

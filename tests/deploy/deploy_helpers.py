@@ -140,7 +140,21 @@ def variable_queries(values: dict[str, str] | None = None) -> Iterator[tuple[str
 
 
 def alert_rules() -> list[dict[str, Any]]:
-    return [rule for group in load_yaml(RULES)["groups"] for rule in group["rules"]]
+    return [r for group in load_yaml(RULES)["groups"] for r in group["rules"] if "alert" in r]
+
+
+def recording_rules() -> list[dict[str, Any]]:
+    return [r for group in load_yaml(RULES)["groups"] for r in group["rules"] if "record" in r]
+
+
+def recorded_labels() -> dict[str, set[str]]:
+    """Each recorded series and its labels: those its expression aggregates ``by``."""
+    out: dict[str, set[str]] = {}
+    for rule in recording_rules():
+        found = re.search(r"\bby \(([a-z_, ]+)\)", rule["expr"])
+        assert found, f"{rule['record']}: aggregates by no labels"
+        out[rule["record"]] = {label.strip() for label in found.group(1).split(",")}
+    return out
 
 
 # ---- metric families ---------------------------------------------------------------------
@@ -158,6 +172,7 @@ _ACCOUNT_SUFFIXES = {
     "edge_hit_bytes_total": (),
     "edge_hit_bytes_per_second": (),
     "window_end_timestamp_seconds": (),
+    "transferred_bytes_total": ("side",),
 }
 _TARGET = ("account", "resource_id", "source", "target", "target_key")
 _DVR = ("account", "stream", "host")
@@ -226,6 +241,9 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_traffic_late_share": ("account", "after_minutes"),
     "cdnvideo_traffic_settled_late_share": ("account",),
     "cdnvideo_traffic_last_stage_late_share": ("account",),
+    "cdnvideo_traffic_audit_seconds_total": ("account", "result"),
+    "cdnvideo_traffic_audit_difference": ("account", "family"),
+    "cdnvideo_traffic_audit_last_timestamp_seconds": ("account",),
 }
 HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}
 # What prometheus-client's process and platform collectors add to /metrics (Linux), beside the
@@ -248,6 +266,7 @@ ENUMS = {
     "side": {"edge", "origin"},
     "area": {"traffic", "restream", "dvr", "talking_head", "auth"},
     "outcome": {"read", "backfilled", "revised", "missed", "mismatched", "given_up"},
+    "result": {"equal", "differs"},
 }
 
 
@@ -261,6 +280,9 @@ def series_labels(name: str) -> set[str] | None:
             return set(FAMILIES[family]) | TARGET_LABELS | extra
     if name in FAMILIES and name not in HISTOGRAMS:
         return set(FAMILIES[name]) | TARGET_LABELS
+    recorded = recorded_labels().get(name)
+    if recorded is not None:
+        return recorded
     return None
 
 

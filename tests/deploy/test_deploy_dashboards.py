@@ -32,6 +32,8 @@ BOARDS = {
     "restream.json": ("target status", "status changes"),
     "dvr.json": ("alive", "recording lag", "recorded"),
     "exporter-health.json": ("poll status", "lag", "upstream requests", "latency", "windows"),
+    # issue 38: month-to-date volume per account and top resources, the 95th percentile, daily
+    "billing.json": ("month-to-date volume", "top resources", "95th percentile", "daily volume"),
 }
 
 

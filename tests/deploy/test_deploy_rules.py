@@ -17,6 +17,7 @@ from deploy_helpers import (
     alert_rules,
     load_yaml,
     promql_problems,
+    recording_rules,
     run,
     tool,
 )
@@ -38,7 +39,19 @@ def test_promtool_check_rules() -> None:
     promtool = tool("promtool", "the Debian package prometheus")
     result = run([promtool, "check", "rules", str(RULES)])
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"SUCCESS: {len(alert_rules())} rules found" in result.stdout
+    assert f"SUCCESS: {len(alert_rules()) + len(recording_rules())} rules found" in result.stdout
+
+
+def test_recording_rules_read_documented_series_and_are_documented() -> None:
+    doc = (REPO / "docs" / "billing.md").read_text(encoding="utf-8")
+    assert len(recording_rules()) == 3
+    for rule in recording_rules():
+        assert promql_problems(rule["expr"]) == [], rule["record"]
+        assert f"`{rule['record']}`" in doc, rule["record"]
+        # level:metric:operations, and one series per account whichever replica scraped it
+        name = r"account(_resource)?_side:cdnvideo_[a-z_]+:rate5m[a-z0-9_]*"
+        assert re.fullmatch(name, rule["record"]), rule["record"]
+        assert "max by (account" in rule["expr"]
 
 
 def test_promtool_unit_tests_pass() -> None:

@@ -251,6 +251,8 @@ def counter_name(key: str, scope: str) -> tuple[str, dict[str, str]]:
     if key == "edge_hit_bytes":
         return f"cdnvideo_{scope}_edge_hit_bytes_total", {}
     side, _, rest = key.partition("_")
+    if rest == "transferred_bytes":
+        return f"cdnvideo_{scope}_transferred_bytes_total", {"side": side}
     if rest == "requests_total":
         return f"cdnvideo_{scope}_requests_total", {"side": side}
     code = rest.removeprefix("status_")
@@ -278,7 +280,7 @@ def truth(
     """The simulator's final figures summed over ``minutes``, for every counted key."""
     total = dict.fromkeys(COUNT_KEYS, 0.0)
     for m in minutes:
-        final = sim.traffic_final(account, m, resource)
+        final = sim.traffic_truth(account, m, resource)
         for key in COUNT_KEYS:
             total[key] += final[key]
     return total
@@ -303,6 +305,9 @@ def assert_traffic_exact(sim: Simulator, scrape: Scrape, first: Mapping[str, int
         for res in sim.resources(account):
             labels = {"resource": res.id}  # counters carry no names (cdnvideo_resource_info)
             got = exported_counters(scrape.samples, account, labels)
-            assert got == truth(sim, account, minutes, res.id), (account, res.id)
+            expected: dict[str, float | None] = {**truth(sim, account, minutes, res.id)}
+            if sim.has_quirk("bad-values") and res == sim.resources(account)[-1]:
+                expected["edge_transferred_bytes"] = None  # its edge bandwidth is never readable
+            assert got == expected, (account, res.id)
         compared = len(minutes)
     return compared

@@ -226,4 +226,4 @@ async def test_clock_control_moves_a_fake_clock(anon: Client, clock: FakeClock) 
 
 async def test_truth_route_gives_final_figures(anon: Client, sim: Simulator) -> None:
     resp = await anon.get("/_sim/traffic", params={"account": "demo-shop", "minute": iso(T0)})
-    assert await resp.json() == sim.traffic_final("demo-shop", T0)
+    assert await resp.json() == sim.traffic_truth("demo-shop", T0)

@@ -31,6 +31,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,8 @@ from typing import IO, Any, TypeVar
 
 import yaml
 from deploy_helpers import FAMILIES, HISTOGRAMS, REPO, RULES
+
+from exporter.traffic.auditor import audit_path
 
 JOB = "cdnvideo-exporter"
 SIM_TOKEN = "demo-token"
@@ -280,6 +283,22 @@ def _state_file(path: Path) -> None:
     ledger.late = {5: Late(requests=1200.0, hit_bytes=5.0e6, share=0.004)}
     ledger.late_share, ledger.last_stage_share = 0.004, 0.004
     path.write_bytes(dump({MISSED_ACCOUNT: ledger}, now))
+    _audit_record(Path(audit_path(str(path))), now)
+
+
+def _audit_record(path: Path, now: float) -> None:
+    """An audit record from before the restart: yesterday's audit of each account found its
+    60 minutes equal (the stack's life is too short for an audit of its own)."""
+    from exporter.traffic.audit import AuditBook, Outcome
+    from exporter.traffic.parse import COUNT_KEYS
+
+    book = AuditBook()
+    for account in ACCOUNTS:
+        a = book.account(account)
+        a.due_at = now + 86_400
+        a.minutes = {"equal": 60, "differs": 0}
+        a.last = Outcome(now - 3600, 60, 0, array("d", [0.0]) * len(COUNT_KEYS))
+    path.write_text(json.dumps(book.to_json()), encoding="utf-8")
 
 
 def _exporter_config(sim_url: str, port: int, state: Path) -> dict[str, Any]:
@@ -309,17 +328,25 @@ def _prometheus_config(exporter: str) -> dict[str, Any]:
 
 
 def start_prometheus(
-    procs: Processes, prometheus: str, tmp: Path, config: dict[str, Any], port: int
+    procs: Processes,
+    prometheus: str,
+    tmp: Path,
+    config: dict[str, Any],
+    port: int,
+    data: Path | None = None,
 ) -> None:
-    """A real Prometheus with ``config`` (written to ``tmp``), its data in ``tmp``."""
+    """A real Prometheus with ``config`` (written to ``tmp``), its data in ``data`` (default:
+    a new directory in ``tmp``; data there is kept whatever its age)."""
     path = tmp / "prometheus.yml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    kept = ["--storage.tsdb.retention.time=100y"] if data is not None else []
     procs.start(
         "prometheus",
         [
             prometheus,
             f"--config.file={path}",
-            f"--storage.tsdb.path={tmp / 'prometheus-data'}",
+            f"--storage.tsdb.path={data or tmp / 'prometheus-data'}",
+            *kept,
             f"--web.listen-address=127.0.0.1:{port}",
         ],
     )

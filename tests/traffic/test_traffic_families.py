@@ -107,9 +107,10 @@ def test_names_and_labels_follow_the_contract() -> None:
             "edge_hit_bytes_total",
             "edge_hit_bytes_per_second",
             "window_end_timestamp_seconds",
+            "transferred_bytes_total",
         ):
             assert f"cdnvideo_{scope}_{suffix}" in names
-    assert len(SPECS) == 30  # 25 traffic families + 5 lateness families
+    assert len(SPECS) == 32  # 27 traffic families + 5 lateness families
     assert RESOURCE_INFO.name == "cdnvideo_resource_info"
     assert RESOURCE_INFO.labels == ("account", "resource", "resource_name", "cname")
     assert ACCOUNT.responses_total.labels == ("account", "side", "code")
@@ -120,6 +121,8 @@ def test_names_and_labels_follow_the_contract() -> None:
     )  # fmt: skip
     assert RESOURCE.requests_total.labels == ("account", "resource", "side")
     assert RESOURCE.edge_hit_bytes_total.labels == ("account", "resource")
+    assert ACCOUNT.transferred_bytes_total.labels == ("account", "side")
+    assert RESOURCE.transferred_bytes_total.labels == ("account", "resource", "side")
     assert RESOURCE.response_time_median.labels == (
         "account", "resource", "resource_name", "cname", "side", "size_range",
     )  # fmt: skip

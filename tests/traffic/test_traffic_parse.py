@@ -11,6 +11,7 @@ from exporter.traffic.parse import (
     COUNT_KEYS,
     GAUGE_INDEX,
     GAUGE_KEYS,
+    READ_COUNT_KEYS,
     parse_resources,
     parse_row,
     parse_totals,
@@ -24,7 +25,8 @@ def g(row_gauges: object, key: str) -> float:
 
 
 def test_every_documented_metric_has_a_slot() -> None:
-    assert len(COUNT_KEYS) == 2 + 2 * 22 + 1
+    assert len(READ_COUNT_KEYS) == 2 + 2 * 22 + 1
+    assert (*READ_COUNT_KEYS, "edge_transferred_bytes", "origin_transferred_bytes") == COUNT_KEYS
     assert len(GAUGE_KEYS) == 2 + 1 + 2 * 8
     assert "edge_status_5xx" in COUNT_INDEX
     assert "origin_request_time_4M+" in GAUGE_INDEX
@@ -170,3 +172,37 @@ def test_a_success_body_without_a_data_list_fails_the_window(body: dict[str, obj
     with pytest.raises(UpstreamError, match="data") as info:
         parse_metrics(body, per_resource=True)
     assert info.value.kind == "invalid_body"
+
+
+def test_bytes_delivered_are_bandwidth_times_the_windows_seconds_over_8() -> None:
+    row = parse_row({"edge_bandwidth": 8_000_000.004, "origin_bandwidth": "800"}, seconds=600)
+    assert row.counts[COUNT_INDEX["edge_transferred_bytes"]] == 600_000_000  # to the byte
+    assert row.counts[COUNT_INDEX["origin_transferred_bytes"]] == 60_000
+    assert row.gauges[GAUGE_INDEX["edge_bandwidth"]] == 8_000_000.004  # the gauge as sent
+
+
+@pytest.mark.parametrize(
+    ("values", "seconds"),
+    [
+        ({"edge_bandwidth": 800}, None),  # the window's length unknown
+        ({"edge_bandwidth": -8}, 60),  # no negative delivery
+        ({"edge_bandwidth": "n/a"}, 60),  # unreadable: dropped with the gauge
+        ({"edge_bandwidth": 2.0**60}, 60),  # beyond what a counter can hold
+        ({"edge_transferred_bytes": 5, "edge_requests_total": 1}, 60),  # never a reply key
+    ],
+)
+def test_bytes_delivered_are_absent_without_a_usable_bandwidth(
+    values: dict[str, object], seconds: int | None
+) -> None:
+    row = parse_row(values, seconds=seconds)
+    assert math.isnan(row.counts[COUNT_INDEX["edge_transferred_bytes"]])
+
+
+def test_replies_derive_bytes_over_the_window_they_say_they_cover() -> None:
+    rows = (MetricsRow({"edge_bandwidth": 80}, "7", "www", "www.example"),)
+    five = MetricsReply("2026-01-01T17:00:00", "2026-01-01T17:05:00", "acme", rows)
+    assert parse_totals(five).counts[COUNT_INDEX["edge_transferred_bytes"]] == 3000
+    per = parse_resources(five)["7"].row.counts
+    assert per[COUNT_INDEX["edge_transferred_bytes"]] == 3000
+    unsaid = MetricsReply("", "2026-01-01T17:05:00", "acme", rows)
+    assert math.isnan(parse_totals(unsaid).counts[COUNT_INDEX["edge_transferred_bytes"]])

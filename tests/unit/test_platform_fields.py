@@ -41,7 +41,7 @@ def test_simulator_and_parser_read_the_same_objects() -> None:
 
 
 def test_the_simulators_columns_are_the_keys_the_parser_reads() -> None:
-    parsed = set(parse.COUNT_KEYS) | set(parse.GAUGE_KEYS)
+    parsed = set(parse.READ_COUNT_KEYS) | set(parse.GAUGE_KEYS)
     assert set(traffic_window.COLUMN_KEYS) == parsed
     assert len(platform_fields.STATUS_CODES) == 22
     assert len(platform_fields.SIZE_RANGES) == 8

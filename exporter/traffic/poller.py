@@ -17,6 +17,7 @@ from exporter.support.clock import Clock
 from exporter.traffic import state
 from exporter.traffic.echo import WindowMismatch, check_echo
 from exporter.traffic.families import Latest, View, build_fragment, exported_keys
+from exporter.traffic.final import FinalMinutes, tell
 from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
@@ -168,6 +169,9 @@ class TrafficPoller:
         self._platform = PlatformClock()  # the platform's clock minus ours, once confirmed
         self._clock_rejected_logged = -math.inf
         self._worker = offloop.WORKER  # shared with the other pollers and the renderer
+        # Told each run of minutes once it is final (remote write). While set, runs are kept
+        # to one minute, so what it is told is the platform's own figure for each minute.
+        self.final_minutes: FinalMinutes | None = None
 
     def ledger(self, account: str) -> AccountLedger:
         """The account's ledger (created empty on first use); for diagnostics and tests."""
@@ -415,8 +419,16 @@ class TrafficPoller:
         stages = self._settings.settle_stages
         settle = None
         if stages:
-            settle = (stages[0] * MINUTE, settle_cap_minutes(stages[0], not led.long_refused))
+            settle = (
+                stages[0] * MINUTE,
+                self._cap(settle_cap_minutes(stages[0], not led.long_refused)),
+            )
         led.count_first_read(w, totals, rows.values(), sel.named_ids, now, settle)
+        if self.final_minutes is not None and not stages:  # no settle reads: final at once
+            folded = frozenset(r.id for r in sel.folded)
+            resources = {r.id: r.row.counts for r in rows.values()}
+            run = Run(w.start, w.end, now, totals.counts, resources, folded)
+            tell(self.final_minutes, account, run)
         st = self._state(account)
         st.latest = Latest(w, totals, sel.named, fold(sel.folded) if sel.folded else None)
         folded = frozenset(r.id for r in sel.folded)
@@ -482,14 +494,7 @@ class TrafficPoller:
             totals = got.get("totals")
             rows = got.get("resources")
             increased = await self._work(
-                led.settle,
-                run,
-                totals,
-                rows,
-                self._select.folds,
-                stages,
-                longest,
-                self._settings.per_resource,
+                self._settle_step, account, led, run, totals, rows, stages, self._cap(longest)
             )
             if increased:
                 self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
@@ -508,6 +513,27 @@ class TrafficPoller:
             self._shrink(account, led, windows[0], error, now)
         self._settle_failed(account, led, run, now, error)
         raise error
+
+    def _cap(self, minutes: int) -> int:
+        """The longest run to keep: one minute while an output wants each minute's figures."""
+        return 1 if self.final_minutes is not None else minutes
+
+    def _settle_step(
+        self,
+        account: str,
+        led: AccountLedger,
+        run: Run,
+        totals: Row | None,
+        rows: dict[str, ResourceRow] | None,
+        stages: tuple[int, ...],
+        cap: int,
+    ) -> bool:
+        """``led.settle`` (on the worker); a run it drops after its last stage is final."""
+        s = self._settings
+        increased = led.settle(run, totals, rows, self._select.folds, stages, cap, s.per_resource)
+        if self.final_minutes is not None and run.stage >= len(stages) and run not in led.pending:
+            tell(self.final_minutes, account, run)
+        return increased
 
     def _settle_failed(
         self, account: str, led: AccountLedger, run: Run, now: float, exc: UpstreamError

@@ -220,6 +220,9 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_traffic_late_share": ("account", "after_minutes"),
     "cdnvideo_traffic_settled_late_share": ("account",),
     "cdnvideo_traffic_last_stage_late_share": ("account",),
+    "cdnvideo_remote_write_samples_total": ("outcome",),
+    "cdnvideo_remote_write_pending_minutes": ("account",),
+    "cdnvideo_remote_write_last_minute_timestamp_seconds": ("account",),
 }
 HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}
 # What prometheus-client's process and platform collectors add to /metrics (Linux), beside the

@@ -225,6 +225,14 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_remote_write_last_minute_timestamp_seconds": ("account",),
 }
 HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}
+# Written by remote_write, never scraped: no target labels (docs/remote-write.md).
+REMOTE_WRITTEN: dict[str, tuple[str, ...]] = {
+    "cdnvideo_minute_account_requests": ("account", "side"),
+    "cdnvideo_minute_account_transferred_bytes": ("account", "side"),
+    "cdnvideo_minute_account_responses": ("account", "side", "code"),
+    "cdnvideo_minute_resource_requests": ("account", "resource", "side"),
+    "cdnvideo_minute_resource_transferred_bytes": ("account", "resource", "side"),
+}
 # What prometheus-client's process and platform collectors add to /metrics (Linux), beside the
 # exporter's own families (docs/metrics.md): not charted, but always there.
 CLIENT_SERIES: dict[str, tuple[str, ...]] = {
@@ -244,7 +252,8 @@ TARGET_LABELS = {"job", "instance", "namespace", "pod", "service", "endpoint", "
 ENUMS = {
     "side": {"edge", "origin"},
     "area": {"traffic", "restream", "dvr", "talking_head", "auth"},
-    "outcome": {"read", "backfilled", "revised", "missed", "mismatched", "given_up"},
+    "outcome": {"read", "backfilled", "revised", "missed", "mismatched", "given_up"}
+    | {"sent", "rejected", "too_old", "retried"},  # cdnvideo_remote_write_samples_total
 }
 
 
@@ -258,6 +267,8 @@ def series_labels(name: str) -> set[str] | None:
             return set(FAMILIES[family]) | TARGET_LABELS | extra
     if name in FAMILIES and name not in HISTOGRAMS:
         return set(FAMILIES[name]) | TARGET_LABELS
+    if name in REMOTE_WRITTEN:
+        return set(REMOTE_WRITTEN[name])
     return None
 
 

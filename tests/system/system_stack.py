@@ -155,6 +155,21 @@ class Processes:
             f"--- {name} (last lines) ---\n{self.tail(name)}" for name, _, _ in self._procs
         )
 
+    def stop_one(self, name: str) -> None:
+        """End the process started as ``name`` (SIGTERM: it shuts down as it would in service),
+        keeping the others running."""
+        for entry in [e for e in self._procs if e[0] == name]:
+            _, proc, log = entry
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait(timeout=10)
+                log.close()
+            self._procs.remove(entry)
+
     def stop(self) -> None:
         for _, proc, _ in self._procs:
             if proc.poll() is None:

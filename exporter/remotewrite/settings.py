@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from exporter.config import AreaSection, ConfigError, Settings, field_doc
 from exporter.config import rules as r
+from exporter.traffic.settings import TRAFFIC_SECTION
 
 # Prometheus' out_of_order_time_window of the documented receiver set-up is 6 h; a minute
 # older than this is not sent (a request holding one would fail whole: 500 "too old sample").
@@ -121,13 +122,24 @@ class RemoteWriteSettings:
 
 def warnings(settings: Settings) -> list[str]:
     rw = REMOTE_WRITE_SECTION.of(settings)
-    traffic = settings.areas.get("traffic")
-    if rw.enabled and traffic is not None and not getattr(traffic, "state_file", ""):
-        return [
+    if not rw.enabled:
+        return []
+    traffic = TRAFFIC_SECTION.of(settings)
+    out = []
+    if not traffic.state_file:
+        out.append(
             "remote_write.url: without traffic.state_file a restart forgets which minutes "
             "were written and which are pending"
-        ]
-    return []
+        )
+    stages = traffic.settle_stages
+    final_after = 1 + traffic.delay_seconds / 60 + (stages[-1] if stages else 0)
+    if final_after >= rw.max_age_minutes:
+        out.append(
+            f"remote_write.max_age_minutes: {rw.max_age_minutes} is below the age at which a "
+            f"minute is final (about {final_after:.0f} min: traffic.delay_seconds and the last "
+            "age of traffic.revisit_minutes); every minute would be dropped as too old"
+        )
+    return out
 
 
 REMOTE_WRITE_SECTION = AreaSection(

@@ -89,6 +89,14 @@ def decode(body: bytes) -> list[Series]:
     return out
 
 
+def count(body: bytes) -> int:
+    """How many series a compressed WriteRequest holds (one sample each), without building
+    them in Python: what the self-metrics count."""
+    req = WriteRequest()
+    req.ParseFromString(bytes(cramjam.snappy.decompress_raw(body)))
+    return len(req.timeseries)
+
+
 def halves(series: Sequence[Series]) -> tuple[list[Series], list[Series]]:
     mid = len(series) // 2
     return list(series[:mid]), list(series[mid:])

@@ -23,7 +23,7 @@ from exporter.remotewrite.samples import MINUTE, Figures, FinalRun, minute_serie
 from exporter.remotewrite.sender import Answer
 from exporter.remotewrite.settings import RemoteWriteSettings
 from exporter.remotewrite.store import MinuteStore
-from exporter.remotewrite.wire import Series, decode, encode, halves
+from exporter.remotewrite.wire import Series, count, decode, encode, halves
 from exporter.support.clock import Clock
 
 log = structlog.get_logger("exporter.remotewrite")
@@ -114,11 +114,11 @@ class RemoteWriter:
         """Write one minute; False when it must be retried (nothing is dropped then)."""
         answer = await self._post(body)
         if answer.verdict == "written":
-            self._count("sent", len(decode(body)))
+            self._count("sent", count(body))
             self._store.done(account, minute, self._clock.time())
             return True
         if answer.verdict == "retry":
-            self._count("retried", len(decode(body)))
+            self._count("retried", count(body))
             self._note(account, "retry", answer, minute, warn=False)
             return False
         if answer.verdict == "too_old":
@@ -153,7 +153,7 @@ class RemoteWriter:
         return True
 
     def _drop(self, account: str, minute: int, body: bytes, outcome: str, why: str) -> None:
-        self._count(outcome, len(decode(body)))
+        self._count(outcome, count(body))
         self._note(account, outcome, Answer("too_old", 0, why), minute)
         self._store.done(account, minute, self._clock.time())
 

@@ -57,3 +57,14 @@ def test_with_the_output_on_every_settle_read_is_one_minute_in_the_cost() -> Non
     schedule = {"traffic": {"revisit_minutes": [5, 15, 60]}}
     assert requests_per_minute(parse(**schedule)) == pytest.approx(2.8)
     assert requests_per_minute(parse({"url": URL}, **schedule)) == pytest.approx(8.0)
+
+
+def test_check_config_warns_when_every_minute_would_be_too_old() -> None:
+    late = {"traffic": {"revisit_minutes": [5, 60, 1440], "state_file": "/var/lib/t.json"}}
+    assert REMOTE_WRITE_SECTION.warnings(parse({"url": URL}, **late)) == [
+        "remote_write.max_age_minutes: 330 is below the age at which a minute is final (about "
+        "1443 min: traffic.delay_seconds and the last age of traffic.revisit_minutes); every "
+        "minute would be dropped as too old"
+    ]
+    late["traffic"]["revisit_minutes"] = [5, 60]
+    assert REMOTE_WRITE_SECTION.warnings(parse({"url": URL}, **late)) == []

@@ -7,7 +7,7 @@ import struct
 
 import cramjam
 
-from exporter.remotewrite.wire import Series, decode, encode, halves
+from exporter.remotewrite.wire import Series, count, decode, encode, halves
 
 
 def test_body_is_a_snappy_block_of_the_prompb_write_request() -> None:
@@ -30,5 +30,6 @@ def test_same_samples_give_the_same_bytes_and_decode_back() -> None:
     assert encode(samples) == encode(list(samples))
     back = decode(encode(samples))
     assert back == samples
+    assert count(encode(samples)) == 2
     first, second = halves(back)
     assert (first, second) == ([samples[0]], [samples[1]])

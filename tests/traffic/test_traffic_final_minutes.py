@@ -4,13 +4,16 @@ runs holding the simulator's final figures for that minute."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from exporter.simulator import SimConfig
 from exporter.traffic import TrafficPoller
-from exporter.traffic.parse import COUNT_KEYS
+from exporter.traffic.final import tell
+from exporter.traffic.ledger import Run
+from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, blank
 from tests.traffic.test_against_simulator import ACC, Rig, ServerFactory, rig
 
 LATE = SimConfig(late_seconds=480, late_half_seconds=60, resources_per_account=3)
@@ -85,3 +88,23 @@ async def test_without_an_output_runs_still_merge_up_to_the_revisit(
         p = poller(r, str(tmp_path / "traffic.json"), None)
         await r.drive(p, 8 * 60)
         assert max(run.minutes for run in p.ledger(ACC).pending) > 1  # merged windows
+
+
+def test_resources_folded_in_the_run_are_told_summed_under_other() -> None:
+    def values(requests: float) -> array[float]:
+        v = blank()
+        v[COUNT_INDEX["edge_requests_total"]] = requests
+        return v
+
+    run = Run(60, 120, 0.0, values(10.0), folded=frozenset({"b", "c"}))
+    run.resources = {"a": values(5.0), "b": values(3.0), "c": values(2.0)}
+    told = Told()
+    tell(told, ACC, run)
+    assert told.runs == [
+        (
+            60,
+            120,
+            {"edge_requests_total": 10.0},
+            {"a": {"edge_requests_total": 5.0}, "__other__": {"edge_requests_total": 5.0}},
+        )
+    ]

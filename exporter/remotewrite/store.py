@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote, unquote
 
@@ -27,8 +28,14 @@ SUFFIX = ".snappy"
 class MinuteStore:
     """Thread-safe: ``offer`` runs on the traffic worker, the rest on the event loop."""
 
-    def __init__(self, directory: str, max_age_seconds: float) -> None:
+    def __init__(
+        self,
+        directory: str,
+        max_age_seconds: float,
+        failed: Callable[[str, OSError], None] = lambda what, exc: None,
+    ) -> None:
         self._dir = Path(directory) if directory else None
+        self._failed = failed  # a write that failed (disk full, ...): kept in memory meanwhile
         self._max_age = max_age_seconds
         self._lock = threading.Lock()
         self._pending: dict[str, dict[int, bytes]] = {}
@@ -71,8 +78,11 @@ class MinuteStore:
             for minute in taken:
                 if self._dir is not None:
                     path = self._dir / quote(account, safe="") / f"{minute}{SUFFIX}"
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    write_atomic(str(path), bodies[minute])
+                    try:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        write_atomic(str(path), bodies[minute])
+                    except OSError as exc:
+                        self._failed(str(path), exc)
                 pending[minute] = bodies[minute]
             return taken
 
@@ -107,7 +117,11 @@ class MinuteStore:
             self._pending.get(account, {}).pop(minute, None)
             if self._dir is None:
                 return
-            self._dir.mkdir(parents=True, exist_ok=True)
-            write_atomic(str(self._dir / WRITTEN), json.dumps(snapshot).encode())
-            path = self._dir / quote(account, safe="") / f"{minute}{SUFFIX}"
-            path.unlink(missing_ok=True)
+            path = self._dir / WRITTEN
+            try:
+                self._dir.mkdir(parents=True, exist_ok=True)
+                write_atomic(str(path), json.dumps(snapshot).encode())
+                path = self._dir / quote(account, safe="") / f"{minute}{SUFFIX}"
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                self._failed(str(path), exc)

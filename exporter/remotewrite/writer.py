@@ -79,10 +79,13 @@ class RemoteWriter:
     # -- sending (event loop) ---------------------------------------------------------------
     async def run(self) -> None:
         """Send what is due whenever a minute is offered, a backoff ends, or every
-        IDLE_SECONDS; until cancelled."""
+        IDLE_SECONDS; until cancelled. A bug in one round is logged, not fatal."""
         self._loop = asyncio.get_running_loop()
         while True:
-            await self.flush()
+            try:
+                await self.flush()
+            except Exception as exc:  # the next round tries again; the minutes stay pending
+                log.error("remote_write_failed", error=f"{type(exc).__name__}: {exc}")
             self._wake.clear()
             waits = [t - self._clock.time() for t in self._retry_at.values()]
             timeout = max(0.5, min([IDLE_SECONDS, *waits]))

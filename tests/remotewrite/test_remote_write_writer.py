@@ -172,3 +172,18 @@ async def test_no_sample_from_the_future_nor_past_max_age(
     rig.clock.advance(60)
     await w.flush()
     assert stored(receiver) == {(now_minute * 1000, 10.0): 1}
+
+
+async def test_a_store_that_cannot_be_written_keeps_minutes_in_memory_and_says_so(
+    receiver_rig: tuple[Receiver, Rig],
+) -> None:
+    receiver, rig = receiver_rig
+    Path(f"{rig.state}.remote-write").write_text("not a directory")
+    w = rig.writer()
+    with capture_logs() as logs:
+        offer(w, M)
+        await w.flush()
+    assert stored(receiver) == {(M * 1000, 10.0): 1}
+    failed = [e for e in logs if e["event"] == "remote_write_store_failed"]
+    assert len(failed) == 2  # the minute's file, then the written index
+    assert failed[0]["effect"] == "kept in memory only: a restart now would forget it"

@@ -178,7 +178,8 @@ async def test_a_store_that_cannot_be_written_keeps_minutes_in_memory_and_says_s
     receiver_rig: tuple[Receiver, Rig],
 ) -> None:
     receiver, rig = receiver_rig
-    Path(f"{rig.state}.remote-write").write_text("not a directory")
+    with open(f"{rig.state}.remote-write", "w") as fh:  # a file where the directory would go
+        fh.write("not a directory")
     w = rig.writer()
     with capture_logs() as logs:
         offer(w, M)

@@ -63,6 +63,11 @@ def offer(w: RemoteWriter, minute: int, requests: float = 10.0, resources: int =
     )
 
 
+def occupy(path: str) -> None:
+    """A file where the store's directory would go: every write of the store fails."""
+    Path(path).write_text("not a directory", encoding="utf-8")
+
+
 def stored(receiver: Receiver) -> dict[tuple[int, float], int]:
     """(timestamp, value) of the account's requests sample -> times stored."""
     out: dict[tuple[int, float], int] = {}
@@ -178,8 +183,7 @@ async def test_a_store_that_cannot_be_written_keeps_minutes_in_memory_and_says_s
     receiver_rig: tuple[Receiver, Rig],
 ) -> None:
     receiver, rig = receiver_rig
-    with open(f"{rig.state}.remote-write", "w") as fh:  # a file where the directory would go
-        fh.write("not a directory")
+    occupy(f"{rig.state}.remote-write")
     w = rig.writer()
     with capture_logs() as logs:
         offer(w, M)

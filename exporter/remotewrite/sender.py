@@ -20,7 +20,7 @@ from exporter.remotewrite.settings import RemoteWriteSettings
 from exporter.remotewrite.wire import CONTENT_TYPE, ENCODING, VERSION
 
 Verdict = Literal["written", "bad", "too_old", "retry"]
-TOO_OLD_MARKERS = ("too old", "out of bounds", "out of order")
+TOO_OLD_MARKERS = ("too old", "too-old", "out of bounds", "out of order")
 
 
 @dataclass(frozen=True, slots=True)

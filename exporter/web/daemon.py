@@ -13,6 +13,7 @@ from aiohttp import web
 from exporter.config import Settings
 from exporter.remotewrite.build import build_writer
 from exporter.remotewrite.settings import REMOTE_WRITE_SECTION
+from exporter.remotewrite.writer import RemoteWriter
 from exporter.runtime.reload import Reloader
 from exporter.runtime.scheduler import JITTERED, Scheduler, Timing
 from exporter.runtime.service import Service, build_context
@@ -28,6 +29,7 @@ log = structlog.get_logger("exporter.runtime.service")  # the name start-up line
 
 SERVICE: web.AppKey[Service] = web.AppKey("service", Service)
 RELOADER: web.AppKey[Reloader] = web.AppKey("reloader", Reloader)
+REMOTE_WRITER: web.AppKey[RemoteWriter] = web.AppKey("remote_writer", RemoteWriter)
 
 
 async def create_app(
@@ -110,6 +112,8 @@ async def create_app(
 
     app = init_app(ctx, service.areas, web_config, telemetry_path)
     app[SERVICE] = service
+    if writer is not None:
+        app[REMOTE_WRITER] = writer
     if load is not None:
         app[RELOADER] = Reloader(
             load,

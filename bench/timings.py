@@ -5,7 +5,9 @@ Each figure is the median of a few runs of one CPU-bound job of the exporter:
 - redactor, learn one by one: 3,000 fetched tokens added one at a time (a pattern recompiled
   on each add took minutes);
 - redactor, one shared prefix: ``MAX_LEARNED_SECRETS`` secrets learned at once, all with the
-  same first characters, then 200 lines masked (the worst case of its prefix index).
+  same first characters, then 200 lines masked (the worst case of its prefix index);
+- remote write, one account-minute: the true-time samples of a final minute (account families
+  and 4 series a resource) built and encoded (protobuf + snappy), at 1,000 and 5,000 resources.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
+from exporter.remotewrite.samples import FinalRun, minute_series
+from exporter.remotewrite.wire import count, encode
 from exporter.support.logs import MASK, MAX_LEARNED_SECRETS, Redactor
 
 
@@ -34,9 +38,25 @@ def one_shared_prefix(count: int = MAX_LEARNED_SECRETS, lines: int = 200) -> Non
         assert r.text(line) == f"a {MASK} b k0-{'x' * 60}"
 
 
+def remote_write_minute(resources: int) -> Callable[[], None]:
+    """One final minute of an account with ``resources`` resources, to request bytes."""
+    figures = {"edge_requests_total": 1000.0, "origin_requests_total": 100.0}
+    figures |= {"edge_transferred_bytes": 5e6, "origin_transferred_bytes": 5e5}
+    figures |= {f"edge_status_{code}": 10.0 for code in ("200", "206", "404", "502")}
+    run = FinalRun("acme", 60, 120, figures, {str(i): figures for i in range(resources)})
+
+    def job() -> None:
+        (series,) = minute_series(run, lambda name: True).values()
+        assert count(encode(series)) == len(series)
+
+    return job
+
+
 JOBS: dict[str, Callable[[], None]] = {
     "redactor, learn 3000 one by one": learn_one_by_one,
     f"redactor, {MAX_LEARNED_SECRETS} with one prefix, 200 lines": one_shared_prefix,
+    "remote write, one account-minute, 1000 resources": remote_write_minute(1000),
+    "remote write, one account-minute, 5000 resources": remote_write_minute(5000),
 }
 
 

@@ -108,3 +108,20 @@ def test_resources_folded_in_the_run_are_told_summed_under_other() -> None:
             {"a": {"edge_requests_total": 5.0}, "__other__": {"edge_requests_total": 5.0}},
         )
     ]
+
+
+async def test_with_settling_off_each_first_read_is_told_at_once(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    told = Told()
+    async with rig(aiohttp_server, SimConfig(late_seconds=0, resources_per_account=2)) as r:
+        p = r.poller(state_file=str(tmp_path / "traffic.json"), revisit_minutes=0)
+        p.final_minutes = told
+        await r.drive(p, 5 * 60)
+        starts = [start for start, _, _, _ in told.runs]
+        assert len(starts) >= 4
+        assert starts == list(range(starts[0], starts[0] + 60 * len(starts), 60))
+        for start, end, totals, resources in told.runs:
+            assert end == start + 60
+            assert totals == truth(r, start)
+            assert set(resources) == {res.id for res in r.sim.resources(ACC)}

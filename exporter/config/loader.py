@@ -109,6 +109,12 @@ def _coerce(value: Any, typ: Any, key: str, secret: bool = False) -> Any:
                 _coerce(v, int, f"{key}[{i}]")
             return tuple(value)
         return _coerce(value, int, key)
+    if isinstance(typ, type) and dataclasses.is_dataclass(typ):  # a section inside a section
+        problems: list[str] = []
+        inner = _section(typ, value, key, problems)
+        if problems := [p for p in problems if not p.startswith(REFUSED)]:
+            raise ConfigError.of(problems)
+        return inner
     if typ == tuple[str, ...]:
         if isinstance(value, str) and value:  # a single name where a list was meant
             value = [value]

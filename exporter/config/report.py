@@ -27,6 +27,8 @@ def masked_dict(
             value = getattr(obj, f.name)
             if f.metadata.get("secret") and value:
                 value = SECRET_MASK
+            elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+                value = section(value)  # a section inside a section (remote_write.basic_auth)
             elif isinstance(value, tuple):
                 value = list(value)
             out[f.name] = value

@@ -473,7 +473,22 @@ class Settings:
             self.admin.read_token,
             self.admin.write_token,
         ]
+        values += [v for section in self.areas.values() for v in _secret_values(section)]
         return [v for v in values if v]
+
+
+def _secret_values(section: Any) -> list[str]:
+    """The secret fields' values of a settings section, nested sections included."""
+    out: list[str] = []
+    if not dataclasses.is_dataclass(section) or isinstance(section, type):
+        return out
+    for f in dataclasses.fields(section):
+        value = getattr(section, f.name)
+        if f.metadata.get("secret") and isinstance(value, str):
+            out.append(value)
+        else:
+            out += _secret_values(value)
+    return out
 
 
 SECTIONS: dict[str, type[Any]] = {

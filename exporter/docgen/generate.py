@@ -124,6 +124,10 @@ def _key_table(cls: type[Any], prefix: str) -> list[str]:
         "|---|---|---|---|---|",
     ]
     for f in dataclasses.fields(cls):
+        inner = hints[f.name]
+        if isinstance(inner, type) and dataclasses.is_dataclass(inner):  # a nested section
+            rows += _key_table(inner, f"{prefix}{f.name}.")[2:]
+            continue
         meaning = f.metadata.get("doc", "")
         if f.metadata.get("secret"):
             meaning = f"**Secret**: masked by `check-config` and in logs. {meaning}"

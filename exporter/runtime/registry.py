@@ -13,6 +13,7 @@ from typing import Any
 from exporter.areakit import AreaDeclaration
 from exporter.config import AreaSection, declare_areas
 from exporter.dvr.declaration import AREA as DVR
+from exporter.remotewrite.settings import REMOTE_WRITE_SECTION
 from exporter.restream.declaration import AREA as RESTREAM
 from exporter.talking_head.declaration import AREA as TALKING_HEAD
 from exporter.traffic.declaration import AREA as TRAFFIC
@@ -38,7 +39,8 @@ def settings_sections() -> tuple[AreaSection[Any], ...]:
     """The settings sections the areas declare (``AreaDeclaration.settings``), in the
     registry's order: what the loader reads into ``Settings.areas``, docs/configuration.md
     and check-config list, and whose rules, notes and warnings they run."""
-    return tuple(d.settings for d in REGISTRY if d.settings is not None)
+    areas = tuple(d.settings for d in REGISTRY if d.settings is not None)
+    return (*areas, REMOTE_WRITE_SECTION)  # an output, not an area: read and listed the same
 
 
 # config names no area: it reads the sections through this (``config.declared_areas``).

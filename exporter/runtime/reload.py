@@ -39,6 +39,7 @@ LIVE_KEYS = (
 RESTART_KEYS = (
     "upstream.*",
     "traffic.*",
+    "remote_write.*",
     "restream.enabled",
     "dvr.enabled",
     "talking_head.enabled",

@@ -141,6 +141,27 @@ class SelfMetrics:
             "Unix time of the last successful write of the traffic state file (0 = none yet).",
             registry=r,
         )
+        self.remote_write_samples = Counter(
+            "cdnvideo_remote_write_samples",
+            "True-time samples (remote_write) by outcome: sent (acknowledged), rejected (a "
+            "400 for the series: never retried), too_old (past max_age_minutes or the "
+            "receiver's window: dropped), retried (a request to be sent again).",
+            ["outcome"],
+            registry=r,
+        )
+        self.remote_write_pending = Gauge(
+            "cdnvideo_remote_write_pending_minutes",
+            "Final minutes of this account waiting to be written by remote_write.",
+            ["account"],
+            registry=r,
+        )
+        self.remote_write_last_minute = Gauge(
+            "cdnvideo_remote_write_last_minute_timestamp_seconds",
+            "Start of the newest minute of this account the remote_write receiver "
+            "acknowledged (its samples' timestamp).",
+            ["account"],
+            registry=r,
+        )
         self.clock_skew = Gauge(
             "cdnvideo_upstream_clock_skew_seconds",
             "The platform's clock minus the exporter's, from the Date header of metrics replies "

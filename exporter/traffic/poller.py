@@ -18,6 +18,7 @@ from exporter.traffic import exposure, state
 from exporter.traffic.auditor import Auditor
 from exporter.traffic.echo import WindowMismatch, check_echo, stating
 from exporter.traffic.families import Latest, View, build_fragment, exported_keys
+from exporter.traffic.final import FinalMinutes, tell
 from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
 from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.select import ResourceSelector, fold
@@ -65,6 +66,12 @@ def _slow(exc: UpstreamError) -> bool:
 
 
 T = TypeVar("T")
+
+
+def _final(run: Run, led: AccountLedger, stages: tuple[int, ...]) -> bool:
+    """``run`` left the ledger after its last settle age (not joined into another run)."""
+    return run not in led.pending and run.next_age(stages) <= run.settled
+
 
 # Why an account's ledger is released (the log's reason). MOVED: the minutes meanwhile are
 # another replica's to count (read on from the newest minute when it comes back); the others:
@@ -187,6 +194,9 @@ class TrafficPoller:
         self._doubts = 0  # readings that disagreed with the believed clock (taken before/after)
         self._clock_rejected_logged = -math.inf
         self._worker = offloop.WORKER  # shared with the other pollers and the renderer
+        # Told each run of minutes once it is final (remote write). While set, runs are kept
+        # to one minute, so what it is told is the platform's own figure for each minute.
+        self.final_minutes: FinalMinutes | None = None
 
     def ledger(self, account: str) -> AccountLedger:
         """The account's ledger (created empty on first use); for diagnostics and tests."""
@@ -470,10 +480,18 @@ class TrafficPoller:
         stages = self._settings.settle_stages
         settle = None
         if stages:
-            settle = (stages[0] * MINUTE, settle_cap_minutes(stages[0], not led.long_refused))
+            settle = (
+                stages[0] * MINUTE,
+                self._cap(settle_cap_minutes(stages[0], not led.long_refused)),
+            )
         # Read at, and settled after, on the clock that decides what is ready: a settle read
         # never comes before its age on the platform's clock, whichever way ours steps.
         led.count_first_read(w, totals, rows.values(), sel.named_ids, self._ready_time(now), settle)
+        if self.final_minutes is not None and not stages:  # no settle reads: final at once
+            folded = frozenset(r.id for r in sel.folded)
+            resources = {r.id: r.row.counts for r in rows.values()}
+            run = Run(w.start, w.end, now, totals.counts, resources, folded)
+            tell(self.final_minutes, account, run)
         st = self._state(account)
         st.latest = Latest(w, totals, sel.named, fold(sel.folded) if sel.folded else None)
         folded = frozenset(r.id for r in sel.folded)
@@ -558,21 +576,20 @@ class TrafficPoller:
                 led.answered_at = now
                 cycle.read = True
                 increased, complete = await self._work(
-                    led.settle_piece,
+                    self._settle_step,
+                    account,
+                    led,
                     run,
                     w,
                     got.get("totals"),
                     got.get("resources"),
-                    self._select.folds,
                     stages,
-                    longest,
-                    per_resource,
+                    self._cap(longest),
                 )
                 if increased:
                     self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
                     log.debug("traffic_window_revised", account=account, window=str(run.window))
-                final = run not in led.pending and run.next_age(stages) <= run.settled
-                if complete and final and self._auditor is not None:
+                if complete and _final(run, led, stages) and self._auditor is not None:
                     self._auditor.settled(account, run.window, run.totals)  # its counts are final
                 if complete and error is None:
                     cycle.settled = True
@@ -592,6 +609,28 @@ class TrafficPoller:
             self._shrink(account, led, w, error, now)
         self._settle_failed(account, led, run, now, error)
         raise error
+
+    def _cap(self, minutes: int) -> int:
+        """The longest run to keep: one minute while an output wants each minute's figures."""
+        return 1 if self.final_minutes is not None else minutes
+
+    def _settle_step(
+        self,
+        account: str,
+        led: AccountLedger,
+        run: Run,
+        w: Window,
+        totals: Row | None,
+        rows: dict[str, ResourceRow] | None,
+        stages: tuple[int, ...],
+        cap: int,
+    ) -> tuple[bool, bool]:
+        """``led.settle_piece`` (on the worker); a run it drops after its last age is final."""
+        folds, per_resource = self._select.folds, self._settings.per_resource
+        out = led.settle_piece(run, w, totals, rows, folds, stages, cap, per_resource)
+        if self.final_minutes is not None and _final(run, led, stages):
+            tell(self.final_minutes, account, run)
+        return out
 
     def _settle_failed(
         self, account: str, led: AccountLedger, run: Run, now: float, exc: UpstreamError

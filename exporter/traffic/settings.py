@@ -140,22 +140,34 @@ class TrafficSettings:
         return tuple(r)
 
 
-def cost_per_minute(traffic: TrafficSettings, longest: int = MAX_WINDOW_MINUTES) -> float:
+def cost_per_minute(
+    traffic: TrafficSettings, longest: int = MAX_WINDOW_MINUTES, one_minute_runs: bool = False
+) -> float:
     """Metrics requests per account per minute in steady state: first reads, and settle reads
     in the windows each age reads (``settle_window_minutes``); ``longest``: the longest window
-    the platform answers (1 for a platform that answers 1-minute windows only)."""
+    the platform answers (1 for a platform that answers 1-minute windows only); with
+    ``one_minute_runs`` (an output of final minutes is on) every settle read is one minute."""
     if not traffic.enabled:
         return 0.0
     per = 2.0 if traffic.per_resource else 1.0
     stages = traffic.settle_stages
+    if one_minute_runs:
+        longest = 1
     return per + sum(per / settle_window_minutes(a, stages, longest) for a in stages)
+
+
+def one_minute_runs(settings: Settings) -> bool:
+    """Whether ``remote_write`` is on: then the poller keeps every run to one minute, so each
+    minute's last settle read is the platform's own figure for it. Read by key, not by type:
+    the output builds on this area and this area does not import it."""
+    return bool(getattr(settings.areas.get("remote_write"), "url", ""))
 
 
 def check_budget(key: str, traffic: TrafficSettings, settings: Settings) -> None:
     """A request budget below what the traffic schedule costs would postpone reads for ever."""
     check_schedule(f"{key}.revisit_minutes", traffic.revisit_minutes, traffic)
     budget = settings.upstream.max_requests_per_minute
-    cost = cost_per_minute(traffic)
+    cost = cost_per_minute(traffic, one_minute_runs=one_minute_runs(settings))
     if budget and budget < cost:
         stages = list(traffic.settle_stages) or 0
         raise ConfigError(
@@ -168,7 +180,7 @@ def check_budget(key: str, traffic: TrafficSettings, settings: Settings) -> None
 
 def requests_per_minute(settings: Settings) -> float:
     """Metrics requests per account per minute in steady state (``cost_per_minute``)."""
-    return cost_per_minute(TRAFFIC_SECTION.of(settings))
+    return cost_per_minute(TRAFFIC_SECTION.of(settings), one_minute_runs=one_minute_runs(settings))
 
 
 def notes(settings: Settings) -> list[str]:
@@ -178,6 +190,8 @@ def notes(settings: Settings) -> list[str]:
         return []
     stages = t.settle_stages
     schedule = ", ".join(f"{a} min" for a in stages) or "off"
+    if one_minute_runs(settings):
+        schedule += " (one-minute windows: remote_write is on)"
     return [
         f"traffic.revisit_minutes: settle reads at {schedule} cost "
         f"{requests_per_minute(settings):.2f} metrics requests per minute per account, "

@@ -11,11 +11,15 @@ import structlog
 from aiohttp import web
 
 from exporter.config import Settings
+from exporter.remotewrite.build import build_writer
+from exporter.remotewrite.settings import REMOTE_WRITE_SECTION
+from exporter.remotewrite.writer import RemoteWriter
 from exporter.runtime.reload import Reloader
 from exporter.runtime.scheduler import JITTERED, Scheduler, Timing
 from exporter.runtime.service import Service, build_context
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor
+from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.web.admin import ADMIN_STATE
 from exporter.web.app import ADMIN_API, READINESS_LOG, init_app
 from exporter.web.lifecycle import add_lifecycle_off_route, add_reload_route
@@ -30,6 +34,7 @@ READINESS_CHECK_SECONDS = 10.0
 
 SERVICE: web.AppKey[Service] = web.AppKey("service", Service)
 RELOADER: web.AppKey[Reloader] = web.AppKey("reloader", Reloader)
+REMOTE_WRITER: web.AppKey[RemoteWriter] = web.AppKey("remote_writer", RemoteWriter)
 
 
 async def create_app(
@@ -65,12 +70,28 @@ async def create_app(
     )
     ctx = build_context(settings, session, clock, redactor)
     service = Service(ctx, Scheduler(ctx.runner, clock, timing, ctx.metrics.next_poll))
+    rw_settings = REMOTE_WRITE_SECTION.of(settings)
+    rw_session: aiohttp.ClientSession | None = None
+    writer = None
+    if rw_settings.enabled:  # each final traffic minute, by remote write (docs/remote-write.md)
+        rw_session = aiohttp.ClientSession(headers={"User-Agent": "cdnvideo-exporter"})
+        writer = build_writer(
+            rw_settings,
+            TRAFFIC_SECTION.of(settings).state_file,
+            rw_session,
+            clock,
+            ctx.metrics,
+            lambda name: ctx.store.selection.wants(name),  # the selection a reload set
+        )
+        service.areas.traffic.poller.final_minutes = writer
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         tasks = [
             asyncio.create_task(ctx.store.run_renderer(), name="renderer"),
             asyncio.create_task(service.areas.talking_head.tracker.run(), name="task-tracker"),
         ]
+        if writer is not None:
+            tasks.append(asyncio.create_task(writer.run(), name="remote-write"))
         await ctx.store.render()
         service.start(timers=schedule)
         log.info(
@@ -90,6 +111,8 @@ async def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             await session.close()
+            if rw_session is not None:
+                await rw_session.close()
             log.info("exporter_stopped")
 
     app = init_app(ctx, service.areas, web_config, telemetry_path)
@@ -99,6 +122,8 @@ async def create_app(
         app[READINESS_LOG].observe(*readiness(ctx, service.areas))
 
     service.scheduler.call("readiness", READINESS_CHECK_SECONDS, check_readiness)
+    if writer is not None:
+        app[REMOTE_WRITER] = writer
     if load is not None:
         app[RELOADER] = Reloader(
             load,

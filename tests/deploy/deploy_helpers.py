@@ -244,8 +244,19 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_traffic_audit_seconds_total": ("account", "result"),
     "cdnvideo_traffic_audit_difference": ("account", "family"),
     "cdnvideo_traffic_audit_last_timestamp_seconds": ("account",),
+    "cdnvideo_remote_write_samples_total": ("outcome",),
+    "cdnvideo_remote_write_pending_minutes": ("account",),
+    "cdnvideo_remote_write_last_minute_timestamp_seconds": ("account",),
 }
 HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}
+# Written by remote_write, never scraped: no target labels (docs/remote-write.md).
+REMOTE_WRITTEN: dict[str, tuple[str, ...]] = {
+    "cdnvideo_minute_account_requests": ("account", "side"),
+    "cdnvideo_minute_account_transferred_bytes": ("account", "side"),
+    "cdnvideo_minute_account_responses": ("account", "side", "code"),
+    "cdnvideo_minute_resource_requests": ("account", "resource", "side"),
+    "cdnvideo_minute_resource_transferred_bytes": ("account", "resource", "side"),
+}
 # What prometheus-client's process and platform collectors add to /metrics (Linux), beside the
 # exporter's own families (docs/metrics.md): not charted, but always there.
 CLIENT_SERIES: dict[str, tuple[str, ...]] = {
@@ -265,7 +276,8 @@ TARGET_LABELS = {"job", "instance", "namespace", "pod", "service", "endpoint", "
 ENUMS = {
     "side": {"edge", "origin"},
     "area": {"traffic", "restream", "dvr", "talking_head", "auth"},
-    "outcome": {"read", "backfilled", "revised", "missed", "mismatched", "given_up"},
+    "outcome": {"read", "backfilled", "revised", "missed", "mismatched", "given_up"}
+    | {"sent", "rejected", "too_old", "retried"},  # cdnvideo_remote_write_samples_total
     "result": {"equal", "differs"},
 }
 
@@ -283,6 +295,8 @@ def series_labels(name: str) -> set[str] | None:
     recorded = recorded_labels().get(name)
     if recorded is not None:
         return recorded
+    if name in REMOTE_WRITTEN:
+        return set(REMOTE_WRITTEN[name])
     return None
 
 

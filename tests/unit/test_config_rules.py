@@ -132,6 +132,28 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
         "server.body_timeout_seconds:",
     ),
     "server.max_connections": ({"server": {"max_connections": 0}}, "server.max_connections:"),
+    "remote_write": (
+        {
+            "remote_write": {
+                "url": "http://p/w",
+                "bearer_token": "t",
+                "basic_auth": {"username": "u"},
+            }
+        },
+        "remote_write: give at most one of bearer_token, basic_auth",
+    ),
+    "remote_write.url": (
+        {"remote_write": {"url": "http://u:p@prometheus/api/v1/write"}},
+        "remote_write.url: no credentials in the URL",
+    ),
+    "remote_write.timeout_seconds": (
+        {"remote_write": {"timeout_seconds": 0}},
+        "remote_write.timeout_seconds:",
+    ),
+    "remote_write.max_age_minutes": (
+        {"remote_write": {"max_age_minutes": 0}},
+        "remote_write.max_age_minutes:",
+    ),
     "log.level": ({"log": {"level": "loud"}}, "log.level: expected debug, info"),
     "log.format": (
         {"log": {"format": "xml"}},

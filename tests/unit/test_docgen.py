@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 import yaml
@@ -57,8 +58,15 @@ def test_more_references_can_be_registered() -> None:
 def test_every_key_is_documented_with_type_and_default() -> None:
     text = docgen.configuration_md()
     areas = {a.name: a.type for a in settings_sections()}
-    for name, cls in {**SECTIONS, **areas}.items():
+    sections = list({**SECTIONS, **areas}.items())
+    while sections:
+        name, cls = sections.pop()
+        hints = get_type_hints(cls)
         for f in dataclasses.fields(cls):
+            nested = hints[f.name]
+            if isinstance(nested, type) and dataclasses.is_dataclass(nested):  # nested section
+                sections.append((f"{name}.{f.name}", nested))
+                continue
             assert re.search(rf"^\| `{name}\.{f.name}` \| \w", text, re.M), f"{name}.{f.name}"
     for f in dataclasses.fields(AccountSettings):
         assert f"| `accounts[].{f.name}` |" in text
@@ -74,6 +82,8 @@ def test_secrets_are_marked() -> None:
         "upstream.password",
         "admin.read_token",
         "admin.write_token",
+        "remote_write.bearer_token",
+        "remote_write.basic_auth.password",
     }
 
 

@@ -20,6 +20,7 @@ LAYER = {
     "config": 1,
     "simulator": 1,  # the platform's stand-in: support only
     "areakit": 2,  # what the areas build on: Area, Job, AreaContext, AreaDeclaration
+    "remotewrite": 2,  # an output of the traffic area's final minutes, wired by web/daemon.py
     **dict.fromkeys(AREAS, 2),
     "runtime": 3,
     "web": 4,

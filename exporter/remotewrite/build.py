@@ -1,0 +1,48 @@
+"""The remote writer of a config: its store beside the traffic state file, its own session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import aiohttp
+import structlog
+
+from exporter.remotewrite.metrics import OUTCOMES, RemoteWriteMetrics
+from exporter.remotewrite.sender import Sender
+from exporter.remotewrite.settings import RemoteWriteSettings
+from exporter.remotewrite.store import MinuteStore
+from exporter.remotewrite.writer import RemoteWriter
+from exporter.support.clock import Clock
+
+log = structlog.get_logger("exporter.remotewrite")
+
+
+def _log_failed_write(path: str, exc: OSError) -> None:
+    log.error(
+        "remote_write_store_failed",
+        path=path,
+        problem=exc.strerror or str(exc),
+        effect="kept in memory only: a restart now would forget it",
+    )
+
+
+def store_dir(traffic_state_file: str) -> str:
+    """Where pending and written minutes are kept: beside the traffic state file ("" = in
+    memory only, as the traffic ledger then is)."""
+    return f"{traffic_state_file}.remote-write" if traffic_state_file else ""
+
+
+def build_writer(
+    settings: RemoteWriteSettings,
+    traffic_state_file: str,
+    session: aiohttp.ClientSession,
+    clock: Clock,
+    metrics: RemoteWriteMetrics,
+    wants: Callable[[str], bool],
+) -> RemoteWriter:
+    for outcome in OUTCOMES:  # every outcome exposed at 0, so the first one is an increase
+        metrics.remote_write_samples.labels(outcome)
+    store = MinuteStore(
+        store_dir(traffic_state_file), settings.max_age_minutes * 60.0, failed=_log_failed_write
+    )
+    return RemoteWriter(settings, store, Sender(settings, session).post, clock, metrics, wants)

@@ -265,7 +265,7 @@ class World:
                 out.append(Event(e.at + 60 * int(e.arg("minutes")), "outage_end", e.args))
             if e.kind == "restart":
                 out.append(Event(e.at + 60 * int(e.arg("down")), "start", e.args))
-        return sorted(out, key=lambda e: (e.at, e.kind != "start"))
+        return sorted(out, key=lambda e: e.at)  # stable: a restart before its own start
 
     async def apply(self, e: Event) -> None:
         sim, now = self.sim, self.platform.time()

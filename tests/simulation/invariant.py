@@ -92,6 +92,7 @@ class Checker:
     lives: list[Life] = field(default_factory=list)
     last: dict[Key, float] = field(default_factory=dict)  # last exposed value, whole seed
     present: set[Key] = field(default_factory=set)  # series of this process' last scrape
+    seen_at: dict[Key, float] = field(default_factory=dict)  # when last exposed
     born: dict[Key, tuple[float, float]] = field(default_factory=dict)  # (at, value) appeared
     windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     _windows_now: dict[Key, float] = field(default_factory=dict)
@@ -99,6 +100,7 @@ class Checker:
     disturbed: dict[str, list[tuple[float, float]]] = field(
         default_factory=lambda: defaultdict(list)
     )
+    held: dict[str, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
     _postponed: float = 0.0
     _read_index: int = 0
     _prev_scrape: float = 0.0
@@ -112,31 +114,42 @@ class Checker:
         self.present = set()
         self._windows_now = {}
         self._postponed = 0.0
-        self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
+        self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
         for account in self.s.accounts:
             self.progress_at[account] = now
 
     def stopped(self, now: float) -> None:
         self.lives[-1].stop = now
-        self._disturb("*", now, now)
+        self._disturb("*", now, now, held=False)
 
     def event(self, now: float, e: Event) -> None:
-        if e.kind in ("outage", "clock", "drift", "unlist", "relist", "unwritable"):
+        """Faults hold reads back; a clock step, an account leaving the list or a volume
+        that cannot be written moves reads in time but must not drop what is owed."""
+        if e.kind in ("outage", "outage_end"):
             self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
-        if e.kind in ("outage_end", "writable"):
-            self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
+        elif e.kind in ("clock", "drift", "unlist", "relist", "unwritable", "writable"):
+            self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
 
-    def _disturb(self, account: str, start: float, end: float) -> None:
-        spans = self.disturbed[account]
+    def _disturb(self, account: str, start: float, end: float, held: bool = True) -> None:
+        """Mark [start, end] disturbed for ``account`` ("*": all): the age checks skip it; with
+        ``held`` (a fault, a limit or a budget held reads back) so does ``not final``."""
+        if held:
+            self._add_span(self.held[account], start, end)
+        self._add_span(self.disturbed[account], start, end)
+
+    @staticmethod
+    def _add_span(spans: list[tuple[float, float]], start: float, end: float) -> None:
         if spans and spans[-1][1] >= start:
             spans[-1] = (spans[-1][0], max(spans[-1][1], end))
         else:
             spans.append((start, end))
 
-    def quiet(self, account: str, start: float, end: float) -> bool:
-        """No error reply, postponement, restart or scenario event touched [start, end]."""
+    def quiet(self, account: str, start: float, end: float, held_only: bool = False) -> bool:
+        """No error reply, postponement, restart or scenario event touched [start, end]
+        (``held_only``: nothing that held reads back: a fault, a limit, a budget)."""
+        spans = self.held if held_only else self.disturbed
         for key in (account, "*"):
-            for a, b in self.disturbed.get(key, ()):
+            for a, b in spans.get(key, ()):
                 if a <= end and start <= b:
                     return False
         return True
@@ -181,18 +194,22 @@ class Checker:
     def _counter(self, now: float, key: Key, value: float) -> None:
         prev = self.last.get(key)
         if prev == value and key in self.present and key not in self.born:
+            self.seen_at[key] = now
             return  # unchanged, and not new any more
         label = _show(key)
         if key not in self.present:  # appears (first time, or again after an absence)
             if prev is None and value != 0:
                 self.add("series born nonzero", f"{label} first exposed at {value:.0f}", now)
-            if prev is None or value != prev:
+            if prev is None or value < prev:  # new, or back at 0 (a reset to Prometheus)
                 self.born[key] = (now, value)
-            if prev is not None and value < prev and value != 0:
-                self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
+                if prev is not None and value != 0:
+                    self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
+            elif value > prev:  # continues: by no more than what happened since last shown
+                self.born[key] = (self.seen_at.get(key, now), prev)
         elif prev is not None and value < prev:
             self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
         self.last[key] = value
+        self.seen_at[key] = now
         born = self.born.get(key)
         if born is not None and now - born[0] > JUMP_WINDOW_SECONDS:
             del self.born[key]
@@ -382,7 +399,7 @@ class Checker:
                 and reaches
                 and due_final + DISTURBED_AFTER_SECONDS < end
                 and self._fraction(m, times[-1]) < 1.0
-                and self.quiet(account, f, due_final)
+                and self.quiet(account, f, due_final, held_only=True)
             ):
                 unfinal.append(
                     f"{account} {half} {hhmm(m)}: last read {(times[-1] - m - MINUTE):.0f} s "

@@ -93,7 +93,7 @@ def parse_exposition(text: str) -> dict[Key, float]:
         if not line.startswith(KEPT):
             continue
         m = _SAMPLE.match(line)
-        if m is None:
+        if m is None or m.group(1) not in KEPT:  # exact names (durations are machine time)
             continue
         labels = tuple(sorted(_LABEL.findall(m.group(2))))
         out[(m.group(1), labels)] = float(m.group(3))
@@ -177,6 +177,7 @@ class World:
         self.notes: list[str] = []
         self.scrapes = 0
         self._procs = 0
+        self._outage = -1
         self._digest = hashlib.sha256()
 
     # -- the daemon's lifetime ----------------------------------------------------------------
@@ -262,7 +263,8 @@ class World:
         for e in self.s.events:
             out.append(e)
             if e.kind == "outage":
-                out.append(Event(e.at + 60 * int(e.arg("minutes")), "outage_end", e.args))
+                ends = (*e.args, ("of", e.at))
+                out.append(Event(e.at + 60 * int(e.arg("minutes")), "outage_end", ends))
             if e.kind == "restart":
                 out.append(Event(e.at + 60 * int(e.arg("down")), "start", e.args))
         return sorted(out, key=lambda e: e.at)  # stable: a restart before its own start
@@ -271,12 +273,13 @@ class World:
         sim, now = self.sim, self.platform.time()
         self.checker.event(now, e)
         if e.kind == "outage":
+            self._outage = e.at  # a later outage replaces an earlier one
             kind = str(e.arg("kind"))
             if kind in ("timeout", "refused"):
                 self.transport.down = kind
             else:
                 sim.faults.set("*", kind)
-        elif e.kind == "outage_end":
+        elif e.kind == "outage_end" and e.arg("of") == self._outage:
             self.transport.down = ""
             sim.faults.clear()
         elif e.kind == "restart":

@@ -125,7 +125,7 @@ class Checker:
     def event(self, now: float, e: Event) -> None:
         """Faults hold reads back; a clock step, an account leaving the list or a volume
         that cannot be written moves reads in time but must not drop what is owed."""
-        if e.kind in ("outage", "outage_end"):
+        if e.kind in ("outage", "outage_end", "error_bodies"):
             self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
         elif e.kind in ("clock", "drift", "unlist", "relist", "unwritable", "writable"):
             self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)

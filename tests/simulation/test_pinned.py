@@ -19,6 +19,8 @@ import pytest
 from tests.simulation.harness import Outcome, run_scenario
 from tests.simulation.scenario import Daemon, Event, Scenario
 
+pytestmark = pytest.mark.simulation_batch  # in make test and CI, not in make test-fast
+
 
 def scenario(seed: int, minutes: int, events: tuple[Event, ...] = (), **kw: object) -> Scenario:
     base = Scenario(

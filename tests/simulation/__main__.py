@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", default="0:200", help="FIRST:END, END excluded (default 0:200)")
     p.add_argument("--minutes", type=int, default=1440, help="simulated minutes a seed")
     p.add_argument("--jobs", "-j", type=int, default=1, help="seeds run at once (processes)")
+    p.add_argument("--all", action="store_true", help="print a line for passing seeds too")
     p.add_argument("--verbose", "-v", action="store_true", help="print scenario and findings")
     args = p.parse_args(argv)
     if args.seed is not None:
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(draw(seed, args.minutes).describe()))
         out = timed.outcome
         cpu += timed.seconds
-        if args.verbose or not out.ok:
+        if args.verbose or args.all or not out.ok:
             print(out.line(), flush=True)
         if args.verbose:
             for v in out.violations:

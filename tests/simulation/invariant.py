@@ -92,7 +92,7 @@ class Checker:
     lives: list[Life] = field(default_factory=list)
     last: dict[Key, float] = field(default_factory=dict)  # last exposed value, whole seed
     present: set[Key] = field(default_factory=set)  # series of this process' last scrape
-    seen_at: dict[Key, float] = field(default_factory=dict)  # when last exposed
+    changed_at: dict[Key, float] = field(default_factory=dict)  # when its value last changed
     born: dict[Key, tuple[float, float]] = field(default_factory=dict)  # (at, value) appeared
     windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     _windows_now: dict[Key, float] = field(default_factory=dict)
@@ -194,7 +194,6 @@ class Checker:
     def _counter(self, now: float, key: Key, value: float) -> None:
         prev = self.last.get(key)
         if prev == value and key in self.present and key not in self.born:
-            self.seen_at[key] = now
             return  # unchanged, and not new any more
         label = _show(key)
         if key not in self.present:  # appears (first time, or again after an absence)
@@ -204,12 +203,13 @@ class Checker:
                 self.born[key] = (now, value)
                 if prev is not None and value != 0:
                     self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
-            elif value > prev:  # continues: by no more than what happened since last shown
-                self.born[key] = (self.seen_at.get(key, now), prev)
+            elif value > prev:  # continues: by no more than what happened since it last rose
+                self.born[key] = (self.changed_at.get(key, now), prev)
         elif prev is not None and value < prev:
             self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
+        if value != prev:
+            self.changed_at[key] = now
         self.last[key] = value
-        self.seen_at[key] = now
         born = self.born.get(key)
         if born is not None and now - born[0] > JUMP_WINDOW_SECONDS:
             del self.born[key]

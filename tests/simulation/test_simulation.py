@@ -16,11 +16,18 @@ from tests.simulation.harness import run_scenario, run_seed
 from tests.simulation.invariant import KINDS
 from tests.simulation.scenario import draw
 
-CI_MINUTES = 240
-CI_SEEDS = range(1000, 1030)
+CI_MINUTES = 150
+CI_SEEDS = range(1000, 1016)
 FAST_MINUTES = 60
 FAST_SEEDS = (2000, 2001, 2002)
-KNOWN: dict[int, str] = {}  # seeds of the CI range that find an open failure: test_pinned.py
+# Seeds of the CI range that find an open failure of issue 35 (pinned in test_pinned.py too).
+KNOWN: dict[int, str] = {
+    1000: "issue 35 failure 1 (or 5): miscounted, reads thrown away under a rate limit, 504s "
+    "and a clock step",
+    1002: "issue 35 failure 5: host clock 15 min behind, nothing counted, up 1, lag normal",
+    1004: "issue 35 failure 5: host clock 5 min ahead reads open minutes",
+    1015: "issue 35 failure 6: [1, 4] after an outage, minutes never re-read at age 1",
+}
 
 
 def _check(seed: int) -> None:
@@ -45,7 +52,7 @@ def test_seed_holds_the_invariant(seed: int) -> None:
 
 def test_same_seed_same_run_byte_for_byte() -> None:
     """Two runs of one seed: the same requests at the same instants, the same scrapes."""
-    scenario = draw(1003, 180)
+    scenario = draw(1003, 120)
     first = asyncio.run(run_scenario(scenario))
     second = asyncio.run(run_scenario(scenario))
     assert first.requests > 100

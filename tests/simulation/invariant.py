@@ -44,7 +44,7 @@ KINDS = {
 STALL_SECONDS = 900.0  # nothing counted this long: cdnvideo_up 0 or the lag alert must show it
 LAG_ALERT_SECONDS = 420.0  # deploy/prometheus/rules.yml CdnvideoTrafficDataStale
 JUMP_WINDOW_SECONDS = 1800.0  # a new series' rises are checked for this long after it appears
-TICK_SLACK_SECONDS = 30.0  # a poll tick (15 s) and its jitter
+TICK_SLACK_SECONDS = 45.0  # two poll ticks (15 s: another run due at once goes first) and jitter
 DISTURBED_AFTER_SECONDS = 900.0  # an error reply or a postponement excuses this long after it
 COUNTERS = (
     "cdnvideo_account_requests_total",

@@ -99,6 +99,7 @@ class Checker:
     last: dict[Key, float] = field(default_factory=dict)  # last exposed value, whole seed
     present: set[Key] = field(default_factory=set)  # series of this process' last scrape
     changed_at: dict[Key, float] = field(default_factory=dict)  # when its value last changed
+    reset_at: dict[Key, float] = field(default_factory=dict)  # shown again at 0 at this time
     born: dict[Key, tuple[float, float]] = field(default_factory=dict)  # (at, value) appeared
     windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     _windows_now: dict[Key, float] = field(default_factory=dict)
@@ -207,6 +208,8 @@ class Checker:
                 self.add("series born nonzero", f"{label} first exposed at {value:.0f}", now)
             if prev is None or value < prev:  # new, or back at 0 (a reset to Prometheus)
                 self.born[key] = (now, value)
+                if prev is not None and value == 0:
+                    self.reset_at[key] = now  # counts from here on only
                 if prev is not None and value != 0:
                     self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
             elif value > prev:  # continues: by no more than what happened since it last rose
@@ -314,11 +317,21 @@ class Checker:
         reader = self.sim.traffic_reader(account)
         assert reader is not None
         want: dict[Key, float] = defaultdict(float)
+        resets = sorted(t for k, t in self.reset_at.items() if dict(k[1]).get("account") == account)
         for (acc, resources, m), times in reads.items():
             if acc != account:
                 continue
             f = self._fraction(m, times[-1])
             rows = reader.traffic.rows(m)
+            if resets:  # a series shown again at 0 counts only the reads after that
+                before = [t for t in times if t <= resets[-1]]
+                f0 = self._fraction(m, before[-1]) if before else 0.0
+                if not resources:
+                    for side, col in (("edge", EDGE_REQ), ("origin", ORIGIN_REQ)):
+                        key0: Key = ("cdnvideo_account_requests_total",
+                                     (("account", account), ("side", side)))  # fmt: skip
+                        if key0 in self.reset_at:
+                            want[key0] -= sum(_scaled(row[col], f0) for row in rows)
             if resources:
                 for res, row in zip(reader.traffic.resources, rows, strict=True):
                     labels: tuple[tuple[str, str], ...] = (

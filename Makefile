@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime-installed
 LINT_PATHS := exporter tests $(wildcard bench deploy/k8s/*.py)
 
-.PHONY: demo test test-fast lint typecheck check bench docs golden mutation lock clean
+.PHONY: demo test test-fast lint typecheck check bench docs golden mutation lock sim clean
 
 # What running the exporter needs (the demo): the runtime dependencies only, as locked
 # (requirements.lock: versions and hashes, the image installs the same), then the package.
@@ -35,7 +35,7 @@ test: $(STAMP)  ## lint, type-check and the whole test suite
 # The editing lane: unit and integration tests against the in-process simulator, without the
 # real tools (prometheus, promtool, chromium, linters, package builds), child daemons, the
 # reliability suite or the tests that drive a simulated day. `make test` stays the full suite.
-FAST_ARGS := -m "not system and not slow" -k "not promtool" \
+FAST_ARGS := -m "not system and not slow and not simulation_batch" -k "not promtool" \
   --ignore=tests/system --ignore=tests/release --ignore=tests/lifecycle --ignore=tests/deploy \
   --ignore=tests/reliability --ignore=tests/bench/test_bench_smoke.py \
   --ignore=tests/admin/test_schemathesis.py --ignore=tests/admin/test_generated_client.py
@@ -49,6 +49,16 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict exporter
+
+# The deterministic simulation of the daemon (tests/simulation, docs/dev/testing.md): SIM_SEEDS
+# seeds of SIM_MINUTES simulated minutes on SIM_JOBS processes; each failing seed is printed
+# with the command that replays it. `make sim SEED=1234` replays one seed and explains it.
+SIM_SEEDS ?= 0:2000
+SIM_MINUTES ?= 1440
+SIM_JOBS ?= 2
+sim: $(STAMP)  ## deterministic simulation: thousands of seeds (SEED=N replays one)
+	$(BIN)/python -m tests.simulation --minutes $(SIM_MINUTES) \
+	  $(if $(SEED),--seed $(SEED) --verbose,--seeds $(SIM_SEEDS) --jobs $(SIM_JOBS))
 
 $(VENV)/.bench-installed: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'

@@ -55,3 +55,16 @@ def test_make_test_keeps_the_whole_suite() -> None:
     recipe = makefile.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
     assert "$(BIN)/python -m pytest -q -ra $(PYTEST_ARGS)" in recipe
     assert "FAST_ARGS" not in recipe
+
+
+def test_the_fast_lane_runs_a_handful_of_simulation_seeds() -> None:
+    """`make test-fast` runs the fast simulation seeds and the replay test, not the CI batch
+    or the pinned scenarios (`make test` runs those: the marker is not `slow`)."""
+    fast = _collected(*_make_variable("FAST_ARGS"))
+    sim = [t for t in fast if t.startswith("tests/simulation/")]
+    assert 1 <= len([t for t in sim if "test_fast_seed" in t]) <= 5
+    assert any("test_same_seed_same_run_byte_for_byte" in t for t in sim)
+    assert [t for t in sim if "test_seed_holds_the_invariant" in t or "test_pinned" in t] == []
+    everything = _collected("tests/simulation")
+    assert any("test_seed_holds_the_invariant" in t for t in everything)
+    assert any("test_pinned" in t for t in everything)

@@ -1,0 +1,440 @@
+"""One seed's run: the platform and the daemon on one simulated clock, events applied, scraped.
+
+The platform's clock is a ``FakeClock`` (the truth); the daemon reads a ``HostClock`` that
+follows it with the offset and drift the scenario draws (a host whose clock is stepped or
+drifts). The daemon is built as ``exporter.web.daemon.create_app`` builds it (context,
+Service, the real ``Scheduler`` with a seeded ``Timing``), without the web server: its jobs
+run when they fall due on the host clock (``Scheduler.run_due``), and ``/metrics`` is rendered
+through the real ``Store`` at every scrape. A restart stops one such daemon and builds the next
+one over the same state file; a kill skips the final save and leaves a half-written temporary
+file behind; an unwritable volume makes the state file's temporary path a directory, so
+every save fails as it would on a read-only mount while the last good file stays readable.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import hashlib
+import os
+import random
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, cast
+
+import aiohttp
+import structlog.testing
+
+import exporter.runtime.registry  # noqa: F401  (declares the areas' config sections)
+from exporter.config import ConfigError, Settings, parse_config
+from exporter.runtime.reload import Reloader
+from exporter.runtime.scheduler import Scheduler, Timing
+from exporter.runtime.service import Service, build_context
+from exporter.simulator import SimConfig, Simulator
+from exporter.support import offloop
+from exporter.support.clock import FakeClock
+from exporter.support.logs import Redactor
+from tests.simulation.invariant import Checker, Violation
+from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
+from tests.simulation.transport import Transport
+
+SCRAPE_SECONDS = 15.0  # Prometheus' scrape interval (deploy/compose/prometheus.yml)
+FAMILIES = {
+    "account_requests": "cdnvideo_account_requests_total",
+    "resource_requests": "cdnvideo_resource_requests_total",
+    "resource_responses": "cdnvideo_resource_responses_total",
+}
+_SAMPLE = re.compile(r"^([a-z_]+)\{([^}]*)\} (\S+)$")
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+KEPT = (
+    "cdnvideo_account_requests_total",
+    "cdnvideo_resource_requests_total",
+    "cdnvideo_resource_responses_total",
+    "cdnvideo_account_responses_total",
+    "cdnvideo_traffic_windows_total",
+    "cdnvideo_traffic_lag_seconds",
+    "cdnvideo_up",
+    "cdnvideo_upstream_polls_postponed_total",
+    "cdnvideo_upstream_rate_limited_total",
+    "cdnvideo_upstream_clock_readings_rejected_total",
+)
+
+Key = tuple[str, tuple[tuple[str, str], ...]]
+
+
+class HostClock:
+    """The host's clock: the platform's, stepped by ``offset`` and drifting by ``ppm``."""
+
+    def __init__(self, platform: FakeClock) -> None:
+        self.platform = platform
+        self.offset = 0.0
+        self.ppm = 0.0
+        self._drift_from = 0.0
+
+    def time(self) -> float:
+        p = self.platform.time()
+        return p + self.offset + (p - self._drift_from) * self.ppm * 1e-6
+
+    def drift(self, ppm: float) -> None:
+        now = self.platform.time()
+        self.offset += (now - self._drift_from) * self.ppm * 1e-6
+        self._drift_from, self.ppm = now, ppm
+
+
+def parse_exposition(text: str) -> dict[Key, float]:
+    """The samples of the families the invariant reads, by (name, sorted labels)."""
+    out: dict[Key, float] = {}
+    for line in text.splitlines():
+        if not line.startswith(KEPT):
+            continue
+        m = _SAMPLE.match(line)
+        if m is None or m.group(1) not in KEPT:  # exact names (durations are machine time)
+            continue
+        labels = tuple(sorted(_LABEL.findall(m.group(2))))
+        out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+@dataclass
+class Process:
+    """One daemon between a start and a stop."""
+
+    index: int
+    daemon: Daemon
+    settings: Settings
+    service: Service
+    reloader: Reloader
+    started_at: float  # platform clock
+
+
+@dataclass
+class Outcome:
+    """What a seed's run found; ``line()`` is what ``make sim`` prints for it."""
+
+    seed: int
+    violations: list[Violation]
+    digest: str
+    minutes: int
+    requests: int
+    scrapes: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def kinds(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for v in self.violations:
+            out[v.kind] = out.get(v.kind, 0) + 1
+        return out
+
+    def line(self) -> str:
+        if self.ok:
+            return f"seed {self.seed}: ok"
+        firsts: dict[str, Violation] = {}
+        for v in self.violations:
+            firsts.setdefault(v.kind, v)
+        parts = [f"{k} x{n} ({firsts[k].detail})" for k, n in sorted(self.kinds().items())]
+        return f"seed {self.seed}: FAIL " + "; ".join(parts)
+
+
+class World:
+    """The platform, the daemon's current process, the clocks and the checker of one seed."""
+
+    def __init__(self, scenario: Scenario, directory: Path) -> None:
+        self.s = scenario
+        self.platform = FakeClock(T0)
+        self.host = HostClock(self.platform)
+        self.sim = Simulator(
+            SimConfig(
+                seed=scenario.seed,
+                accounts=scenario.accounts,
+                resources_per_account=scenario.resources,
+                restreams_per_account=0,
+                dvr_streams_per_account=0,
+                late_seconds=scenario.late_seconds,
+                late_half_seconds=scenario.late_half_seconds,
+                api_requests_per_minute=scenario.platform_limit,
+                quirks=frozenset(scenario.quirks),
+            ),
+            self.platform,
+        )
+        self.transport = Transport(self.sim)
+        self.volume = directory / "volume"
+        self.volume.mkdir()
+        self.state_file = self.volume / "traffic-state.json"
+        self.listed = list(scenario.accounts)
+        self.exclude: list[str] = []
+        self.daemon = scenario.daemon
+        self.proc: Process | None = None
+        self.checker = Checker(scenario, self.sim, self.transport)
+        self.notes: list[str] = []
+        self.scrapes = 0
+        self._procs = 0
+        self._outage = -1
+        self._digest = hashlib.sha256()
+
+    # -- the daemon's lifetime ----------------------------------------------------------------
+    def _raw(self, daemon: Daemon) -> dict[str, Any]:
+        s = self.s
+        revisit = daemon.revisit if isinstance(daemon.revisit, int) else list(daemon.revisit)
+        raw: dict[str, Any] = {
+            "upstream": {
+                "base_url": "http://platform.invalid",
+                "token": self.sim.token,
+                "max_requests_per_minute": daemon.budget,
+            },
+            "traffic": {
+                "revisit_minutes": revisit,
+                "delay_seconds": s.delay_seconds,
+                "catch_up_minutes": s.catch_up_minutes,
+                "state_file": str(self.state_file),
+                "resource_status_codes": daemon.resource_status_codes,
+                "per_resource": daemon.per_resource,
+            },
+            "restream": {"enabled": False},
+            "dvr": {"enabled": False},
+            "talking_head": {"enabled": False},
+            "metrics": {"exclude": list(self.exclude)},
+            "log": {"level": "error", "format": "json"},
+        }
+        if not s.discovery:
+            raw["accounts"] = [{"name": a} for a in self.listed]
+        return raw
+
+    def _settings(self, daemon: Daemon) -> tuple[Daemon, Settings]:
+        try:
+            return daemon, parse_config(self._raw(daemon), env={})
+        except ConfigError as exc:  # check-config refuses it: the operator gives the minimum
+            fixed = replace(daemon, budget=int(-(-daemon.cost() // 1)))
+            self.notes.append(f"budget {daemon.budget} refused ({exc}); {fixed.budget} instead")
+            return fixed, parse_config(self._raw(fixed), env={})
+
+    async def start(self) -> None:
+        self.daemon, settings = self._settings(self.daemon)
+        session = cast(aiohttp.ClientSession, self.transport.session())
+        ctx = build_context(settings, session, self.host, Redactor(settings.secrets()))
+        ctx.client.backoff_seconds = 0.0
+        # No scrape here asks for OpenMetrics: its body is not rendered (a third of a render).
+        ctx.store._extra_openmetrics = None
+        timing = Timing(random=random.Random(self.s.seed * 1000 + self._procs).random)
+        service = Service(ctx, Scheduler(ctx.runner, self.host, timing))
+        reloader = Reloader(
+            lambda: parse_config(self._raw(self.daemon), env={}),
+            lambda: ctx.settings,
+            service.reconfigure,
+            ctx.metrics.reload_done(self.host),
+            ctx.store.render,
+        )
+        await ctx.store.render()
+        service.start(timers=False)
+        self.proc = Process(
+            self._procs, self.daemon, settings, service, reloader, self.platform.time()
+        )
+        self.checker.started(self.platform.time(), self.daemon)
+        self._procs += 1
+
+    async def stop(self, mode: str) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        await self.scrape()  # what Prometheus saw last
+        if mode == "killed":
+            proc.service.scheduler.shutdown()
+            tmp = self.state_file.with_name(f".{self.state_file.name}.tmp")
+            if not tmp.is_dir():
+                tmp.write_bytes(b'{"version": 1, "accounts": {"acc')  # cut mid-write
+        else:
+            proc.service.stop()
+        await proc.service.ctx.client._session.close()
+        self.checker.stopped(self.platform.time())
+        self.proc = None
+
+    # -- the day ------------------------------------------------------------------------------
+    def timeline(self) -> list[Event]:
+        """The scenario's events with their ends made events of their own."""
+        out: list[Event] = []
+        for e in self.s.events:
+            out.append(e)
+            if e.kind == "outage":
+                ends = (*e.args, ("of", e.at))
+                out.append(Event(e.at + 60 * int(e.arg("minutes")), "outage_end", ends))
+            if e.kind == "restart":
+                out.append(Event(e.at + 60 * int(e.arg("down")), "start", e.args))
+        return sorted(out, key=lambda e: e.at)  # stable: a restart before its own start
+
+    async def apply(self, e: Event) -> None:
+        sim, now = self.sim, self.platform.time()
+        self.checker.event(now, e)
+        if e.kind == "outage":
+            self._outage = e.at  # a later outage replaces an earlier one
+            kind = str(e.arg("kind"))
+            if kind in ("timeout", "refused"):
+                self.transport.down = kind
+            else:
+                sim.faults.set("*", kind)
+        elif e.kind == "outage_end" and e.arg("of") == self._outage:
+            self.transport.down = ""
+            sim.faults.clear()
+        elif e.kind == "restart":
+            await self.stop(str(e.arg("mode")))
+            changes: dict[str, Any] = {}
+            if e.arg("revisit") is not None:
+                changes["revisit"] = e.arg("revisit")
+            if e.arg("budget") is not None:
+                changes["budget"] = e.arg("budget")
+            if e.arg("codes") is not None:
+                changes["resource_status_codes"] = e.arg("codes")
+            self.daemon = replace(self.daemon, **changes)
+        elif e.kind == "start":
+            if self.proc is None:
+                await self.start()
+        elif e.kind == "exclude":
+            family = str(e.arg("family"))
+            self.exclude = [FAMILIES[family]] if family else []
+            await self.reload()
+        elif e.kind == "clock":
+            self.host.offset = float(e.arg("offset"))
+        elif e.kind == "drift":
+            self.host.drift(float(e.arg("ppm")))
+        elif e.kind in ("unlist", "relist"):
+            account = str(e.arg("account"))
+            if self.s.discovery:
+                (sim.unlisted.add if e.kind == "unlist" else sim.unlisted.discard)(account)
+            else:
+                self.listed = [a for a in self.s.accounts if a != account or e.kind == "relist"]
+                if e.kind == "relist":
+                    self.listed = [a for a in self.s.accounts if a in self.listed or a == account]
+                await self.reload()
+        elif e.kind == "unwritable":
+            tmp = self.state_file.with_name(f".{self.state_file.name}.tmp")
+            tmp.unlink(missing_ok=True)
+            tmp.mkdir()
+        elif e.kind == "writable":
+            shutil.rmtree(self.state_file.with_name(f".{self.state_file.name}.tmp"))
+        elif e.kind == "error_bodies":
+            body = {"status": "error", "message": "Internal error", "description": "resource"}
+            sim.faults.set("traffic", "error_200", count=int(e.arg("count")), match="resources",
+                           body=body)  # fmt: skip
+
+    async def reload(self) -> None:
+        if self.proc is not None:
+            outcome = await self.proc.reloader.reload()
+            if not outcome.ok:
+                self.notes.append(f"reload refused: {outcome.message}")
+
+    async def scrape(self) -> None:
+        if self.proc is None:
+            return
+        exposition = await self.proc.service.ctx.store.render()  # on the inline worker
+        values = parse_exposition(exposition.plain.decode())
+        now = self.platform.time()
+        self.scrapes += 1
+        self._digest.update(f"{now:.3f}\n".encode())
+        for key in sorted(values):
+            self._digest.update(f"{key} {values[key]!r}\n".encode())
+        self.checker.scrape(now, values)
+
+    async def run(self) -> Outcome:
+        end = T0 + self.s.minutes * 60
+        events = self.timeline()
+        await self.start()
+        next_scrape = T0 + SCRAPE_SECONDS / 2
+        while True:
+            now = self.platform.time()
+            nxt = min(end, next_scrape, T0 + events[0].at if events else end)
+            if self.proc is not None:
+                due = self.proc.service.scheduler.next_due()
+                if due is not None:
+                    nxt = min(nxt, max(now, now + (due - self.host.time())))
+            if nxt <= now and self.proc is not None and (due or 0) > self.host.time():
+                nxt = now + 0.001  # drift rounding: the job is a hair ahead
+            self.platform.set(max(now, nxt))
+            now = self.platform.time()
+            if now >= end:
+                break
+            while events and T0 + events[0].at <= now:
+                await self.apply(events.pop(0))
+            if self.proc is not None:
+                await self.proc.service.scheduler.run_due()
+            if now >= next_scrape:
+                await self.scrape()
+                next_scrape += SCRAPE_SECONDS
+        await self.scrape()
+        await self.stop("clean")
+        violations = self.checker.finish(end)
+        reads = self.transport.reads
+        for r in reads:
+            self._digest.update(f"{r}\n".encode())
+        return Outcome(
+            seed=self.s.seed,
+            violations=violations,
+            digest=self._digest.hexdigest(),
+            minutes=self.s.minutes,
+            requests=self.transport.sent,
+            scrapes=self.scrapes,
+            notes=self.notes,
+        )
+
+
+class Inline(concurrent.futures.Executor):
+    """The refresh thread (``exporter.support.offloop.WORKER``) run inline: each step runs
+    when submitted, in submission order as on the one real thread, without a thread switch
+    whose timing the machine decides."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to the awaiting side, as the thread would
+            future.set_exception(exc)
+        return future
+
+
+@contextlib.contextmanager
+def inline_worker() -> Iterator[None]:
+    saved = offloop.WORKER
+    offloop.WORKER = cast(concurrent.futures.ThreadPoolExecutor, Inline())
+    try:
+        yield
+    finally:
+        offloop.WORKER = saved
+
+
+@dataclass
+class Timed:
+    outcome: Outcome
+    seconds: float
+
+
+def _scratch() -> Iterator[str]:
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="cdnvideo-sim-", dir=base) as d:
+        yield d
+
+
+async def run_scenario(scenario: Scenario) -> Outcome:
+    """Run one scenario from start to end (the daemon's log lines are captured, not printed)."""
+    for directory in _scratch():
+        with structlog.testing.capture_logs(), inline_worker():
+            return await World(scenario, Path(directory)).run()
+    raise AssertionError("unreachable")
+
+
+async def run_seed(seed: int, minutes: int = 1440) -> Timed:
+    started = time.process_time()
+    outcome = await run_scenario(draw(seed, minutes))
+    return Timed(outcome, time.process_time() - started)
+
+
+def run_seed_sync(args: tuple[int, int]) -> Timed:
+    """``run_seed`` in a fresh event loop (a worker process of ``--jobs``)."""
+    import asyncio
+
+    return asyncio.run(run_seed(*args))

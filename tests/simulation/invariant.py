@@ -1,0 +1,463 @@
+"""The invariant of a simulated day, checked at every scrape and at the end (issue 35).
+
+A violation is a kind (one of ``KINDS``) and one line of detail, so a failing seed reads as
+one line per kind. What each kind means, and the tolerances, are in docs/dev/testing.md.
+
+The platform's truth is computed from the simulator's own model: a minute's figures as
+visible at time t are the final per-resource rows scaled by the late-arrival curve, floored
+per resource as the API floors them (``exporter/simulator/traffic_window.py``). The reads
+the daemon made are the transport's record (``transport.Read``): which window, which half
+(totals or per resource), when on the platform's clock, and whether it was answered.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from exporter.simulator.traffic_model import EDGE_REQ, ORIGIN_REQ
+from exporter.simulator.traffic_window import late_fraction
+from tests.simulation.scenario import Daemon, Event, Scenario
+
+if TYPE_CHECKING:
+    from exporter.simulator import Simulator
+    from tests.simulation.transport import Read, Transport
+
+Key = tuple[str, tuple[tuple[str, str], ...]]
+MINUTE = 60
+
+KINDS = {
+    "read before close": "a metrics request asked for a minute not yet closed on the platform",
+    "counter decreased": "a counter series went down between two scrapes (restarts included)",
+    "series born nonzero": "a counter series was first exposed at a value other than 0",
+    "series jump": "a series rose by more than the platform counted after it appeared",
+    "miscounted": "a counter differs from the figures of the reads the daemon made",
+    "silent minutes": "minutes neither read nor named by a self-metric (missed)",
+    "late settle read": "a minute's settle read came later than its age plus the tolerance",
+    "settle read missing": "a minute was not re-read at an age of its schedule",
+    "not final": "a minute's last read came before its figures were final, though the "
+    "schedule reaches past the platform's lateness",
+    "silent stall": "nothing was counted for a while and neither up nor the lag said so",
+}
+STALL_SECONDS = 900.0  # nothing counted this long: cdnvideo_up 0 or the lag alert must show it
+LAG_ALERT_SECONDS = 420.0  # deploy/prometheus/rules.yml CdnvideoTrafficDataStale
+JUMP_WINDOW_SECONDS = 1800.0  # a new series' rises are checked for this long after it appears
+TICK_SLACK_SECONDS = 45.0  # two poll ticks (15 s: another run due at once goes first) and jitter
+DISTURBED_AFTER_SECONDS = 900.0  # an error reply or a postponement excuses this long after it
+COUNTERS = (
+    "cdnvideo_account_requests_total",
+    "cdnvideo_resource_requests_total",
+    "cdnvideo_resource_responses_total",
+    "cdnvideo_account_responses_total",
+)
+
+
+@dataclass(frozen=True)
+class Violation:
+    kind: str
+    detail: str
+    at: float = 0.0
+
+
+def hhmm(ts: float) -> str:
+    s = int(ts) % 86400
+    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def tolerance(stages: tuple[int, ...], i: int) -> tuple[float, float]:
+    """How early and how late the settle read at ``stages[i]`` may come around the minute's
+    own age. A run is read in one window, so a minute may be read early by the span of the
+    run it is merged into (first stage: ``min(age, 10) - 1`` minutes, docs/windowing.md;
+    later stages: up to 9 minutes of a 10-minute window). Late: at the first stage by that
+    span too (the run is read when its newest minute is due); at later stages only by the
+    poll ticks: merging must not postpone a minute past its own due time (issue 35 failure 6;
+    docs/windowing.md still allows 9 minutes there)."""
+    first = (min(stages[0], 10) - 1) * MINUTE
+    if i == 0:
+        return first, first + TICK_SLACK_SECONDS
+    return max(first, 9 * MINUTE), TICK_SLACK_SECONDS
+
+
+@dataclass
+class Life:
+    """One daemon process: when it ran and with which config."""
+
+    start: float
+    stop: float
+    daemon: Daemon
+
+
+@dataclass
+class Checker:
+    s: Scenario
+    sim: Simulator
+    transport: Transport
+    violations: list[Violation] = field(default_factory=list)
+    lives: list[Life] = field(default_factory=list)
+    last: dict[Key, float] = field(default_factory=dict)  # last exposed value, whole seed
+    present: set[Key] = field(default_factory=set)  # series of this process' last scrape
+    changed_at: dict[Key, float] = field(default_factory=dict)  # when its value last changed
+    reset_at: dict[Key, float] = field(default_factory=dict)  # shown again at 0 at this time
+    born: dict[Key, tuple[float, float]] = field(default_factory=dict)  # (at, value) appeared
+    windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
+    _windows_now: dict[Key, float] = field(default_factory=dict)
+    progress_at: dict[str, float] = field(default_factory=dict)
+    disturbed: dict[str, list[tuple[float, float]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    held: dict[str, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
+    _postponed: float = 0.0
+    _read_index: int = 0
+    _prev_scrape: float = 0.0
+    _growth_cache: dict[tuple[str, str | None, str, float], float | None] = field(
+        default_factory=dict
+    )
+
+    # -- what the harness reports -------------------------------------------------------------
+    def started(self, now: float, daemon: Daemon) -> None:
+        self.lives.append(Life(now, math.inf, daemon))
+        self.present = set()
+        self._windows_now = {}
+        self._postponed = 0.0
+        self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
+        for account in self.s.accounts:
+            self.progress_at[account] = now
+
+    def stopped(self, now: float) -> None:
+        self.lives[-1].stop = now
+        self._disturb("*", now, now, held=False)
+
+    def event(self, now: float, e: Event) -> None:
+        """Faults hold reads back; a clock step, an account leaving the list or a volume
+        that cannot be written moves reads in time but must not drop what is owed."""
+        if e.kind in ("outage", "outage_end", "error_bodies"):
+            self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
+        elif e.kind in ("clock", "drift", "unlist", "relist", "unwritable", "writable"):
+            self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
+
+    def _disturb(self, account: str, start: float, end: float, held: bool = True) -> None:
+        """Mark [start, end] disturbed for ``account`` ("*": all): the age checks skip it; with
+        ``held`` (a fault, a limit or a budget held reads back) so does ``not final``."""
+        if held:
+            self._add_span(self.held[account], start, end)
+        self._add_span(self.disturbed[account], start, end)
+
+    @staticmethod
+    def _add_span(spans: list[tuple[float, float]], start: float, end: float) -> None:
+        if spans and spans[-1][1] >= start:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], end))
+        else:
+            spans.append((start, end))
+
+    def quiet(self, account: str, start: float, end: float, held_only: bool = False) -> bool:
+        """No error reply, postponement, restart or scenario event touched [start, end]
+        (``held_only``: nothing that held reads back: a fault, a limit, a budget)."""
+        spans = self.held if held_only else self.disturbed
+        for key in (account, "*"):
+            for a, b in spans.get(key, ()):
+                if a <= end and start <= b:
+                    return False
+        return True
+
+    def add(self, kind: str, detail: str, at: float = 0.0) -> None:
+        self.violations.append(Violation(kind, detail, at))
+
+    # -- at every scrape ----------------------------------------------------------------------
+    def scrape(self, now: float, values: dict[Key, float]) -> None:
+        self._new_reads()
+        postponed = sum(
+            v
+            for (name, _), v in values.items()
+            if name
+            in ("cdnvideo_upstream_polls_postponed_total", "cdnvideo_upstream_rate_limited_total")
+        )
+        if postponed > self._postponed:
+            self._disturb("*", self._prev_scrape, now + DISTURBED_AFTER_SECONDS)
+        self._postponed = postponed
+        for key, value in values.items():
+            if key[0] in COUNTERS:
+                self._counter(now, key, value)
+        self._growth_cache.clear()
+        self.present = {k for k in values if k[0] in COUNTERS}
+        self._windows(now, values)
+        self._stall(now, values)
+        self._prev_scrape = now
+
+    def _new_reads(self) -> None:
+        reads = self.transport.reads
+        for r in reads[self._read_index :]:
+            if r.end > r.at + 1e-6:
+                self.add(
+                    "read before close",
+                    f"{r.account} asked {hhmm(r.start)}-{hhmm(r.end)} at {hhmm(r.at)}",
+                    r.at,
+                )
+            if not r.answered:
+                self._disturb(r.account, r.at - MINUTE, r.at + DISTURBED_AFTER_SECONDS)
+        self._read_index = len(reads)
+
+    def _counter(self, now: float, key: Key, value: float) -> None:
+        prev = self.last.get(key)
+        if prev == value and key in self.present and key not in self.born:
+            return  # unchanged, and not new any more
+        label = _show(key)
+        if key not in self.present:  # appears (first time, or again after an absence)
+            if prev is None and value != 0:
+                self.add("series born nonzero", f"{label} first exposed at {value:.0f}", now)
+            if prev is None or value < prev:  # new, or back at 0 (a reset to Prometheus)
+                self.born[key] = (now, value)
+                if prev is not None and value == 0:
+                    self.reset_at[key] = now  # counts from here on only
+                if prev is not None and value != 0:
+                    self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
+            elif value > prev:  # continues: by no more than what happened since it last rose
+                self.born[key] = (self.changed_at.get(key, now), prev)
+        elif prev is not None and value < prev:
+            self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
+        if value != prev:
+            self.changed_at[key] = now
+        self.last[key] = value
+        born = self.born.get(key)
+        if born is not None and now - born[0] > JUMP_WINDOW_SECONDS:
+            del self.born[key]
+        elif born is not None:
+            bound = self._growth(key, born[0], now)
+            if bound is not None and value - born[1] > bound:
+                self.add(
+                    "series jump",
+                    f"{label} {born[1]:.0f} at {hhmm(born[0])} -> {value:.0f} at {hhmm(now)}, "
+                    f"the platform counted at most {bound:.0f} since",
+                    now,
+                )
+                del self.born[key]
+
+    def _growth(self, key: Key, since: float, now: float) -> float | None:
+        """What the platform counted for the series' scope and side between ``since`` (less
+        the reading delay: the first minute a new series counts closed before it appeared)
+        and ``now``: an upper bound of a fair rise."""
+        labels = dict(key[1])
+        account, side = labels.get("account", ""), labels.get("side", "")
+        resource = labels.get("resource")
+        scope = (account, resource, side, since)
+        if scope not in self._growth_cache:
+            self._growth_cache[scope] = self._platform_growth(account, resource, side, since, now)
+        return self._growth_cache[scope]
+
+    def _platform_growth(
+        self, account: str, resource: str | None, side: str, since: float, now: float
+    ) -> float | None:
+        reader = self.sim.traffic_reader(account)
+        if reader is None or resource == "__other__" or side not in ("edge", "origin"):
+            return None
+        col = EDGE_REQ if side == "edge" else ORIGIN_REQ
+        index = None
+        if resource is not None:
+            index = reader.traffic.index.get(resource)
+            if index is None:
+                return None
+        t1 = since - self.s.delay_seconds - 2 * MINUTE - TICK_SLACK_SECONDS
+        first = int((t1 - MINUTE - self.s.late_seconds) // MINUTE) * MINUTE
+        total = 0.0
+        for m in range(first, int(now // MINUTE) * MINUTE + MINUTE, MINUTE):
+            rows = reader.traffic.rows(m)
+            chosen = rows if index is None else [rows[index]]
+            f2 = self._fraction(m, now)
+            f1 = self._fraction(m, t1)
+            for row in chosen:
+                total += _scaled(row[col], f2) - _scaled(row[col], f1)
+        return total
+
+    def _fraction(self, m: int, t: float) -> float:
+        return late_fraction(m, t, self.s.late_seconds, self.s.late_half_seconds)
+
+    def _windows(self, now: float, values: dict[Key, float]) -> None:
+        for key, value in values.items():
+            if key[0] != "cdnvideo_traffic_windows_total":
+                continue
+            labels = dict(key[1])
+            prev = self._windows_now.get(key, 0.0)
+            added = value - prev if value >= prev else value  # a reset: counted afresh
+            self.windows[(labels.get("account", ""), labels.get("outcome", ""))] += added
+            self._windows_now[key] = value
+            if labels.get("outcome") in ("read", "backfilled") and added > 0:
+                self.progress_at[labels.get("account", "")] = now
+
+    def _stall(self, now: float, values: dict[Key, float]) -> None:
+        for account in self.s.accounts:
+            up = values.get(("cdnvideo_up", (("account", account), ("area", "traffic"))))
+            if up is None:
+                self.progress_at[account] = now  # not served here: nothing to count
+                continue
+            quiet_for = now - self.progress_at.get(account, now)
+            if quiet_for <= STALL_SECONDS:
+                continue
+            lag = values.get(("cdnvideo_traffic_lag_seconds", (("account", account),)), 0.0)
+            if up != 0 and lag <= LAG_ALERT_SECONDS:
+                self.add(
+                    "silent stall",
+                    f"{account}: nothing counted for {quiet_for / 60:.0f} min at {hhmm(now)}, "
+                    f"up 1, lag {lag:.0f} s",
+                    now,
+                )
+                self.progress_at[account] = now  # once per stall
+
+    # -- at the end ---------------------------------------------------------------------------
+    def finish(self, end: float) -> list[Violation]:
+        self._new_reads()
+        reads = _answered(self.transport.reads)
+        for account in self.s.accounts:
+            self._exact(account, reads)
+            self._silent(account, reads)
+            self._ages(account, reads, end)
+        return self.violations
+
+    def _exact(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
+        reader = self.sim.traffic_reader(account)
+        assert reader is not None
+        want: dict[Key, float] = defaultdict(float)
+        resets = sorted(t for k, t in self.reset_at.items() if dict(k[1]).get("account") == account)
+        for (acc, resources, m), times in reads.items():
+            if acc != account:
+                continue
+            f = self._fraction(m, times[-1])
+            rows = reader.traffic.rows(m)
+            if resets:  # a series shown again at 0 counts only the reads after that
+                before = [t for t in times if t <= resets[-1]]
+                f0 = self._fraction(m, before[-1]) if before else 0.0
+                if not resources:
+                    for side, col in (("edge", EDGE_REQ), ("origin", ORIGIN_REQ)):
+                        key0: Key = ("cdnvideo_account_requests_total",
+                                     (("account", account), ("side", side)))  # fmt: skip
+                        if key0 in self.reset_at:
+                            want[key0] -= sum(_scaled(row[col], f0) for row in rows)
+            if resources:
+                for res, row in zip(reader.traffic.resources, rows, strict=True):
+                    labels: tuple[tuple[str, str], ...] = (
+                        ("account", account),
+                        ("resource", res.id),
+                        ("side", "edge"),
+                    )
+                    key: Key = ("cdnvideo_resource_requests_total", labels)
+                    want[key] += _scaled(row[EDGE_REQ], f)
+            else:
+                for side, col in (("edge", EDGE_REQ), ("origin", ORIGIN_REQ)):
+                    sided = (("account", account), ("side", side))
+                    key = ("cdnvideo_account_requests_total", sided)
+                    want[key] += sum(_scaled(row[col], f) for row in rows)
+        for key, expected in sorted(want.items()):
+            got = self.last.get(key)
+            if got is None or key not in self.present:
+                continue  # not exposed at the end (excluded family, account released)
+            if got != expected:
+                self.add(
+                    "miscounted",
+                    f"{_show(key)} {got:.0f}, the reads made show {expected:.0f} "
+                    f"({got - expected:+.0f})",
+                )
+
+    def _silent(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
+        minutes = sorted(m for (a, res, m) in reads if a == account and not res)
+        if not minutes:
+            return
+        read = set(minutes)
+        unread = [m for m in range(minutes[0], minutes[-1], MINUTE) if m not in read]
+        named = self.windows.get((account, "missed"), 0.0)
+        if len(unread) > named:
+            self.add(
+                "silent minutes",
+                f"{account}: {len(unread) - named:.0f} minutes (first {hhmm(unread[0])}) never "
+                f"read, {named:.0f} named missed",
+            )
+
+    def _life(self, at: float) -> Life | None:
+        for life in self.lives:
+            if life.start <= at <= life.stop:
+                return life
+        return None
+
+    def _ages(
+        self, account: str, reads: dict[tuple[str, bool, int], list[float]], end: float
+    ) -> None:
+        late: list[str] = []
+        missing: list[str] = []
+        unfinal: list[str] = []
+        for (acc, resources, m), times in sorted(reads.items()):
+            if acc != account:
+                continue
+            f = times[0]
+            life = self._life(f)
+            if life is None:
+                continue
+            stages = life.daemon.stages()
+            if not stages:
+                continue
+            half = "resources" if resources else "totals"
+            last_due = f + stages[-1] * MINUTE + tolerance(stages, len(stages) - 1)[1]
+            if last_due < min(end, life.stop) and self.quiet(account, f - MINUTE, last_due):
+                used = 0  # each stage takes its own read, after the previous stage's
+                for i, age in enumerate(stages):
+                    due = f + age * MINUTE
+                    early, late_by = tolerance(stages, i)
+                    limit = due + late_by
+                    hit = [
+                        j for j, t in enumerate(times) if j > used and due - early - 2 <= t <= limit
+                    ]
+                    if hit:
+                        used = hit[0]
+                        continue
+                    later = [j for j, t in enumerate(times) if j > used and t > limit]
+                    what = f"{account} {half} {hhmm(m)} age {age} (first read {hhmm(f)})"
+                    if later:
+                        used = later[0]
+                        late.append(f"{what} read {(times[used] - f) / 60:.1f} min after")
+                    else:
+                        missing.append(what)
+            # final: the schedule in force when its last read falls due reaches past lateness
+            end_life = self._life(f + stages[-1] * MINUTE) or life
+            need = min(stages[-1], end_life.daemon.stages()[-1] if end_life.daemon.stages() else 0)
+            due_final = f + need * MINUTE + 2 * sum(tolerance(stages, len(stages) - 1))
+            reaches = self.s.delay_seconds + need * MINUTE >= self.s.late_seconds + MINUTE
+            if (
+                need
+                and reaches
+                and due_final + DISTURBED_AFTER_SECONDS < end
+                and self._fraction(m, times[-1]) < 1.0
+                and self.quiet(account, f, due_final, held_only=True)
+            ):
+                unfinal.append(
+                    f"{account} {half} {hhmm(m)}: last read {(times[-1] - m - MINUTE):.0f} s "
+                    f"after its close, schedule {list(stages)}"
+                )
+        if late:
+            self.add("late settle read", f"{len(late)} reads, e.g. {late[0]}")
+        if missing:
+            self.add("settle read missing", f"{len(missing)} reads, e.g. {missing[0]}")
+        given_up = self.windows.get((account, "given_up"), 0.0)
+        if len(unfinal) > given_up:
+            self.add(
+                "not final",
+                f"{len(unfinal)} minutes ({given_up:.0f} given up), e.g. {unfinal[0]}",
+            )
+
+
+def _scaled(value: float, f: float) -> int:
+    return int(value) if f >= 1.0 else (int(value * f) if f > 0 else 0)
+
+
+def _answered(reads: list[Read]) -> dict[tuple[str, bool, int], list[float]]:
+    """Per (account, half, minute): the platform times of the answered reads covering it."""
+    out: dict[tuple[str, bool, int], list[float]] = defaultdict(list)
+    for r in reads:
+        if not r.answered:
+            continue
+        for m in range(r.start, r.end, MINUTE):
+            times = out[(r.account, r.resources, m)]
+            if not times or r.at - times[-1] > 1.0:
+                times.append(r.at)
+    return out
+
+
+def _show(key: Key) -> str:
+    return key[0] + "{" + ",".join(f'{k}="{v}"' for k, v in key[1]) + "}"

@@ -1,0 +1,183 @@
+"""What one seed draws: a simulated day of the platform and of the daemon's life.
+
+``draw(seed)`` is the only source of randomness of a run (``random.Random(seed)``); the
+scenario is plain data, printed by ``--verbose`` so a failing seed can be read before it is
+replayed. Conditions are drawn independently, so a day usually holds several at once.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+T0 = 1_767_225_600 + 6 * 3600  # 2026-01-01T06:00:00Z: the simulated day starts here
+SCHEDULES: tuple[int | tuple[int, ...], ...] = (
+    5, 5, 3, 0, 10, (5, 15, 60), (2, 10, 30), (1, 4), (5, 60), (2, 5), (1, 3, 20),
+)  # fmt: skip
+OUTAGE_KINDS = ("503", "504", "500", "timeout", "refused")
+QUIET_END_SECONDS = 3600  # nothing is drawn in the last hour: the day ends settled
+
+
+@dataclass(frozen=True)
+class Daemon:
+    """The part of the daemon's config a restart may change (``traffic.*``, ``upstream.*``)."""
+
+    revisit: int | tuple[int, ...] = 5
+    budget: int = 0  # upstream.max_requests_per_minute (0: none)
+    resource_status_codes: str = "codes"
+    per_resource: bool = True
+
+    def cost(self) -> float:
+        per = 2.0 if self.per_resource else 1.0
+        stages = (self.revisit,) if isinstance(self.revisit, int) else self.revisit
+        stages = tuple(a for a in stages if a)
+        return per + sum(per / min(a, 10) if i == 0 else per / 10 for i, a in enumerate(stages))
+
+    def stages(self) -> tuple[int, ...]:
+        r = self.revisit
+        return ((r,) if r else ()) if isinstance(r, int) else tuple(r)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happens at ``at`` seconds after ``T0`` (platform clock)."""
+
+    at: int
+    kind: str  # see harness.World.apply
+    args: tuple[tuple[str, Any], ...] = ()
+
+    def arg(self, name: str, default: Any = None) -> Any:
+        return dict(self.args).get(name, default)
+
+    def __str__(self) -> str:
+        detail = " ".join(f"{k}={v}" for k, v in self.args)
+        return f"+{self.at // 60:>4} min {self.kind} {detail}".rstrip()
+
+
+@dataclass(frozen=True)
+class Scenario:
+    seed: int
+    minutes: int
+    accounts: tuple[str, ...]
+    resources: int
+    late_seconds: float
+    late_half_seconds: float
+    quirks: tuple[str, ...]
+    platform_limit: int  # simulator api_requests_per_minute (0: none)
+    delay_seconds: int
+    catch_up_minutes: int
+    discovery: bool
+    daemon: Daemon
+    events: tuple[Event, ...] = field(default_factory=tuple)
+
+    def describe(self) -> list[str]:
+        head = (
+            f"seed {self.seed}: {self.minutes} min, accounts {','.join(self.accounts)} x "
+            f"{self.resources} resources, late {self.late_seconds:.0f} s"
+            f"{f' (half {self.late_half_seconds:.0f} s)' if self.late_half_seconds else ''}, "
+            f"quirks {','.join(self.quirks) or '-'}, platform limit {self.platform_limit or '-'}"
+            f"/min, delay {self.delay_seconds} s, catch_up {self.catch_up_minutes} min, "
+            f"{'discovery' if self.discovery else 'static list'}, revisit {self.daemon.revisit}, "
+            f"budget {self.daemon.budget or '-'}, status codes {self.daemon.resource_status_codes}"
+        )
+        return [head, *(f"  {e}" for e in self.events)]
+
+
+def draw(seed: int, minutes: int = 1440) -> Scenario:
+    """The scenario of ``seed``: a day of ``minutes`` with conditions drawn independently."""
+    rnd = random.Random(seed)
+    n_accounts = rnd.choice((1, 1, 2, 2, 3))
+    accounts = tuple(f"acc{i}" for i in range(1, n_accounts + 1))
+    late = rnd.choice((0.0, 60.0, 300.0, 600.0, 900.0, 1800.0))
+    half = rnd.choice((0.0, 0.0, 60.0)) if late > 60 else 0.0
+    quirks: list[str] = []
+    for name, p in (
+        ("one-minute-window", 0.15),
+        ("slow-long-windows", 0.12),
+        ("bogus-date", 0.15),
+        ("status-key", 0.2),
+        ("string-values", 0.2),
+    ):
+        if rnd.random() < p:
+            quirks.append(name)
+    limit = 0
+    if rnd.random() < 0.25:
+        limit = rnd.choice((6, 8, 12, 20, 30))
+        shape = rnd.choice(("", "rate-limit-420", "rate-limit-200"))
+        if shape:
+            quirks.append(shape)
+    daemon = Daemon(revisit=rnd.choice(SCHEDULES))
+    if rnd.random() < 0.25:
+        daemon = replace(daemon, budget=math.ceil(daemon.cost()) + rnd.choice((0, 0, 1, 2, 4)))
+    if rnd.random() < 0.15:
+        daemon = replace(daemon, resource_status_codes="classes")
+    scenario = Scenario(
+        seed=seed,
+        minutes=minutes,
+        accounts=accounts,
+        resources=rnd.choice((1, 2, 3, 4)),
+        late_seconds=late,
+        late_half_seconds=half,
+        quirks=tuple(quirks),
+        platform_limit=limit,
+        delay_seconds=rnd.choice((120, 120, 120, 60, 180)),
+        catch_up_minutes=rnd.choice((60, 60, 30, 120)),
+        discovery=rnd.random() < 0.4,
+        daemon=daemon,
+    )
+    return replace(scenario, events=tuple(sorted(_events(rnd, scenario), key=_order)))
+
+
+def _order(e: Event) -> tuple[int, str]:
+    return (e.at, e.kind)
+
+
+def _events(rnd: random.Random, s: Scenario) -> list[Event]:
+    span = s.minutes * 60 - QUIET_END_SECONDS
+    if span < 600:
+        return []
+
+    def at() -> int:
+        return 60 * rnd.randrange(5, span // 60)
+
+    out: list[Event] = []
+    for _ in range(rnd.choice((0, 0, 1, 1, 2, 3))):
+        kind = rnd.choice(OUTAGE_KINDS)
+        minutes = rnd.choice((1, 3, 10, 25, s.catch_up_minutes + 7, 90))
+        out.append(Event(at(), "outage", (("kind", kind), ("minutes", minutes))))
+    for _ in range(rnd.choice((0, 0, 1, 2, 3))):
+        mode = rnd.choice(("clean", "clean", "killed"))
+        args: list[tuple[str, Any]] = [("mode", mode), ("down", rnd.choice((0, 1, 4, 15, 70)))]
+        if rnd.random() < 0.4:
+            args.append(("revisit", rnd.choice(SCHEDULES)))
+        if rnd.random() < 0.2:
+            args.append(("budget", rnd.choice((0, 3, 4, 6, 8))))
+        if rnd.random() < 0.15:
+            args.append(("codes", rnd.choice(("codes", "classes"))))
+        out.append(Event(at(), "restart", tuple(args)))
+    if rnd.random() < 0.25:
+        family = rnd.choice(("account_requests", "resource_requests", "resource_responses"))
+        start, minutes = at(), rnd.choice((5, 30, 60))
+        out.append(Event(start, "exclude", (("family", family),)))
+        out.append(Event(min(span, start + minutes * 60), "exclude", (("family", ""),)))
+    if rnd.random() < 0.2:
+        step = rnd.choice((-900, -300, -60, 60, 300, 600, 1200))
+        start, minutes = at(), rnd.choice((10, 30, 120))
+        out.append(Event(start, "clock", (("offset", step),)))
+        out.append(Event(min(span, start + minutes * 60), "clock", (("offset", 0),)))
+    if rnd.random() < 0.1:
+        out.append(Event(at(), "drift", (("ppm", rnd.choice((-500, -100, 100, 500))),)))
+    if len(s.accounts) > 1 and rnd.random() < 0.3:
+        account = rnd.choice(s.accounts)
+        start, minutes = at(), rnd.choice((5, 15, 40))
+        out.append(Event(start, "unlist", (("account", account),)))
+        out.append(Event(min(span, start + minutes * 60), "relist", (("account", account),)))
+    if rnd.random() < 0.12:
+        start, minutes = at(), rnd.choice((3, 10, 30))
+        out.append(Event(start, "unwritable", ()))
+        out.append(Event(min(span, start + minutes * 60), "writable", ()))
+    if rnd.random() < 0.15:
+        out.append(Event(at(), "error_bodies", (("count", rnd.choice((1, 3, 8))),)))
+    return out

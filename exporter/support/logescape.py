@@ -38,6 +38,13 @@ def escape_text(text: str, keep_lf: bool = False) -> str:
     return pattern.sub(_escape, text) if pattern.search(text) else text
 
 
+def _item(value: Any) -> Any:
+    """One item of a list value: text escaped, numbers and None as they are."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return escape_text(str(value))
+
+
 class EscapeControls:
     """The structlog processor: keys and text values escaped (others rendered as text first,
     so an exception or a repr cannot carry a raw line break either)."""
@@ -53,6 +60,8 @@ class EscapeControls:
             if isinstance(value, str):
                 keep = self.keep_exception_lines and key == "exception"
                 value = escape_text(value, keep_lf=keep)
+            elif isinstance(value, list | tuple | set | frozenset):
+                value = [_item(v) for v in value]  # still a list: renderers join lists
             elif not (value is None or isinstance(value, bool | int | float)):
                 value = escape_text(str(value))
             out[escape_text(str(key))] = value

@@ -183,10 +183,10 @@ async def test_logfmt_audit_lines_cannot_be_split(make_admin: MakeAdmin) -> None
         structlog.reset_defaults()
     lines = [line for line in stream.getvalue().split("\n") if line]
     audit_lines = [
-        line for line in lines if re.match(r"timestamp=\S+ level=\S+ event=audit ", line)
+        line for line in lines if re.match(r"ts=\S+ level=\S+ msg=audit ", line)
     ]
     assert len(audit_lines) == sent  # no record split in two, none forged
-    assert all(line.startswith("timestamp=") for line in lines)
+    assert all(line.startswith("ts=") for line in lines)
     text = stream.getvalue()
     for char, escaped in CONTROLS.items():
         if char != "\n":  # line breaks end records: counted above

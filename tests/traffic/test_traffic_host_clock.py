@@ -120,6 +120,6 @@ def assert_account_counters_equal_truth(r: Rig, minutes: range, per_resource: bo
         assert assert_counters_equal_truth(r, minutes) > 0
         return
     f = r.fragment()
-    finals = [r.sim.traffic_final(ACC, m) for m in minutes]
+    finals = [r.sim.traffic_truth(ACC, m) for m in minutes]
     for key in COUNT_KEYS:
         assert counter(f, key) == sum(x[key] for x in finals), key

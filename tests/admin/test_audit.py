@@ -182,9 +182,7 @@ async def test_logfmt_audit_lines_cannot_be_split(make_admin: MakeAdmin) -> None
     finally:
         structlog.reset_defaults()
     lines = [line for line in stream.getvalue().split("\n") if line]
-    audit_lines = [
-        line for line in lines if re.match(r"ts=\S+ level=\S+ msg=audit ", line)
-    ]
+    audit_lines = [line for line in lines if re.match(r"ts=\S+ level=\S+ msg=audit ", line)]
     assert len(audit_lines) == sent  # no record split in two, none forged
     assert all(line.startswith("ts=") for line in lines)
     text = stream.getvalue()

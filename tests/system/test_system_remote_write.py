@@ -23,7 +23,7 @@ import yaml
 from deploy_helpers import tool
 from system_stack import SIM_TOKEN, STARTUP_SECONDS, Processes, free_port, http, wait_for
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.realtime]
 
 ACC = "demo-media"
 FAMILY = "cdnvideo_minute_account_requests"

@@ -21,7 +21,7 @@ from exporter.remotewrite.settings import RemoteWriteSettings
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.realtime]
 
 
 @pytest.fixture

@@ -1,7 +1,6 @@
 """Steps of the host's wall clock (an NTP step, a VM resumed), seen against its monotonic
-clock before any read is planned on the stepped clock: until the platform's `Date` readings
-confirm the wall clock again, time is the wall clock before the step plus the monotonic time
-since."""
+clock before anything is planned on the stepped clock: time is the wall clock before the step
+plus the monotonic time since."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ HOST_STEP_TOLERANCE_SECONDS = 2.0
 @dataclass
 class HostClockWatch:
     """Wall and monotonic readings in; ``correction`` out: what to add to the wall clock to
-    undo its steps the platform has not confirmed yet (0 = the wall clock is trusted)."""
+    undo its steps (0 = none seen)."""
 
     correction: float = 0.0
     _wall: float | None = None
@@ -32,7 +31,3 @@ class HostClockWatch:
                 self.correction -= moved
         self._wall, self._mono = wall, mono
         return step
-
-    def confirmed(self) -> None:
-        """The platform's readings taken since the step agree on the wall clock as it is."""
-        self.correction = 0.0

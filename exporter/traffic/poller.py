@@ -770,21 +770,21 @@ class TrafficPoller:
     # -- the platform's clock ----------------------------------------------------------------
     def _now(self) -> float:
         """Our wall clock, after checking it against the monotonic clock: a step is logged
-        and undone (``_host_time``) until the platform's readings confirm the new time."""
+        and undone (``_host_time``)."""
         now, mono = self._clock.time(), self._clock.monotonic()
         step = self._host.observe(now, mono)
         if step:
-            self._platform.forget_readings()
             log.warning(
                 "host_clock_stepped",
                 step_seconds=round(step, 1),
-                action="traffic reads follow the time before the step plus the time elapsed, "
-                "until the platform's clock confirms the new time",
+                action="traffic reads follow the time before the step plus the time elapsed; "
+                "the platform's clock readings are measured against that",
             )
         return now
 
     def _host_time(self, now: float) -> float:
-        """``now`` (our wall clock) with its steps not yet confirmed by the platform undone."""
+        """``now`` (our wall clock) with its steps undone: the time before each step plus the
+        monotonic time elapsed since (the platform's readings correct what that is off)."""
         return now + self._host.correction
 
     def platform_time(self, now: float) -> float:
@@ -797,13 +797,13 @@ class TrafficPoller:
         return self.platform_time(now)
 
     def _observe_skew(self, skew: float) -> None:
-        """One reply's reading: the gauge shows it; the clock moves only when confirmed."""
+        """One reply's reading (the platform's clock minus our wall clock): the gauge shows it;
+        the clock moves only when confirmed. Believed against our clock with its steps undone
+        (``_host_time``): a step the platform's clock agrees with is no doubt."""
         self._metrics.clock_skew.set(skew)
         before = self._platform.believed
+        skew -= self._host.correction
         outcome = self._platform.observe(skew)
-        if self._host.correction and (outcome == "moved" or self._platform.settled):
-            # readings taken since our clock's step agree on it: its time is the time again
-            self._host.confirmed()
         if not self._platform.agrees(skew):
             self._doubts += 1  # a read made meanwhile is not counted (``_first_reads``)
         if outcome == "rejected":

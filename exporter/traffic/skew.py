@@ -49,19 +49,6 @@ class PlatformClock:
         self.believed = new
         return "moved" if moved or not was_known else "agrees"
 
-    def forget_readings(self) -> None:
-        """The host's clock was stepped: the readings taken before it measure another clock."""
-        self.recent.clear()
-
-    @property
-    def settled(self) -> bool:
-        """The last SKEW_CONFIRMATIONS readings agree with each other and the believed skew."""
-        return (
-            len(self.recent) == SKEW_CONFIRMATIONS
-            and max(self.recent) - min(self.recent) <= SKEW_AGREEMENT_SECONDS
-            and all(self.agrees(r) for r in self.recent)
-        )
-
     def agrees(self, reading: float) -> bool:
         """The reading agrees with the believed skew (0 until one is confirmed)."""
         return abs(reading - self.believed) <= SKEW_TOLERANCE_SECONDS

@@ -23,6 +23,7 @@ from prometheus_client import Gauge
 from exporter.config import stable_hash
 from exporter.runtime.polling import PollRunner
 from exporter.support.clock import Clock
+from exporter.support.hoststep import HostClockWatch
 
 log = structlog.get_logger("exporter.runtime.scheduler")
 
@@ -123,6 +124,7 @@ class Scheduler:
         # cdnvideo_next_poll_timestamp_seconds{account,area}: the earliest due of the area's jobs
         self._next_poll = next_poll
         self._entries: dict[str, _Entry] = {}
+        self._steps = HostClockWatch()  # steps of the wall clock, which the schedule follows
         self._running: dict[str, asyncio.Task[None]] = {}
         self._jobs: dict[str, JobKey] = {}  # the area/account jobs, by their entry's id
         self._loop: asyncio.Task[None] | None = None
@@ -234,6 +236,7 @@ class Scheduler:
         to its next instant; a run missed by more than its grace, or falling due while the
         job still runs, is skipped."""
         now = self._clock.time()
+        self._follow_step(now)
         taken = []
         for entry in sorted(self._entries.values(), key=lambda e: e.due):
             if entry.due > now:
@@ -250,6 +253,20 @@ class Scheduler:
             else:
                 taken.append(entry)
         return taken
+
+    def _follow_step(self, now: float) -> None:
+        """A step of the wall clock (seen against the monotonic one) moves every job with it:
+        runs keep their intervals in elapsed time (a clock stepped back does not stop the
+        polls for the length of the step; one stepped forward does not skip them as missed)."""
+        step = self._steps.observe(now, self._clock.monotonic())
+        if not step:
+            return
+        for entry in self._entries.values():
+            entry.base += step
+            entry.due += step
+        for key in self._jobs.values():
+            self._publish(key)
+        log.warning("schedule_follows_clock_step", step_seconds=round(step, 1))
 
     def _finished(self, ident: str, ok: bool) -> None:
         """Count the run's outcome; after a failure, bring the job's next run forward to its

@@ -54,6 +54,9 @@ class ShiftedClock:
     def time(self) -> float:
         return self.inner.time() + self.offset
 
+    def monotonic(self) -> float:
+        return self.inner.monotonic()
+
 
 class Simulator:
     """The simulated platform. Build one per test; all time comes from `clock`.

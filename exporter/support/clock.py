@@ -7,9 +7,12 @@ from typing import Protocol
 
 
 class Clock(Protocol):
-    """A source of wall-clock time as Unix seconds."""
+    """A source of wall-clock time as Unix seconds, and a monotonic clock beside it (never
+    stepped, its origin arbitrary) that shows when the wall clock was stepped."""
 
     def time(self) -> float: ...
+
+    def monotonic(self) -> float: ...
 
 
 class SystemClock:
@@ -18,15 +21,28 @@ class SystemClock:
     def time(self) -> float:
         return time.time()
 
+    def monotonic(self) -> float:
+        return time.monotonic()
+
 
 class FakeClock:
     """A clock that only moves when told to (tests, simulated days)."""
 
     def __init__(self, start: float = 1_767_225_600.0) -> None:  # 2026-01-01T00:00:00Z
         self._now = float(start)
+        self._stepped = 0.0  # what ``step`` moved the wall clock by (not time passing)
 
     def time(self) -> float:
         return self._now
+
+    def monotonic(self) -> float:
+        """Moves with ``advance`` and ``set`` (time passing), not with ``step``."""
+        return self.time() - self._stepped
+
+    def step(self, seconds: float) -> None:
+        """Step the wall clock (either sign) while no time passes: an NTP step."""
+        self._now += seconds
+        self._stepped += seconds
 
     def advance(self, seconds: float) -> None:
         if seconds < 0:

@@ -14,6 +14,7 @@ from exporter.areakit.metrics import AreaMetrics
 from exporter.exposition import Fragment, Store, StoreKey
 from exporter.support import offloop
 from exporter.support.clock import Clock
+from exporter.support.hoststep import HostClockWatch
 from exporter.traffic import exposure, state
 from exporter.traffic.auditor import Auditor
 from exporter.traffic.echo import WindowMismatch, check_echo, stating
@@ -191,6 +192,7 @@ class TrafficPoller:
         self._rejected_logged: dict[str, float] = {}
         self._save_failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
         self._platform = PlatformClock()  # the platform's clock minus ours, once confirmed
+        self._host = HostClockWatch()  # our clock's steps not yet confirmed by the platform
         self._doubts = 0  # readings that disagreed with the believed clock (taken before/after)
         self._clock_rejected_logged = -math.inf
         self._worker = offloop.WORKER  # shared with the other pollers and the renderer
@@ -294,7 +296,7 @@ class TrafficPoller:
     # -- one cycle ---------------------------------------------------------------------------
     async def poll(self, account: str) -> None:
         async with self._state(account).lock:
-            now = self._clock.time()
+            now = self._now()
             self._drop_released(now)
             led = self.ledger(account)
             if led.released_at:
@@ -354,7 +356,7 @@ class TrafficPoller:
 
     def _report_owed(self, account: str, led: AccountLedger, now: float) -> None:
         """The settle reads due and not yet done: how many minutes, and how long overdue."""
-        minutes, overdue = led.owed_minutes(now, self._settings.settle_stages)
+        minutes, overdue = led.owed_minutes(self._ready_time(now), self._settings.settle_stages)
         self._metrics.traffic_windows_owed.labels(account).set(minutes)
         self._metrics.traffic_settle_overdue.labels(account).set(overdue)
 
@@ -397,7 +399,7 @@ class TrafficPoller:
         s = self._settings
         # After a failed 1-minute read (an outage) the next read is one minute: a probe.
         longest = 1 if led.outage else self._longest(led, now)
-        ready = self._ready_time(now)  # closed on our clock, and on the platform's if behind
+        ready = self._ready_time(now)  # closed on the platform's clock as confirmed
         plan = plan_reads(led.cursor, ready, s.delay_seconds, s.catch_up_minutes, longest)
         if plan.missed and led.cursor is not None:
             log.warning(
@@ -766,20 +768,41 @@ class TrafficPoller:
         return got, error
 
     # -- the platform's clock ----------------------------------------------------------------
+    def _now(self) -> float:
+        """Our wall clock, after checking it against the monotonic clock: a step is logged
+        and undone (``_host_time``)."""
+        now, mono = self._clock.time(), self._clock.monotonic()
+        step = self._host.observe(now, mono)
+        if step:
+            log.warning(
+                "host_clock_stepped",
+                step_seconds=round(step, 1),
+                action="traffic reads follow the time before the step plus the time elapsed; "
+                "the platform's clock readings are measured against that",
+            )
+        return now
+
+    def _host_time(self, now: float) -> float:
+        """``now`` (our wall clock) with its steps undone: the time before each step plus the
+        monotonic time elapsed since (the platform's readings correct what that is off)."""
+        return now + self._host.correction
+
     def platform_time(self, now: float) -> float:
         """``now`` on the platform's clock as believed (``PlatformClock``): the lag gauge."""
-        return now + self._platform.believed
+        return self._host_time(now) + self._platform.believed
 
     def _ready_time(self, now: float) -> float:
-        """The clock that decides which minutes are ready and which settle reads are due:
-        ours, or the platform's when it is behind ours (confirmed, however far); never ahead
-        of ours."""
-        return now + self._platform.ready_shift
+        """The clock that decides which minutes are ready and which settle reads are due: the
+        platform's as confirmed, however far from ours either way (ours until confirmed)."""
+        return self.platform_time(now)
 
     def _observe_skew(self, skew: float) -> None:
-        """One reply's reading: the gauge shows it; the clock moves only when confirmed."""
+        """One reply's reading (the platform's clock minus our wall clock): the gauge shows it;
+        the clock moves only when confirmed. Believed against our clock with its steps undone
+        (``_host_time``): a step the platform's clock agrees with is no doubt."""
         self._metrics.clock_skew.set(skew)
         before = self._platform.believed
+        skew -= self._host.correction
         outcome = self._platform.observe(skew)
         if not self._platform.agrees(skew):
             self._doubts += 1  # a read made meanwhile is not counted (``_first_reads``)

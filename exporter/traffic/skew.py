@@ -14,9 +14,8 @@ SKEW_TOLERANCE_SECONDS = 5.0
 # of each other (a single reply with a wrong Date, from a proxy or a node, changes nothing).
 SKEW_CONFIRMATIONS = 3
 SKEW_AGREEMENT_SECONDS = 2.0
-# A platform whose confirmed clock is behind ours, however far, is followed: minutes are read
-# when they close on its clock. A platform ahead of us moves nothing: its minutes close before
-# ours, and no read ever asks for a minute that has not closed on our clock.
+# The platform's confirmed clock is followed either way, however far: minutes are read when
+# they close on its clock (a host clock behind keeps counting, one ahead never reads early).
 
 Outcome = Literal["agrees", "moved", "rejected", "pending"]
 
@@ -53,9 +52,3 @@ class PlatformClock:
     def agrees(self, reading: float) -> bool:
         """The reading agrees with the believed skew (0 until one is confirmed)."""
         return abs(reading - self.believed) <= SKEW_TOLERANCE_SECONDS
-
-    @property
-    def ready_shift(self) -> float:
-        """What to add to our clock to decide which minutes are ready and which settle reads
-        are due: the believed skew when the platform is behind, else 0."""
-        return min(0.0, self.believed)

@@ -42,6 +42,28 @@ async def test_a_job_runs_at_its_first_instant_and_then_once_every_interval() ->
     assert s.next_due() == T0 + 60.0
 
 
+@pytest.mark.parametrize("step", [-900.0, 600.0])
+async def test_a_step_of_the_wall_clock_moves_the_schedule_with_it(step: float) -> None:
+    """The wall clock stepped (NTP) while the monotonic clock runs on: every 15 s of elapsed
+    time a run, neither 15 minutes without one (stepped back) nor runs skipped as missed."""
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+    s.every("traffic", "acme", 15.0, counting(runs, clock))
+    await s.run_due()
+    clock.advance(5.0)
+    clock.step(step)
+    with capture_logs() as events:
+        for _ in range(4):
+            clock.advance(10.0 if not runs[1:] else 15.0)
+            await s.run_due()
+    assert runs == [0.0, *(step + t for t in (15.0, 30.0, 45.0, 60.0))]
+    assert [e["event"] for e in events if e["log_level"] == "warning"] == [
+        "schedule_follows_clock_step"
+    ]
+    assert s.next_due() == T0 + step + 75.0
+
+
 async def test_a_run_falling_due_while_the_last_one_still_runs_is_skipped_not_overlapped() -> None:
     clock = FakeClock(T0)
     s = scheduler(clock)

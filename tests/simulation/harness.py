@@ -80,6 +80,10 @@ class HostClock:
         p = self.platform.time()
         return p + self.offset + (p - self._drift_from) * self.ppm * 1e-6
 
+    def monotonic(self) -> float:
+        """Never stepped (drift aside, which moves less than a step between two polls)."""
+        return self.platform.time()
+
     def drift(self, ppm: float) -> None:
         now = self.platform.time()
         self.offset += (now - self._drift_from) * self.ppm * 1e-6

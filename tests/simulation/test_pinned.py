@@ -124,7 +124,6 @@ def _holds(name: str) -> None:
 
 
 REASONS = {
-    "host_clock_step": "issue 35 failure 5: a host clock step reads open minutes",
     "settle_reads_drift": "issue 35 failure 6: merging postpones settle reads",
 }
 

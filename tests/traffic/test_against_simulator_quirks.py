@@ -115,8 +115,8 @@ async def test_windows_follow_the_platform_clock_when_ours_is_off(
 ) -> None:
     """Our clock 8 or 20 minutes fast (the platform 480 or 1200 s behind) or 5 minutes slow,
     from a first start: the skew is measured from the Date header; nothing read before it is
-    confirmed is counted; windows wait for a platform behind us, however far (and never run
-    ahead of our clock for one ahead of us), and every counter equals the final truth."""
+    confirmed is counted; windows follow the platform's clock, however far behind or ahead of
+    ours, and every counter equals the final truth."""
     config = SimConfig(late_seconds=240, resources_per_account=3, clock_offset_seconds=offset)
     state_file = str(tmp_path / "traffic.json")
     async with rig(aiohttp_server, config) as r:
@@ -137,9 +137,8 @@ async def test_windows_follow_the_platform_clock_when_ours_is_off(
         ]
         lag = r.metrics.registry.get_sample_value("cdnvideo_traffic_lag_seconds", {"account": ACC})
         assert lag is not None
-        # Measured on the platform's clock: a platform ahead of us closed its minutes earlier
-        # than our clock lets us read them, so they lag by the skew more.
-        assert 120 + max(0.0, offset) <= lag <= 200 + max(0.0, offset)
+        # Measured on the platform's clock, which the reads follow: the delay and a poll.
+        assert 120 <= lag <= 200
         assert poller.ledger(ACC).cursor - first >= 19 * 60  # type: ignore[operator]
         assert r.windows("missed") == 0
         drained = await drain(r, state_file, per_resource=per_resource)

@@ -21,6 +21,7 @@ from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import SimConfig, Simulator
 from exporter.simulator.routes_traffic import parse_minute
 from exporter.support.clock import FakeClock
+from exporter.support.hoststep import HostClockWatch
 from exporter.traffic.parse import COUNT_KEYS
 from exporter.upstream import UpstreamClient
 from tests.traffic.test_against_simulator import (
@@ -48,6 +49,9 @@ class HostClock(FakeClock):
 
     def time(self) -> float:
         return self.platform.time() + self.offset
+
+    def monotonic(self) -> float:
+        return self.platform.time()  # never stepped
 
     def advance(self, seconds: float) -> None:
         self.platform.advance(seconds)
@@ -95,11 +99,15 @@ async def test_a_host_clock_stepped_forward_for_30_minutes_and_back_counts_every
         assert r.metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds") == (
             pytest.approx(-600.0, abs=1.0)
         )
-        # Only the poll right after the step asked for minutes not closed on the platform's
-        # clock (its replies tell of the step), and nothing it read was counted (below).
-        ahead = reads_ahead_of_the_platform(r, step)
-        assert ahead
-        assert set(ahead) == {step}
+        # The step is seen against the monotonic clock before the first read after it: no
+        # read asks for a minute not closed on the platform's clock.
+        assert reads_ahead_of_the_platform(r, step) == []
+        # and the platform's clock agrees with the step undone: no reading is rejected, so no
+        # read after the step is thrown away
+        assert (
+            r.metrics.registry.get_sample_value("cdnvideo_upstream_clock_readings_rejected_total")
+            == 0
+        )
         back = r.clock.platform.time()
         r.clock.offset = 0.0  # and back
         await r.drive(poller, 30 * 60)
@@ -113,6 +121,46 @@ async def test_a_host_clock_stepped_forward_for_30_minutes_and_back_counts_every
         assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), per_resource)
 
 
+async def test_a_host_clock_stepped_15_minutes_back_keeps_counting(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """Our clock 15 minutes behind the platform's for 30 minutes: minutes are read when they
+    close on the platform's clock (the step undone, then the platform's clock confirmed), not
+    15 minutes later on ours; nothing is read early, nothing missed, every counter exact."""
+    state_file = str(tmp_path / "traffic.json")
+    async with host_rig(aiohttp_server, CONFIG) as r:
+        assert isinstance(r.clock, HostClock)
+        poller = r.poller(state_file=state_file)
+        first, _ = await start_and_drive(r, poller, 20 * 60)
+        step = r.clock.platform.time()
+        r.clock.offset = -900.0
+        lags = []
+        for _ in range(30 * 4):
+            await r.drive(poller, 15)
+            lag = r.metrics.registry.get_sample_value(
+                "cdnvideo_traffic_lag_seconds", {"account": ACC}
+            )
+            assert lag is not None
+            lags.append(lag)
+        assert r.metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds") == (
+            pytest.approx(900.0, abs=1.0)
+        )
+        # on the platform's clock: the delay (120 s) and a poll, a read's replies (which
+        # confirm the new clock) at most a minute more; never the 15 minutes of the step
+        assert max(lags) <= 120 + 60 + 60
+        cursor = poller.ledger(ACC).cursor
+        assert cursor is not None
+        assert r.clock.platform.time() - (cursor + 60) <= 120 + 60 + 60
+        r.clock.offset = 0.0
+        await r.drive(poller, 20 * 60)
+        assert reads_ahead_of_the_platform(r, step) == []
+        assert r.windows("missed") == 0
+        drained = await drain(r, state_file)
+        cursor = drained.ledger(ACC).cursor
+        assert cursor is not None
+        assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), True)
+
+
 def assert_account_counters_equal_truth(r: Rig, minutes: range, per_resource: bool) -> None:
     """Every account counter (and, with ``per_resource``, every resource counter) equals the
     simulator's final truth summed over ``minutes``."""
@@ -123,3 +171,19 @@ def assert_account_counters_equal_truth(r: Rig, minutes: range, per_resource: bo
     finals = [r.sim.traffic_truth(ACC, m) for m in minutes]
     for key in COUNT_KEYS:
         assert counter(f, key) == sum(x[key] for x in finals), key
+
+
+def test_a_step_is_told_from_slewing_by_the_monotonic_clock() -> None:
+    """The wall clock moving up to 2 s more or less than the monotonic clock between two polls
+    is slewing; more is a step, undone (``correction``)."""
+    watch = HostClockWatch()
+    assert watch.observe(1000.0, 5.0) == 0.0
+    assert watch.observe(1016.5, 20.0) == 0.0  # slewed 1.5 s
+    assert watch.correction == 0.0
+    assert watch.observe(1631.5, 35.0) == 600.0
+    assert watch.correction == -600.0
+    assert watch.observe(1046.5, 50.0) == -600.0  # and back before the platform confirmed
+    assert watch.correction == 0.0
+    assert watch.observe(1361.5, 65.0) == 300.0
+    assert watch.observe(1376.5, 80.0) == 0.0
+    assert watch.correction == -300.0

@@ -55,7 +55,7 @@ def test_with_the_output_on_every_settle_read_is_one_minute_in_the_cost() -> Non
     assert requests_per_minute(parse()) == pytest.approx(2.4)
     assert requests_per_minute(parse({"url": URL})) == pytest.approx(4.0)
     schedule = {"traffic": {"revisit_minutes": [5, 15, 60]}}
-    assert requests_per_minute(parse(**schedule)) == pytest.approx(2.8)
+    assert requests_per_minute(parse(**schedule)) == pytest.approx(3.0)
     assert requests_per_minute(parse({"url": URL}, **schedule)) == pytest.approx(8.0)
 
 

@@ -12,6 +12,8 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from exporter.traffic.windows import MAX_WINDOW_MINUTES, settle_window_minutes
+
 T0 = 1_767_225_600 + 6 * 3600  # 2026-01-01T06:00:00Z: the simulated day starts here
 SCHEDULES: tuple[int | tuple[int, ...], ...] = (
     5, 5, 3, 0, 10, (5, 15, 60), (2, 10, 30), (1, 4), (5, 60), (2, 5), (1, 3, 20),
@@ -30,10 +32,12 @@ class Daemon:
     per_resource: bool = True
 
     def cost(self) -> float:
+        """What the exporter's budget check asks for this schedule (its own rule)."""
         per = 2.0 if self.per_resource else 1.0
         stages = (self.revisit,) if isinstance(self.revisit, int) else self.revisit
         stages = tuple(a for a in stages if a)
-        return per + sum(per / min(a, 10) if i == 0 else per / 10 for i, a in enumerate(stages))
+        longest = MAX_WINDOW_MINUTES
+        return per + sum(per / settle_window_minutes(a, stages, longest) for a in stages)
 
     def stages(self) -> tuple[int, ...]:
         r = self.revisit

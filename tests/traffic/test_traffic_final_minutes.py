@@ -45,7 +45,7 @@ def poller(r: Rig, state_file: str, told: Told | None, **settings: object) -> Tr
 
 
 def truth(r: Rig, minute: int, resource: str | None = None) -> dict[str, float]:
-    final = r.sim.traffic_final(ACC, minute, resource)
+    final = r.sim.traffic_truth(ACC, minute, resource)
     return {k: float(final[k]) for k in COUNT_KEYS if k in final}
 
 

@@ -95,6 +95,7 @@ class AccountState:
     folded: frozenset[str] = frozenset()  # resources folded into __other__ at the last count
     latest: Latest | None = None  # the last window read
     fragment: Fragment | None = None  # the last fragment built
+    stale: bool = False  # ``fragment`` was built with a view a reload replaced since
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one cycle at a time
 
 
@@ -335,7 +336,7 @@ class TrafficPoller:
 
     async def _publish(self, account: str, led: AccountLedger, now: float, ok: bool) -> None:
         """Build the account's fragment, save the state, publish (unless held back), set lag."""
-        fresh = ok or led.dirty
+        fresh = ok or led.dirty or self._state(account).stale  # a reload's view shown
         fragment = await self._work(self._build, account, led, now)
         if led.dirty:
             led.dirty = False
@@ -875,7 +876,7 @@ class TrafficPoller:
         """The account's fragment, rebuilt when its counters changed (series not seen for
         ``series_retention_hours`` are removed first)."""
         st = self._state(account)
-        if led.dirty or led.unshown or st.fragment is None:
+        if led.dirty or led.unshown or st.fragment is None or st.stale:
             oldest = now - self._settings.series_retention_hours * 3600
             gone = led.prune(oldest)
             if gone:
@@ -886,14 +887,17 @@ class TrafficPoller:
             previous = st.fragment or published
             fragment = build_fragment(account, led, st.latest, self._view, previous)
             fragment.packed(previous)
-            st.fragment = fragment
+            st.fragment, st.stale = fragment, False
         return st.fragment
 
     def reselect(self) -> None:
         """Take the store's family selection anew (a config reload changed it); the next
         fragment of each account is built with it (``republish`` builds them now). Counts of
         keys it newly exports start at 0 (``exposure``): on the worker, after the steps queued
-        before, so no fragment shows them with what was counted while they were left out."""
+        before, so no fragment shows them with what was counted while they were left out.
+        The zeroing marks no ledger dirty: ``_rebuild`` refuses a dirty one (counts not yet
+        saved), and a state file saved before it lists these keys as not exported, so a
+        restart starts them at 0 as well."""
         s = self._settings
         view = View.of(self._store.selection, s.resource_status_codes, s.resource_request_times)
         shown = exposure.newly(exported_keys(self._selected), exported_keys(view))
@@ -901,9 +905,8 @@ class TrafficPoller:
 
         def step() -> None:
             for st in list(self._accounts.values()):  # a copy: the loop may add one meanwhile
-                if exposure.start_at_zero(st.ledger, shown):
-                    st.ledger.dirty = True
-                st.fragment = None
+                exposure.start_at_zero(st.ledger, shown)
+                st.stale = True  # the last fragment stays what the rebuild starts from
             self._view = view
 
         self._worker.submit(step)
@@ -946,7 +949,7 @@ class TrafficPoller:
             return None
         fragment = build_fragment(account, led, st.latest, self._view, st.fragment)
         fragment.packed(st.fragment)
-        st.fragment = fragment
+        st.fragment, st.stale = fragment, False
         return fragment
 
     def save_state(self) -> None:

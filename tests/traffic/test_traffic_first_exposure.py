@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from exporter.exposition import FamilySelection, Store
 from exporter.simulator import SimConfig
 from exporter.traffic import TrafficPoller
@@ -28,9 +30,11 @@ def cursor(poller: TrafficPoller) -> int:
     return c
 
 
+@pytest.mark.parametrize("republish", [False, True], ids=["next-poll", "republished"])
 async def test_a_family_a_reload_includes_starts_at_0_and_counts_only_what_follows(
-    aiohttp_server: ServerFactory,
+    aiohttp_server: ServerFactory, republish: bool
 ) -> None:
+    """``republish``: the reload shows the family at once (at 0), before any poll."""
     async with rig(aiohttp_server, CONFIG) as r:
         r.store = Store(r.clock, selection=HIDDEN)
         poller = r.poller(revisit_minutes=0)
@@ -44,15 +48,20 @@ async def test_a_family_a_reload_includes_starts_at_0_and_counts_only_what_follo
         r.store.selection = FamilySelection()
         poller.reselect()  # what a reload does
         seen: list[tuple[float | None, float | None]] = []
+
+        def values() -> tuple[float | None, float | None]:
+            f = r.fragment()
+            return (
+                f.value(ACCOUNT.responses_total, **account),
+                f.value(RESOURCE.responses_total, **resource),
+            )
+
+        if republish:
+            assert await poller.republish() == 1
+            seen.append(values())
         for _ in range(10 * 4):
             await poller.poll(ACC)
-            f = r.fragment()
-            seen.append(
-                (
-                    f.value(ACCOUNT.responses_total, **account),
-                    f.value(RESOURCE.responses_total, **resource),
-                )
-            )
+            seen.append(values())
             r.clock.advance(15)
         assert seen[0] == (0.0, 0.0)
         last = cursor(poller)

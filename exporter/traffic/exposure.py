@@ -27,12 +27,15 @@ def newly(before: Keys, after: Keys) -> dict[str, list[str]]:
 
 
 def start_at_zero(led: AccountLedger, keys: Keys) -> bool:
-    """Set to 0 the counts of ``keys`` that hold one (absent keys stay absent): what was
-    counted before they were exported is never shown. Returns whether any count changed."""
-    changed = _zero(led.totals, _slots(keys.get("account", ())))
+    """Set to 0 the counts of ``keys`` that hold one (absent keys stay absent) and mark them
+    not shown: what was counted before they were exported is never shown, and each comes
+    (back) at 0 on one refresh first, as every new series, also a key published before a
+    reload left it out (at its count since the reload alone it would show a decrease).
+    Returns whether any count changed."""
+    changed = _zero(led.totals, led.totals_shown, _slots(keys.get("account", ())))
     slots = _slots(keys.get("resource", ()))
     for series in led.series.values():
-        changed = _zero(series.values, slots) or changed
+        changed = _zero(series.values, series.shown, slots) or changed
     late = keys.get("late", ())
     for entry in led.late.values():
         if "requests" in late and entry.requests:
@@ -63,9 +66,10 @@ def _slots(names: Iterable[str]) -> list[int]:
     return [COUNT_INDEX[n] for n in names if n in COUNT_INDEX]
 
 
-def _zero(values: Values, slots: list[int]) -> bool:
+def _zero(values: Values, shown: bytearray, slots: list[int]) -> bool:
     changed = False
     for i in slots:
+        shown[i] = 0
         v = values[i]
         if v == v and v != 0.0:
             values[i] = 0.0

@@ -167,3 +167,52 @@ async def test_the_lateness_counters_a_restart_newly_exports_count_only_what_fol
     for got, want in zip(seen[1:], control[1:], strict=True):
         assert got == (want[0] - hist_requests, want[1] - hist_bytes)  # type: ignore[operator]
     assert seen[-1][0] > 0  # type: ignore[operator]
+
+
+async def test_a_family_excluded_then_included_again_comes_back_at_0(
+    aiohttp_server: ServerFactory,
+) -> None:
+    # Published, left out by a reload for half an hour, taken back by another: the series
+    # comes back at 0 (a reset to Prometheus) and counts only what follows, never at the
+    # count of the reads after the reload alone (below its last value: a counter decrease).
+    async with rig(aiohttp_server, CONFIG) as r:
+        r.store = Store(r.clock)
+        poller = r.poller(revisit_minutes=0)
+        await r.drive(poller, 30 * 60)
+        rid = r.sim.resources(ACC)[0].id
+        account = {"account": ACC, "side": "edge"}
+        resource = {**account, "resource": rid, "code": "200"}
+
+        def values() -> tuple[float | None, float | None]:
+            f = r.fragment()
+            return (
+                f.value(ACCOUNT.requests_total, **account),
+                f.value(RESOURCE.responses_total, **resource),
+            )
+
+        before = values()
+        assert before[0] is not None and before[0] > 0
+        assert before[1] is not None and before[1] > 0
+
+        r.store.selection = FamilySelection(exclude=["requests_total$", "responses_total$"])
+        poller.reselect()
+        await r.drive(poller, 30 * 60)
+        assert values() == (None, None)
+
+        r.store.selection = FamilySelection()
+        poller.reselect()
+        since = cursor(poller)
+        seen: list[tuple[float | None, float | None]] = []
+        for _ in range(10 * 4):
+            r.clock.advance(15)
+            await poller.poll(ACC)
+            seen.append(values())
+        assert seen[0] == (0.0, 0.0)
+        last = cursor(poller)
+        assert last >= since + 9 * 60
+        assert seen[-1] == (
+            truth(r, "edge_requests_total", since + 60, last),
+            truth(r, "edge_status_200", since + 60, last, rid),
+        )
+        assert seen[-1][0] > 0  # type: ignore[operator]
+        assert seen == sorted(seen)  # type: ignore[type-var]  # never decreasing

@@ -9,8 +9,15 @@ from pathlib import Path
 
 from exporter.exposition import FamilySelection, Store
 from exporter.simulator import SimConfig
-from exporter.traffic import TrafficPoller
-from exporter.traffic.families import ACCOUNT, LATE_HIT_BYTES, LATE_REQUESTS, RESOURCE
+from exporter.traffic import TrafficPoller, exposure
+from exporter.traffic.families import (
+    ACCOUNT,
+    LATE_HIT_BYTES,
+    LATE_REQUESTS,
+    RESOURCE,
+    build_fragment,
+)
+from exporter.traffic.ledger import AccountLedger, Late
 from tests.traffic.test_against_simulator import ACC, Rig, ServerFactory, rig
 
 CONFIG = SimConfig(late_seconds=90, resources_per_account=2)  # first reads final (delay 120)
@@ -219,3 +226,20 @@ async def test_a_family_a_reload_leaves_out_and_takes_back_goes_on_from_its_whol
     assert seen[1:] == control[1:]
     assert seen[1][0] > before[0]  # type: ignore[operator]
     assert seen[1][1] > before[1]  # type: ignore[operator]
+
+
+def test_one_lateness_counter_a_reload_includes_alone_starts_at_0() -> None:
+    # Late requests left out while late hit bytes were published: the reload that includes
+    # them drops their history; a settle read adds 7 before the next refresh, which shows
+    # them at 0 (new to Prometheus), then at 7; hit bytes go on from their whole count.
+    led = AccountLedger()
+    led.late[5] = Late(requests=1000.0, hit_bytes=5.0e6, shown={"hit_bytes"})
+    assert exposure.start_at_zero(led, {"late": ["requests"]})
+    led.late[5].requests += 7.0
+    led.late[5].hit_bytes += 9.0
+    labels = {"account": ACC, "after_minutes": "5"}
+    seen = []
+    for _ in range(2):
+        f = build_fragment(ACC, led, None)
+        seen.append((f.value(LATE_REQUESTS, **labels), f.value(LATE_HIT_BYTES, **labels)))
+    assert seen == [(0.0, 5.0e6 + 9.0), (7.0, 5.0e6 + 9.0)]

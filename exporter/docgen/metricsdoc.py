@@ -44,7 +44,8 @@ Label values:
   new one is shown at 0 on one refresh before its first count. A series shown for the first
   time (a family a reload includes, per-code series after `resource_status_codes` changes
   from `classes` to `codes`) starts at 0 and counts only what is counted after it appeared,
-  never what the exporter counted while it was left out.
+  never what the exporter counted while it was left out; one a reload left out and takes back
+  goes on from its whole count (never lower than before).
 - `target` (and `source`): the restream URL with any `user:password@` removed and every query
   value shown as `********#<fingerprint>` (an SRT `streamid` and `passphrase`, a `token`), but
   those of {allowed} ([admin-api.md](admin-api.md#secrets-in-answers)); `target_key`: a short

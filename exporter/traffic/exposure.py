@@ -4,19 +4,20 @@ The ledger counts every key whether or not it is exported; the part of a count P
 never shown (a family ``metrics.include``/``exclude`` left out, per-code keys while
 ``resource_status_codes`` is ``classes``, the lateness counters left out) is dropped when its
 key becomes exported, by a reload (``newly`` of the views before and after) or at a restart
-(the keys the state file says were not exported). Per family and series: the exported keys
-of each scope (``families.exported_keys``), whatever families they belong to.
+(the keys the state file says were not exported). A key this process published before
+(``shown``) that a reload left out and takes back goes on from its whole count. Per family
+and series: the exported keys of each scope (``families.exported_keys``), whatever families
+they belong to.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from exporter.traffic.ledger import AccountLedger
+from exporter.traffic.ledger import LATE_PARTS, AccountLedger
 from exporter.traffic.parse import COUNT_INDEX, Values
 
 Keys = Mapping[str, Sequence[str]]  # per scope (account, resource, late): exported key names
-LATE_PARTS = ("requests", "hit_bytes")  # the lateness counters' keys (scope ``late``)
 
 
 def newly(before: Keys, after: Keys) -> dict[str, list[str]]:
@@ -27,20 +28,22 @@ def newly(before: Keys, after: Keys) -> dict[str, list[str]]:
 
 
 def start_at_zero(led: AccountLedger, keys: Keys) -> bool:
-    """Set to 0 the counts of ``keys`` that hold one (absent keys stay absent): what was
-    counted before they were exported is never shown. Returns whether any count changed."""
-    changed = _zero(led.totals, _slots(keys.get("account", ())))
+    """Set to 0 the counts of ``keys`` never published (not ``shown``) that hold one
+    (absent keys stay absent): what was counted before they were exported is never shown,
+    and each appears at 0 on one refresh first. A key published before (a family a reload
+    left out and takes back) goes on from its whole count: a counter never goes down, and
+    ``increase()`` across the gap is what the platform counted. Returns whether any count
+    changed."""
+    changed = _zero(led.totals, led.totals_shown, _slots(keys.get("account", ())))
     slots = _slots(keys.get("resource", ()))
     for series in led.series.values():
-        changed = _zero(series.values, slots) or changed
-    late = keys.get("late", ())
+        changed = _zero(series.values, series.shown, slots) or changed
+    late = [p for p in LATE_PARTS if p in keys.get("late", ())]
     for entry in led.late.values():
-        if "requests" in late and entry.requests:
+        if "requests" in late and "requests" not in entry.shown and entry.requests:
             entry.requests, changed = 0.0, True
-        if "hit_bytes" in late and entry.hit_bytes:
+        if "hit_bytes" in late and "hit_bytes" not in entry.shown and entry.hit_bytes:
             entry.hit_bytes, changed = 0.0, True
-        if all(part in late for part in LATE_PARTS):
-            entry.shown = False  # new to Prometheus: at 0 on one refresh, as every new series
     return changed
 
 
@@ -63,11 +66,11 @@ def _slots(names: Iterable[str]) -> list[int]:
     return [COUNT_INDEX[n] for n in names if n in COUNT_INDEX]
 
 
-def _zero(values: Values, slots: list[int]) -> bool:
+def _zero(values: Values, shown: bytearray, slots: list[int]) -> bool:
     changed = False
     for i in slots:
         v = values[i]
-        if v == v and v != 0.0:
+        if not shown[i] and v == v and v != 0.0:
             values[i] = 0.0
             changed = True
     return changed

@@ -409,14 +409,18 @@ def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger) -
     )
     for age, late in sorted(ledger.late.items()):
         labels = (account, str(age))
-        shown = late.shown
-        if not shown and (requests is not None or hit_bytes is not None):
-            late.shown = True  # a new series: at 0 on this refresh, its value on the next
-            ledger.unshown = True
-        if requests is not None:
-            requests.append((labels, late.requests if shown else 0.0))
-        if hit_bytes is not None:
-            hit_bytes.append((labels, late.hit_bytes if shown else 0.0))
+        for part, samples, value in (
+            ("requests", requests, late.requests),
+            ("hit_bytes", hit_bytes, late.hit_bytes),
+        ):
+            if samples is None:
+                continue
+            if part in late.shown:
+                samples.append((labels, value))
+            else:  # a new series: at 0 on this refresh, its value on the next
+                samples.append((labels, 0.0))
+                late.shown.add(part)
+                ledger.unshown = True
         if share is not None and late.share is not None:
             share.append((labels, late.share))
     settled, last = out.get(SETTLED_LATE_SHARE), out.get(LAST_STAGE_LATE_SHARE)

@@ -149,6 +149,9 @@ class Run:
         return (self.end - self.start) // 60
 
 
+LATE_PARTS = ("requests", "hit_bytes")  # the lateness counters (scope ``late``)
+
+
 @dataclass(slots=True)
 class Late:
     """What the settle reads at one age added, and the share of the latest run's requests."""
@@ -156,7 +159,7 @@ class Late:
     requests: float = 0.0  # edge requests added, cumulative
     hit_bytes: float = 0.0  # edge hit bytes added, cumulative
     share: float | None = None  # of the latest run settled at this age: added / counted after
-    shown: bool = False  # its counters were published (at 0 first, as every new series)
+    shown: set[str] = field(default_factory=set)  # the LATE_PARTS published (at 0 first)
 
 
 def requests(values: Values) -> float:

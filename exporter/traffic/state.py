@@ -15,7 +15,16 @@ import structlog
 from exporter.support import jsonpieces
 from exporter.traffic import exposure
 from exporter.traffic.families import SCOPES
-from exporter.traffic.ledger import HALVES, AccountLedger, Late, Run, Series, requests, shown_mask
+from exporter.traffic.ledger import (
+    HALVES,
+    LATE_PARTS,
+    AccountLedger,
+    Late,
+    Run,
+    Series,
+    requests,
+    shown_mask,
+)
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
 
 log = structlog.get_logger("exporter.traffic.state")
@@ -135,6 +144,7 @@ class _Decoder:
         self.hidden: dict[str, list[str]] = {}  # per scope, keys not exported before the restart
         # Per scope, which keys Prometheus saw before the restart (all, in older files).
         self.exported = {scope: bytearray(b"\x01" * len(COUNT_KEYS)) for scope in SCOPES}
+        self.late_exported = set(LATE_PARTS)  # the lateness counters Prometheus saw
         if exported is not None:
             _need(isinstance(exported, dict), "exported_keys", "an object")
             for scope in SCOPES:
@@ -148,6 +158,9 @@ class _Decoder:
                 self.exported[scope] = mask
             # Counts Prometheus was never shown: dropped, so a key exported after the
             # restart starts at 0 and counts only what follows (``exposure``).
+            late = exported.get("late")
+            if isinstance(late, list):  # as ``exposure.hidden`` reads it
+                self.late_exported = {p for p in LATE_PARTS if p in late}
             self.hidden = exposure.hidden(
                 {k: v for k, v in exported.items() if isinstance(v, list)}
             )
@@ -192,7 +205,7 @@ class _Decoder:
         for age, item in _obj(d.get("late", {}), f"{where}.late").items():
             with self.entry():
                 led.late[self.age(age, f"{where}.late.{age}")] = self.late(
-                    item, f"{where}.late.{age}"
+                    item, f"{where}.late.{age}", self.late_exported
                 )
         pending = d.get("pending", [])
         _need(isinstance(pending, list), f"{where}.pending", "a list")
@@ -232,11 +245,11 @@ class _Decoder:
         return int(age)
 
     @staticmethod
-    def late(item: Any, w: str) -> Late:
+    def late(item: Any, w: str, shown: set[str]) -> Late:
         ok = isinstance(item, list) and len(item) == 3
         _need(ok, w, "minutes -> [requests, hit_bytes, share or null]")
         share = None if item[2] is None else _float(item[2], f"{w}[2]")
-        return Late(_float(item[0], f"{w}[0]"), _float(item[1], f"{w}[1]"), share, shown=True)
+        return Late(_float(item[0], f"{w}[0]"), _float(item[1], f"{w}[1]"), share, set(shown))
 
     def run(self, p: Any, w: str, ages: list[int]) -> Run:
         """An unsettled run; ``ages``: the ages the account's settle reads were measured at

@@ -16,6 +16,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import hashlib
+import math
 import os
 import random
 import re
@@ -39,6 +40,7 @@ from exporter.simulator import SimConfig, Simulator
 from exporter.support import offloop
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
+from exporter.traffic.settings import requests_per_minute
 from tests.simulation.invariant import Checker, Violation
 from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
 from tests.simulation.transport import Transport
@@ -216,7 +218,8 @@ class World:
         try:
             return daemon, parse_config(self._raw(daemon), env={})
         except ConfigError as exc:  # check-config refuses it: the operator gives the minimum
-            fixed = replace(daemon, budget=int(-(-daemon.cost() // 1)))
+            unlimited = parse_config(self._raw(replace(daemon, budget=0)), env={})
+            fixed = replace(daemon, budget=math.ceil(requests_per_minute(unlimited)))
             self.notes.append(f"budget {daemon.budget} refused ({exc}); {fixed.budget} instead")
             return fixed, parse_config(self._raw(fixed), env={})
 

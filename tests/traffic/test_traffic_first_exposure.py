@@ -11,8 +11,15 @@ import pytest
 
 from exporter.exposition import FamilySelection, Store
 from exporter.simulator import SimConfig
-from exporter.traffic import TrafficPoller
-from exporter.traffic.families import ACCOUNT, LATE_HIT_BYTES, LATE_REQUESTS, RESOURCE
+from exporter.traffic import TrafficPoller, exposure
+from exporter.traffic.families import (
+    ACCOUNT,
+    LATE_HIT_BYTES,
+    LATE_REQUESTS,
+    RESOURCE,
+    build_fragment,
+)
+from exporter.traffic.ledger import AccountLedger, Late
 from tests.traffic.test_against_simulator import ACC, Rig, ServerFactory, rig
 
 CONFIG = SimConfig(late_seconds=90, resources_per_account=2)  # first reads final (delay 120)
@@ -176,3 +183,72 @@ async def test_the_lateness_counters_a_restart_newly_exports_count_only_what_fol
     for got, want in zip(seen[1:], control[1:], strict=True):
         assert got == (want[0] - hist_requests, want[1] - hist_bytes)  # type: ignore[operator]
     assert seen[-1][0] > 0  # type: ignore[operator]
+
+
+async def test_a_family_a_reload_leaves_out_and_takes_back_goes_on_from_its_whole_count(
+    aiohttp_server: ServerFactory,
+) -> None:
+    # The same simulated hour twice: once with everything exported (the control), once with
+    # the request and response counters left out by a reload for half of it and taken back
+    # by another. Prometheus saw those series before: they come back with the whole count,
+    # never below their last value (at the count since the reload alone they went down).
+    left_out = FamilySelection(exclude=["requests_total$", "responses_total$"])
+
+    async def hour(gap: bool) -> tuple[Pair, list[Pair]]:
+        async with rig(aiohttp_server, CONFIG) as r:
+            r.store = Store(r.clock)
+            poller = r.poller(revisit_minutes=0)
+            rid = r.sim.resources(ACC)[0].id
+            account = {"account": ACC, "side": "edge"}
+
+            def values() -> Pair:
+                f = r.fragment()
+                return (
+                    f.value(ACCOUNT.requests_total, **account),
+                    f.value(RESOURCE.responses_total, **account, resource=rid, code="200"),
+                )
+
+            await r.drive(poller, 20 * 60)
+            before = values()
+            if gap:
+                r.store.selection = left_out
+                poller.reselect()
+            await r.drive(poller, 30 * 60)
+            hidden = values()
+            r.store.selection = FamilySelection()
+            poller.reselect()
+            seen: list[Pair] = []
+            for _ in range(10 * 4):
+                await poller.poll(ACC)
+                seen.append(values())
+                r.clock.advance(15)
+            return before, [hidden, *seen]
+
+    before, control = await hour(gap=False)
+    shown, seen = await hour(gap=True)
+    assert shown == before
+    assert before[0] is not None
+    assert before[0] > 0
+    assert before[1] is not None
+    assert before[1] > 0
+    assert seen[0] == (None, None)
+    assert seen[1:] == control[1:]
+    assert seen[1][0] > before[0]  # type: ignore[operator]
+    assert seen[1][1] > before[1]  # type: ignore[operator]
+
+
+def test_one_lateness_counter_a_reload_includes_alone_starts_at_0() -> None:
+    # Late requests left out while late hit bytes were published: the reload that includes
+    # them drops their history; a settle read adds 7 before the next refresh, which shows
+    # them at 0 (new to Prometheus), then at 7; hit bytes go on from their whole count.
+    led = AccountLedger()
+    led.late[5] = Late(requests=1000.0, hit_bytes=5.0e6, shown={"hit_bytes"})
+    assert exposure.start_at_zero(led, {"late": ["requests"]})
+    led.late[5].requests += 7.0
+    led.late[5].hit_bytes += 9.0
+    labels = {"account": ACC, "after_minutes": "5"}
+    seen = []
+    for _ in range(2):
+        f = build_fragment(ACC, led, None)
+        seen.append((f.value(LATE_REQUESTS, **labels), f.value(LATE_HIT_BYTES, **labels)))
+    assert seen == [(0.0, 5.0e6 + 9.0), (7.0, 5.0e6 + 9.0)]

@@ -123,8 +123,11 @@ class Run:
         return next_age(self.settled, stages)
 
     def due_at(self, stages: tuple[int, ...]) -> float:
-        """When its next settle read is due: the next age after its newest first read."""
-        return self.last_read_at + self.next_age(stages) * 60.0
+        """When its next settle read is due: at the first age, that age after its newest first
+        read (the run gathered first reads until then); at each later age, that age after its
+        oldest first read, so joining runs never postpones a minute past its own age."""
+        read_at = self.first_read_at if self.settled else self.last_read_at
+        return read_at + self.next_age(stages) * 60.0
 
     def next_read(self, per_resource: bool, longest: int) -> tuple[Window, tuple[str, ...]]:
         """The window to read next at this age, and the halves owed that read it (totals

@@ -27,8 +27,6 @@ KNOWN: dict[int, str] = {
     1002: "issue 35 failure 5: host clock 15 min behind, nothing counted, up 1, lag normal",
     1004: "issue 35 failure 5: host clock 5 min ahead reads open minutes",
     1007: "issue 35 failure 6: [5, 60], the age-60 reads 3 min late after runs merged",
-    1015: "issue 35 failure 6: [1, 4], age-4 reads 3 min late; after an outage minutes never "
-    "re-read at age 1",
 }
 
 

@@ -150,7 +150,7 @@ def postponement(exc: UpstreamError) -> bool:
 
 class TrafficPoller:
     """Per account: a cursor of accounted minutes, cumulative counters, a ledger of unsettled
-    runs; each ``poll`` reads what became ready, re-reads one due run, and publishes
+    runs; each ``poll`` reads what became ready, re-reads the runs due, and publishes
     ``traffic/<account>``. A failed request raises and leaves cursor and counters as they were.
 
     Requests run on the event loop; everything that grows with the number of resources (parsing

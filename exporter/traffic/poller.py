@@ -126,12 +126,13 @@ class Budget(Protocol):
 
 @dataclass
 class Cycle:
-    """What one poll of an account did: a settle read (of one run at most a poll; ``settled``
-    once it is complete, failed or waits), and whether a read that was owed had to wait for
-    the budget or a rate limit."""
+    """What one poll of an account did: the settle read in progress (``settled`` once it is
+    complete, failed or waits; after a complete one the next run due is read), and whether a
+    read that was owed had to wait for the budget or a rate limit."""
 
     run: Run | None = None  # the run whose settle read this poll works on
-    settled: bool = False
+    settled: bool = False  # its read is complete, failed or waits
+    complete: bool = False  # ... complete: the next run due may be read in the same poll
     postponed: bool = False
     read: bool = False  # a first read was counted or a settle half read
     refused: UpstreamError | None = None  # the platform's rate limit made a read wait
@@ -151,7 +152,7 @@ def postponement(exc: UpstreamError) -> bool:
 
 class TrafficPoller:
     """Per account: a cursor of accounted minutes, cumulative counters, a ledger of unsettled
-    runs; each ``poll`` reads what became ready, re-reads one due run, and publishes
+    runs; each ``poll`` reads what became ready, re-reads the runs due, and publishes
     ``traffic/<account>``. A failed request raises and leaves cursor and counters as they were.
 
     Requests run on the event loop; everything that grows with the number of resources (parsing
@@ -305,8 +306,7 @@ class TrafficPoller:
             cycle = Cycle()
             try:
                 await self._first_reads(account, led, now, cycle)
-                if not cycle.settled and not cycle.postponed:
-                    await self._settle(account, led, now, cycle)
+                await self._settle_due(account, led, now, cycle)
                 if self._auditor is not None and not cycle.postponed:
                     await self._auditor.step(account, long_windows=not led.long_refused)
             except BaseException as failure:
@@ -528,6 +528,20 @@ class TrafficPoller:
         self._metrics.traffic_windows.labels(account, "given_up").inc(run.minutes)
         led.drop(run)
 
+    async def _settle_due(self, account: str, led: AccountLedger, now: float, cycle: Cycle) -> None:
+        """Settle every run due now, most overdue first, while the budget and the platform's
+        rate limit afford it: a backlog (after an outage, or runs falling due together) is
+        read in one poll, as the first reads behind are, and holds back no run due after it.
+        Each complete read moves a run on an age (or drops it), so the loop ends."""
+        for _ in range(len(led.pending) * len(self._settings.settle_stages) + 1):
+            if cycle.postponed or (cycle.settled and not cycle.complete):
+                return  # waits for the budget or the rate limit, or a clock in doubt
+            if cycle.settled:  # the last run's read is complete: the next run due
+                cycle.run, cycle.settled, cycle.complete = None, False, False
+            await self._settle(account, led, now, cycle)
+            if not cycle.settled:  # nothing due
+                return
+
     async def _settle(
         self,
         account: str,
@@ -595,7 +609,7 @@ class TrafficPoller:
                 if complete and _final(run, led, stages) and self._auditor is not None:
                     self._auditor.settled(account, run.window, run.totals)  # its counts are final
                 if complete and error is None:
-                    cycle.settled = True
+                    cycle.settled = cycle.complete = True
                     return
             if error is not None:
                 break

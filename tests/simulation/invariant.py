@@ -73,7 +73,7 @@ def tolerance(stages: tuple[int, ...], i: int) -> tuple[float, float]:
     later stages: up to 9 minutes of a 10-minute window). Late: at the first stage by that
     span too (the run is read when its newest minute is due); at later stages only by the
     poll ticks: merging must not postpone a minute past its own due time (issue 35 failure 6;
-    docs/windowing.md still allows 9 minutes there)."""
+    docs/windowing.md: a joined run is due when its oldest minute is)."""
     first = (min(stages[0], 10) - 1) * MINUTE
     if i == 0:
         return first, first + TICK_SLACK_SECONDS

@@ -24,8 +24,6 @@ FAST_SEEDS = (2000, 2001, 2002)
 KNOWN: dict[int, str] = {
     1004: "counter decreased, miscounted (its read before close, a clock step, is fixed)",
     1007: "issue 35 failure 6: [5, 60], the age-60 reads 3 min late after runs merged",
-    1015: "issue 35 failure 6: [1, 4], age-4 reads 3 min late; after an outage minutes never "
-    "re-read at age 1",
 }
 
 

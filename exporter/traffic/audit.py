@@ -132,6 +132,11 @@ class AuditBook:
             a = self.accounts[name] = AccountAudit()
         return a
 
+    def forget(self, account: str) -> None:
+        """Drop ``account``'s record (it left this replica; the record file loses it too)."""
+        if self.accounts.pop(account, None) is not None:
+            self.dirty = True
+
     def settled(self, account: str, window: Window, totals: Values, now: float) -> None:
         """A window's last settle read is done: keep what was counted for it."""
         a = self.account(account)

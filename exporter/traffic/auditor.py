@@ -83,6 +83,17 @@ class Auditor:
             log.warning("traffic_audit_record_ignored", path=self._path, problem=str(exc))
             self.book.accounts.clear()
 
+    def forget(self, account: str) -> None:
+        """``account`` left this replica: its record goes (the store drops its families, so
+        they are published afresh should it come back)."""
+        self.book.forget(account)
+        self._changed.discard(account)
+        self._published.discard(account)
+
+    def knows(self, account: str) -> bool:
+        """Whether anything of ``account`` is kept (diagnostics and tests)."""
+        return account in self.book.accounts or account in self._published
+
     def settled(self, account: str, window: Window, totals: Values) -> None:
         self.book.settled(account, window, totals, self._clock.time())
         self._changed.add(account)

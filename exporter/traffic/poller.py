@@ -250,6 +250,8 @@ class TrafficPoller:
         st.ledger.released_moved = reason == MOVED
         self._unsaved = True
         self._accounts[name] = AccountState(st.ledger, st.folded)
+        if self._auditor is not None:  # the audit is this replica's: it goes with the account
+            self._auditor.forget(name)
         log.info(
             "traffic_account_released",
             account=name,

@@ -69,6 +69,7 @@ class Daemon:
             "traffic poller": state is not None
             and (not state.ledger.released_at or (state.latest, state.fragment) != (None, None)),
             "traffic history": bool(traffic.history.points(account)),
+            "traffic audit": traffic.auditor.knows(account),
             "restream poller": areas.get(RestreamArea).poller.knows(account),
             "dvr poller": areas.get(DvrArea).poller.knows(account),
             "talking-head poller": th.poller.latest_configurations(account) is not None,
@@ -175,6 +176,12 @@ async def test_an_account_moved_away_leaves_nothing_and_comes_back_right(
         k: v for k, v in expected.items() if not k[0].startswith((*continued, scheduled))
     }
     assert {k for k in after if k[0] == scheduled} == {k for k in expected if k[0] == scheduled}
+    audit = "cdnvideo_traffic_audit_seconds_total"  # the audit starts again on this replica
+    assert (
+        {k: v for k, v in after.items() if k[0] == audit}
+        == {k: v for k, v in expected.items() if k[0] == audit}
+        != {}
+    )
     # Traffic: the counters continue from before the move (no reset), as designed.
     requests = ("cdnvideo_account_requests_total", (("account", MOVED), ("side", "edge")))
     assert after[requests] >= before[requests] > 0

@@ -53,7 +53,9 @@ def test_the_fast_lane_leaves_out_real_tools_daemons_and_slow_tests() -> None:
 def test_make_test_keeps_the_whole_suite() -> None:
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     recipe = makefile.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
-    assert "$(BIN)/python -m pytest -q -ra $(PYTEST_ARGS)" in recipe
+    # Two runs side by side whose markers complement each other: together the whole suite.
+    assert "$(BIN)/python -m pytest -q -ra -m realtime -p no:cacheprovider $(PYTEST_ARGS)" in recipe
+    assert '$(BIN)/python -m pytest -q -ra -m "not realtime" $(PYTEST_ARGS)' in recipe
     assert "FAST_ARGS" not in recipe
 
 

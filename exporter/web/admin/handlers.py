@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Coroutine
 from typing import Any
 
 import structlog
 from aiohttp import web
 
 from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKING_HEAD_SECTION
-from exporter.upstream.client import MayRetry
+from exporter.upstream.client import MayRetry, Reply
 from exporter.upstream.models import configurations_body
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
 from exporter.web.admin.masking import mask, mask_history, mask_video_link
@@ -234,13 +235,19 @@ async def th_status(call: Call) -> web.StreamResponse:
     return await call.passthrough(await call.upstream(op))
 
 
-async def th_cancel(call: Call) -> web.StreamResponse:
-    task_id = call.param("task_id")
-    op = call.ctx.ops.th_cancel(call.account, task_id)
+async def _end_task(
+    call: Call, op: Coroutine[Any, Any, Reply], task_id: str, how: str
+) -> web.StreamResponse:
+    """Pass an ending operation through; the followed task ends only when the platform agreed."""
     response = await call.passthrough(await call.upstream(op))
     if call.outcome == "ok":
-        call.state.deps.tracker.ended(call.account, task_id, "canceled")
+        call.state.deps.tracker.ended(call.account, task_id, how)
     return response
+
+
+async def th_cancel(call: Call) -> web.StreamResponse:
+    task_id = call.param("task_id")
+    return await _end_task(call, call.ctx.ops.th_cancel(call.account, task_id), task_id, "canceled")
 
 
 async def th_video_link(call: Call) -> web.StreamResponse:
@@ -259,11 +266,7 @@ async def th_rename(call: Call) -> web.StreamResponse:
 
 async def th_delete(call: Call) -> web.StreamResponse:
     task_id = call.param("task_id")
-    op = call.ctx.ops.th_delete(call.account, task_id)
-    response = await call.passthrough(await call.upstream(op))
-    if call.outcome == "ok":
-        call.state.deps.tracker.ended(call.account, task_id, "deleted")
-    return response
+    return await _end_task(call, call.ctx.ops.th_delete(call.account, task_id), task_id, "deleted")
 
 
 async def th_tasks(call: Call) -> web.StreamResponse:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
@@ -154,6 +155,44 @@ async def test_the_loop_never_runs_a_job_twice_at_once() -> None:
         s.shutdown()
     assert starts == [0.0, 30.0]
     assert [e["event"] for e in events] == ["job_still_running"]
+
+
+class SteppedClock:
+    """The process's wall clock (frozen) beside a monotonic clock the test moves: a step of
+    the wall clock moves ``time`` alone, as NTP does."""
+
+    def __init__(self) -> None:
+        self.elapsed = 0.0
+
+    def time(self) -> float:
+        return time.time()
+
+    def monotonic(self) -> float:
+        return self.elapsed
+
+
+@pytest.mark.parametrize("step", [-900.0, 600.0])
+async def test_the_loop_moves_the_schedule_with_a_step_of_the_wall_clock(step: float) -> None:
+    runs: list[float] = []
+    clock = SteppedClock()
+    with freeze_time(NOON, real_asyncio=True) as frozen:
+        s = Scheduler(PollRunner(SelfMetrics(), clock), clock, EXACT)
+        s.every("traffic", "acme", 15.0, counting(runs))
+        s.start()
+        await wake(s)
+        frozen.tick(5.0)
+        clock.elapsed += 5.0
+        frozen.tick(step)  # stepped: the monotonic clock does not move
+        frozen.tick(10.0)
+        clock.elapsed += 10.0
+        with capture_logs() as events:
+            await wake(s)
+        s.shutdown()
+    assert runs == [0.0, step + 15.0]
+    assert [e["event"] for e in events if e["log_level"] == "warning"] == [
+        "schedule_follows_clock_step"
+    ]
+    assert s.next_due() == T0 + step + 30.0
 
 
 async def test_a_poll_cut_short_by_shutdown_is_logged_once_as_info_not_as_a_job_error(

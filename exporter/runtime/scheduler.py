@@ -19,7 +19,7 @@ import itertools
 import random
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, NamedTuple, cast
 
@@ -32,13 +32,13 @@ from apscheduler.events import (
 )
 from apscheduler.job import Job
 from apscheduler.jobstores.base import JobLookupError
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from apscheduler.schedulers.base import STATE_RUNNING, STATE_STOPPED
+from apscheduler.schedulers.base import STATE_STOPPED
 from prometheus_client import Gauge
 
 from exporter.config import stable_hash
-from exporter.runtime.gridtrigger import GridTrigger, at
+from exporter.runtime.aps import GridTrigger, Loop, at
 from exporter.runtime.polling import PollRunner
+from exporter.runtime.retry import retry_delay
 from exporter.support.clock import Clock
 from exporter.support.hoststep import HostClockWatch
 
@@ -46,27 +46,6 @@ log = structlog.get_logger("exporter.runtime.scheduler")
 
 # A housekeeping job (``call``) that is this many seconds late waits for its next interval.
 CALL_GRACE_SECONDS = 1
-# A failed (or postponed) poll is tried again this long after it ended, then twice as long
-# after each further failure, plus up to RETRY_JITTER of the wait; a retry that would fall at
-# or after the job's next regular run is not made (the regular run is the retry).
-RETRY_FIRST_SECONDS = 30.0
-RETRY_JITTER = 0.2
-
-
-def retry_delay(failures: int, fraction: float) -> float:
-    """The wait before the retry after ``failures`` consecutive failures (1 or more), with
-    ``fraction`` in [0, 1) of the jitter: 30 s, 60 s, 120 s, ... each up to 20% longer."""
-    return RETRY_FIRST_SECONDS * float(2 ** (failures - 1)) * (1 + RETRY_JITTER * fraction)
-
-
-def retries_per_outage(interval: float) -> int:
-    """The most retries one outage adds to a job of ``interval`` seconds: the back-off steps
-    (without jitter) that end before the next regular run. After them the wait is longer
-    than the interval, so an outage that lasts costs no more than the regular runs."""
-    spent, n = 0.0, 0
-    while (spent := spent + retry_delay(n + 1, 0.0)) < interval:
-        n += 1
-    return n
 
 
 class JobKey(NamedTuple):
@@ -93,20 +72,6 @@ class Timing:
 
 JITTERED = Timing()
 EXACT = Timing(random=lambda: 0.0, spread_first=False)
-
-
-class _Loop(AsyncIOScheduler):  # type: ignore[misc]  # APScheduler 3 ships no types
-    """APScheduler's ``AsyncIOScheduler``, which calls ``before`` each time it looks for due
-    jobs (the adapter follows a step of the wall clock there, before APScheduler compares)."""
-
-    def __init__(self, before: Callable[[], None]) -> None:
-        super().__init__(timezone=UTC)
-        self._before = before
-
-    def _process_jobs(self) -> float | None:
-        if self.state == STATE_RUNNING:
-            self._before()
-        return cast(float | None, super()._process_jobs())
 
 
 class Scheduler:
@@ -138,7 +103,7 @@ class Scheduler:
         self._timing = timing
         # cdnvideo_next_poll_timestamp_seconds{account,area}: the earliest due of the area's jobs
         self._next_poll = next_poll
-        self._aps = _Loop(before=lambda: self._follow_step(self._clock.time()))
+        self._aps = Loop(before=lambda: self._follow_step(self._clock.time()))
         self._aps.add_listener(
             self._on_event, EVENT_JOB_SUBMITTED | EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED
         )

@@ -12,7 +12,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from exporter.runtime.polling import PollRunner
-from exporter.runtime.scheduler import EXACT, JobKey, Scheduler, Timing, retries_per_outage
+from exporter.runtime.retry import retries_per_outage
+from exporter.runtime.scheduler import EXACT, JobKey, Scheduler, Timing
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 

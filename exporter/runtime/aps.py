@@ -1,5 +1,8 @@
-"""APScheduler's interval trigger with the jitter every job of the exporter gets: each run is
-an instant of the interval's grid plus a fresh draw, and the draw comes from the ``Timing``.
+"""The two pieces of APScheduler 3 the scheduler (``exporter/runtime/scheduler.py``) builds
+on: ``GridTrigger``, APScheduler's interval trigger with the jitter every job of the exporter
+gets (each run an instant of the interval's grid plus a fresh draw from the ``Timing``), and
+``Loop``, its ``AsyncIOScheduler`` with a hook where the scheduler follows a step of the
+wall clock.
 
 APScheduler 3's own ``IntervalTrigger(jitter=...)`` adds the jitter to the previous run time,
 so it accumulates (a 15 s job with 1.5 s of jitter would run every 15.75 s on average, and a
@@ -16,6 +19,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.schedulers.base import STATE_RUNNING
 from apscheduler.triggers.interval import IntervalTrigger
 
 
@@ -52,3 +57,17 @@ class GridTrigger(IntervalTrigger):  # type: ignore[misc]  # APScheduler 3 ships
         """The same grid moved by ``seconds`` (the wall clock was stepped)."""
         start = cast(datetime, self.start_date).timestamp() + seconds
         return GridTrigger(cast(float, self.interval_length), start, self.spread, self.draw)
+
+
+class Loop(AsyncIOScheduler):  # type: ignore[misc]  # APScheduler 3 ships no types
+    """APScheduler's ``AsyncIOScheduler``, which calls ``before`` each time it looks for due
+    jobs (the adapter follows a step of the wall clock there, before APScheduler compares)."""
+
+    def __init__(self, before: Callable[[], None]) -> None:
+        super().__init__(timezone=UTC)
+        self._before = before
+
+    def _process_jobs(self) -> float | None:
+        if self.state == STATE_RUNNING:
+            self._before()
+        return cast(float | None, super()._process_jobs())

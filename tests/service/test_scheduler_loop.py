@@ -59,13 +59,20 @@ async def wake(s: Scheduler) -> None:
         await asyncio.sleep(0)
 
 
+async def started_every_15_s(area: str, poll: Callable[[], Awaitable[None]]) -> Scheduler:
+    """A scheduler on the process clock with one job every 15 s, its loop started and the
+    job's first run (at once) begun."""
+    s = scheduler()
+    s.every(area, "acme", 15.0, poll)
+    s.start()
+    await wake(s)
+    return s
+
+
 async def test_the_loop_runs_a_job_when_the_process_clock_reaches_its_instant() -> None:
     runs: list[float] = []
     with freeze_time(NOON, real_asyncio=True) as frozen:
-        s = scheduler()
-        s.every("traffic", "acme", 15.0, counting(runs))
-        s.start()
-        await wake(s)
+        s = await started_every_15_s("traffic", counting(runs))
         frozen.tick(14.9)
         await wake(s)
         assert runs == [0.0]
@@ -100,10 +107,7 @@ async def test_the_loops_own_timer_fires_a_job_on_the_minute_boundary() -> None:
 async def test_the_loop_coalesces_runs_missed_while_stalled_and_keeps_the_grid() -> None:
     runs: list[float] = []
     with freeze_time(NOON, real_asyncio=True) as frozen:
-        s = scheduler()
-        s.every("dvr", "acme", 15.0, counting(runs))
-        s.start()
-        await wake(s)
+        s = await started_every_15_s("dvr", counting(runs))
         frozen.tick(30.0)  # 15 and 30 both due, 15 s and 0 s late (grace 15 s): one run
         await wake(s)
         frozen.tick(40.0)  # 45 and 60 missed, 60 is 10 s late: one run at 70
@@ -140,10 +144,7 @@ async def test_the_loop_never_runs_a_job_twice_at_once() -> None:
         await release.wait()
 
     with freeze_time(NOON, real_asyncio=True) as frozen:
-        s = scheduler()
-        s.every("restream", "acme", 15.0, slow)
-        s.start()
-        await wake(s)
+        s = await started_every_15_s("restream", slow)
         frozen.tick(15.0)
         with capture_logs() as events:
             await wake(s)

@@ -167,6 +167,25 @@ async def test_the_jitter_is_drawn_afresh_on_the_grid_and_never_carried_on() -> 
     assert dues == pytest.approx([15.85, 30.85, 45.85, 60.85], abs=1e-6)
 
 
+async def test_a_job_scheduled_again_replaces_the_old_one_as_a_reload_does() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+    s.every("restream", "acme", 15.0, counting(runs, clock))
+    await s.run_due()
+    clock.advance(10.0)
+    s.remove_account("acme")  # Service.reconfigure: an interval changed
+    s.every("restream", "acme", 45.0, counting(runs, clock))
+    for _ in range(4):
+        clock.advance(15.0)
+        await s.run_due()
+    # the new job's first instant is 10 (added then), run at the next look (25, within its
+    # grace), then every 45 s on its own grid: 55; the old 15 s grid (15, 30, 45, 60) is gone
+    assert runs == [0.0, 25.0, 55.0]
+    assert s.interval(JobKey("restream", "acme")) == 45.0
+    assert s.jobs() == [JobKey("restream", "acme")]
+
+
 async def test_an_account_removed_is_not_run_again_and_the_others_are() -> None:
     clock = FakeClock(T0)
     s = scheduler(clock)

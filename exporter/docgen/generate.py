@@ -19,7 +19,7 @@ from exporter.config import ENV_OVERRIDES, SHARD_ENV, AccountSettings, Settings,
 from exporter.config.rules import Rule
 from exporter.docgen.metricsdoc import metrics_md
 from exporter.runtime.registry import settings_sections
-from exporter.runtime.scheduler import RETRY_FIRST_SECONDS, retries_per_outage
+from exporter.runtime.retry import RETRY_FIRST_SECONDS, retries_per_outage
 from exporter.talking_head.settings import (
     SECONDS_PER_MONTH,
     TALKING_HEAD_MONTHLY_ALLOWANCE,

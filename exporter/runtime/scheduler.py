@@ -1,55 +1,51 @@
-"""One scheduling mechanism for every area: interval jobs on the injected clock, jittered,
-never overlapping, missed runs coalesced, a failed poll retried with exponential back-off.
+"""The adapter between the areas and APScheduler 3: every area/account poll and every
+housekeeping call is a job of one ``AsyncIOScheduler``, jittered, never overlapping, missed
+runs coalesced, a failed poll retried with exponential back-off.
 
-A small loop of our own rather than APScheduler: it reads the ``Clock`` the rest of the
-exporter reads, so a test (and tests/golden/golden.py) moves time with a ``FakeClock`` and runs
-what falls due with ``run_due``, the same code the loop runs.
+APScheduler holds the jobs: each is a ``GridTrigger`` (an ``IntervalTrigger`` whose jitter
+stays on the interval's grid) with ``max_instances=1``, ``coalesce=True`` and a
+``misfire_grace_time``. In the daemon APScheduler's own loop runs them on the process clock
+(``start``). A test, the golden exposition and the simulation do not start that loop: they
+move a ``FakeClock`` and call ``run_due``, which takes the jobs APScheduler holds and moves
+each due one on through its trigger (``trigger.get_next_fire_time(previous, now)``) on the
+injected clock, with the same coalescing, grace and overlap rules.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
+import itertools
 import random
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import structlog
+from apscheduler.events import (
+    EVENT_JOB_MAX_INSTANCES,
+    EVENT_JOB_MISSED,
+    EVENT_JOB_SUBMITTED,
+    JobEvent,
+)
+from apscheduler.job import Job
+from apscheduler.jobstores.base import JobLookupError
+from apscheduler.schedulers.base import STATE_STOPPED
 from prometheus_client import Gauge
 
 from exporter.config import stable_hash
+from exporter.runtime.aps import GridTrigger, Loop, at
 from exporter.runtime.polling import PollRunner
+from exporter.runtime.retry import retry_delay
 from exporter.support.clock import Clock
 from exporter.support.hoststep import HostClockWatch
 
 log = structlog.get_logger("exporter.runtime.scheduler")
 
 # A housekeeping job (``call``) that is this many seconds late waits for its next interval.
-CALL_GRACE_SECONDS = 1.0
-# A failed (or postponed) poll is tried again this long after it ended, then twice as long
-# after each further failure, plus up to RETRY_JITTER of the wait; a retry that would fall at
-# or after the job's next regular run is not made (the regular run is the retry).
-RETRY_FIRST_SECONDS = 30.0
-RETRY_JITTER = 0.2
-
-
-def retry_delay(failures: int, fraction: float) -> float:
-    """The wait before the retry after ``failures`` consecutive failures (1 or more), with
-    ``fraction`` in [0, 1) of the jitter: 30 s, 60 s, 120 s, ... each up to 20% longer."""
-    return RETRY_FIRST_SECONDS * float(2 ** (failures - 1)) * (1 + RETRY_JITTER * fraction)
-
-
-def retries_per_outage(interval: float) -> int:
-    """The most retries one outage adds to a job of ``interval`` seconds: the back-off steps
-    (without jitter) that end before the next regular run. After them the wait is longer
-    than the interval, so an outage that lasts costs no more than the regular runs."""
-    spent, n = 0.0, 0
-    while (spent := spent + retry_delay(n + 1, 0.0)) < interval:
-        n += 1
-    return n
+CALL_GRACE_SECONDS = 1
 
 
 class JobKey(NamedTuple):
@@ -60,7 +56,7 @@ class JobKey(NamedTuple):
     job: str = ""
 
     def __str__(self) -> str:
-        """The job's id in log lines (nothing reads it back)."""
+        """The job's id in APScheduler and in log lines (nothing reads it back)."""
         return f"{self.area}/{self.account}/{self.job}"
 
 
@@ -78,32 +74,16 @@ JITTERED = Timing()
 EXACT = Timing(random=lambda: 0.0, spread_first=False)
 
 
-@dataclass
-class _Entry:
-    """A job in the schedule: ``base`` is its next instant on the interval's grid, ``due``
-    that instant plus this run's jitter, or the retry after a failure when that comes
-    sooner; ``failures`` counts the failed runs in a row."""
-
-    ident: str
-    seconds: float
-    jitter: float
-    grace: float
-    run: Callable[[], Coroutine[Any, Any, None]]
-    base: float
-    due: float
-    failures: int = 0
-
-
 class Scheduler:
     """Runs each (area, account) poll on its own interval through the PollRunner.
 
     A job never runs twice at once: when it falls due while still running, that run is
-    skipped. Runs missed (the loop was busy, the process stalled) collapse into one, run late
-    when it is at most an interval late (``grace``), else skipped; the next run is the next
-    instant of the interval's grid. The first run of each job is spread over
-    ``min(interval, 10 s)`` (or ``first_within``) by a stable per-job offset, and every run
-    gets jitter of up to ``min(10 % of the interval, 5 s)``, so accounts do not hit the API in
-    the same second.
+    skipped (``max_instances=1``). Runs missed (the loop was busy, the process stalled)
+    collapse into one (``coalesce``), run late when at most an interval late
+    (``misfire_grace_time``), else skipped; the next run is the next instant of the
+    interval's grid. The first run of each job is spread over ``min(interval, 10 s)`` (or
+    ``first_within``) by a stable per-job offset, and every run gets jitter of up to
+    ``min(10 % of the interval, 5 s)``, so accounts do not hit the API in the same second.
 
     A poll that fails (or is postponed for want of budget) is tried again ``retry_delay``
     after it ended: 30 s, then twice as long after each further failure, with up to 20 %
@@ -123,12 +103,17 @@ class Scheduler:
         self._timing = timing
         # cdnvideo_next_poll_timestamp_seconds{account,area}: the earliest due of the area's jobs
         self._next_poll = next_poll
-        self._entries: dict[str, _Entry] = {}
+        self._aps = Loop(before=lambda: self._follow_step(self._clock.time()))
+        self._aps.add_listener(
+            self._on_event, EVENT_JOB_SUBMITTED | EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED
+        )
         self._steps = HostClockWatch()  # steps of the wall clock, which the schedule follows
+        self._jobs: dict[str, JobKey] = {}  # the area/account jobs, by their id
+        self._order: dict[str, int] = {}  # jobs due at the same instant run in this order
+        self._added = itertools.count()
+        self._failures: dict[str, int] = {}  # failed runs in a row, by job id
         self._running: dict[str, asyncio.Task[None]] = {}
-        self._jobs: dict[str, JobKey] = {}  # the area/account jobs, by their entry's id
-        self._loop: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
+        self._stopped = False
 
     def every(
         self,
@@ -151,18 +136,10 @@ class Scheduler:
             ok = await self._runner.run(area, account, poll, job)
             self._finished(str(key), ok)
 
-        where = {"job": job} if job else {}
+        where = {"area": area, "account": account, **({"job": job} if job else {})}
         jitter = max(0.0, min(seconds * 0.1, 5.0))
-        grace = max(1.0, float(int(seconds)))
-        self._add(
-            str(key),
-            seconds,
-            jitter,
-            grace,
-            _quiet_at_shutdown(run, area=area, account=account, **where),
-            first,
-        )
         self._jobs[str(key)] = key
+        self._add(str(key), seconds, jitter, max(1, int(seconds)), run, first, where)
         self._publish(key)
 
     def call(
@@ -180,22 +157,36 @@ class Scheduler:
             if ok is not None:
                 self._finished(name, ok)
 
-        self._add(name, seconds, 0.0, CALL_GRACE_SECONDS, _quiet_at_shutdown(run, job=name), first)
+        self._add(name, seconds, 0.0, CALL_GRACE_SECONDS, run, first, {"job": name})
 
     def _add(
         self,
         ident: str,
         seconds: float,
         jitter: float,
-        grace: float,
-        run: Callable[[], Coroutine[Any, Any, None]],
+        grace: int,
+        run: Callable[[], Awaitable[None]],
         first: float,
+        where: dict[str, str],
     ) -> None:
-        at = self._clock.time() + first
+        start = self._clock.time() + first
+        if self._aps.state == STATE_STOPPED and not self._stopped:
+            self._aps.start(paused=True)  # holds jobs; ``start`` lets its loop run them
         # A job added again (same id) replaces the old one; a run of it still going is not
-        # cut short and the new one does not overlap it.
-        self._entries[ident] = _Entry(ident, seconds, jitter, grace, run, at, at)
-        self._wake.set()
+        # cut short and the new one does not overlap it (instances are counted by id).
+        self._aps.add_job(
+            self._quiet_at_shutdown(ident, run, where),
+            GridTrigger(seconds, start, jitter, self._timing.random),
+            id=ident,
+            name=ident,
+            replace_existing=True,
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=grace,
+            next_run_time=at(start),
+        )
+        self._order.setdefault(ident, next(self._added))
+        self._failures.pop(ident, None)
 
     def jobs(self) -> list[JobKey]:
         """The area/account jobs scheduled now, sorted."""
@@ -203,56 +194,74 @@ class Scheduler:
 
     def interval(self, key: JobKey) -> float | None:
         """The interval of a scheduled area/account job; None when there is none."""
-        entry = self._entries.get(str(key)) if str(key) in self._jobs else None
-        return None if entry is None else entry.seconds
+        job = self._aps.get_job(str(key)) if str(key) in self._jobs else None
+        return None if job is None else cast(float, job.trigger.interval_length)
 
     def remove_account(self, account: str) -> None:
         """No more runs of the account's jobs (a run going on now ends on its own)."""
         for key in [k for k in self._jobs.values() if k.account == account]:
-            self._entries.pop(str(key), None)
+            with contextlib.suppress(JobLookupError):
+                self._aps.remove_job(str(key))
             del self._jobs[str(key)]
+            self._order.pop(str(key), None)
+            self._failures.pop(str(key), None)
             if self._next_poll is not None:
                 with contextlib.suppress(KeyError):
                     self._next_poll.remove(key.account, key.area)
 
+    def _held(self) -> list[Job]:
+        return cast(list[Job], self._aps.get_jobs())
+
     def next_due(self) -> float | None:
         """The instant the next run falls due; None with nothing scheduled."""
-        return min((e.due for e in self._entries.values()), default=None)
+        return min((_due(job) for job in self._held() if job.next_run_time), default=None)
 
     def start_due(self) -> list[asyncio.Task[None]]:
-        """Start every job due by the clock now, each as its own task (what the loop does
-        each time it wakes); returns the tasks started."""
-        return [self._launch(entry) for entry in self._take_due()]
+        """Start every job due by the injected clock now, each as its own task (what
+        APScheduler's loop does when it wakes); returns the tasks started."""
+        return [self._launch(job) for job in self._take_due()]
 
     async def run_due(self) -> None:
-        """Run every job due by the clock now, one at a time in the order they were
-        scheduled, and return when they have finished: a test on a FakeClock gets the same
-        result whichever reply arrives first."""
-        for entry in self._take_due():
-            await self._launch(entry)
+        """Run every job due by the injected clock now, one at a time in the order they fall
+        due (then were scheduled), and return when they have finished: a test on a FakeClock
+        gets the same result whichever reply arrives first."""
+        for job in self._take_due():
+            await self._launch(job)
 
-    def _take_due(self) -> list[_Entry]:
-        """The jobs to run now, in the order they were scheduled. Every job due is moved on
-        to its next instant; a run missed by more than its grace, or falling due while the
-        job still runs, is skipped."""
+    def _take_due(self) -> list[Job]:
+        """The jobs to run now, each moved on through its trigger: every run time missed
+        collapses into the last (``coalesce``), which is skipped when it is later than the
+        job's ``misfire_grace_time`` or while the job still runs (``max_instances=1``)."""
         now = self._clock.time()
         self._follow_step(now)
+        when = at(now)
+        due = [j for j in self._held() if j.next_run_time and j.next_run_time <= when]
         taken = []
-        for entry in sorted(self._entries.values(), key=lambda e: e.due):
-            if entry.due > now:
-                continue
-            retry = entry.due < entry.base  # brought forward by a failure: late from then
-            late = now - (entry.due if retry else _last_instant(entry, now))
-            _plan_next(entry, now, self._timing.random())
-            if (key := self._jobs.get(entry.ident)) is not None:
+        for job in sorted(due, key=lambda j: (j.next_run_time, self._order.get(j.id, 0))):
+            last = job.next_run_time
+            while (following := job.trigger.get_next_fire_time(last, when)) <= when:
+                last = following
+            self._aps.modify_job(job.id, next_run_time=following)
+            if (key := self._jobs.get(job.id)) is not None:
                 self._publish(key)
-            if late > entry.grace:
-                log.warning("job_missed", job=entry.ident, late_seconds=round(late, 3))
-            elif entry.ident in self._running:
-                log.warning("job_still_running", job=entry.ident)
+            late = now - last.timestamp()
+            if late > job.misfire_grace_time:
+                log.warning("job_missed", job=job.id, late_seconds=round(late, 3))
+            elif job.id in self._running:
+                log.warning("job_still_running", job=job.id)
             else:
-                taken.append(entry)
+                taken.append(job)
         return taken
+
+    def _launch(self, job: Job) -> asyncio.Task[None]:
+        task = asyncio.create_task(job.func(), name=job.id)
+        self._running[job.id] = task
+        task.add_done_callback(partial(self._done, job.id))
+        return task
+
+    def _done(self, ident: str, task: asyncio.Task[None]) -> None:
+        if self._running.get(ident) is task:
+            del self._running[ident]
 
     def _follow_step(self, now: float) -> None:
         """A step of the wall clock (seen against the monotonic one) moves every job with it:
@@ -261,9 +270,9 @@ class Scheduler:
         step = self._steps.observe(now, self._clock.monotonic())
         if not step:
             return
-        for entry in self._entries.values():
-            entry.base += step
-            entry.due += step
+        for job in self._held():
+            moved = job.next_run_time and job.next_run_time + timedelta(seconds=step)
+            self._aps.modify_job(job.id, trigger=job.trigger.shifted(step), next_run_time=moved)
         for key in self._jobs.values():
             self._publish(key)
         log.warning("schedule_follows_clock_step", step_seconds=round(step, 1))
@@ -271,25 +280,35 @@ class Scheduler:
     def _finished(self, ident: str, ok: bool) -> None:
         """Count the run's outcome; after a failure, bring the job's next run forward to its
         retry when that comes before the next regular run."""
-        entry = self._entries.get(ident)
-        if entry is None:  # removed while it ran
+        job = self._aps.get_job(ident)
+        if job is None:  # removed while it ran
             return
         if ok:
-            entry.failures = 0
+            self._failures.pop(ident, None)
             return
-        entry.failures += 1
-        retry_at = self._clock.time() + retry_delay(entry.failures, self._timing.random())
-        if retry_at < entry.due:
-            entry.due = retry_at
+        failures = self._failures[ident] = self._failures.get(ident, 0) + 1
+        now = self._clock.time()
+        retry_at = now + retry_delay(failures, self._timing.random())
+        if job.next_run_time is not None and retry_at < _due(job):
+            self._aps.modify_job(ident, next_run_time=at(retry_at))
             log.info(
                 "poll_retry_scheduled",
                 job=ident,
-                failures=entry.failures,
-                in_seconds=round(retry_at - self._clock.time(), 3),
+                failures=failures,
+                in_seconds=round(retry_at - now, 3),
             )
             if (key := self._jobs.get(ident)) is not None:
                 self._publish(key)
-            self._wake.set()
+
+    def _on_event(self, event: JobEvent) -> None:
+        """What APScheduler's loop reports, in the exporter's own log lines and gauge."""
+        if event.code == EVENT_JOB_MISSED:
+            late = self._clock.time() - event.scheduled_run_time.timestamp()
+            log.warning("job_missed", job=event.job_id, late_seconds=round(late, 3))
+        elif event.code == EVENT_JOB_MAX_INSTANCES:
+            log.warning("job_still_running", job=event.job_id)
+        if (key := self._jobs.get(event.job_id)) is not None:
+            self._publish(key)
 
     def _publish(self, key: JobKey) -> None:
         """Set the next-poll gauge of the key's area and account: its jobs' earliest due."""
@@ -301,74 +320,55 @@ class Scheduler:
         """When the next run of any job of ``area`` for ``account`` is due (None: none)."""
         return min(
             (
-                e.due
-                for k in self._jobs.values()
+                _due(job)
+                for ident, k in self._jobs.items()
                 if (k.area, k.account) == (area, account)
-                and (e := self._entries.get(str(k))) is not None
+                and (job := self._aps.get_job(ident)) is not None
+                and job.next_run_time is not None
             ),
             default=None,
         )
 
-    def _launch(self, entry: _Entry) -> asyncio.Task[None]:
-        task = asyncio.create_task(entry.run(), name=entry.ident)
-        self._running[entry.ident] = task
-        task.add_done_callback(partial(self._done, entry.ident))
-        return task
-
-    def _done(self, ident: str, task: asyncio.Task[None]) -> None:
-        if self._running.get(ident) is task:
-            del self._running[ident]
-
     def start(self) -> None:
-        """Run the jobs as they fall due, in a task of the running event loop."""
-        if self._loop is None:
-            self._loop = asyncio.create_task(self._run(), name="scheduler")
-
-    async def _run(self) -> None:
-        while True:
-            self.start_due()
-            due = self.next_due()
-            wait = None if due is None else max(0.0, due - self._clock.time())
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
+        """Let APScheduler's loop run the jobs as they fall due on the process clock (the
+        wall clock: the injected clock must be the system clock here)."""
+        if self._aps.state == STATE_STOPPED and not self._stopped:
+            self._aps.start(paused=True)
+        self._aps.resume()
 
     def shutdown(self) -> None:
         """Stop the loop and cancel the runs going on (each logs one ``poll_cancelled``)."""
-        if self._loop is not None:
-            self._loop.cancel()
-            self._loop = None
+        if self._aps.state != STATE_STOPPED and not self._stopped:
+            self._aps.pause()  # at once; AsyncIOScheduler shuts down on the loop's next turn
+            self._aps.shutdown(wait=False)
+        self._stopped = True
         for task in list(self._running.values()):
             task.cancel()
 
+    def _quiet_at_shutdown(
+        self, ident: str, func: Callable[[], Awaitable[None]], where: dict[str, str]
+    ) -> Callable[[], Coroutine[Any, Any, None]]:
+        """``func`` as a job that ends with one info line when shutdown cancels it.
 
-def _last_instant(entry: _Entry, now: float) -> float:
-    """The latest instant of the entry's grid at or before ``now`` (its runs missed collapse
-    into this one)."""
-    missed = math.floor((now - entry.base) / entry.seconds)
-    return entry.base + missed * entry.seconds
+        Only shutdown cancels a running job; that is expected on every restart, not an
+        error. The job's task ends here (nothing awaits it but ``run_due``), so the
+        cancellation is not passed on and APScheduler records no job error.
+        """
+
+        async def job() -> None:
+            task = asyncio.current_task()
+            if task is not None:
+                self._running[ident] = task  # APScheduler's loop started it: cancel it too
+            try:
+                await func()
+            except asyncio.CancelledError:
+                log.info("poll_cancelled", **where)
+            finally:
+                if task is not None:
+                    self._done(ident, task)
+
+        return job
 
 
-def _plan_next(entry: _Entry, now: float, fraction: float) -> None:
-    """Move the entry to the first instant of its grid after ``now``, plus fresh jitter."""
-    entry.base = _last_instant(entry, now) + entry.seconds
-    entry.due = entry.base + fraction * entry.jitter
-
-
-def _quiet_at_shutdown(
-    func: Callable[[], Awaitable[None]], **where: str
-) -> Callable[[], Coroutine[Any, Any, None]]:
-    """``func`` as a job that ends with one info line when shutdown cancels it.
-
-    Only shutdown cancels a running job; that is expected on every restart, not an error. The
-    job's task ends here (nothing awaits it but ``run_due``), so the cancellation is not
-    passed on.
-    """
-
-    async def job() -> None:
-        try:
-            await func()
-        except asyncio.CancelledError:
-            log.info("poll_cancelled", **where)
-
-    return job
+def _due(job: Job) -> float:
+    return cast(datetime, job.next_run_time).timestamp()

@@ -282,7 +282,7 @@ def configure_logging(
 ) -> Redactor:
     """Set up structlog for the process; returns the redactor so callers can teach it secrets.
 
-    Records of standard-library loggers (aiohttp, asyncio) go through the same
+    Records of standard-library loggers (aiohttp, asyncio, APScheduler) go through the same
     redaction and renderer, so every line the process writes has one format and no secret.
     """
     redactor = redactor or Redactor()
@@ -341,4 +341,8 @@ def configure_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(numeric_level)
+    # APScheduler says every job added and run at INFO, and its warnings (a run missed, a run
+    # skipped while the last still runs) are the scheduler's own job_missed and
+    # job_still_running lines: only its errors are worth a line of their own.
+    logging.getLogger("apscheduler").setLevel(max(numeric_level, logging.ERROR))
     return redactor

@@ -1,17 +1,19 @@
-"""The scheduler on the injected clock: interval, no overlap, coalesced misses, spread first
-runs, removal, and a quiet shutdown, mid-poll included."""
+"""The scheduler's jobs, held by APScheduler, driven through their triggers on the injected
+clock (``run_due``): interval, jitter, no overlap, coalesced misses, spread first runs,
+removal, retries, steps of the wall clock. APScheduler's own loop on the process clock:
+tests/service/test_scheduler_loop.py."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 
 import pytest
 from structlog.testing import capture_logs
 
 from exporter.runtime.polling import PollRunner
-from exporter.runtime.scheduler import EXACT, JobKey, Scheduler, Timing, retries_per_outage
+from exporter.runtime.retry import retries_per_outage
+from exporter.runtime.scheduler import EXACT, JobKey, Scheduler, Timing
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 
@@ -116,7 +118,7 @@ async def test_a_housekeeping_job_late_by_more_than_its_grace_waits_for_its_next
     assert s.next_due() == T0 + 1200.0
 
 
-def test_first_runs_are_spread_by_a_stable_offset_within_ten_seconds_or_first_within() -> None:
+async def test_first_runs_are_spread_by_a_stable_offset_within_10_s_or_first_within() -> None:
     clock = FakeClock(T0)
     no_jitter = Timing(random=lambda: 0.0)
     firsts = []
@@ -151,6 +153,39 @@ async def test_every_run_gets_jitter_of_up_to_a_tenth_of_the_interval_and_at_mos
         assert s.next_due() == T0 + 0.1 + seconds + jitter
 
 
+async def test_the_jitter_is_drawn_afresh_on_the_grid_and_never_carried_on() -> None:
+    """APScheduler's own IntervalTrigger adds the jitter to the previous (jittered) run, so
+    it piles up; every run here is an instant of the grid plus its own draw."""
+    clock = FakeClock(T0)
+    s = scheduler(clock, Timing(random=lambda: 0.5, spread_first=False))
+    dues = []
+    s.every("traffic", "acme", 15.0, counting([], clock))
+    for _ in range(4):
+        clock.set(s.next_due() or 0.0)
+        await s.run_due()
+        dues.append((s.next_due() or 0.0) - T0)
+    assert dues == pytest.approx([15.85, 30.85, 45.85, 60.85], abs=1e-6)
+
+
+async def test_a_job_scheduled_again_replaces_the_old_one_as_a_reload_does() -> None:
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+    s.every("restream", "acme", 15.0, counting(runs, clock))
+    await s.run_due()
+    clock.advance(10.0)
+    s.remove_account("acme")  # Service.reconfigure: an interval changed
+    s.every("restream", "acme", 45.0, counting(runs, clock))
+    for _ in range(4):
+        clock.advance(15.0)
+        await s.run_due()
+    # the new job's first instant is 10 (added then), run at the next look (25, within its
+    # grace), then every 45 s on its own grid: 55; the old 15 s grid (15, 30, 45, 60) is gone
+    assert runs == [0.0, 25.0, 55.0]
+    assert s.interval(JobKey("restream", "acme")) == 45.0
+    assert s.jobs() == [JobKey("restream", "acme")]
+
+
 async def test_an_account_removed_is_not_run_again_and_the_others_are() -> None:
     clock = FakeClock(T0)
     s = scheduler(clock)
@@ -168,82 +203,6 @@ async def test_an_account_removed_is_not_run_again_and_the_others_are() -> None:
     await s.run_due()
     assert runs == [0.0, 0.0]
     assert kept == [0.0, 15.0]
-
-
-async def test_the_loop_runs_jobs_as_they_fall_due_on_the_clock_it_was_given() -> None:
-    clock = FakeClock(T0)
-    s = scheduler(clock)
-    ran = asyncio.Event()
-    runs: list[float] = []
-
-    async def poll() -> None:
-        runs.append(clock.time() - T0)
-        ran.set()
-
-    s.start()
-    await asyncio.sleep(0)  # the loop waits, with nothing to run
-    s.every("traffic", "acme", 15.0, poll)  # added while the loop waits: it wakes
-    await asyncio.wait_for(ran.wait(), SAFETY_SECONDS)
-    s.shutdown()
-    assert runs == [0.0]
-    assert s.next_due() == T0 + 15.0
-
-
-async def test_a_poll_cut_short_by_shutdown_is_logged_once_as_info_not_as_a_job_error(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    started = asyncio.Event()
-    finished: list[str] = []
-
-    async def slow_poll() -> None:
-        started.set()
-        await asyncio.sleep(SAFETY_SECONDS)
-        finished.append("never")
-
-    clock = FakeClock(T0)
-    metrics = SelfMetrics()
-    s = Scheduler(PollRunner(metrics, clock), clock, EXACT)
-    s.every("traffic", "acme", 15.0, slow_poll, first_within=0.0)
-    caplog.set_level(logging.INFO)
-    with capture_logs() as events:
-        s.start()
-        await asyncio.wait_for(started.wait(), SAFETY_SECONDS)
-        s.shutdown()
-        for _ in range(20):  # let the cancelled job unwind
-            await asyncio.sleep(0)
-    errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert errors == [], [r.getMessage() for r in errors]
-    assert events == [
-        {"event": "poll_cancelled", "log_level": "info", "area": "traffic", "account": "acme"}
-    ]
-    assert finished == []
-    # Cut short at shutdown says nothing about the upstream: no outcome was recorded.
-    up = metrics.registry.get_sample_value("cdnvideo_up", {"account": "acme", "area": "traffic"})
-    assert up is None
-
-
-async def test_a_housekeeping_job_cut_short_by_shutdown_is_not_a_job_error_either(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    started = asyncio.Event()
-
-    async def slow_discovery() -> None:
-        started.set()
-        await asyncio.sleep(SAFETY_SECONDS)
-
-    clock = FakeClock(T0)
-    s = scheduler(clock)
-    s.call("discover", 600.0, slow_discovery)
-    caplog.set_level(logging.INFO)
-    with capture_logs() as events:
-        s.start()
-        await asyncio.wait_for(started.wait(), SAFETY_SECONDS)
-        s.shutdown()
-        for _ in range(20):
-            await asyncio.sleep(0)
-    errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert errors == [], [r.getMessage() for r in errors]
-    assert events == [{"event": "poll_cancelled", "log_level": "info", "job": "discover"}]
 
 
 def failing_until(

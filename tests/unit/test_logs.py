@@ -310,6 +310,16 @@ def test_level_filters_structlog_and_stdlib_records() -> None:
     assert [r["event"] for r in lines(buf)] == ["loud"]
 
 
+def test_apscheduler_says_only_its_errors_the_scheduler_says_the_rest() -> None:
+    buf = io.StringIO()
+    configure_logging(level="info", fmt="json", stream=buf)
+    logging.getLogger("apscheduler.executors.default").info('Running job "traffic/acme/"')
+    logging.getLogger("apscheduler.scheduler").warning("Execution of job skipped")
+    logging.getLogger("apscheduler.executors.default").error("Error running job")
+    structlog.get_logger().info("info")
+    assert [r["event"] for r in lines(buf)] == ["Error running job", "info"]
+
+
 def test_auto_format_is_json_when_not_a_terminal() -> None:
     buf = io.StringIO()
     configure_logging(fmt="auto", stream=buf)

@@ -1,0 +1,73 @@
+"""The two pieces of APScheduler 3 the scheduler (``exporter/runtime/scheduler.py``) builds
+on: ``GridTrigger``, APScheduler's interval trigger with the jitter every job of the exporter
+gets (each run an instant of the interval's grid plus a fresh draw from the ``Timing``), and
+``Loop``, its ``AsyncIOScheduler`` with a hook where the scheduler follows a step of the
+wall clock.
+
+APScheduler 3's own ``IntervalTrigger(jitter=...)`` adds the jitter to the previous run time,
+so it accumulates (a 15 s job with 1.5 s of jitter would run every 15.75 s on average, and a
+job's runs would drift across the minute), and it draws from the module ``random``, which a
+seeded simulation cannot replay. Here the jitter is added to the grid instant, never carried
+on, and drawn from an injected function. Pure, as every trigger: the time comes in as
+arguments, so a test drives it on any clock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import cast
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.schedulers.base import STATE_RUNNING
+from apscheduler.triggers.interval import IntervalTrigger
+
+
+def at(seconds: float) -> datetime:
+    """Unix seconds as the aware UTC datetime APScheduler works in (microseconds)."""
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+class GridTrigger(IntervalTrigger):  # type: ignore[misc]  # APScheduler 3 ships no types
+    """Every ``seconds`` from ``start`` (the job's first run), each run plus up to ``jitter``
+    seconds: ``draw()`` in [0, 1) of it."""
+
+    def __init__(
+        self, seconds: float, start: float, jitter: float, draw: Callable[[], float]
+    ) -> None:
+        super().__init__(seconds=seconds, start_date=at(start), timezone=UTC)
+        self.spread = jitter
+        self.draw = draw
+
+    def get_next_fire_time(self, previous: datetime | None, now: datetime) -> datetime:
+        """The grid instant after ``previous`` (a run, jittered or brought forward by a
+        retry: which grid interval it fell in counts), plus a fresh jitter; with no previous
+        run, APScheduler's own answer (``start``, or the next grid instant after ``now``)."""
+        if previous is None:
+            base = cast(datetime, super().get_next_fire_time(None, now))
+        else:
+            start, interval = cast(datetime, self.start_date), cast(timedelta, self.interval)
+            base = start + interval * (math.floor((previous - start) / interval) + 1)
+        if self.spread:
+            base += timedelta(seconds=self.draw() * self.spread)
+        return base
+
+    def shifted(self, seconds: float) -> GridTrigger:
+        """The same grid moved by ``seconds`` (the wall clock was stepped)."""
+        start = cast(datetime, self.start_date).timestamp() + seconds
+        return GridTrigger(cast(float, self.interval_length), start, self.spread, self.draw)
+
+
+class Loop(AsyncIOScheduler):  # type: ignore[misc]  # APScheduler 3 ships no types
+    """APScheduler's ``AsyncIOScheduler``, which calls ``before`` each time it looks for due
+    jobs (the adapter follows a step of the wall clock there, before APScheduler compares)."""
+
+    def __init__(self, before: Callable[[], None]) -> None:
+        super().__init__(timezone=UTC)
+        self._before = before
+
+    def _process_jobs(self) -> float | None:
+        if self.state == STATE_RUNNING:
+            self._before()
+        return cast(float | None, super()._process_jobs())

@@ -137,6 +137,16 @@ def normalise(text: str) -> str:
     return result
 
 
+def steady(text: str) -> str:
+    """The exposition without the lines of the process collectors, whose values move between
+    two scrapes of the same state."""
+    return "".join(
+        line
+        for line in text.splitlines(True)
+        if line == "# EOF\n" or not _from_process_collectors(line)
+    )
+
+
 def _from_process_collectors(line: str) -> bool:
     name = line.split(" ")[2] if line.startswith("# ") else line.partition("{")[0].split(" ")[0]
     return name.startswith("process_") or name == "python_info"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -103,6 +104,7 @@ class Checker:
     born: dict[Key, tuple[float, float]] = field(default_factory=dict)  # (at, value) appeared
     windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     _windows_now: dict[Key, float] = field(default_factory=dict)
+    _seen: dict[str, Mapping[Key, float]] = field(default_factory=dict)  # last scrape's
     progress_at: dict[str, float] = field(default_factory=dict)
     disturbed: dict[str, list[tuple[float, float]]] = field(
         default_factory=lambda: defaultdict(list)
@@ -119,6 +121,7 @@ class Checker:
     def started(self, now: float, daemon: Daemon) -> None:
         self.lives.append(Life(now, math.inf, daemon))
         self.present = set()
+        self._seen = {}
         self._windows_now = {}
         self._postponed = 0.0
         self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
@@ -165,24 +168,33 @@ class Checker:
         self.violations.append(Violation(kind, detail, at))
 
     # -- at every scrape ----------------------------------------------------------------------
-    def scrape(self, now: float, values: dict[Key, float]) -> None:
+    def scrape(self, now: float, families: Mapping[str, Mapping[Key, float]]) -> None:
+        """One scrape's samples by family. A family whose values are the very object the
+        scrape before passed is unchanged (the harness parses a block once): its counters are
+        not walked again, since an unchanged value can break none of their rules (a rise's
+        bound only grows with time)."""
         self._new_reads()
         postponed = sum(
-            v
-            for (name, _), v in values.items()
-            if name
-            in ("cdnvideo_upstream_polls_postponed_total", "cdnvideo_upstream_rate_limited_total")
+            sum(families.get(name, {}).values())
+            for name in (
+                "cdnvideo_upstream_polls_postponed_total",
+                "cdnvideo_upstream_rate_limited_total",
+            )
         )
         if postponed > self._postponed:
             self._disturb("*", self._prev_scrape, now + DISTURBED_AFTER_SECONDS)
         self._postponed = postponed
-        for key, value in values.items():
-            if key[0] in COUNTERS:
+        for name in COUNTERS:
+            vals = families.get(name)
+            if vals is None or self._seen.get(name) is vals:
+                continue
+            for key, value in vals.items():
                 self._counter(now, key, value)
         self._growth_cache.clear()
-        self.present = {k for k in values if k[0] in COUNTERS}
-        self._windows(now, values)
-        self._stall(now, values)
+        self.present = {k for name in COUNTERS for k in families.get(name, {})}
+        self._seen = dict(families)
+        self._windows(now, families.get("cdnvideo_traffic_windows_total", {}))
+        self._stall(now, families)
         self._prev_scrape = now
 
     def _new_reads(self) -> None:
@@ -202,7 +214,7 @@ class Checker:
         prev = self.last.get(key)
         if prev == value and key in self.present and key not in self.born:
             return  # unchanged, and not new any more
-        label = _show(key)
+        label = _Label(key)
         if key not in self.present:  # appears (first time, or again after an absence)
             if prev is None and value != 0:
                 self.add("series born nonzero", f"{label} first exposed at {value:.0f}", now)
@@ -272,10 +284,8 @@ class Checker:
     def _fraction(self, m: int, t: float) -> float:
         return late_fraction(m, t, self.s.late_seconds, self.s.late_half_seconds)
 
-    def _windows(self, now: float, values: dict[Key, float]) -> None:
+    def _windows(self, now: float, values: Mapping[Key, float]) -> None:
         for key, value in values.items():
-            if key[0] != "cdnvideo_traffic_windows_total":
-                continue
             labels = dict(key[1])
             prev = self._windows_now.get(key, 0.0)
             added = value - prev if value >= prev else value  # a reset: counted afresh
@@ -284,16 +294,18 @@ class Checker:
             if labels.get("outcome") in ("read", "backfilled") and added > 0:
                 self.progress_at[labels.get("account", "")] = now
 
-    def _stall(self, now: float, values: dict[Key, float]) -> None:
+    def _stall(self, now: float, families: Mapping[str, Mapping[Key, float]]) -> None:
+        ups = families.get("cdnvideo_up", {})
+        lags = families.get("cdnvideo_traffic_lag_seconds", {})
         for account in self.s.accounts:
-            up = values.get(("cdnvideo_up", (("account", account), ("area", "traffic"))))
+            up = ups.get(("cdnvideo_up", (("account", account), ("area", "traffic"))))
             if up is None:
                 self.progress_at[account] = now  # not served here: nothing to count
                 continue
             quiet_for = now - self.progress_at.get(account, now)
             if quiet_for <= STALL_SECONDS:
                 continue
-            lag = values.get(("cdnvideo_traffic_lag_seconds", (("account", account),)), 0.0)
+            lag = lags.get(("cdnvideo_traffic_lag_seconds", (("account", account),)), 0.0)
             if up != 0 and lag <= LAG_ALERT_SECONDS:
                 self.add(
                     "silent stall",
@@ -457,6 +469,19 @@ def _answered(reads: list[Read]) -> dict[tuple[str, bool, int], list[float]]:
             if not times or r.at - times[-1] > 1.0:
                 times.append(r.at)
     return out
+
+
+class _Label:
+    """A series' name for a detail line, formatted only when a detail is written."""
+
+    def __init__(self, key: Key) -> None:
+        self.key = key
+
+    def __format__(self, spec: str) -> str:
+        return _show(self.key)
+
+    def __str__(self) -> str:
+        return _show(self.key)
 
 
 def _show(key: Key) -> str:

@@ -65,6 +65,7 @@ KEPT = (
     "cdnvideo_upstream_polls_postponed_total",
     "cdnvideo_upstream_rate_limited_total",
     "cdnvideo_upstream_clock_readings_rejected_total",
+    "cdnvideo_traffic_windows_owed",
 )
 
 Key = tuple[str, tuple[tuple[str, str], ...]]

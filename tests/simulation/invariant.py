@@ -41,12 +41,16 @@ KINDS = {
     "not final": "a minute's last read came before its figures were final, though the "
     "schedule reaches past the platform's lateness",
     "silent stall": "nothing was counted for a while and neither up nor the lag said so",
+    "owed misreported": "at the end, cdnvideo_traffic_windows_owed differs from the minutes "
+    "still owed a settle read",
 }
 STALL_SECONDS = 900.0  # nothing counted this long: cdnvideo_up 0 or the lag alert must show it
 LAG_ALERT_SECONDS = 420.0  # deploy/prometheus/rules.yml CdnvideoTrafficDataStale
 JUMP_WINDOW_SECONDS = 1800.0  # a new series' rises are checked for this long after it appears
 TICK_SLACK_SECONDS = 45.0  # two poll ticks (15 s: another run due at once goes first) and jitter
 DISTURBED_AFTER_SECONDS = 900.0  # an error reply or a postponement excuses this long after it
+OWED_SLACK_SECONDS = 75.0  # a due read seen by the gauge: the last poll before the last scrape
+OWED = "cdnvideo_traffic_windows_owed"
 COUNTERS = (
     "cdnvideo_account_requests_total",
     "cdnvideo_resource_requests_total",
@@ -105,6 +109,7 @@ class Checker:
     windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     _windows_now: dict[Key, float] = field(default_factory=dict)
     _seen: dict[str, Mapping[Key, float]] = field(default_factory=dict)  # last scrape's
+    owed: dict[str, float] = field(default_factory=dict)  # the owed gauge at the last scrape
     progress_at: dict[str, float] = field(default_factory=dict)
     disturbed: dict[str, list[tuple[float, float]]] = field(
         default_factory=lambda: defaultdict(list)
@@ -195,6 +200,7 @@ class Checker:
         self._seen = dict(families)
         self._windows(now, families.get("cdnvideo_traffic_windows_total", {}))
         self._stall(now, families)
+        self.owed = {dict(k[1]).get("account", ""): v for k, v in families.get(OWED, {}).items()}
         self._prev_scrape = now
 
     def _new_reads(self) -> None:
@@ -323,6 +329,7 @@ class Checker:
             self._exact(account, reads)
             self._silent(account, reads)
             self._ages(account, reads, end)
+            self._owed(account, reads, end)
         return self.violations
 
     def _exact(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
@@ -452,6 +459,60 @@ class Checker:
                 "not final",
                 f"{len(unfinal)} minutes ({given_up:.0f} given up), e.g. {unfinal[0]}",
             )
+
+    def _owed(
+        self, account: str, reads: dict[tuple[str, bool, int], list[float]], end: float
+    ) -> None:
+        """The minutes still owed a settle read at the end, as the reads made show them, against
+        ``cdnvideo_traffic_windows_owed`` at the last scrape. A minute is settled once it had
+        a read for each age of a schedule it lived under, the last at (or, merged into a run,
+        early within the tolerance of) its last age; otherwise it is owed once its next age
+        is due. Which age is
+        next is the exporter's to know (a run read early is due again later), so the reads
+        give two bounds: at least the minutes whose every age is past due by the tolerance
+        and the gauge's poll (less those it gave up), at most those whose first age is due."""
+        gauge = self.owed.get(account)
+        if gauge is None or not self.lives:
+            return  # not served here at the end (released): no gauge to hold to
+        done: dict[int, bool] = {}
+        firsts: dict[int, float] = {}
+        for (acc, _res, m), times in reads.items():
+            if acc != account:
+                continue
+            f = times[0]
+            firsts[m] = min(firsts.get(m, f), f)
+            settled = False
+            for stages in self._schedules(f):
+                if not stages:
+                    settled = True
+                    continue
+                early = tolerance(stages, len(stages) - 1)[0]
+                last = f + stages[-1] * MINUTE - early - 2
+                settled |= len(times) > len(stages) and times[-1] >= last
+            done[m] = done.get(m, True) and settled
+        stages = self.lives[-1].daemon.stages()
+        least = most = 0
+        for m, f in firsts.items():
+            if done[m] or not stages:
+                continue
+            first_early = tolerance(stages, 0)[0]
+            if f + stages[0] * MINUTE - first_early - OWED_SLACK_SECONDS <= end:
+                most += 1
+            late = tolerance(stages, len(stages) - 1)[1]
+            if f + stages[-1] * MINUTE + late + OWED_SLACK_SECONDS < end:
+                least += 1
+        least = max(0, least - int(self.windows.get((account, "given_up"), 0.0)))
+        if not least <= gauge <= most:
+            self.add(
+                "owed misreported",
+                f"{account}: cdnvideo_traffic_windows_owed {gauge:.0f} at the end, the reads "
+                f"made leave {least} to {most} minutes owed a settle read",
+                end,
+            )
+
+    def _schedules(self, first: float) -> list[tuple[int, ...]]:
+        """The schedules a minute first read at ``first`` lived under, to the end."""
+        return [life.daemon.stages() for life in self.lives if life.stop >= first]
 
 
 def _scaled(value: float, f: float) -> int:

@@ -22,6 +22,8 @@ FAST_MINUTES = 90
 FAST_SEEDS = (2000, 2001, 2002)
 # Seeds of the CI range that find an open failure of issue 35 (pinned in test_pinned.py too).
 KNOWN: dict[int, str] = {
+    1001: "open: cdnvideo_traffic_windows_owed is set only by a poll that gets through: "
+    "connections refused from +83 min to the end leave it at 0 with 20 minutes past their ages",
     1005: "open: miscounted by 12-13 requests an account after a restart that shortens the "
     "schedule (5, 15, 60) -> 5 with late data of 600 s under the platform's limit",
 }

@@ -1,0 +1,83 @@
+"""The checker itself: each rule can fail (fed reads and scrapes that break it)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from tests.simulation.harness import World
+from tests.simulation.invariant import MINUTE, OWED, Checker
+from tests.simulation.scenario import T0, Daemon, draw
+from tests.simulation.transport import Read
+
+SCHEDULE = Daemon(revisit=(5, 15))
+
+
+def _checker(tmp_path: Path, daemon: Daemon = SCHEDULE) -> Checker:
+    scenario = replace(draw(3, 120), accounts=("acc1",), daemon=daemon, events=())
+    checker = World(scenario, tmp_path).checker
+    checker.started(T0, daemon)
+    return checker
+
+
+def _read(checker: Checker, at: float, start: float, minutes: int = 1) -> None:
+    for resources in (False, True):
+        checker.transport.reads.append(
+            Read(at, "acc1", int(start), int(start) + minutes * MINUTE, resources, 200, True)
+        )
+
+
+def _owed_at_end(checker: Checker, gauge: float, end: float) -> list[str]:
+    checker.scrape(end, {OWED: {(OWED, (("account", "acc1"),)): gauge}})
+    return [v.detail for v in checker.finish(end) if v.kind == "owed misreported"]
+
+
+def _first_reads(checker: Checker, n: int) -> float:
+    """``n`` minutes first read as each closes (06:00 on), never settled; the end."""
+    for i in range(n):
+        _read(checker, T0 + (i + 1) * MINUTE + 120, T0 + i * MINUTE)
+    return T0 + 60 * MINUTE
+
+
+def test_minutes_past_every_age_unread_must_be_in_the_owed_gauge(tmp_path: Path) -> None:
+    checker = _checker(tmp_path)
+    end = _first_reads(checker, 30)
+    assert _owed_at_end(checker, 0, end) == [
+        "acc1: cdnvideo_traffic_windows_owed 0 at the end, the reads made leave 30 to 30 "
+        "minutes owed a settle read"
+    ]
+
+
+def test_an_owed_gauge_naming_the_minutes_owed_holds(tmp_path: Path) -> None:
+    checker = _checker(tmp_path)
+    assert _owed_at_end(checker, 30, _first_reads(checker, 30)) == []
+
+
+def _settled(checker: Checker, n: int) -> float:
+    """``n`` minutes each read at first and at each age of (5, 15); the end."""
+    for i in range(n):
+        m = T0 + i * MINUTE
+        for age in (0, 5, 15):
+            _read(checker, m + MINUTE + 120 + age * MINUTE, m)
+    return T0 + 60 * MINUTE
+
+
+def test_an_owed_gauge_at_0_when_every_age_was_read_holds(tmp_path: Path) -> None:
+    checker = _checker(tmp_path)
+    assert _owed_at_end(checker, 0, _settled(checker, 10)) == []
+
+
+def test_an_owed_gauge_above_what_is_owed_fails(tmp_path: Path) -> None:
+    checker = _checker(tmp_path)
+    assert _owed_at_end(checker, 4, _settled(checker, 10)) == [
+        "acc1: cdnvideo_traffic_windows_owed 4 at the end, the reads made leave 0 to 0 "
+        "minutes owed a settle read"
+    ]
+
+
+def test_minutes_not_yet_due_may_be_counted_either_way(tmp_path: Path) -> None:
+    """First read 3 minutes before the end, schedule 5: owed or not, the gauge decides."""
+    checker = _checker(tmp_path, Daemon(revisit=5))
+    _read(checker, T0 + 57 * MINUTE, T0 + 54 * MINUTE)
+    end = T0 + 60 * MINUTE
+    assert _owed_at_end(checker, 1, end) == []

@@ -66,6 +66,7 @@ KEPT = (
     "cdnvideo_upstream_rate_limited_total",
     "cdnvideo_upstream_clock_readings_rejected_total",
     "cdnvideo_traffic_windows_owed",
+    "cdnvideo_resource_info",
 )
 
 Key = tuple[str, tuple[tuple[str, str], ...]]

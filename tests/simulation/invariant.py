@@ -41,6 +41,10 @@ KINDS = {
     "not final": "a minute's last read came before its figures were final, though the "
     "schedule reaches past the platform's lateness",
     "silent stall": "nothing was counted for a while and neither up nor the lag said so",
+    "series vanished": "a resource's counter series shown earlier is gone at the end while "
+    "its account's resource series are shown (deleted resources included)",
+    "stale resource name": "at the end, a resource renamed a while ago is not named anew by "
+    "cdnvideo_resource_info, or is named twice",
     "owed misreported": "at the end, cdnvideo_traffic_windows_owed differs from the minutes "
     "still owed a settle read",
 }
@@ -51,6 +55,9 @@ TICK_SLACK_SECONDS = 45.0  # two poll ticks (15 s: another run due at once goes 
 DISTURBED_AFTER_SECONDS = 900.0  # an error reply or a postponement excuses this long after it
 OWED_SLACK_SECONDS = 75.0  # a due read seen by the gauge: the last poll before the last scrape
 OWED = "cdnvideo_traffic_windows_owed"
+INFO = "cdnvideo_resource_info"
+RESOURCE_REQUESTS = "cdnvideo_resource_requests_total"
+RENAME_SEEN_SECONDS = 600.0  # a rename this long before the end must be in the info series
 COUNTERS = (
     "cdnvideo_account_requests_total",
     "cdnvideo_resource_requests_total",
@@ -110,6 +117,7 @@ class Checker:
     _windows_now: dict[Key, float] = field(default_factory=dict)
     _seen: dict[str, Mapping[Key, float]] = field(default_factory=dict)  # last scrape's
     owed: dict[str, float] = field(default_factory=dict)  # the owed gauge at the last scrape
+    info: Mapping[Key, float] = field(default_factory=dict)  # resource info, last scrape
     progress_at: dict[str, float] = field(default_factory=dict)
     disturbed: dict[str, list[tuple[float, float]]] = field(
         default_factory=lambda: defaultdict(list)
@@ -201,6 +209,7 @@ class Checker:
         self._windows(now, families.get("cdnvideo_traffic_windows_total", {}))
         self._stall(now, families)
         self.owed = {dict(k[1]).get("account", ""): v for k, v in families.get(OWED, {}).items()}
+        self.info = families.get(INFO, {})
         self._prev_scrape = now
 
     def _new_reads(self) -> None:
@@ -330,7 +339,51 @@ class Checker:
             self._silent(account, reads)
             self._ages(account, reads, end)
             self._owed(account, reads, end)
+            self._kept(account)
+            self._names(account, end)
         return self.violations
+
+    def _kept(self, account: str) -> None:
+        """Resource counter series stay for ``series_retention_hours`` (24) after their
+        resource was last seen (docs/windowing.md): within a day, none may go while the
+        account's resource series are shown."""
+
+        def mine(key: Key) -> bool:
+            return key[0] == RESOURCE_REQUESTS and ("account", account) in key[1]
+
+        if not any(mine(k) for k in self.present):
+            return  # family left out, or the account not served here at the end
+        gone = sorted(k for k in self.last if mine(k) and k not in self.present)
+        if gone:
+            self.add("series vanished", f"{len(gone)} series, e.g. {_show(gone[0])}")
+
+    def _names(self, account: str, end: float) -> None:
+        """A renamed resource keeps its counters; its info series names it anew (once)."""
+        reader = self.sim.traffic_reader(account)
+        assert reader is not None
+        traffic = reader.traffic
+        for change in self.sim.churn_log:
+            i = traffic.index.get(change.resource)
+            if change.account != account or change.kind != "rename" or i is None:
+                continue
+            if change.at > end - RENAME_SEEN_SECONDS or traffic.spans[i][1] <= end:
+                continue
+            read = any(
+                r.answered and r.resources and r.account == account and r.at >= change.at + 120
+                for r in self.transport.reads
+            )
+            named = sorted(
+                dict(k[1]).get("resource_name", "")
+                for k in self.info
+                if ("account", account) in k[1] and ("resource", change.resource) in k[1]
+            )
+            if read and named and named != [traffic.resources[i].name]:
+                self.add(
+                    "stale resource name",
+                    f"{account} resource {change.resource} renamed {traffic.resources[i].name!r}"
+                    f" at {hhmm(change.at)}, cdnvideo_resource_info names {named}",
+                    end,
+                )
 
     def _exact(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
         reader = self.sim.traffic_reader(account)
@@ -464,42 +517,44 @@ class Checker:
         self, account: str, reads: dict[tuple[str, bool, int], list[float]], end: float
     ) -> None:
         """The minutes still owed a settle read at the end, as the reads made show them, against
-        ``cdnvideo_traffic_windows_owed`` at the last scrape. A minute is settled once it had
-        a read for each age of a schedule it lived under, the last at (or, merged into a run,
-        early within the tolerance of) its last age; otherwise it is owed once its next age
-        is due. Which age is
-        next is the exporter's to know (a run read early is due again later), so the reads
-        give two bounds: at least the minutes whose every age is past due by the tolerance
-        and the gauge's poll (less those it gave up), at most those whose first age is due."""
+        ``cdnvideo_traffic_windows_owed`` at the last scrape. Which age a minute is at is the
+        exporter's to know (one overdue read may stand for several ages, a run merged into an
+        older one is read early by up to the tolerance), so the reads give two bounds, with a
+        minute settled by its last read at the last age of a schedule it lived under:
+        at least the minutes not read within that age's early tolerance whose last age is
+        past due by its late tolerance and the gauge's poll (less those given up); at most
+        the minutes without a read for each age, the last within that tolerance, whose first
+        age is due."""
         gauge = self.owed.get(account)
         if gauge is None or not self.lives:
             return  # not served here at the end (released): no gauge to hold to
-        done: dict[int, bool] = {}
+        loose: dict[int, bool] = {}  # settled, taking every early read as the last age's
+        strict: dict[int, bool] = {}  # settled, counting a read for each age
         firsts: dict[int, float] = {}
         for (acc, _res, m), times in reads.items():
             if acc != account:
                 continue
             f = times[0]
             firsts[m] = min(firsts.get(m, f), f)
-            settled = False
+            early_ok = late_ok = False
             for stages in self._schedules(f):
                 if not stages:
-                    settled = True
+                    early_ok = late_ok = True
                     continue
-                early = tolerance(stages, len(stages) - 1)[0]
-                last = f + stages[-1] * MINUTE - early - 2
-                settled |= len(times) > len(stages) and times[-1] >= last
-            done[m] = done.get(m, True) and settled
+                last = f + stages[-1] * MINUTE - 2
+                early = last - tolerance(stages, len(stages) - 1)[0]
+                late_ok |= len(times) > len(stages) and times[-1] >= early
+                early_ok |= times[-1] >= early
+            loose[m] = loose.get(m, True) and early_ok
+            strict[m] = strict.get(m, True) and late_ok
         stages = self.lives[-1].daemon.stages()
         least = most = 0
-        for m, f in firsts.items():
-            if done[m] or not stages:
-                continue
-            first_early = tolerance(stages, 0)[0]
-            if f + stages[0] * MINUTE - first_early - OWED_SLACK_SECONDS <= end:
+        for m, f in firsts.items() if stages else ():
+            first_due = f + stages[0] * MINUTE - tolerance(stages, 0)[0] - OWED_SLACK_SECONDS
+            if not strict[m] and first_due <= end:
                 most += 1
-            late = tolerance(stages, len(stages) - 1)[1]
-            if f + stages[-1] * MINUTE + late + OWED_SLACK_SECONDS < end:
+            last_due = f + stages[-1] * MINUTE + tolerance(stages, len(stages) - 1)[1]
+            if not loose[m] and last_due + OWED_SLACK_SECONDS < end:
                 least += 1
         least = max(0, least - int(self.windows.get((account, "given_up"), 0.0)))
         if not least <= gauge <= most:

@@ -42,7 +42,7 @@ from exporter.support import offloop
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.traffic.settings import requests_per_minute
-from tests.simulation.invariant import Checker, Violation
+from tests.simulation.invariant import Checker, Violation, hhmm
 from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
 from tests.simulation.transport import Transport
 
@@ -408,6 +408,8 @@ class World:
         await self.scrape()
         await self.stop("clean")
         violations = self.checker.finish(end)
+        for c in self.sim.churn_log:  # quirk resource-churn: what changed, for --verbose
+            self.notes.append(f"{hhmm(c.at)} {c.account} resource {c.resource} {c.kind}")
         reads = self.transport.reads
         for r in reads:
             self._digest.update(f"{r}\n".encode())

@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tests.simulation.harness import World
-from tests.simulation.invariant import MINUTE, OWED, Checker
+from tests.simulation.invariant import INFO, MINUTE, OWED, RESOURCE_REQUESTS, Checker
 from tests.simulation.scenario import T0, Daemon, draw
 from tests.simulation.transport import Read
 
@@ -81,3 +81,62 @@ def test_minutes_not_yet_due_may_be_counted_either_way(tmp_path: Path) -> None:
     _read(checker, T0 + 57 * MINUTE, T0 + 54 * MINUTE)
     end = T0 + 60 * MINUTE
     assert _owed_at_end(checker, 1, end) == []
+
+
+def _series(resource: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return (RESOURCE_REQUESTS, (("account", "acc1"), ("resource", resource), ("side", "edge")))
+
+
+def test_a_resource_series_gone_before_the_end_fails(tmp_path: Path) -> None:
+    """A deleted resource's counters stay for series_retention_hours (longer than a day)."""
+    checker = _checker(tmp_path)
+    both = {RESOURCE_REQUESTS: {_series("100001"): 0.0, _series("100002"): 0.0}}
+    checker.scrape(T0 + 60, both)
+    checker.scrape(T0 + 75, {RESOURCE_REQUESTS: {_series("100001"): 0.0}})
+    found = [v.detail for v in checker.finish(T0 + 90) if v.kind == "series vanished"]
+    assert found == [
+        '1 series, e.g. cdnvideo_resource_requests_total{account="acc1",resource="100002",'
+        'side="edge"}'
+    ]
+
+
+def test_resource_series_kept_to_the_end_hold(tmp_path: Path) -> None:
+    checker = _checker(tmp_path)
+    both = {RESOURCE_REQUESTS: {_series("100001"): 0.0, _series("100002"): 0.0}}
+    checker.scrape(T0 + 60, both)
+    checker.scrape(T0 + 75, both)
+    assert [v for v in checker.finish(T0 + 90) if v.kind == "series vanished"] == []
+
+
+def _named(checker: Checker, names: list[str]) -> list[str]:
+    """Resource 100001 renamed "new" at 06:00 and read at 06:05; at 07:00 the info series
+    names it ``names``."""
+    checker.sim.rename_resource("acc1", "100001", "new")
+    _read(checker, T0 + 5 * MINUTE, T0 + 3 * MINUTE)
+    info = {
+        (
+            INFO,
+            (("account", "acc1"), ("cname", "c"), ("resource", "100001"), ("resource_name", n)),
+        ): 1.0
+        for n in names
+    }
+    end = T0 + 60 * MINUTE
+    checker.scrape(end, {INFO: info})
+    return [v.detail for v in checker.finish(end) if v.kind == "stale resource name"]
+
+
+def test_a_renamed_resource_named_anew_holds(tmp_path: Path) -> None:
+    assert _named(_checker(tmp_path), ["new"]) == []
+
+
+def test_a_renamed_resource_still_named_the_old_way_fails(tmp_path: Path) -> None:
+    assert _named(_checker(tmp_path), ["acc1-www"]) == [
+        "acc1 resource 100001 renamed 'new' at 06:00:00, cdnvideo_resource_info names ['acc1-www']"
+    ]
+
+
+def test_a_renamed_resource_named_twice_fails(tmp_path: Path) -> None:
+    assert _named(_checker(tmp_path), ["acc1-www", "new"]) == [
+        "acc1 resource 100001 renamed 'new' at 06:00:00, cdnvideo_resource_info names "
+        "['acc1-www', 'new']"
+    ]

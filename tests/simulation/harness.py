@@ -292,7 +292,7 @@ class World:
         else:
             proc.service.stop()
         await proc.service.ctx.client._session.close()
-        self.checker.stopped(self.platform.time())
+        self.checker.stopped(self.platform.time(), killed=mode == "killed")
         self.proc = None
 
     # -- the day ------------------------------------------------------------------------------

@@ -99,6 +99,7 @@ class Life:
     start: float
     stop: float
     daemon: Daemon
+    killed: bool = False  # stopped without its final save
 
 
 @dataclass
@@ -141,8 +142,9 @@ class Checker:
         for account in self.s.accounts:
             self.progress_at[account] = now
 
-    def stopped(self, now: float) -> None:
+    def stopped(self, now: float, killed: bool = False) -> None:
         self.lives[-1].stop = now
+        self.lives[-1].killed = killed
         self._disturb("*", now, now, held=False)
 
     def event(self, now: float, e: Event) -> None:
@@ -536,17 +538,15 @@ class Checker:
                 continue
             f = times[0]
             firsts[m] = min(firsts.get(m, f), f)
-            early_ok = late_ok = False
+            early_ok = False
             for stages in self._schedules(f):
                 if not stages:
-                    early_ok = late_ok = True
+                    early_ok = True
                     continue
                 last = f + stages[-1] * MINUTE - 2
-                early = last - tolerance(stages, len(stages) - 1)[0]
-                late_ok |= len(times) > len(stages) and times[-1] >= early
-                early_ok |= times[-1] >= early
+                early_ok |= times[-1] >= last - tolerance(stages, len(stages) - 1)[0]
             loose[m] = loose.get(m, True) and early_ok
-            strict[m] = strict.get(m, True) and late_ok
+            strict[m] = strict.get(m, True) and self._settled_for_sure(f, times)
         stages = self.lives[-1].daemon.stages()
         least = most = 0
         for m, f in firsts.items() if stages else ():
@@ -564,6 +564,33 @@ class Checker:
                 f"made leave {least} to {most} minutes owed a settle read",
                 end,
             )
+
+    def _settled_for_sure(self, f: float, times: list[float]) -> bool:
+        """Whether a minute first read at ``f`` and read at ``times`` can owe nothing more: a
+        read for each age of its schedule, the last within the early tolerance of the last
+        age; one first read before the last start owes a read under the last schedule if that
+        schedule differs (a run past a shortened schedule gets one final read) or the stop
+        before was a kill (the reads since the last save are forgotten)."""
+        life = self.lives[-1]
+        stages = life.daemon.stages()
+        if not stages:
+            return True
+
+        def each_age(reads: list[float], sched: tuple[int, ...]) -> bool:
+            last = f + sched[-1] * MINUTE - 2 - tolerance(sched, len(sched) - 1)[0]
+            return len(reads) > len(sched) and reads[-1] >= last
+
+        if f >= life.start:
+            return each_age(times, stages)
+        since = [t for t in times if t >= life.start]
+        if (
+            since
+            and since[-1] >= f + stages[-1] * MINUTE - 2 - tolerance(stages, len(stages) - 1)[0]
+        ):
+            return True
+        before = self.lives[-2] if len(self.lives) > 1 else life
+        changed = any(x.daemon.stages() != stages for x in self.lives if x.stop >= f)
+        return not changed and not before.killed and each_age(times, stages)
 
     def _schedules(self, first: float) -> list[tuple[int, ...]]:
         """The schedules a minute first read at ``first`` lived under, to the end."""

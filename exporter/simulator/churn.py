@@ -32,7 +32,7 @@ class Change:
 
 def boundary(t: float) -> int:
     """The first minute boundary at or after ``t``."""
-    return int(math.ceil(t / 60.0)) * 60
+    return math.ceil(t / 60.0) * 60
 
 
 def due(started_at: float, now: float) -> int:

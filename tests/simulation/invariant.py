@@ -12,6 +12,7 @@ the daemon made are the transport's record (``transport.Read``): which window, w
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import defaultdict
 from collections.abc import Mapping
@@ -127,6 +128,14 @@ class Checker:
     _postponed: float = 0.0
     _read_index: int = 0
     _prev_scrape: float = 0.0
+    _read_times: dict[tuple[str, bool], list[float]] = field(
+        default_factory=lambda: defaultdict(list)
+    )  # answered reads per account and half, in order
+    _first_read: set[tuple[str, bool, int]] = field(default_factory=set)  # minutes read
+    # per account, (first read, half, minute) in the order of the first reads
+    _firsts: dict[str, list[tuple[float, bool, int]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     _growth_cache: dict[tuple[str, str | None, str, float], float | None] = field(
         default_factory=dict
     )
@@ -225,6 +234,12 @@ class Checker:
                 )
             if not r.answered:
                 self._disturb(r.account, r.at - MINUTE, r.at + DISTURBED_AFTER_SECONDS)
+                continue
+            self._read_times[(r.account, r.resources)].append(r.at)
+            for m in range(r.start, r.end, MINUTE):
+                if (r.account, r.resources, m) not in self._first_read:
+                    self._first_read.add((r.account, r.resources, m))
+                    self._firsts[r.account].append((r.at, r.resources, m))
         self._read_index = len(reads)
 
     def _counter(self, now: float, key: Key, value: float) -> None:
@@ -287,13 +302,26 @@ class Checker:
             if index is None:
                 return None
         t1 = since - self.s.delay_seconds - 2 * MINUTE - TICK_SLACK_SECONDS
+        # Back after an outage: late data that came after the last read before it is fair.
+        times = self._read_times.get((account, resource is not None), [])
+        j = bisect.bisect_right(times, since)
+        if j:
+            t1 = min(t1, times[j - 1])
         first = int((t1 - MINUTE - self.s.late_seconds) // MINUTE) * MINUTE
+        # Minutes first read since (a catch-up after an outage or a restart): counted whole,
+        # they happened before the series appeared but were never counted before.
+        firsts = self._firsts.get(account, [])
+        fresh = {
+            m
+            for _, half, m in firsts[bisect.bisect_left(firsts, (t1,)) :]
+            if half == (resource is not None)
+        }
         total = 0.0
-        for m in range(first, int(now // MINUTE) * MINUTE + MINUTE, MINUTE):
+        for m in sorted(fresh.union(range(first, int(now // MINUTE) * MINUTE + MINUTE, MINUTE))):
             rows = reader.traffic.rows(m)
             chosen = rows if index is None else [rows[index]]
             f2 = self._fraction(m, now)
-            f1 = self._fraction(m, t1)
+            f1 = 0.0 if m in fresh else self._fraction(m, t1)
             for row in chosen:
                 total += _scaled(row[col], f2) - _scaled(row[col], f1)
         return total

@@ -36,8 +36,8 @@ KNOWN: dict[int, str] = {
     "discovery missing acc2 for 15 minutes); also without resource-churn",
     1026: "open: acc1 edge requests 410 below the reads made after a killed restart that "
     "shortens (5, 60) to 5, late 600 s; also without resource-churn",
-    1029: "open: resources added while running (resource-churn) first shown at their count "
-    "(series born nonzero), one jumps by its history (0 -> 198,963, at most 45,638 happened)",
+    1029: "open: resources added while running (resource-churn) first shown at their count: "
+    "acc2's 200003 at 5,861 (its 0 was shown for one poll, between two scrapes)",
     1031: "open: acc1 edge requests 2,044 below the reads made (late 900 s, revisit 10, host "
     "clock 300 s ahead for 10 min; also without resource-churn); new resources born nonzero",
 }

@@ -128,9 +128,6 @@ class Checker:
     _postponed: float = 0.0
     _read_index: int = 0
     _prev_scrape: float = 0.0
-    _read_times: dict[tuple[str, bool], list[float]] = field(
-        default_factory=lambda: defaultdict(list)
-    )  # answered reads per account and half, in order
     _first_read: set[tuple[str, bool, int]] = field(default_factory=set)  # minutes read
     # per account, (first read, half, minute) in the order of the first reads
     _firsts: dict[str, list[tuple[float, bool, int]]] = field(
@@ -235,7 +232,6 @@ class Checker:
             if not r.answered:
                 self._disturb(r.account, r.at - MINUTE, r.at + DISTURBED_AFTER_SECONDS)
                 continue
-            self._read_times[(r.account, r.resources)].append(r.at)
             for m in range(r.start, r.end, MINUTE):
                 if (r.account, r.resources, m) not in self._first_read:
                     self._first_read.add((r.account, r.resources, m))
@@ -302,11 +298,6 @@ class Checker:
             if index is None:
                 return None
         t1 = since - self.s.delay_seconds - 2 * MINUTE - TICK_SLACK_SECONDS
-        # Back after an outage: late data that came after the last read before it is fair.
-        times = self._read_times.get((account, resource is not None), [])
-        j = bisect.bisect_right(times, since)
-        if j:
-            t1 = min(t1, times[j - 1])
         first = int((t1 - MINUTE - self.s.late_seconds) // MINUTE) * MINUTE
         # Minutes first read since (a catch-up after an outage or a restart): counted whole,
         # they happened before the series appeared but were never counted before.

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from exporter.simulator.traffic_model import EDGE_REQ
 from tests.simulation.harness import World
-from tests.simulation.invariant import INFO, MINUTE, OWED, RESOURCE_REQUESTS, Checker
+from tests.simulation.invariant import INFO, MINUTE, OWED, RESOURCE_REQUESTS, Checker, _scaled
 from tests.simulation.scenario import T0, Daemon, draw
 from tests.simulation.transport import Read
 
@@ -14,7 +15,7 @@ SCHEDULE = Daemon(revisit=(5, 15))
 
 
 def _checker(tmp_path: Path, daemon: Daemon = SCHEDULE) -> Checker:
-    scenario = replace(draw(3, 120), accounts=("acc1",), daemon=daemon, events=())
+    scenario = replace(draw(3, 120), accounts=("acc1",), daemon=daemon, events=(), quirks=())
     checker = World(scenario, tmp_path).checker
     checker.started(T0, daemon)
     return checker
@@ -140,3 +141,32 @@ def test_a_renamed_resource_named_twice_fails(tmp_path: Path) -> None:
         "acc1 resource 100001 renamed 'new' at 06:00:00, cdnvideo_resource_info names "
         "['acc1-www', 'new']"
     ]
+
+
+def _caught_up(tmp_path: Path, twice: bool) -> list[str]:
+    """Resource 100001's series appears at 06:30 at 0; its next scrape shows the 20 minutes
+    from 06:00 read for the first time after it appeared (a catch-up), or twice that."""
+    checker = _checker(tmp_path)
+    since = T0 + 30 * MINUTE
+    checker.scrape(since, {RESOURCE_REQUESTS: {_series("100001"): 0.0}})
+    checker.transport.reads.append(Read(since + 5, "acc1", T0, T0 + 20 * MINUTE, True, 200, True))
+    traffic = checker.sim.traffic_reader("acc1")
+    assert traffic is not None
+    now = since + 15
+    whole = sum(
+        _scaled(traffic.traffic.rows(m)[0][EDGE_REQ], checker._fraction(m, now))
+        for m in range(T0, T0 + 20 * MINUTE, MINUTE)
+    )
+    assert whole > 1000
+    checker.scrape(now, {RESOURCE_REQUESTS: {_series("100001"): whole * (2 if twice else 1)}})
+    return [v.kind for v in checker.violations]
+
+
+def test_a_series_born_before_a_catch_up_may_rise_by_the_minutes_caught_up(
+    tmp_path: Path,
+) -> None:
+    assert _caught_up(tmp_path, twice=False) == []
+
+
+def test_a_series_born_before_a_catch_up_rising_by_more_jumps(tmp_path: Path) -> None:
+    assert _caught_up(tmp_path, twice=True) == ["series jump"]

@@ -9,6 +9,7 @@ ordinary gzip member that any client decodes.
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
 from collections.abc import Iterable
@@ -74,8 +75,10 @@ def _powers() -> tuple[int, ...]:
 _X2N = _powers()
 
 
-def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
-    """CRC-32 of A + B from crc(A), crc(B) and len(B)."""
+@functools.lru_cache(maxsize=4096)
+def _shift(len2: int) -> int:
+    """x^(8 * len2) modulo the polynomial: what moves a CRC past ``len2`` bytes. Kept per
+    length: a render joins the same pieces (same lengths) as the one before, mostly."""
     p = 1 << 31  # x^0
     n, k = len2, 3  # x^(8 * len2)
     while n:
@@ -83,7 +86,19 @@ def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
             p = _multmodp(_X2N[k & 31], p)
         n >>= 1
         k += 1
-    return _multmodp(p, crc1) ^ crc2
+    return p
+
+
+_SHORT = 8192  # up to this length, running zlib's CRC over zeros is quicker than _multmodp
+_ZEROS = bytes(_SHORT)
+
+
+def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
+    """CRC-32 of A + B from crc(A), crc(B) and len(B)."""
+    if len2 <= _SHORT:  # crc(A) moved past len(B) zeros, less the zeros' own CRC
+        zeros = memoryview(_ZEROS)[:len2]
+        return zlib.crc32(zeros, crc1) ^ zlib.crc32(zeros) ^ crc2
+    return _multmodp(_shift(len2), crc1) ^ crc2
 
 
 def gzip_join(pieces: list[Piece]) -> bytes:

@@ -87,6 +87,12 @@ QUIRKS: dict[str, str] = {
         "exporter's default settle age: what the exporter's daily audit exists to find; "
         "`/_sim/traffic` keeps the figures from before the revision"
     ),
+    "resource-churn": (
+        "each account's resource list changes every 20 minutes: a resource is added, renamed "
+        "(same id and cname) or deleted (never the last), drawn from the seed; a new one has "
+        "traffic from the next minute on, a deleted one none, and per-resource replies leave "
+        "out a resource with no minute of its life in the window"
+    ),
 }
 
 

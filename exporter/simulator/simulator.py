@@ -8,6 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
+from exporter.simulator import churn
 from exporter.simulator.auth import AuthState
 from exporter.simulator.config import SimConfig
 from exporter.simulator.dataset import CdnResource, cdn_resources, dvr_streams, restream_seed
@@ -81,6 +82,9 @@ class Simulator:
         # Accounts the account list leaves out (their APIs still answer): an inventory reply
         # that misses an account for a while; tests set it.
         self.unlisted: set[str] = set()
+        # Resource list changes (quirk resource-churn, or add/rename/delete_resource), in order.
+        self.churn_log: list[churn.Change] = []
+        self._churned: dict[str, int] = {}  # changes of resource-churn applied, per account
         self._cdn = {
             acc: cdn_resources(i + 1, acc, config.resources_per_account)
             for i, acc in enumerate(config.accounts)
@@ -169,7 +173,58 @@ class Simulator:
         return self._cdn[account]
 
     def traffic_reader(self, account: str) -> TrafficReader | None:
+        if "resource-churn" in self.quirks and account in self._traffic:
+            self._churn(account)
         return self._traffic.get(account)
+
+    # --- resources added, renamed, deleted (quirk resource-churn, or called by tests) ---------
+    def add_resource(self, account: str, at: int | None = None) -> CdnResource:
+        """A new resource of ``account`` with traffic from minute boundary ``at`` (default:
+        the next one)."""
+        reader = self._traffic[account]
+        n = len(reader.traffic.resources) + 1
+        res = cdn_resources(self.config.accounts.index(account) + 1, account, n)[-1]
+        start = churn.boundary(self.clock.time()) if at is None else at
+        reader.traffic.add(res, start)
+        reader.churned()
+        self._cdn[account] = reader.traffic.resources
+        self.churn_log.append(churn.Change(start, account, "add", res.id))
+        return res
+
+    def delete_resource(self, account: str, resource_id: str, at: int | None = None) -> None:
+        """``resource_id`` has no traffic from minute boundary ``at`` (default: the next one)
+        and is left out of replies that hold none of its minutes."""
+        reader = self._traffic[account]
+        end = churn.boundary(self.clock.time()) if at is None else at
+        reader.traffic.delete(resource_id, end)
+        reader.churned()
+        self.churn_log.append(churn.Change(end, account, "delete", resource_id))
+
+    def rename_resource(self, account: str, resource_id: str, name: str) -> None:
+        """``resource_id`` is named ``name`` in every reply from now on (id and cname kept)."""
+        reader = self._traffic[account]
+        reader.traffic.rename(resource_id, name)
+        self._cdn[account] = reader.traffic.resources
+        now = churn.boundary(self.clock.time())
+        self.churn_log.append(churn.Change(now, account, "rename", resource_id))
+
+    def _churn(self, account: str) -> None:
+        """Apply the changes of quirk resource-churn due by now, each at its own time."""
+        done = self._churned.get(account, 0)
+        for k in range(done + 1, churn.due(self.started_at, self.clock.time()) + 1):
+            at = churn.boundary(self.started_at + k * churn.CHURN_SECONDS)
+            traffic = self._traffic[account].traffic
+            alive = [r.id for i, r in enumerate(traffic.resources) if traffic.spans[i][1] > at]
+            kind, rid = churn.draw(self.config.seed, account, k, alive)
+            if kind == "add":
+                self.add_resource(account, at)
+            elif kind == "delete":
+                self.delete_resource(account, rid, at)
+            else:
+                name = f"{traffic.resources[traffic.index[rid]].name.split('~')[0]}~{k}"
+                self.rename_resource(account, rid, name)
+                self.churn_log[-1] = churn.Change(at, account, "rename", rid)
+            self._churned[account] = k
 
     def traffic_final(
         self, account: str, minute_start: int, resource: str | None = None

@@ -162,7 +162,11 @@ def resource_minute(p: Profile, minute_start: int, phase: float, incident: float
 
 
 class AccountTraffic:
-    """Final per-minute rows of every resource of one account, cached by minute."""
+    """Final per-minute rows of every resource of one account, cached by minute.
+
+    A resource has traffic in the minutes of its life (``spans``: from the minute it was
+    added, before the minute it was deleted; the whole time unless churned); in any other
+    minute its row is all zeros and a per-resource reply leaves it out."""
 
     def __init__(
         self, seed: int, account: str, resources: tuple[CdnResource, ...], cache_minutes: int
@@ -170,6 +174,8 @@ class AccountTraffic:
         self.account = account
         self.resources = resources
         self.index = {r.id: i for i, r in enumerate(resources)}
+        self.spans = [(-math.inf, math.inf) for _ in resources]
+        self._seed = seed
         self._profiles = [_profile(seed, account, r) for r in resources]
         self._phase = Stream(key_hash(seed, "phase", account)).between(-2.0, 2.0)
         self._incident_key = key_hash(seed, "incident", account)
@@ -183,8 +189,40 @@ class AccountTraffic:
             self._cache.move_to_end(minute_start)
             return cached
         incident = _burst(self._incident_key, minute_start // 60, 60, 0.02)
-        rows = [resource_minute(p, minute_start, self._phase, incident) for p in self._profiles]
+        rows = [
+            resource_minute(p, minute_start, self._phase, incident)
+            if a <= minute_start < b
+            else _ZERO
+            for p, (a, b) in zip(self._profiles, self.spans, strict=True)
+        ]
         self._cache[minute_start] = rows
         if len(self._cache) > self._cache_minutes:
             self._cache.popitem(last=False)
         return rows
+
+    def alive(self, index: int, start: int, minutes: int = 1) -> bool:
+        """Whether resource ``index`` had traffic in any minute of [start, start + minutes)."""
+        a, b = self.spans[index]
+        return a < start + 60 * minutes and start < b
+
+    # -- churn: each change takes effect from the minute boundary ``at`` --------------------
+    def add(self, resource: CdnResource, at: int) -> None:
+        self.resources = (*self.resources, resource)
+        self.index[resource.id] = len(self.resources) - 1
+        self.spans.append((at, math.inf))
+        self._profiles.append(_profile(self._seed, self.account, resource))
+        self._cache.clear()
+
+    def delete(self, resource_id: str, at: int) -> None:
+        i = self.index[resource_id]
+        self.spans[i] = (self.spans[i][0], at)
+        self._cache.clear()
+
+    def rename(self, resource_id: str, name: str) -> None:
+        i = self.index[resource_id]
+        res = self.resources[i]
+        renamed = CdnResource(res.id, name, res.cname, res.kind)
+        self.resources = (*self.resources[:i], renamed, *self.resources[i + 1 :])
+
+
+_ZERO = array("d", bytes(8 * N_COLS))  # a minute without traffic (never changed in place)

@@ -239,6 +239,10 @@ class TrafficReader:
             self._totals.popitem(last=False)
         return total
 
+    def churned(self) -> None:
+        """The resource list changed: account totals are summed again."""
+        self._totals.clear()
+
     def _indices(self, resources: Sequence[str] | None) -> list[int]:
         index = self.traffic.index
         if resources is None:
@@ -266,8 +270,10 @@ class TrafficReader:
     def per_resource(
         self, start: int, minutes: int, now: float, resources: Sequence[str] | None = None
     ) -> list[tuple[CdnResource, list[Value]]]:
-        """One figure list per resource over [start, start + minutes) as seen at `now`."""
-        indices = self._indices(resources)
+        """One figure list per resource over [start, start + minutes) as seen at `now` (a
+        resource without a minute of its life in the window is left out)."""
+        alive = self.traffic.alive
+        indices = [j for j in self._indices(resources) if alive(j, start, minutes)]
         sums = [WindowSum(minutes) for _ in indices]
         for i in range(minutes):
             m = start + 60 * i

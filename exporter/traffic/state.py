@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import structlog
 
@@ -38,6 +38,13 @@ class StateError(ValueError):
 
 
 def _enc(values: Values) -> Encoded:
+    """Whole values as ints (as they were counted), a key not carried (NaN) as null."""
+    try:  # most often every value is a whole number: converted and compared in C
+        whole = list(map(int, values))
+    except (ValueError, OverflowError):  # NaN, infinity
+        whole = []
+    if whole and whole == values.tolist() and min(whole) > -(2**53) and max(whole) < 2**53:
+        return cast(Encoded, whole)
     return [None if x != x else int(x) if x.is_integer() and abs(x) < 2**53 else x for x in values]
 
 

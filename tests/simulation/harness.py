@@ -33,6 +33,7 @@ import structlog.testing
 
 import exporter.runtime.registry  # noqa: F401  (declares the areas' config sections)
 from exporter.config import ConfigError, Settings, parse_config
+from exporter.exposition import pack
 from exporter.runtime.reload import Reloader
 from exporter.runtime.scheduler import Scheduler, Timing
 from exporter.runtime.service import Service, build_context
@@ -41,7 +42,7 @@ from exporter.support import offloop
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.traffic.settings import requests_per_minute
-from tests.simulation.invariant import Checker, Violation
+from tests.simulation.invariant import Checker, Violation, hhmm
 from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
 from tests.simulation.transport import Transport
 
@@ -64,6 +65,8 @@ KEPT = (
     "cdnvideo_upstream_polls_postponed_total",
     "cdnvideo_upstream_rate_limited_total",
     "cdnvideo_upstream_clock_readings_rejected_total",
+    "cdnvideo_traffic_windows_owed",
+    "cdnvideo_resource_info",
 )
 
 Key = tuple[str, tuple[tuple[str, str], ...]]
@@ -92,12 +95,40 @@ class HostClock:
         self._drift_from, self.ppm = now, ppm
 
 
-def parse_exposition(text: str) -> dict[Key, float]:
-    """The samples of the families the invariant reads, by (name, sorted labels)."""
+Families = dict[str, dict[Key, float]]
+
+
+class Parser:
+    """The samples of the families the invariant reads (``KEPT``), by family, from the plain
+    exposition. The text is cut at its ``# HELP`` lines (one per family); only the kept
+    families' blocks are parsed, and a block equal to the one the scrape before showed is not
+    parsed again: its values are the same object, which tells the checker nothing changed."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, dict[Key, float]] = {}
+
+    def parse(self, text: str) -> tuple[Families, list[str]]:
+        """The kept families' values and their blocks of text, in exposition order."""
+        seen: dict[str, dict[Key, float]] = {}
+        out: Families = {}
+        blocks: list[str] = []
+        for block in text.split("# HELP ")[1:]:
+            name = block[: block.find(" ")]
+            if name not in KEPT:
+                continue
+            values = self._last.get(block)
+            if values is None:
+                values = _samples(block)
+            seen[block] = values
+            out[name] = values
+            blocks.append(block)
+        self._last = seen
+        return out, blocks
+
+
+def _samples(block: str) -> dict[Key, float]:
     out: dict[Key, float] = {}
-    for line in text.splitlines():
-        if not line.startswith(KEPT):
-            continue
+    for line in block.splitlines():
         m = _SAMPLE.match(line)
         if m is None or m.group(1) not in KEPT:  # exact names (durations are machine time)
             continue
@@ -185,6 +216,7 @@ class World:
         self._procs = 0
         self._outage = -1
         self._digest = hashlib.sha256()
+        self._parser = Parser()
 
     # -- the daemon's lifetime ----------------------------------------------------------------
     def _raw(self, daemon: Daemon) -> dict[str, Any]:
@@ -260,7 +292,7 @@ class World:
         else:
             proc.service.stop()
         await proc.service.ctx.client._session.close()
-        self.checker.stopped(self.platform.time())
+        self.checker.stopped(self.platform.time(), killed=mode == "killed")
         self.proc = None
 
     # -- the day ------------------------------------------------------------------------------
@@ -340,13 +372,13 @@ class World:
         if self.proc is None:
             return
         exposition = await self.proc.service.ctx.store.render()  # on the inline worker
-        values = parse_exposition(exposition.plain.decode())
+        families, blocks = self._parser.parse(exposition.plain.decode())
         now = self.platform.time()
         self.scrapes += 1
         self._digest.update(f"{now:.3f}\n".encode())
-        for key in sorted(values):
-            self._digest.update(f"{key} {values[key]!r}\n".encode())
-        self.checker.scrape(now, values)
+        for block in blocks:
+            self._digest.update(block.encode())
+        self.checker.scrape(now, families)
 
     async def run(self) -> Outcome:
         end = T0 + self.s.minutes * 60
@@ -376,6 +408,8 @@ class World:
         await self.scrape()
         await self.stop("clean")
         violations = self.checker.finish(end)
+        for c in self.sim.churn_log:  # quirk resource-churn: what changed, for --verbose
+            self.notes.append(f"{hhmm(c.at)} {c.account} resource {c.resource} {c.kind}")
         reads = self.transport.reads
         for r in reads:
             self._digest.update(f"{r}\n".encode())
@@ -391,9 +425,10 @@ class World:
 
 
 class Inline(concurrent.futures.Executor):
-    """The refresh thread (``exporter.support.offloop.WORKER``) run inline: each step runs
-    when submitted, in submission order as on the one real thread, without a thread switch
-    whose timing the machine decides."""
+    """The refresh thread (``exporter.support.offloop.WORKER``) and the compression thread
+    (``exporter.exposition.pack``) run inline: each step runs when submitted, in submission
+    order as on the one real thread, without a thread switch whose timing the machine
+    decides."""
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -406,12 +441,13 @@ class Inline(concurrent.futures.Executor):
 
 @contextlib.contextmanager
 def inline_worker() -> Iterator[None]:
-    saved = offloop.WORKER
+    saved, compressor = offloop.WORKER, pack._compressor
     offloop.WORKER = cast(concurrent.futures.ThreadPoolExecutor, Inline())
+    pack._compressor = cast(concurrent.futures.ThreadPoolExecutor, Inline())
     try:
         yield
     finally:
-        offloop.WORKER = saved
+        offloop.WORKER, pack._compressor = saved, compressor
 
 
 @dataclass

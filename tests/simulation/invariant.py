@@ -12,8 +12,10 @@ the daemon made are the transport's record (``transport.Read``): which window, w
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,12 +42,23 @@ KINDS = {
     "not final": "a minute's last read came before its figures were final, though the "
     "schedule reaches past the platform's lateness",
     "silent stall": "nothing was counted for a while and neither up nor the lag said so",
+    "series vanished": "a resource's counter series shown earlier is gone at the end while "
+    "its account's resource series are shown (deleted resources included)",
+    "stale resource name": "at the end, a resource renamed a while ago is not named anew by "
+    "cdnvideo_resource_info, or is named twice",
+    "owed misreported": "at the end, cdnvideo_traffic_windows_owed differs from the minutes "
+    "still owed a settle read",
 }
 STALL_SECONDS = 900.0  # nothing counted this long: cdnvideo_up 0 or the lag alert must show it
 LAG_ALERT_SECONDS = 420.0  # deploy/prometheus/rules.yml CdnvideoTrafficDataStale
 JUMP_WINDOW_SECONDS = 1800.0  # a new series' rises are checked for this long after it appears
 TICK_SLACK_SECONDS = 45.0  # two poll ticks (15 s: another run due at once goes first) and jitter
 DISTURBED_AFTER_SECONDS = 900.0  # an error reply or a postponement excuses this long after it
+OWED_SLACK_SECONDS = 75.0  # a due read seen by the gauge: the last poll before the last scrape
+OWED = "cdnvideo_traffic_windows_owed"
+INFO = "cdnvideo_resource_info"
+RESOURCE_REQUESTS = "cdnvideo_resource_requests_total"
+RENAME_SEEN_SECONDS = 600.0  # a rename this long before the end must be in the info series
 COUNTERS = (
     "cdnvideo_account_requests_total",
     "cdnvideo_resource_requests_total",
@@ -87,6 +100,7 @@ class Life:
     start: float
     stop: float
     daemon: Daemon
+    killed: bool = False  # stopped without its final save
 
 
 @dataclass
@@ -103,6 +117,9 @@ class Checker:
     born: dict[Key, tuple[float, float]] = field(default_factory=dict)  # (at, value) appeared
     windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     _windows_now: dict[Key, float] = field(default_factory=dict)
+    _seen: dict[str, Mapping[Key, float]] = field(default_factory=dict)  # last scrape's
+    owed: dict[str, float] = field(default_factory=dict)  # the owed gauge at the last scrape
+    info: Mapping[Key, float] = field(default_factory=dict)  # resource info, last scrape
     progress_at: dict[str, float] = field(default_factory=dict)
     disturbed: dict[str, list[tuple[float, float]]] = field(
         default_factory=lambda: defaultdict(list)
@@ -111,6 +128,11 @@ class Checker:
     _postponed: float = 0.0
     _read_index: int = 0
     _prev_scrape: float = 0.0
+    _first_read: set[tuple[str, bool, int]] = field(default_factory=set)  # minutes read
+    # per account, (first read, half, minute) in the order of the first reads
+    _firsts: dict[str, list[tuple[float, bool, int]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     _growth_cache: dict[tuple[str, str | None, str, float], float | None] = field(
         default_factory=dict
     )
@@ -119,14 +141,16 @@ class Checker:
     def started(self, now: float, daemon: Daemon) -> None:
         self.lives.append(Life(now, math.inf, daemon))
         self.present = set()
+        self._seen = {}
         self._windows_now = {}
         self._postponed = 0.0
         self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
         for account in self.s.accounts:
             self.progress_at[account] = now
 
-    def stopped(self, now: float) -> None:
+    def stopped(self, now: float, killed: bool = False) -> None:
         self.lives[-1].stop = now
+        self.lives[-1].killed = killed
         self._disturb("*", now, now, held=False)
 
     def event(self, now: float, e: Event) -> None:
@@ -165,24 +189,35 @@ class Checker:
         self.violations.append(Violation(kind, detail, at))
 
     # -- at every scrape ----------------------------------------------------------------------
-    def scrape(self, now: float, values: dict[Key, float]) -> None:
+    def scrape(self, now: float, families: Mapping[str, Mapping[Key, float]]) -> None:
+        """One scrape's samples by family. A family whose values are the very object the
+        scrape before passed is unchanged (the harness parses a block once): its counters are
+        not walked again, since an unchanged value can break none of their rules (a rise's
+        bound only grows with time)."""
         self._new_reads()
         postponed = sum(
-            v
-            for (name, _), v in values.items()
-            if name
-            in ("cdnvideo_upstream_polls_postponed_total", "cdnvideo_upstream_rate_limited_total")
+            sum(families.get(name, {}).values())
+            for name in (
+                "cdnvideo_upstream_polls_postponed_total",
+                "cdnvideo_upstream_rate_limited_total",
+            )
         )
         if postponed > self._postponed:
             self._disturb("*", self._prev_scrape, now + DISTURBED_AFTER_SECONDS)
         self._postponed = postponed
-        for key, value in values.items():
-            if key[0] in COUNTERS:
+        for name in COUNTERS:
+            vals = families.get(name)
+            if vals is None or self._seen.get(name) is vals:
+                continue
+            for key, value in vals.items():
                 self._counter(now, key, value)
         self._growth_cache.clear()
-        self.present = {k for k in values if k[0] in COUNTERS}
-        self._windows(now, values)
-        self._stall(now, values)
+        self.present = {k for name in COUNTERS for k in families.get(name, {})}
+        self._seen = dict(families)
+        self._windows(now, families.get("cdnvideo_traffic_windows_total", {}))
+        self._stall(now, families)
+        self.owed = {dict(k[1]).get("account", ""): v for k, v in families.get(OWED, {}).items()}
+        self.info = families.get(INFO, {})
         self._prev_scrape = now
 
     def _new_reads(self) -> None:
@@ -196,13 +231,18 @@ class Checker:
                 )
             if not r.answered:
                 self._disturb(r.account, r.at - MINUTE, r.at + DISTURBED_AFTER_SECONDS)
+                continue
+            for m in range(r.start, r.end, MINUTE):
+                if (r.account, r.resources, m) not in self._first_read:
+                    self._first_read.add((r.account, r.resources, m))
+                    self._firsts[r.account].append((r.at, r.resources, m))
         self._read_index = len(reads)
 
     def _counter(self, now: float, key: Key, value: float) -> None:
         prev = self.last.get(key)
         if prev == value and key in self.present and key not in self.born:
             return  # unchanged, and not new any more
-        label = _show(key)
+        label = _Label(key)
         if key not in self.present:  # appears (first time, or again after an absence)
             if prev is None and value != 0:
                 self.add("series born nonzero", f"{label} first exposed at {value:.0f}", now)
@@ -259,12 +299,20 @@ class Checker:
                 return None
         t1 = since - self.s.delay_seconds - 2 * MINUTE - TICK_SLACK_SECONDS
         first = int((t1 - MINUTE - self.s.late_seconds) // MINUTE) * MINUTE
+        # Minutes first read since (a catch-up after an outage or a restart): counted whole,
+        # they happened before the series appeared but were never counted before.
+        firsts = self._firsts.get(account, [])
+        fresh = {
+            m
+            for _, half, m in firsts[bisect.bisect_left(firsts, (t1,)) :]
+            if half == (resource is not None)
+        }
         total = 0.0
-        for m in range(first, int(now // MINUTE) * MINUTE + MINUTE, MINUTE):
+        for m in sorted(fresh.union(range(first, int(now // MINUTE) * MINUTE + MINUTE, MINUTE))):
             rows = reader.traffic.rows(m)
             chosen = rows if index is None else [rows[index]]
             f2 = self._fraction(m, now)
-            f1 = self._fraction(m, t1)
+            f1 = 0.0 if m in fresh else self._fraction(m, t1)
             for row in chosen:
                 total += _scaled(row[col], f2) - _scaled(row[col], f1)
         return total
@@ -272,10 +320,8 @@ class Checker:
     def _fraction(self, m: int, t: float) -> float:
         return late_fraction(m, t, self.s.late_seconds, self.s.late_half_seconds)
 
-    def _windows(self, now: float, values: dict[Key, float]) -> None:
+    def _windows(self, now: float, values: Mapping[Key, float]) -> None:
         for key, value in values.items():
-            if key[0] != "cdnvideo_traffic_windows_total":
-                continue
             labels = dict(key[1])
             prev = self._windows_now.get(key, 0.0)
             added = value - prev if value >= prev else value  # a reset: counted afresh
@@ -284,16 +330,18 @@ class Checker:
             if labels.get("outcome") in ("read", "backfilled") and added > 0:
                 self.progress_at[labels.get("account", "")] = now
 
-    def _stall(self, now: float, values: dict[Key, float]) -> None:
+    def _stall(self, now: float, families: Mapping[str, Mapping[Key, float]]) -> None:
+        ups = families.get("cdnvideo_up", {})
+        lags = families.get("cdnvideo_traffic_lag_seconds", {})
         for account in self.s.accounts:
-            up = values.get(("cdnvideo_up", (("account", account), ("area", "traffic"))))
+            up = ups.get(("cdnvideo_up", (("account", account), ("area", "traffic"))))
             if up is None:
                 self.progress_at[account] = now  # not served here: nothing to count
                 continue
             quiet_for = now - self.progress_at.get(account, now)
             if quiet_for <= STALL_SECONDS:
                 continue
-            lag = values.get(("cdnvideo_traffic_lag_seconds", (("account", account),)), 0.0)
+            lag = lags.get(("cdnvideo_traffic_lag_seconds", (("account", account),)), 0.0)
             if up != 0 and lag <= LAG_ALERT_SECONDS:
                 self.add(
                     "silent stall",
@@ -311,7 +359,52 @@ class Checker:
             self._exact(account, reads)
             self._silent(account, reads)
             self._ages(account, reads, end)
+            self._owed(account, reads, end)
+            self._kept(account)
+            self._names(account, end)
         return self.violations
+
+    def _kept(self, account: str) -> None:
+        """Resource counter series stay for ``series_retention_hours`` (24) after their
+        resource was last seen (docs/windowing.md): within a day, none may go while the
+        account's resource series are shown."""
+
+        def mine(key: Key) -> bool:
+            return key[0] == RESOURCE_REQUESTS and ("account", account) in key[1]
+
+        if not any(mine(k) for k in self.present):
+            return  # family left out, or the account not served here at the end
+        gone = sorted(k for k in self.last if mine(k) and k not in self.present)
+        if gone:
+            self.add("series vanished", f"{len(gone)} series, e.g. {_show(gone[0])}")
+
+    def _names(self, account: str, end: float) -> None:
+        """A renamed resource keeps its counters; its info series names it anew (once)."""
+        reader = self.sim.traffic_reader(account)
+        assert reader is not None
+        traffic = reader.traffic
+        for change in self.sim.churn_log:
+            i = traffic.index.get(change.resource)
+            if change.account != account or change.kind != "rename" or i is None:
+                continue
+            if change.at > end - RENAME_SEEN_SECONDS or traffic.spans[i][1] <= end:
+                continue
+            read = any(
+                r.answered and r.resources and r.account == account and r.at >= change.at + 120
+                for r in self.transport.reads
+            )
+            named = sorted(
+                dict(k[1]).get("resource_name", "")
+                for k in self.info
+                if ("account", account) in k[1] and ("resource", change.resource) in k[1]
+            )
+            if read and named and named != [traffic.resources[i].name]:
+                self.add(
+                    "stale resource name",
+                    f"{account} resource {change.resource} renamed {traffic.resources[i].name!r}"
+                    f" at {hhmm(change.at)}, cdnvideo_resource_info names {named}",
+                    end,
+                )
 
     def _exact(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
         reader = self.sim.traffic_reader(account)
@@ -441,6 +534,87 @@ class Checker:
                 f"{len(unfinal)} minutes ({given_up:.0f} given up), e.g. {unfinal[0]}",
             )
 
+    def _owed(
+        self, account: str, reads: dict[tuple[str, bool, int], list[float]], end: float
+    ) -> None:
+        """The minutes still owed a settle read at the end, as the reads made show them, against
+        ``cdnvideo_traffic_windows_owed`` at the last scrape. Which age a minute is at is the
+        exporter's to know (one overdue read may stand for several ages, a run merged into an
+        older one is read early by up to the tolerance), so the reads give two bounds, with a
+        minute settled by its last read at the last age of a schedule it lived under:
+        at least the minutes not read within that age's early tolerance whose last age is
+        past due by its late tolerance and the gauge's poll (less those given up); at most
+        the minutes without a read for each age, the last within that tolerance, whose first
+        age is due."""
+        gauge = self.owed.get(account)
+        if gauge is None or not self.lives:
+            return  # not served here at the end (released): no gauge to hold to
+        loose: dict[int, bool] = {}  # settled, taking every early read as the last age's
+        strict: dict[int, bool] = {}  # settled, counting a read for each age
+        firsts: dict[int, float] = {}
+        for (acc, _res, m), times in reads.items():
+            if acc != account:
+                continue
+            f = times[0]
+            firsts[m] = min(firsts.get(m, f), f)
+            early_ok = False
+            for stages in self._schedules(f):
+                if not stages:
+                    early_ok = True
+                    continue
+                last = f + stages[-1] * MINUTE - 2
+                early_ok |= times[-1] >= last - tolerance(stages, len(stages) - 1)[0]
+            loose[m] = loose.get(m, True) and early_ok
+            strict[m] = strict.get(m, True) and self._settled_for_sure(f, times)
+        stages = self.lives[-1].daemon.stages()
+        least = most = 0
+        for m, f in firsts.items() if stages else ():
+            first_due = f + stages[0] * MINUTE - tolerance(stages, 0)[0] - OWED_SLACK_SECONDS
+            if not strict[m] and first_due <= end:
+                most += 1
+            last_due = f + stages[-1] * MINUTE + tolerance(stages, len(stages) - 1)[1]
+            if not loose[m] and last_due + OWED_SLACK_SECONDS < end:
+                least += 1
+        least = max(0, least - int(self.windows.get((account, "given_up"), 0.0)))
+        if not least <= gauge <= most:
+            self.add(
+                "owed misreported",
+                f"{account}: cdnvideo_traffic_windows_owed {gauge:.0f} at the end, the reads "
+                f"made leave {least} to {most} minutes owed a settle read",
+                end,
+            )
+
+    def _settled_for_sure(self, f: float, times: list[float]) -> bool:
+        """Whether a minute first read at ``f`` and read at ``times`` can owe nothing more: a
+        read for each age of its schedule, the last within the early tolerance of the last
+        age; one first read before the last start owes a read under the last schedule if that
+        schedule differs (a run past a shortened schedule gets one final read) or the stop
+        before was a kill (the reads since the last save are forgotten)."""
+        life = self.lives[-1]
+        stages = life.daemon.stages()
+        if not stages:
+            return True
+
+        def each_age(reads: list[float], sched: tuple[int, ...]) -> bool:
+            last = f + sched[-1] * MINUTE - 2 - tolerance(sched, len(sched) - 1)[0]
+            return len(reads) > len(sched) and reads[-1] >= last
+
+        if f >= life.start:
+            return each_age(times, stages)
+        since = [t for t in times if t >= life.start]
+        if (
+            since
+            and since[-1] >= f + stages[-1] * MINUTE - 2 - tolerance(stages, len(stages) - 1)[0]
+        ):
+            return True
+        before = self.lives[-2] if len(self.lives) > 1 else life
+        changed = any(x.daemon.stages() != stages for x in self.lives if x.stop >= f)
+        return not changed and not before.killed and each_age(times, stages)
+
+    def _schedules(self, first: float) -> list[tuple[int, ...]]:
+        """The schedules a minute first read at ``first`` lived under, to the end."""
+        return [life.daemon.stages() for life in self.lives if life.stop >= first]
+
 
 def _scaled(value: float, f: float) -> int:
     return int(value) if f >= 1.0 else (int(value * f) if f > 0 else 0)
@@ -457,6 +631,19 @@ def _answered(reads: list[Read]) -> dict[tuple[str, bool, int], list[float]]:
             if not times or r.at - times[-1] > 1.0:
                 times.append(r.at)
     return out
+
+
+class _Label:
+    """A series' name for a detail line, formatted only when a detail is written."""
+
+    def __init__(self, key: Key) -> None:
+        self.key = key
+
+    def __format__(self, spec: str) -> str:
+        return _show(self.key)
+
+    def __str__(self) -> str:
+        return _show(self.key)
 
 
 def _show(key: Key) -> str:

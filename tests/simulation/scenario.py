@@ -19,6 +19,7 @@ SCHEDULES: tuple[int | tuple[int, ...], ...] = (
     5, 5, 3, 0, 10, (5, 15, 60), (2, 10, 30), (1, 4), (5, 60), (2, 5), (1, 3, 20),
 )  # fmt: skip
 OUTAGE_KINDS = ("503", "504", "500", "timeout", "refused")
+CHURN_SHARE = 0.3  # days whose resources are added, renamed and deleted (quirk resource-churn)
 QUIET_END_SECONDS = 3600  # nothing is drawn in the last hour: the day ends settled
 
 
@@ -131,7 +132,11 @@ def draw(seed: int, minutes: int = 1440) -> Scenario:
         discovery=rnd.random() < 0.4,
         daemon=daemon,
     )
-    return replace(scenario, events=tuple(sorted(_events(rnd, scenario), key=_order)))
+    scenario = replace(scenario, events=tuple(sorted(_events(rnd, scenario), key=_order)))
+    # Drawn apart (its own stream), so the seeds drawn before churn came keep their days.
+    if random.Random(f"churn {seed}").random() < CHURN_SHARE:
+        scenario = replace(scenario, quirks=(*scenario.quirks, "resource-churn"))
+    return scenario
 
 
 def _order(e: Event) -> tuple[int, str]:

@@ -176,3 +176,29 @@ def test_a_state_file_without_stages_is_at_its_first_settle_read() -> None:
     assert run.settled == 0
     assert run.first_read_at == run.last_read_at
     assert run.first == 0  # the first read had no edge_requests_total
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [1.0, 2.0, 0.0, -3.0],
+        [1.5, 2.0],
+        [float("nan"), 3.0],
+        [float("inf"), 1.0, float("-inf")],
+        [2.0**60, 1.0],
+        [2.0**53 - 1, -(2.0**53) + 1],
+        [2.0**53, 1.0],
+        [-(2.0**53)],
+        [-0.0],
+        [],
+    ],
+)
+def test_values_are_saved_whole_as_ints_and_missing_as_null(values: list[float]) -> None:
+    """Each value as the plain rule says: NaN -> null, a whole number below 2**53 -> an int
+    (as it was counted), anything else the float itself (the fast path changes no value)."""
+    from array import array
+
+    got = state._enc(array("d", values))
+    want = [None if x != x else int(x) if x.is_integer() and abs(x) < 2**53 else x for x in values]
+    assert json.dumps(got) == json.dumps(want)
+    assert [type(x) for x in got] == [type(x) for x in want]

@@ -32,7 +32,17 @@ def test_nothing_joined_is_an_empty_gzip_body() -> None:
     assert gzip.decompress(gzip_join([deflate(b""), deflate(b"")])) == b""
 
 
-@pytest.mark.parametrize(("a", "b"), [(b"", b"x"), (b"hello ", b"world"), (b"a" * 70000, b"")])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (b"", b"x"),
+        (b"hello ", b"world"),
+        (b"a" * 70000, b""),
+        (b"hello ", b"b" * 8192),  # the longest B combined over zeros
+        (b"hello ", b"b" * 8193),  # the shortest B combined by the polynomial's powers
+        (b"c" * 9, bytes(range(256)) * 300),
+    ],
+)
 def test_crc_of_a_concatenation_is_combined_from_the_parts(a: bytes, b: bytes) -> None:
     assert crc32_combine(zlib.crc32(a), zlib.crc32(b), len(b)) == zlib.crc32(a + b)
 

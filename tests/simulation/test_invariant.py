@@ -1,0 +1,172 @@
+"""The checker itself: each rule can fail (fed reads and scrapes that break it)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from exporter.simulator.traffic_model import EDGE_REQ
+from tests.simulation.harness import World
+from tests.simulation.invariant import INFO, MINUTE, OWED, RESOURCE_REQUESTS, Checker, _scaled
+from tests.simulation.scenario import T0, Daemon, draw
+from tests.simulation.transport import Read
+
+SCHEDULE = Daemon(revisit=(5, 15))
+
+
+def _checker(tmp_path: Path, daemon: Daemon = SCHEDULE) -> Checker:
+    scenario = replace(draw(3, 120), accounts=("acc1",), daemon=daemon, events=(), quirks=())
+    checker = World(scenario, tmp_path).checker
+    checker.started(T0, daemon)
+    return checker
+
+
+def _read(checker: Checker, at: float, start: float, minutes: int = 1) -> None:
+    for resources in (False, True):
+        checker.transport.reads.append(
+            Read(at, "acc1", int(start), int(start) + minutes * MINUTE, resources, 200, True)
+        )
+
+
+def _owed_at_end(checker: Checker, gauge: float, end: float) -> list[str]:
+    checker.scrape(end, {OWED: {(OWED, (("account", "acc1"),)): gauge}})
+    return [v.detail for v in checker.finish(end) if v.kind == "owed misreported"]
+
+
+def _first_reads(checker: Checker, n: int) -> float:
+    """``n`` minutes first read as each closes (06:00 on), never settled; the end."""
+    for i in range(n):
+        _read(checker, T0 + (i + 1) * MINUTE + 120, T0 + i * MINUTE)
+    return T0 + 60 * MINUTE
+
+
+def test_minutes_past_every_age_unread_must_be_in_the_owed_gauge(tmp_path: Path) -> None:
+    checker = _checker(tmp_path)
+    end = _first_reads(checker, 30)
+    assert _owed_at_end(checker, 0, end) == [
+        "acc1: cdnvideo_traffic_windows_owed 0 at the end, the reads made leave 30 to 30 "
+        "minutes owed a settle read"
+    ]
+
+
+def test_an_owed_gauge_naming_the_minutes_owed_holds(tmp_path: Path) -> None:
+    checker = _checker(tmp_path)
+    assert _owed_at_end(checker, 30, _first_reads(checker, 30)) == []
+
+
+def _settled(checker: Checker, n: int) -> float:
+    """``n`` minutes each read at first and at each age of (5, 15); the end."""
+    for i in range(n):
+        m = T0 + i * MINUTE
+        for age in (0, 5, 15):
+            _read(checker, m + MINUTE + 120 + age * MINUTE, m)
+    return T0 + 60 * MINUTE
+
+
+def test_an_owed_gauge_at_0_when_every_age_was_read_holds(tmp_path: Path) -> None:
+    checker = _checker(tmp_path)
+    assert _owed_at_end(checker, 0, _settled(checker, 10)) == []
+
+
+def test_an_owed_gauge_above_what_is_owed_fails(tmp_path: Path) -> None:
+    checker = _checker(tmp_path)
+    assert _owed_at_end(checker, 4, _settled(checker, 10)) == [
+        "acc1: cdnvideo_traffic_windows_owed 4 at the end, the reads made leave 0 to 0 "
+        "minutes owed a settle read"
+    ]
+
+
+def test_minutes_not_yet_due_may_be_counted_either_way(tmp_path: Path) -> None:
+    """First read 3 minutes before the end, schedule 5: owed or not, the gauge decides."""
+    checker = _checker(tmp_path, Daemon(revisit=5))
+    _read(checker, T0 + 57 * MINUTE, T0 + 54 * MINUTE)
+    end = T0 + 60 * MINUTE
+    assert _owed_at_end(checker, 1, end) == []
+
+
+def _series(resource: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return (RESOURCE_REQUESTS, (("account", "acc1"), ("resource", resource), ("side", "edge")))
+
+
+def test_a_resource_series_gone_before_the_end_fails(tmp_path: Path) -> None:
+    """A deleted resource's counters stay for series_retention_hours (longer than a day)."""
+    checker = _checker(tmp_path)
+    both = {RESOURCE_REQUESTS: {_series("100001"): 0.0, _series("100002"): 0.0}}
+    checker.scrape(T0 + 60, both)
+    checker.scrape(T0 + 75, {RESOURCE_REQUESTS: {_series("100001"): 0.0}})
+    found = [v.detail for v in checker.finish(T0 + 90) if v.kind == "series vanished"]
+    assert found == [
+        '1 series, e.g. cdnvideo_resource_requests_total{account="acc1",resource="100002",'
+        'side="edge"}'
+    ]
+
+
+def test_resource_series_kept_to_the_end_hold(tmp_path: Path) -> None:
+    checker = _checker(tmp_path)
+    both = {RESOURCE_REQUESTS: {_series("100001"): 0.0, _series("100002"): 0.0}}
+    checker.scrape(T0 + 60, both)
+    checker.scrape(T0 + 75, both)
+    assert [v for v in checker.finish(T0 + 90) if v.kind == "series vanished"] == []
+
+
+def _named(checker: Checker, names: list[str]) -> list[str]:
+    """Resource 100001 renamed "new" at 06:00 and read at 06:05; at 07:00 the info series
+    names it ``names``."""
+    checker.sim.rename_resource("acc1", "100001", "new")
+    _read(checker, T0 + 5 * MINUTE, T0 + 3 * MINUTE)
+    info = {
+        (
+            INFO,
+            (("account", "acc1"), ("cname", "c"), ("resource", "100001"), ("resource_name", n)),
+        ): 1.0
+        for n in names
+    }
+    end = T0 + 60 * MINUTE
+    checker.scrape(end, {INFO: info})
+    return [v.detail for v in checker.finish(end) if v.kind == "stale resource name"]
+
+
+def test_a_renamed_resource_named_anew_holds(tmp_path: Path) -> None:
+    assert _named(_checker(tmp_path), ["new"]) == []
+
+
+def test_a_renamed_resource_still_named_the_old_way_fails(tmp_path: Path) -> None:
+    assert _named(_checker(tmp_path), ["acc1-www"]) == [
+        "acc1 resource 100001 renamed 'new' at 06:00:00, cdnvideo_resource_info names ['acc1-www']"
+    ]
+
+
+def test_a_renamed_resource_named_twice_fails(tmp_path: Path) -> None:
+    assert _named(_checker(tmp_path), ["acc1-www", "new"]) == [
+        "acc1 resource 100001 renamed 'new' at 06:00:00, cdnvideo_resource_info names "
+        "['acc1-www', 'new']"
+    ]
+
+
+def _caught_up(tmp_path: Path, twice: bool) -> list[str]:
+    """Resource 100001's series appears at 06:30 at 0; its next scrape shows the 20 minutes
+    from 06:00 read for the first time after it appeared (a catch-up), or twice that."""
+    checker = _checker(tmp_path)
+    since = T0 + 30 * MINUTE
+    checker.scrape(since, {RESOURCE_REQUESTS: {_series("100001"): 0.0}})
+    checker.transport.reads.append(Read(since + 5, "acc1", T0, T0 + 20 * MINUTE, True, 200, True))
+    traffic = checker.sim.traffic_reader("acc1")
+    assert traffic is not None
+    now = since + 15
+    whole = sum(
+        _scaled(traffic.traffic.rows(m)[0][EDGE_REQ], checker._fraction(m, now))
+        for m in range(T0, T0 + 20 * MINUTE, MINUTE)
+    )
+    assert whole > 1000
+    checker.scrape(now, {RESOURCE_REQUESTS: {_series("100001"): whole * (2 if twice else 1)}})
+    return [v.kind for v in checker.violations]
+
+
+def test_a_series_born_before_a_catch_up_may_rise_by_the_minutes_caught_up(
+    tmp_path: Path,
+) -> None:
+    assert _caught_up(tmp_path, twice=False) == []
+
+
+def test_a_series_born_before_a_catch_up_rising_by_more_jumps(tmp_path: Path) -> None:
+    assert _caught_up(tmp_path, twice=True) == ["series jump"]

@@ -447,10 +447,12 @@ def _scaled(value: float, f: float) -> int:
 
 
 def _answered(reads: list[Read]) -> dict[tuple[str, bool, int], list[float]]:
-    """Per (account, half, minute): the platform times of the answered reads covering it."""
+    """Per (account, half, minute): the platform times of the answered reads covering it. The
+    standing audit's re-reads are left out: it compares what it reads and counts nothing
+    (docs/windowing.md, *The standing audit*)."""
     out: dict[tuple[str, bool, int], list[float]] = defaultdict(list)
     for r in reads:
-        if not r.answered:
+        if not r.answered or r.audit:
             continue
         for m in range(r.start, r.end, MINUTE):
             times = out[(r.account, r.resources, m)]

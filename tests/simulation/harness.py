@@ -254,6 +254,7 @@ class World:
         if proc is None:
             return
         await self.scrape()  # what Prometheus saw last
+        self._unapplied(proc)
         if mode == "killed":
             proc.service.scheduler.shutdown()
             tmp = self.state_file.with_name(f".{self.state_file.name}.tmp")
@@ -264,6 +265,16 @@ class World:
         await proc.service.ctx.client._session.close()
         self.checker.stopped(self.platform.time())
         self.proc = None
+
+    def _unapplied(self, proc: Process) -> None:
+        """Tell the checker the pieces of settle reads still being read: a half read piece by
+        piece is applied once its pieces cover the run, and a stop leaves them unapplied (the
+        next process reads the half again from the run's start, docs/windowing.md)."""
+        poller = proc.service.areas.traffic.poller
+        for account in poller.held():
+            for run in poller.ledger(account).pending:
+                for half, piece in run.pieces.items():
+                    self.checker.unapplied(account, half == "resources", run.start, piece.to)
 
     # -- the day ------------------------------------------------------------------------------
     def timeline(self) -> list[Event]:

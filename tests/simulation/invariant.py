@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -108,6 +109,7 @@ class Checker:
         default_factory=lambda: defaultdict(list)
     )
     held: dict[str, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
+    void: set[tuple[str, bool, int, float]] = field(default_factory=set)  # reads never applied
     _postponed: float = 0.0
     _read_index: int = 0
     _prev_scrape: float = 0.0
@@ -128,6 +130,17 @@ class Checker:
     def stopped(self, now: float) -> None:
         self.lives[-1].stop = now
         self._disturb("*", now, now, held=False)
+
+    def unapplied(self, account: str, resources: bool, start: int, end: int) -> None:
+        """At a stop: the minutes [start, end) of a half read piece by piece at its current
+        age and not applied (the half is applied once its pieces cover the run). Their last
+        reads are those pieces: they count nothing."""
+        last: dict[int, float] = {}
+        for r in self.transport.reads:
+            if r.account == account and r.resources == resources and r.answered and not r.audit:
+                for m in range(max(r.start, start), min(r.end, end), MINUTE):
+                    last[m] = r.at
+        self.void.update((account, resources, m, at) for m, at in last.items())
 
     def event(self, now: float, e: Event) -> None:
         """Faults hold reads back; a clock step, an account leaving the list or a volume
@@ -306,7 +319,7 @@ class Checker:
     # -- at the end ---------------------------------------------------------------------------
     def finish(self, end: float) -> list[Violation]:
         self._new_reads()
-        reads = _answered(self.transport.reads)
+        reads = _answered(self.transport.reads, self.void)
         for account in self.s.accounts:
             self._exact(account, reads)
             self._silent(account, reads)
@@ -446,15 +459,20 @@ def _scaled(value: float, f: float) -> int:
     return int(value) if f >= 1.0 else (int(value * f) if f > 0 else 0)
 
 
-def _answered(reads: list[Read]) -> dict[tuple[str, bool, int], list[float]]:
+def _answered(
+    reads: list[Read], void: Collection[tuple[str, bool, int, float]] = ()
+) -> dict[tuple[str, bool, int], list[float]]:
     """Per (account, half, minute): the platform times of the answered reads covering it. The
     standing audit's re-reads are left out: it compares what it reads and counts nothing
-    (docs/windowing.md, *The standing audit*)."""
+    (docs/windowing.md, *The standing audit*); so are the ``void`` ones (account, half,
+    minute, time): pieces of a settle read a stop left unapplied."""
     out: dict[tuple[str, bool, int], list[float]] = defaultdict(list)
     for r in reads:
         if not r.answered or r.audit:
             continue
         for m in range(r.start, r.end, MINUTE):
+            if void and (r.account, r.resources, m, r.at) in void:
+                continue
             times = out[(r.account, r.resources, m)]
             if not times or r.at - times[-1] > 1.0:
                 times.append(r.at)

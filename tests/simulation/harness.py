@@ -267,14 +267,19 @@ class World:
         self.proc = None
 
     def _unapplied(self, proc: Process) -> None:
-        """Tell the checker the pieces of settle reads still being read: a half read piece by
-        piece is applied once its pieces cover the run, and a stop leaves them unapplied (the
-        next process reads the half again from the run's start, docs/windowing.md)."""
+        """Tell the checker which reads a stop leaves unapplied, as its state says: minutes
+        past the cursor are not counted (a first read the daemon set aside, on a clock its
+        replies doubted, is read again at the next poll); the pieces of a half read piece by
+        piece are applied once they cover the run (docs/windowing.md)."""
         poller = proc.service.areas.traffic.poller
         for account in poller.held():
-            for run in poller.ledger(account).pending:
+            led = poller.ledger(account)
+            if led.cursor is not None:
+                for resources in (False, True):
+                    self.checker.unapplied(account, resources, led.cursor + 60, None)
+            for run in led.pending:
                 for half, piece in run.pieces.items():
-                    self.checker.unapplied(account, half == "resources", run.start, piece.to)
+                    self.checker.unapplied(account, half == "resources", run.start, piece.to, 1)
 
     # -- the day ------------------------------------------------------------------------------
     def timeline(self) -> list[Event]:

@@ -131,16 +131,20 @@ class Checker:
         self.lives[-1].stop = now
         self._disturb("*", now, now, held=False)
 
-    def unapplied(self, account: str, resources: bool, start: int, end: int) -> None:
-        """At a stop: the minutes [start, end) of a half read piece by piece at its current
-        age and not applied (the half is applied once its pieces cover the run). Their last
-        reads are those pieces: they count nothing."""
-        last: dict[int, float] = {}
+    def unapplied(
+        self, account: str, resources: bool, start: int, end: int | None, last: int = 0
+    ) -> None:
+        """At a stop: a half of the minutes [start, end) (``end`` None: every later minute)
+        was not applied by the last ``last`` reads of each minute (0: by any read). Those
+        reads count nothing."""
+        times: dict[int, list[float]] = defaultdict(list)
         for r in self.transport.reads:
             if r.account == account and r.resources == resources and r.answered and not r.audit:
-                for m in range(max(r.start, start), min(r.end, end), MINUTE):
-                    last[m] = r.at
-        self.void.update((account, resources, m, at) for m, at in last.items())
+                stop = r.end if end is None else min(r.end, end)
+                for m in range(max(r.start, start), stop, MINUTE):
+                    times[m].append(r.at)
+        for m, ats in times.items():
+            self.void.update((account, resources, m, at) for at in ats[-last:])
 
     def event(self, now: float, e: Event) -> None:
         """Faults hold reads back; a clock step, an account leaving the list or a volume

@@ -100,7 +100,8 @@ class Checker:
     last: dict[Key, float] = field(default_factory=dict)  # last exposed value, whole seed
     present: set[Key] = field(default_factory=set)  # series of this process' last scrape
     changed_at: dict[Key, float] = field(default_factory=dict)  # when its value last changed
-    reset_at: dict[Key, float] = field(default_factory=dict)  # shown again at 0 at this time
+    reset_at: dict[Key, float] = field(default_factory=dict)  # shown again at 0: counts after
+    view_at: float = 0.0  # the last start or reload: where a series shown again at 0 starts
     born: dict[Key, tuple[float, float]] = field(default_factory=dict)  # (at, value) appeared
     windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     _windows_now: dict[Key, float] = field(default_factory=dict)
@@ -124,6 +125,7 @@ class Checker:
         self._windows_now = {}
         self._postponed = 0.0
         self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
+        self.view_at = now
         for account in self.s.accounts:
             self.progress_at[account] = now
 
@@ -149,6 +151,8 @@ class Checker:
     def event(self, now: float, e: Event) -> None:
         """Faults hold reads back; a clock step, an account leaving the list or a volume
         that cannot be written moves reads in time but must not drop what is owed."""
+        if e.kind in ("exclude", "unlist", "relist"):
+            self.view_at = now
         if e.kind in ("outage", "outage_end", "error_bodies"):
             self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
         elif e.kind in ("clock", "drift", "unlist", "relist", "unwritable", "writable"):
@@ -226,7 +230,10 @@ class Checker:
             if prev is None or value < prev:  # new, or back at 0 (a reset to Prometheus)
                 self.born[key] = (now, value)
                 if prev is not None and value == 0:
-                    self.reset_at[key] = now  # counts from here on only
+                    # counts what was read after the start or reload that made it new (the
+                    # exporter drops what it counted before; a read between that and this
+                    # scrape is shown as its first rise)
+                    self.reset_at[key] = self.view_at
                 if prev is not None and value != 0:
                     self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
             elif value > prev:  # continues: by no more than what happened since it last rose
@@ -341,7 +348,7 @@ class Checker:
             f = self._fraction(m, times[-1])
             rows = reader.traffic.rows(m)
             if resets:  # a series shown again at 0 counts only the reads after that
-                before = [t for t in times if t <= resets[-1]]
+                before = [t for t in times if t < resets[-1]]  # a read at the reload: after
                 f0 = self._fraction(m, before[-1]) if before else 0.0
                 if not resources:
                     for side, col in (("edge", EDGE_REQ), ("origin", ORIGIN_REQ)):

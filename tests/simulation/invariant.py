@@ -341,35 +341,26 @@ class Checker:
         reader = self.sim.traffic_reader(account)
         assert reader is not None
         want: dict[Key, float] = defaultdict(float)
-        resets = sorted(t for k, t in self.reset_at.items() if dict(k[1]).get("account") == account)
         for (acc, resources, m), times in reads.items():
             if acc != account:
                 continue
-            f = self._fraction(m, times[-1])
             rows = reader.traffic.rows(m)
-            if resets:  # a series shown again at 0 counts only the reads after that
-                before = [t for t in times if t < resets[-1]]  # a read at the reload: after
-                f0 = self._fraction(m, before[-1]) if before else 0.0
-                if not resources:
-                    for side, col in (("edge", EDGE_REQ), ("origin", ORIGIN_REQ)):
-                        key0: Key = ("cdnvideo_account_requests_total",
-                                     (("account", account), ("side", side)))  # fmt: skip
-                        if key0 in self.reset_at:
-                            want[key0] -= sum(_scaled(row[col], f0) for row in rows)
+            items: list[tuple[Key, list[float]]] = []
             if resources:
                 for res, row in zip(reader.traffic.resources, rows, strict=True):
-                    labels: tuple[tuple[str, str], ...] = (
-                        ("account", account),
-                        ("resource", res.id),
-                        ("side", "edge"),
-                    )
-                    key: Key = ("cdnvideo_resource_requests_total", labels)
-                    want[key] += _scaled(row[EDGE_REQ], f)
+                    labels = (("account", account), ("resource", res.id), ("side", "edge"))
+                    items.append((("cdnvideo_resource_requests_total", labels), [row[EDGE_REQ]]))
             else:
                 for side, col in (("edge", EDGE_REQ), ("origin", ORIGIN_REQ)):
                     sided = (("account", account), ("side", side))
-                    key = ("cdnvideo_account_requests_total", sided)
-                    want[key] += sum(_scaled(row[col], f) for row in rows)
+                    key: Key = ("cdnvideo_account_requests_total", sided)
+                    items.append((key, [row[col] for row in rows]))
+            for key, values in items:
+                want[key] += self._visible(m, values, times[-1])
+                reset = self.reset_at.get(key)
+                before = [t for t in times if reset is not None and t < reset]
+                if before:  # a series shown again at 0 counts only the reads after that
+                    want[key] -= self._visible(m, values, before[-1])
         for key, expected in sorted(want.items()):
             got = self.last.get(key)
             if got is None or key not in self.present:
@@ -380,6 +371,11 @@ class Checker:
                     f"{_show(key)} {got:.0f}, the reads made show {expected:.0f} "
                     f"({got - expected:+.0f})",
                 )
+
+    def _visible(self, m: int, values: list[float], t: float) -> float:
+        """The platform's figures of minute ``m`` as visible at ``t``, floored per row."""
+        f = self._fraction(m, t)
+        return float(sum(_scaled(v, f) for v in values))
 
     def _silent(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
         minutes = sorted(m for (a, res, m) in reads if a == account and not res)

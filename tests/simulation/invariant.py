@@ -331,6 +331,8 @@ class Checker:
     def finish(self, end: float) -> list[Violation]:
         self._new_reads()
         reads = _answered(self.transport.reads, self.void)
+        if self.s.daemon.per_resource:
+            reads = _first_read(reads)
         for account in self.s.accounts:
             self._exact(account, reads)
             self._silent(account, reads)
@@ -484,6 +486,15 @@ def _answered(
             if not times or r.at - times[-1] > 1.0:
                 times.append(r.at)
     return out
+
+
+def _first_read(
+    reads: dict[tuple[str, bool, int], list[float]],
+) -> dict[tuple[str, bool, int], list[float]]:
+    """The minutes whose first read was applied: a first read takes both halves (totals, per
+    resource) or neither, so a minute with one half answered and never the other was not
+    counted (the other half failed, and the minute was then missed: beyond catch-up)."""
+    return {k: v for k, v in reads.items() if (k[0], not k[1], k[2]) in reads}
 
 
 def _show(key: Key) -> str:

@@ -24,6 +24,18 @@ FAST_SEEDS = (2000, 2001, 2002)
 KNOWN: dict[int, str] = {}
 
 
+# Seeds of 120 minutes that found a mistake of the checker's model of counting (issue 35,
+# class "miscounted"): each failed before the fix named, and holds the invariant since.
+FOUND_MINUTES = 120
+FOUND: dict[int, str] = {
+    4012: "pieces of a settle read the end of the day left unapplied",
+    4074: "a first read set aside on a doubted clock at the end of the day",
+    4129: "a read between a reload that takes a family in and the scrape that sees it at 0",
+    4068: "a resource series a reload takes back after a restart saved it as not exported",
+    4035: "a minute whose per-resource half failed, then missed beyond catch-up",
+}
+
+
 def _check(seed: int, minutes: int) -> None:
     timed = asyncio.run(run_seed(seed, minutes))
     out = timed.outcome
@@ -51,6 +63,12 @@ def _batch() -> list[object]:
 @pytest.mark.parametrize("seed", _batch())
 def test_seed_holds_the_invariant(seed: int) -> None:
     _check(seed, CI_MINUTES)
+
+
+@pytest.mark.simulation_batch
+@pytest.mark.parametrize("seed", sorted(FOUND))
+def test_found_seed_holds_the_invariant(seed: int) -> None:
+    _check(seed, FOUND_MINUTES)
 
 
 def test_same_seed_same_run_byte_for_byte() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -78,18 +78,11 @@ class AuditSource:
         self._source = source
         self._transport = transport
 
-    async def traffic(
-        self,
-        account: str,
-        start: float,
-        end: float,
-        per_resource: bool,
-        metrics: Sequence[str] = (),
-        resource: str | None = None,
-    ) -> MetricsReply:
+    async def traffic(self, *args: Any, **kwargs: Any) -> MetricsReply:
+        """``TrafficSource.traffic``, its reads marked."""
         self._transport.auditing = True
         try:
-            return await self._source.traffic(account, start, end, per_resource, metrics, resource)
+            return await self._source.traffic(*args, **kwargs)
         finally:
             self._transport.auditing = False
 

@@ -34,6 +34,11 @@ FOUND: dict[int, str] = {
     4068: "a resource series a reload takes back after a restart saved it as not exported",
     4035: "a minute whose per-resource half failed, then missed beyond catch-up",
 }
+# Seeds of 120 minutes that find an open failure of the exporter (strict expected failures).
+FOUND_OPEN: dict[int, str] = {
+    4065: "open: series jump: a family excluded when the state was saved and included at the "
+    "next start appears at 0 and then rises by the whole catch-up backlog read at that start",
+}
 
 
 def _check(seed: int, minutes: int) -> None:
@@ -66,7 +71,14 @@ def test_seed_holds_the_invariant(seed: int) -> None:
 
 
 @pytest.mark.simulation_batch
-@pytest.mark.parametrize("seed", sorted(FOUND))
+@pytest.mark.parametrize(
+    "seed",
+    [*sorted(FOUND)]
+    + [
+        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=FOUND_OPEN[s]))
+        for s in FOUND_OPEN
+    ],
+)
 def test_found_seed_holds_the_invariant(seed: int) -> None:
     _check(seed, FOUND_MINUTES)
 

@@ -44,7 +44,7 @@ from exporter.support.logs import Redactor
 from exporter.traffic.settings import requests_per_minute
 from tests.simulation.invariant import Checker, Violation, hhmm
 from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
-from tests.simulation.transport import Transport
+from tests.simulation.transport import AuditSource, Transport
 
 SCRAPE_SECONDS = 15.0  # Prometheus' scrape interval (deploy/compose/prometheus.yml)
 FAMILIES = {
@@ -264,6 +264,8 @@ class World:
         ctx.store._extra_openmetrics = None
         timing = Timing(random=random.Random(self.s.seed * 1000 + self._procs).random)
         service = Service(ctx, Scheduler(ctx.runner, self.host, timing))
+        auditor = service.areas.traffic.auditor  # its reads are marked: they count nothing
+        auditor._source = AuditSource(auditor._source, self.transport)
         reloader = Reloader(
             lambda: parse_config(self._raw(self.daemon), env={}),
             lambda: ctx.settings,
@@ -284,6 +286,7 @@ class World:
         if proc is None:
             return
         await self.scrape()  # what Prometheus saw last
+        self._unapplied(proc)
         if mode == "killed":
             proc.service.scheduler.shutdown()
             tmp = self.state_file.with_name(f".{self.state_file.name}.tmp")
@@ -294,6 +297,21 @@ class World:
         await proc.service.ctx.client._session.close()
         self.checker.stopped(self.platform.time(), killed=mode == "killed")
         self.proc = None
+
+    def _unapplied(self, proc: Process) -> None:
+        """Tell the checker which reads a stop leaves unapplied, as its state says: minutes
+        past the cursor are not counted (a first read the daemon set aside, on a clock its
+        replies doubted, is read again at the next poll); the pieces of a half read piece by
+        piece are applied once they cover the run (docs/windowing.md)."""
+        poller = proc.service.areas.traffic.poller
+        for account in poller.held():
+            led = poller.ledger(account)
+            if led.cursor is not None:
+                for resources in (False, True):
+                    self.checker.unapplied(account, resources, led.cursor + 60, None)
+            for run in led.pending:
+                for half, piece in run.pieces.items():
+                    self.checker.unapplied(account, half == "resources", run.start, piece.to, 1)
 
     # -- the day ------------------------------------------------------------------------------
     def timeline(self) -> list[Event]:

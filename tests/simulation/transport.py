@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from aiohttp import web
@@ -27,6 +27,10 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from exporter.simulator import Simulator
+
+if TYPE_CHECKING:
+    from exporter.traffic.poller import TrafficSource
+    from exporter.upstream.models import MetricsReply
 
 METRICS_PATHS = ("/app/metrics/v1/", "/app/metrics/v1", "/app/metrics/v1/resources",
                  "/app/metrics/v1/resources/")  # fmt: skip
@@ -44,6 +48,7 @@ class Read:
     resources: bool
     status: int
     answered: bool  # HTTP 200 with `data` and the asked window echoed
+    audit: bool = False  # a re-read of the standing audit: compared, never counted
 
 
 @dataclass
@@ -55,6 +60,7 @@ class Transport:
     reads: list[Read] = field(default_factory=list)
     down: str = ""  # "timeout" or "refused" while the platform is unreachable
     sent: int = 0
+    auditing: bool = False  # the standing audit's read is under way (``AuditSource``)
 
     def __post_init__(self) -> None:
         self.app = self.sim.build_app()
@@ -62,6 +68,23 @@ class Transport:
 
     def session(self) -> Session:
         return Session(self)
+
+
+class AuditSource:
+    """The audit's view of the upstream client (``exporter.traffic.auditor``): its reads are
+    marked in the record, since the audit compares what it reads and counts nothing."""
+
+    def __init__(self, source: TrafficSource, transport: Transport) -> None:
+        self._source = source
+        self._transport = transport
+
+    async def traffic(self, *args: Any, **kwargs: Any) -> MetricsReply:
+        """``TrafficSource.traffic``, its reads marked."""
+        self._transport.auditing = True
+        try:
+            return await self._source.traffic(*args, **kwargs)
+        finally:
+            self._transport.auditing = False
 
 
 class Session:
@@ -150,6 +173,7 @@ class Exchange:
                 resources="resources" in self._url.path,
                 status=status,
                 answered=answered,
+                audit=self._t.auditing,
             )
         )
 

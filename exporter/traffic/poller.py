@@ -312,9 +312,11 @@ class TrafficPoller:
                 if self._auditor is not None and not cycle.postponed:
                     await self._auditor.step(account, long_windows=not led.long_refused)
             except BaseException as failure:
-                # What was counted before the failure is still published; a failure to do so
-                # is logged and never replaces the poll's own error.
+                # What was counted before the failure is still published, and what is owed
+                # still said (a poll failing for an hour leaves its minutes past their ages);
+                # a failure to do so is logged and never replaces the poll's own error.
                 try:
+                    self._report_owed(account, led, now)
                     await self._publish(account, led, now, ok=False)
                 except Exception as exc:
                     log.error(

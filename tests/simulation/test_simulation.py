@@ -22,16 +22,12 @@ FAST_MINUTES = 90
 FAST_SEEDS = (2000, 2001, 2002)
 # Seeds of the CI range that find an open failure (issue 35), each a strict expected failure.
 KNOWN: dict[int, str] = {
-    1001: "open: cdnvideo_traffic_windows_owed is set only by a poll that gets through: "
-    "connections refused from +83 min to the end leave it at 0 with 20 minutes past their ages",
     1002: "open: a resource added while running (resource-churn) is shown at 0 for one poll "
     "(15 s), between two scrapes: Prometheus first sees it at 219",
     1005: "open: miscounted by 12-13 requests an account after a restart that shortens the "
     "schedule (5, 15, 60) -> 5 with late data of 600 s under the platform's limit",
     1016: "open: acc1 edge requests 87,141 below the reads made (late 1800 s, revisit 5, "
     "outages, acc2 unlisted and a restart)",
-    1019: "open: cdnvideo_traffic_windows_owed left at 0 by failing polls (timeouts from +65 min "
-    "to the end) with 30 minutes past their ages",
     1021: "open: acc1 edge requests 23,830 below the reads made (late 900 s, revisit 5, "
     "discovery missing acc2 for 15 minutes); also without resource-churn",
     1026: "open: acc1 edge requests 410 below the reads made after a killed restart that "

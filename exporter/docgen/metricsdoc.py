@@ -41,11 +41,11 @@ Label values:
   Gauges keep the names (they describe the latest window; a rename starts a new gauge series,
   which costs nothing). A counter series stays at its last value for
   `traffic.series_retention_hours` (24) after its resource was last seen, `__other__` too; a
-  new one is shown at 0 on one refresh before its first count. A series shown for the first
-  time (a family a reload includes, per-code series after `resource_status_codes` changes
-  from `classes` to `codes`) starts at 0 and counts only what is counted after it appeared,
-  never what the exporter counted while it was left out; one a reload left out and takes back
-  goes on from its whole count (never lower than before).
+  new one is shown at 0 until a scrape has read that 0, then with its count. A series shown
+  for the first time (a family a reload includes, per-code series after
+  `resource_status_codes` changes from `classes` to `codes`) starts at 0 and counts only what
+  is counted after it appeared, never what the exporter counted while it was left out; one a
+  reload left out and takes back goes on from its whole count (never lower than before).
 - `target` (and `source`): the restream URL with any `user:password@` removed and every query
   value shown as `********#<fingerprint>` (an SRT `streamid` and `passphrase`, a `token`), but
   those of {allowed} ([admin-api.md](admin-api.md#secrets-in-answers)); `target_key`: a short
@@ -135,8 +135,8 @@ cache hits only). `cdnvideo_account_transferred_bytes_total` and
 window's bandwidth x the window's seconds / 8, rounded to the nearest byte. They are counted
 exactly as the request counters are: each minute once, a settle read adding only what rose
 since (`traffic.revisit_minutes`), backfilled after an outage, kept across restarts in the
-state file, folded into `resource="__other__"` beyond `traffic.max_resources`, shown at 0 on
-one refresh before the first count. `side="edge"` is what viewers received (what a CDN bills
+state file, folded into `resource="__other__"` beyond `traffic.max_resources`, a new series
+shown at 0 until a scrape has read that 0. `side="edge"` is what viewers received (what a CDN bills
 by volume); `side="origin"` what the edge fetched from the origin.
 
 What the platform's documentation leaves open, and the choice made:

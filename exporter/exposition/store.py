@@ -30,15 +30,21 @@ class Exposition:
     series is ~17 MB). Both bodies share the compressed sample pieces; only the headers and
     the self-metrics differ."""
 
-    __slots__ = ("gzipped", "openmetrics_gzipped", "rendered_at", "series")
+    __slots__ = ("gzipped", "openmetrics_gzipped", "rendered_at", "series", "upto")
 
     def __init__(
-        self, gzipped: bytes, rendered_at: float, series: int, openmetrics_gzipped: bytes = b""
+        self,
+        gzipped: bytes,
+        rendered_at: float,
+        series: int,
+        openmetrics_gzipped: bytes = b"",
+        upto: int = 0,
     ) -> None:
         self.gzipped = gzipped
         self.openmetrics_gzipped = openmetrics_gzipped or _OPENMETRICS_EMPTY
         self.rendered_at = rendered_at
         self.series = series
+        self.upto = upto  # the Store.sequence its fragments were taken at (or later)
 
     @property
     def plain(self) -> bytes:
@@ -98,6 +104,11 @@ class Store:
     ``publish`` replaces the whole entry mapping (copy on write), so the render thread always
     reads one consistent snapshot. A fragment older than its ``max_age`` is left out of the
     exposition (stale values are not shown as current) and can still be read for diagnostics.
+
+    ``sequence`` counts the changes of the entries; an exposition carries the sequence its
+    fragments were taken at, and ``served`` is the highest one a scrape was answered with
+    (``mark_served``): a fragment published at sequence ``n`` has been seen by a scraper once
+    ``served >= n``.
     """
 
     def __init__(
@@ -123,6 +134,9 @@ class Store:
         self._headers: dict[tuple[MetricSpec, Format], Piece] = {}
         self._listeners: list[Callable[[StoreKey, Fragment], None]] = []
         self._rendered: dict[StoreKey, Fragment] = {}  # written by the render thread only
+        # Raised after the entries change (read before them by a render: never ahead of them).
+        self._sequence = 0
+        self._served = 0
 
     def listen(self, listener: Callable[[StoreKey, Fragment], None]) -> None:
         """Call ``listener(key, fragment)`` on every publish (on the publisher's thread; it
@@ -134,6 +148,7 @@ class Store:
         entries = dict(self._entries)
         entries[key] = _Entry(fragment, self._clock.time(), max_age)
         self._entries = MappingProxyType(entries)
+        self._sequence += 1
         self._dirty.set()
         for listener in self._listeners:
             listener(key, fragment)
@@ -148,6 +163,7 @@ class Store:
         entries = dict(self._entries)
         entries[key] = _Entry(fragment, entry.published_at, entry.max_age)
         self._entries = MappingProxyType(entries)
+        self._sequence += 1
         self._dirty.set()
         return True
 
@@ -170,6 +186,20 @@ class Store:
     def exposition(self) -> Exposition:
         return self._exposition
 
+    @property
+    def sequence(self) -> int:
+        """How many times a fragment was published or replaced: the sequence of the last."""
+        return self._sequence
+
+    @property
+    def served(self) -> int:
+        """The highest ``sequence`` a scrape was answered with (0: never scraped)."""
+        return self._served
+
+    def mark_served(self, exposition: Exposition) -> None:
+        """A scrape was answered with ``exposition`` (by ``/metrics``)."""
+        self._served = max(self._served, exposition.upto)
+
     def fragment(self, key: StoreKey, include_stale: bool = False) -> Fragment | None:
         entry = self._entries.get(key)
         if entry is None or not (include_stale or entry.fresh(self._clock.time())):
@@ -188,6 +218,7 @@ class Store:
         once per spec; a render joins compressed pieces and compresses only the extra text.
         """
         now = self._clock.time()
+        upto = self._sequence  # first: the entries read next are at least this new
         entries = self._entries
         fresh = [(k, entries[k].fragment) for k in sorted(entries) if entries[k].fresh(now)]
         families: dict[str, tuple[MetricSpec, list[Piece]]] = {}
@@ -226,7 +257,7 @@ class Store:
         if self._extra_openmetrics is not None:
             openmetrics.append(deflate(self._extra_openmetrics()))
         openmetrics.append(_OPENMETRICS_EOF)
-        return Exposition(gzip_join(text), now, series, gzip_join(openmetrics))
+        return Exposition(gzip_join(text), now, series, gzip_join(openmetrics), upto)
 
     def _header(self, spec: MetricSpec, fmt: Format) -> Piece:
         piece = self._headers.get((spec, fmt))

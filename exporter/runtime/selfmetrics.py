@@ -183,9 +183,9 @@ class SelfMetrics:
         )
         self.traffic_windows_owed = Gauge(
             "cdnvideo_traffic_windows_owed",
-            "Traffic minutes whose settle read is due and not yet done (a request budget or "
-            "the platform's rate limit holds it back); growing: the budget is below what the "
-            "schedule costs and late data is not counted.",
+            "Traffic minutes whose settle read is due and not yet done (a request budget, "
+            "the platform's rate limit or failing polls hold it back; set by every poll, "
+            "failed ones included); growing: late data is not counted.",
             ["account"],
             registry=r,
         )

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from exporter.exposition import EVERYTHING, FamilySelection, Fragment, MetricSpec, Samples
 from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
-from exporter.traffic.ledger import OTHER, AccountLedger
+from exporter.traffic.ledger import AT_ZERO, OTHER, SHOWN, AccountLedger
 from exporter.traffic.parse import (
     COUNT_INDEX,
     GAUGE_INDEX,
@@ -287,22 +287,37 @@ def _rows(f: Families, out: dict[MetricSpec, Samples]) -> Rows:
     return {name: out.get(getattr(f, name)) for name in f.__dataclass_fields__}
 
 
+@dataclass(slots=True)
+class Hold:
+    """Keys held at 0 by one build: ``served`` (in): a scrape was answered with every key
+    held so far, so they show their values now; ``held`` (out): a key is still held at 0;
+    ``new`` (out): a key was published for the first time at 0 (not yet seen by a scrape)."""
+
+    served: bool
+    held: bool = False
+    new: bool = False
+
+
 def _counters(
-    rows: Rows, labels: tuple[str, ...], v: Values, shown: bytearray, codes: Codes
-) -> bool:
-    """Counter samples of one series; a key not published before is published at 0 (and
-    marked), so its first count is an increase. Returns whether any key was held at 0."""
-    held = False
+    rows: Rows, labels: tuple[str, ...], v: Values, shown: bytearray, codes: Codes, hold: Hold
+) -> None:
+    """Counter samples of one series; a key not published before is published at 0 (marked
+    AT_ZERO) and stays at 0 until a scrape was answered with it (``hold.served``), so its
+    first count is an increase to Prometheus however far apart its scrapes are. A key whose
+    count is 0 needs no holding."""
     requests, hit_bytes = rows["requests_total"], rows["edge_hit_bytes_total"]
     by_code, by_class = rows["responses_total"], rows["responses_by_class_total"]
     transferred = rows["transferred_bytes_total"]
 
     def value(i: int) -> float:
-        nonlocal held
-        if shown[i]:
+        state = shown[i]
+        if state == SHOWN or (state == AT_ZERO and hold.served) or v[i] == 0:
+            shown[i] = SHOWN
             return v[i]
-        shown[i] = 1
-        held = held or v[i] != 0
+        if state != AT_ZERO:
+            shown[i] = AT_ZERO
+            hold.new = True
+        hold.held = True
         return 0.0
 
     for side in SIDES:
@@ -319,7 +334,6 @@ def _counters(
             transferred.append(((*labels, side), value(i)))
     if hit_bytes is not None and v[_HIT_BYTES] == v[_HIT_BYTES]:
         hit_bytes.append((labels, value(_HIT_BYTES)))
-    return held
 
 
 def _gauges(
@@ -363,12 +377,15 @@ def build_fragment(
     latest: Latest | None,
     view: View = FULL,
     previous: Fragment | None = None,
+    served: bool = True,
 ) -> Fragment:
     """Counters from the ledger (every series it holds, with an info series each), gauges
     from the latest window.
 
-    A counter key seen for the first time is published at 0 on this refresh and with its
-    value on the next (``ledger.unshown`` asks for that next rebuild). Samples go straight
+    A counter key seen for the first time is published at 0 and keeps 0 until a build
+    after a scrape was answered with every key held so far (``served``); ``ledger.unshown``
+    says keys are held, ``ledger.zero_seq`` is set to -1 when this build holds a new one
+    (the poller sets it to the store's sequence once published). Samples go straight
     into per-family lists (FragmentBuilder.add hashes the spec per sample, which costs a
     second per refresh at 100,000 series). ``previous``: the fragment this one replaces,
     whose equal label tuples are taken over as samples are added (``Samples.like``), looked
@@ -381,15 +398,18 @@ def build_fragment(
     }
     acc, res = _rows(ACCOUNT, out), _rows(RESOURCE, out)
     codes, ranges = view.resource_codes, view.resource_ranges
-    held = _counters(acc, (account,), ledger.totals, ledger.totals_shown, CODES)
+    hold = Hold(served)
+    _counters(acc, (account,), ledger.totals, ledger.totals_shown, CODES, hold)
     info = out.get(RESOURCE_INFO)
     for key in sorted(ledger.series):
         s = ledger.series[key]
-        held = _counters(res, (account, key), s.values, s.shown, codes) or held
+        _counters(res, (account, key), s.values, s.shown, codes, hold)
         if info is not None:
             info.append(((account, key, s.name, s.cname), 1.0))
-    ledger.unshown = held
-    _late(out, account, ledger)  # may ask for the next rebuild too
+    _late(out, account, ledger, hold)
+    ledger.unshown = hold.held
+    if hold.new:
+        ledger.zero_seq = -1
     if latest is not None:
         w = latest.window
         _gauges(acc, (account,), latest.totals, w, CODES, ALL_RANGES)
@@ -400,8 +420,9 @@ def build_fragment(
     return Fragment(out)
 
 
-def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger) -> None:
-    """The settle-read families (account level), those that are exported."""
+def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger, hold: Hold) -> None:
+    """The settle-read families (account level), those that are exported; a new series held
+    at 0 as a counter key is (``_counters``)."""
     requests, hit_bytes, share = (
         out.get(LATE_REQUESTS),
         out.get(LATE_HIT_BYTES),
@@ -415,12 +436,18 @@ def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger) -
         ):
             if samples is None:
                 continue
-            if part in late.shown:
-                samples.append((labels, value))
-            else:  # a new series: at 0 on this refresh, its value on the next
-                samples.append((labels, 0.0))
+            if part in late.held and hold.served:
+                late.held.discard(part)
+            if part not in late.shown:  # a new series: at 0 until a scrape was answered
                 late.shown.add(part)
-                ledger.unshown = True
+                if value != 0:
+                    late.held.add(part)
+                    hold.new = True
+            if part in late.held:
+                samples.append((labels, 0.0))
+                hold.held = True
+            else:
+                samples.append((labels, value))
         if share is not None and late.share is not None:
             share.append((labels, late.share))
     settled, last = out.get(SETTLED_LATE_SHARE), out.get(LAST_STAGE_LATE_SHARE)

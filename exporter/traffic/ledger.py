@@ -29,8 +29,10 @@ HIT_BYTES = COUNT_INDEX["edge_hit_bytes"]
 class Series:
     """Cumulative counters of one per-resource series (NaN = the upstream never sent the key).
 
-    ``shown`` marks the keys already published with their value: a key that gets its first
-    value is published at 0 on one refresh first, so that ``increase()`` sees its first count.
+    ``shown`` marks the keys already published with their value (``SHOWN``): a key that gets
+    its first value is published at 0 first (``AT_ZERO``) and keeps 0 until a scrape has been
+    answered with that 0 (``AccountLedger.zero_seq``), so that ``increase()`` sees its first
+    count whenever Prometheus scrapes.
     ``last_seen`` is when the resource was last in a first-read window under its own series.
     """
 
@@ -39,6 +41,10 @@ class Series:
     values: Values = field(default_factory=blank)
     last_seen: float = 0.0
     shown: bytearray = field(default_factory=lambda: bytearray(len(COUNT_KEYS)))
+
+
+SHOWN = 1  # Series.shown: published with its value
+AT_ZERO = 2  # published at 0, its value not yet: no scrape was answered with the 0 so far
 
 
 def shown_mask(values: Values) -> bytearray:
@@ -163,6 +169,7 @@ class Late:
     hit_bytes: float = 0.0  # edge hit bytes added, cumulative
     share: float | None = None  # of the latest run settled at this age: added / counted after
     shown: set[str] = field(default_factory=set)  # the LATE_PARTS published (at 0 first)
+    held: set[str] = field(default_factory=set)  # of them, those still at 0 (as AT_ZERO)
 
 
 def requests(values: Values) -> float:
@@ -211,6 +218,7 @@ class AccountLedger:
         "totals",
         "totals_shown",
         "unshown",
+        "zero_seq",
     )
 
     def __init__(self) -> None:
@@ -218,7 +226,10 @@ class AccountLedger:
         self.long_refused = False  # the upstream answered 422 to a window over 1 minute
         self.totals: Values = blank()
         self.totals_shown = bytearray(len(COUNT_KEYS))  # as Series.shown, for the totals
-        self.unshown = False  # a refresh published a new key at 0: the next one shows it
+        self.unshown = False  # a key is held at 0 (AT_ZERO): a refresh after a scrape shows it
+        # The Store.sequence of the publish that showed the newest key held at 0 (-1: not
+        # published yet): once a scrape was answered at that sequence, the keys show values.
+        self.zero_seq = -1
         self.series: dict[str, Series] = {}
         self.pending: list[Run] = []
         self.dirty = False  # changed since the last save

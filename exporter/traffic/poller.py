@@ -312,9 +312,11 @@ class TrafficPoller:
                 if self._auditor is not None and not cycle.postponed:
                     await self._auditor.step(account, long_windows=not led.long_refused)
             except BaseException as failure:
-                # What was counted before the failure is still published; a failure to do so
-                # is logged and never replaces the poll's own error.
+                # What was counted before the failure is still published, and what is owed
+                # still said (a poll failing for an hour leaves its minutes past their ages);
+                # a failure to do so is logged and never replaces the poll's own error.
                 try:
+                    self._report_owed(account, led, now)
                     await self._publish(account, led, now, ok=False)
                 except Exception as exc:
                     log.error(
@@ -353,6 +355,7 @@ class TrafficPoller:
         if fresh and (saved or not self._on_disk):
             key = StoreKey("traffic", account)
             self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
+            self._zeros_published(led)
         if led.cursor is not None:
             age = self.platform_time(now) - (led.cursor + MINUTE)
             self._metrics.traffic_lag.labels(account).set(age)
@@ -888,11 +891,26 @@ class TrafficPoller:
             )
 
     # -- publishing and state ----------------------------------------------------------------
+    def _zeros_published(self, led: AccountLedger) -> None:
+        """The fragment just put in the store shows the keys ``led`` holds at 0: a scrape
+        answered at this sequence or later has seen them at 0."""
+        if led.unshown and led.zero_seq < 0:
+            led.zero_seq = self._store.sequence
+
+    def _served(self, led: AccountLedger) -> bool:
+        """Whether a scrape was answered with every key ``led`` holds at 0 (they show their
+        values from the next build on). Before this process's first scrape, once the store
+        holds them: the first scrape takes every series as it finds it."""
+        served = self._store.served
+        return led.zero_seq >= 0 and (served == 0 or led.zero_seq <= served)
+
     def _build(self, account: str, led: AccountLedger, now: float) -> Fragment:
-        """The account's fragment, rebuilt when its counters changed (series not seen for
-        ``series_retention_hours`` are removed first)."""
+        """The account's fragment, rebuilt when its counters changed or a scrape has seen
+        the keys it holds at 0 (series not seen for ``series_retention_hours`` are removed
+        first)."""
         st = self._state(account)
-        if led.dirty or led.unshown or st.fragment is None or st.stale:
+        served = self._served(led)
+        if led.dirty or (led.unshown and served) or st.fragment is None or st.stale:
             oldest = now - self._settings.series_retention_hours * 3600
             gone = led.prune(oldest)
             if gone:
@@ -901,7 +919,7 @@ class TrafficPoller:
             # fragment it replaces (unchanged chunks and label tuples are kept)
             published = self._store.fragment(StoreKey("traffic", account), include_stale=True)
             previous = st.fragment or published
-            fragment = build_fragment(account, led, st.latest, self._view, previous)
+            fragment = build_fragment(account, led, st.latest, self._view, previous, served)
             fragment.packed(previous)
             st.fragment, st.stale = fragment, False
         return st.fragment
@@ -954,6 +972,7 @@ class TrafficPoller:
                 continue
             fragment = await self._work(self._rebuild, account, st)
             if fragment is not None and self._store.replace(key, fragment):
+                self._zeros_published(st.ledger)
                 done += 1
         return done
 
@@ -963,7 +982,9 @@ class TrafficPoller:
         led = st.ledger
         if led.dirty or st.fragment is None:
             return None
-        fragment = build_fragment(account, led, st.latest, self._view, st.fragment)
+        fragment = build_fragment(
+            account, led, st.latest, self._view, st.fragment, self._served(led)
+        )
         fragment.packed(st.fragment)
         st.fragment, st.stale = fragment, False
         return fragment

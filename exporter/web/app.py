@@ -41,7 +41,9 @@ def _accepts_gzip(request: web.Request) -> bool:
 
 async def metrics(request: web.Request) -> web.Response:
     """Serve the pre-rendered exposition; no rendering happens at scrape time."""
-    exposition = request.app[CTX].store.exposition
+    store = request.app[CTX].store
+    exposition = store.exposition
+    store.mark_served(exposition)  # new counter series held at 0 until a scrape saw the 0
     fmt = negotiate(request.headers.get("Accept", ""))
     headers = {"Content-Type": CONTENT_TYPES[fmt], "Vary": "Accept, Accept-Encoding"}
     if _accepts_gzip(request):

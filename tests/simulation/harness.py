@@ -389,7 +389,9 @@ class World:
     async def scrape(self) -> None:
         if self.proc is None:
             return
-        exposition = await self.proc.service.ctx.store.render()  # on the inline worker
+        store = self.proc.service.ctx.store
+        exposition = await store.render()  # on the inline worker
+        store.mark_served(exposition)  # what /metrics does with the body it answers with
         families, blocks = self._parser.parse(exposition.plain.decode())
         now = self.platform.time()
         self.scrapes += 1

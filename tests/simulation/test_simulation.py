@@ -21,20 +21,7 @@ CI_SEEDS = range(1000, 1032)
 FAST_MINUTES = 90
 FAST_SEEDS = (2000, 2001, 2002)
 # Seeds of the CI range that find an open failure (issue 35), each a strict expected failure.
-KNOWN: dict[int, str] = {
-    1001: "open: cdnvideo_traffic_windows_owed is set only by a poll that gets through: "
-    "connections refused from +83 min to the end leave it at 0 with 20 minutes past their ages",
-    1002: "open: a resource added while running (resource-churn) is shown at 0 for one poll "
-    "(15 s), between two scrapes: Prometheus first sees it at 219",
-    1006: "open: resources added while running (resource-churn) first shown at their count: "
-    "acc2's 200002 at 4,150 (its 0 was shown for one poll, between two scrapes)",
-    1019: "open: cdnvideo_traffic_windows_owed left at 0 by failing polls (timeouts from +65 min "
-    "to the end) with 30 minutes past their ages",
-    1021: "open: a resource added while running (resource-churn) first shown at its count: "
-    "acc2's 200005 at 105",
-    1031: "open: a resource added while running (resource-churn) first shown at its count: "
-    "acc2's 200005 at 31",
-}
+KNOWN: dict[int, str] = {}
 
 # Seeds of 120 minutes that found a mistake of the checker's model of counting (issue 35,
 # class "miscounted"): each failed before the fix named, and holds the invariant since.

@@ -1,0 +1,42 @@
+"""``cdnvideo_traffic_windows_owed`` and ``cdnvideo_traffic_settle_overdue_seconds`` tell what
+is owed whatever the polls do: a poll that fails (the platform down, its connection reset)
+still sets them from the ledger, so minutes past their settle age during an outage show."""
+
+from __future__ import annotations
+
+import pytest
+
+from exporter.simulator import SimConfig
+from tests.traffic.test_against_simulator import ACC, Rig, ServerFactory, rig
+
+CONFIG = SimConfig(late_seconds=240, resources_per_account=2)
+
+
+def gauges(r: Rig) -> tuple[float | None, float | None]:
+    get = r.metrics.registry.get_sample_value
+    return (
+        get("cdnvideo_traffic_windows_owed", {"account": ACC}),
+        get("cdnvideo_traffic_settle_overdue_seconds", {"account": ACC}),
+    )
+
+
+@pytest.mark.parametrize("fault", ["503", "reset"])
+async def test_failing_polls_still_report_the_minutes_owed(
+    aiohttp_server: ServerFactory, fault: str
+) -> None:
+    async with rig(aiohttp_server, CONFIG) as r:
+        poller = r.poller(revisit_minutes=5)
+        await r.drive(poller, 4 * 60)  # minutes first-read, none at its settle age yet
+        led = poller.ledger(ACC)
+        first_read = sum(run.minutes for run in led.pending)
+        assert first_read >= 3
+        assert gauges(r) == (0.0, 0.0)
+        r.sim.faults.set("traffic", fault)
+        await r.drive(poller, 10 * 60, fails=True)  # every poll fails from here on
+        now = r.clock.time() - 15  # the last poll
+        due = [run for run in led.pending if run.due_at((5,)) <= now]
+        assert sum(run.minutes for run in due) >= first_read  # every one past its age
+        assert gauges(r) == (
+            sum(run.minutes for run in due),
+            max(now - run.due_at((5,)) for run in due),
+        )

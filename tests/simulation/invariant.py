@@ -465,15 +465,22 @@ def _scaled(value: float, f: float) -> int:
 
 
 def _answered(reads: list[Read]) -> dict[tuple[str, bool, int], list[float]]:
-    """Per (account, half, minute): the platform times of the answered reads covering it."""
+    """Per (account, half, minute): the platform times of the answered reads covering it. The
+    same window asked again within a second is one read (a window planned again on a moved
+    clock); another window covering the minute at the same time is a read of its own (a
+    minute's read at one age and, joined into an older run, at the next age in the same
+    poll: docs/windowing.md lets the newer minutes of a joined run be read that early)."""
     out: dict[tuple[str, bool, int], list[float]] = defaultdict(list)
+    last: dict[tuple[str, bool, int], tuple[float, int, int]] = {}
     for r in reads:
         if not r.answered:
             continue
         for m in range(r.start, r.end, MINUTE):
-            times = out[(r.account, r.resources, m)]
-            if not times or r.at - times[-1] > 1.0:
-                times.append(r.at)
+            key = (r.account, r.resources, m)
+            seen = last.get(key)
+            if seen is None or r.at - seen[0] > 1.0 or (r.start, r.end) != seen[1:]:
+                out[key].append(r.at)
+            last[key] = (r.at, r.start, r.end)
     return out
 
 

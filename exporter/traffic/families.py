@@ -288,10 +288,16 @@ def _rows(f: Families, out: dict[MetricSpec, Samples]) -> Rows:
 
 
 def _counters(
-    rows: Rows, labels: tuple[str, ...], v: Values, shown: bytearray, codes: Codes
+    rows: Rows,
+    labels: tuple[str, ...],
+    v: Values,
+    shown: bytearray,
+    codes: Codes,
+    marked: list[tuple[bytearray, Values, int]],
 ) -> bool:
     """Counter samples of one series; a key not published before is published at 0 (and
-    marked), so its first count is an increase. Returns whether any key was held at 0."""
+    marked, in ``marked`` too), so its first count is an increase. Returns whether any key
+    was held at 0."""
     held = False
     requests, hit_bytes = rows["requests_total"], rows["edge_hit_bytes_total"]
     by_code, by_class = rows["responses_total"], rows["responses_by_class_total"]
@@ -302,6 +308,7 @@ def _counters(
         if shown[i]:
             return v[i]
         shown[i] = 1
+        marked.append((shown, v, i))
         held = held or v[i] != 0
         return 0.0
 
@@ -381,11 +388,13 @@ def build_fragment(
     }
     acc, res = _rows(ACCOUNT, out), _rows(RESOURCE, out)
     codes, ranges = view.resource_codes, view.resource_ranges
-    held = _counters(acc, (account,), ledger.totals, ledger.totals_shown, CODES)
+    ledger.marked, ledger.marked_late = [], []
+    marked = ledger.marked
+    held = _counters(acc, (account,), ledger.totals, ledger.totals_shown, CODES, marked)
     info = out.get(RESOURCE_INFO)
     for key in sorted(ledger.series):
         s = ledger.series[key]
-        held = _counters(res, (account, key), s.values, s.shown, codes) or held
+        held = _counters(res, (account, key), s.values, s.shown, codes, marked) or held
         if info is not None:
             info.append(((account, key, s.name, s.cname), 1.0))
     ledger.unshown = held
@@ -420,6 +429,7 @@ def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger) -
             else:  # a new series: at 0 on this refresh, its value on the next
                 samples.append((labels, 0.0))
                 late.shown.add(part)
+                ledger.marked_late.append((late, part))
                 ledger.unshown = True
         if share is not None and late.share is not None:
             share.append((labels, late.share))

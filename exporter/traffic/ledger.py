@@ -201,6 +201,8 @@ class AccountLedger:
         "late",
         "late_share",
         "long_refused",
+        "marked",
+        "marked_late",
         "outage",
         "pending",
         "released_at",
@@ -219,6 +221,9 @@ class AccountLedger:
         self.totals: Values = blank()
         self.totals_shown = bytearray(len(COUNT_KEYS))  # as Series.shown, for the totals
         self.unshown = False  # a refresh published a new key at 0: the next one shows it
+        # keys the last refresh marked shown (at 0): unmarked when it is not published
+        self.marked: list[tuple[bytearray, Values, int]] = []
+        self.marked_late: list[tuple[Late, str]] = []
         self.series: dict[str, Series] = {}
         self.pending: list[Run] = []
         self.dirty = False  # changed since the last save
@@ -231,6 +236,19 @@ class AccountLedger:
         self.late: dict[int, Late] = {}  # by the age of the settle read, in minutes
         self.late_share: float | None = None  # latest fully settled run: share after first read
         self.last_stage_share: float | None = None  # ... and the share its last stage added
+
+    def unmark(self) -> None:
+        """The refresh that marked keys shown (at 0) was not published (counters held back
+        until a state save succeeds): they are still not shown, and what they counted so
+        far is dropped, so the refresh that is published shows them at 0 first and they
+        count only what follows (``exposure``)."""
+        for mask, values, i in self.marked:
+            mask[i] = 0
+            values[i] = 0.0
+        for late, part in self.marked_late:
+            late.shown.discard(part)
+            setattr(late, part, 0.0)
+        self.marked, self.marked_late = [], []
 
     # -- first reads -------------------------------------------------------------------------
     def count_first_read(

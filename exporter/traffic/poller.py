@@ -353,6 +353,12 @@ class TrafficPoller:
         if fresh and (saved or not self._on_disk):
             key = StoreKey("traffic", account)
             self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
+            led.marked, led.marked_late = [], []
+        elif led.marked or led.marked_late:
+            # Held back: the keys it showed at 0 were never published. The next fragment
+            # published shows them at 0 first (a series appears at 0, then rises).
+            led.unmark()
+            self._state(account).stale = True
         if led.cursor is not None:
             age = self.platform_time(now) - (led.cursor + MINUTE)
             self._metrics.traffic_lag.labels(account).set(age)

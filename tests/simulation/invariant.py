@@ -109,6 +109,13 @@ class Checker:
         default_factory=lambda: defaultdict(list)
     )
     held: dict[str, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
+    # per (account, half, minute): platform times of the answered reads covering it
+    answered: dict[tuple[str, bool, int], list[float]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    _answered_last: dict[tuple[str, bool, int], tuple[float, int, int]] = field(
+        default_factory=dict
+    )
     _postponed: float = 0.0
     _read_index: int = 0
     _prev_scrape: float = 0.0
@@ -197,6 +204,8 @@ class Checker:
                 )
             if not r.answered:
                 self._disturb(r.account, r.at - MINUTE, r.at + DISTURBED_AFTER_SECONDS)
+            else:
+                _answer(self.answered, self._answered_last, r)
         self._read_index = len(reads)
 
     def _counter(self, now: float, key: Key, value: float) -> None:
@@ -249,6 +258,11 @@ class Checker:
     def _platform_growth(
         self, account: str, resource: str | None, side: str, since: float, now: float
     ) -> float | None:
+        """Per minute read (by its half) after ``since`` less the reading delay: what its
+        newest read showed beyond what its last read before that did (all of it when that
+        is its first read). A minute read before still owed since (a backlog after an
+        outage, minutes a killed process read and did not save) counts in full; one not
+        read since counts nothing."""
         reader = self.sim.traffic_reader(account)
         if reader is None or resource == "__other__" or side not in ("edge", "origin"):
             return None
@@ -259,14 +273,16 @@ class Checker:
             if index is None:
                 return None
         t1 = since - self.s.delay_seconds - 2 * MINUTE - TICK_SLACK_SECONDS
-        first = int((t1 - MINUTE - self.s.late_seconds) // MINUTE) * MINUTE
         total = 0.0
-        for m in range(first, int(now // MINUTE) * MINUTE + MINUTE, MINUTE):
+        for (acc, half, m), times in self.answered.items():
+            if acc != account or half != (resource is not None) or times[-1] <= t1:
+                continue
+            before = [t for t in times if t <= t1]
+            after = [t for t in times if t <= now]
+            f1 = self._fraction(m, before[-1]) if before else 0.0
+            f2 = self._fraction(m, after[-1])
             rows = reader.traffic.rows(m)
-            chosen = rows if index is None else [rows[index]]
-            f2 = self._fraction(m, now)
-            f1 = self._fraction(m, t1)
-            for row in chosen:
+            for row in rows if index is None else [rows[index]]:
                 total += _scaled(row[col], f2) - _scaled(row[col], f1)
         return total
 
@@ -307,7 +323,7 @@ class Checker:
     # -- at the end ---------------------------------------------------------------------------
     def finish(self, end: float) -> list[Violation]:
         self._new_reads()
-        reads = _answered(self.transport.reads)
+        reads = self.answered
         for account in self.s.accounts:
             self._exact(account, reads)
             self._silent(account, reads)
@@ -464,24 +480,23 @@ def _scaled(value: float, f: float) -> int:
     return int(value) if f >= 1.0 else (int(value * f) if f > 0 else 0)
 
 
-def _answered(reads: list[Read]) -> dict[tuple[str, bool, int], list[float]]:
-    """Per (account, half, minute): the platform times of the answered reads covering it. The
-    same window asked again within a second is one read (a window planned again on a moved
-    clock); another window covering the minute at the same time is a read of its own (a
-    minute's read at one age and, joined into an older run, at the next age in the same
-    poll: docs/windowing.md lets the newer minutes of a joined run be read that early)."""
-    out: dict[tuple[str, bool, int], list[float]] = defaultdict(list)
-    last: dict[tuple[str, bool, int], tuple[float, int, int]] = {}
-    for r in reads:
-        if not r.answered:
-            continue
-        for m in range(r.start, r.end, MINUTE):
-            key = (r.account, r.resources, m)
-            seen = last.get(key)
-            if seen is None or r.at - seen[0] > 1.0 or (r.start, r.end) != seen[1:]:
-                out[key].append(r.at)
-            last[key] = (r.at, r.start, r.end)
-    return out
+def _answer(
+    out: dict[tuple[str, bool, int], list[float]],
+    last: dict[tuple[str, bool, int], tuple[float, int, int]],
+    r: Read,
+) -> None:
+    """Add an answered read to ``out``: per (account, half, minute), the platform times of the
+    answered reads covering it. The same window asked again within a second is one read (a
+    window planned again on a moved clock); another window covering the minute at the same
+    time is a read of its own (a minute's read at one age and, joined into an older run, at
+    the next age in the same poll: docs/windowing.md lets the newer minutes of a joined run
+    be read that early)."""
+    for m in range(r.start, r.end, MINUTE):
+        key = (r.account, r.resources, m)
+        seen = last.get(key)
+        if seen is None or r.at - seen[0] > 1.0 or (r.start, r.end) != seen[1:]:
+            out[key].append(r.at)
+        last[key] = (r.at, r.start, r.end)
 
 
 def _show(key: Key) -> str:

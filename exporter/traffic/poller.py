@@ -195,6 +195,7 @@ class TrafficPoller:
         self._save_failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
         self._platform = PlatformClock()  # the platform's clock minus ours, once confirmed
         self._host = HostClockWatch()  # our clock's steps not yet confirmed by the platform
+        self._undated = False  # a metrics reply came without a Date header
         self._doubts = 0  # readings that disagreed with the believed clock (taken before/after)
         self._clock_rejected_logged = -math.inf
         self._worker = offloop.WORKER  # shared with the other pollers and the renderer
@@ -406,8 +407,11 @@ class TrafficPoller:
         reads, and first reads behind catch up). A read the
         budget cannot afford, or that meets a rate limit, waits for the next poll."""
         s = self._settings
-        # After a failed 1-minute read (an outage) the next read is one minute: a probe.
-        longest = 1 if led.outage else self._longest(led, now)
+        # After a failed 1-minute read (an outage) the next read is one minute: a probe. So
+        # are first reads until the platform's clock is confirmed (``_probing``): the oldest
+        # minute owed first, the likeliest to be closed whatever our clock says.
+        probing = self._probing()
+        longest = 1 if led.outage or probing else self._longest(led, now)
         ready = self._ready_time(now)  # closed on the platform's clock as confirmed
         plan = plan_reads(led.cursor, ready, s.delay_seconds, s.catch_up_minutes, longest)
         if plan.missed and led.cursor is not None:
@@ -470,8 +474,9 @@ class TrafficPoller:
                 if replans:
                     await self._first_reads(account, led, now, cycle, replans - 1)
                 return
-            if led.outage:  # the probe was answered: the rest in full-size windows again
-                led.outage = False
+            if led.outage or (probing and not self._probing()):
+                # the probe was answered (the clock confirmed): the rest in full-size windows
+                led.outage = probing = False
                 if queue:
                     queue = list(chunks(queue[0].start, last.last_minute, self._longest(led, now)))
             await self._work(self._count, account, led, w, fetched, now)
@@ -765,6 +770,8 @@ class TrafficPoller:
         for r in answered:
             if r.skew_seconds is not None:
                 self._observe_skew(r.skew_seconds)
+            else:
+                self._undated = True  # no Date to confirm a clock with: ours is followed
         got: dict[str, Any] = {}
         if len(failed) < len(halves):
             keep = {h: good[h] for h in halves if h not in failed}
@@ -816,8 +823,14 @@ class TrafficPoller:
 
     def _ready_time(self, now: float) -> float:
         """The clock that decides which minutes are ready and which settle reads are due: the
-        platform's as confirmed, however far from ours either way (ours until confirmed)."""
-        return self.platform_time(now)
+        platform's as confirmed, however far from ours either way; until one is confirmed,
+        ours or the latest readings' furthest behind it (``PlatformClock.ready_skew``)."""
+        return self._host_time(now) + self._platform.ready_skew()
+
+    def _probing(self) -> bool:
+        """First reads go one minute at a time: no skew is confirmed yet since the start,
+        and the replies carry a ``Date`` to confirm one with."""
+        return not self._platform.known and not self._undated
 
     def _observe_skew(self, skew: float) -> None:
         """One reply's reading (the platform's clock minus our wall clock): the gauge shows it;

@@ -973,6 +973,7 @@ class TrafficPoller:
                 continue
             fragment = await self._work(self._rebuild, account, st)
             if fragment is not None and self._store.replace(key, fragment):
+                st.ledger.marked, st.ledger.marked_late = [], []  # shown: published
                 done += 1
         return done
 

@@ -828,9 +828,10 @@ class TrafficPoller:
         return self._host_time(now) + self._platform.ready_skew()
 
     def _probing(self) -> bool:
-        """First reads go one minute at a time: no skew is confirmed yet since the start,
-        and the replies carry a ``Date`` to confirm one with."""
-        return not self._platform.known and not self._undated
+        """First reads go one minute at a time: no skew is confirmed yet since the start
+        and the latest readings do not all agree with ours (``PlatformClock.trusted``), and
+        the replies carry a ``Date`` to confirm one with."""
+        return not self._platform.trusted() and not self._undated
 
     def _observe_skew(self, skew: float) -> None:
         """One reply's reading (the platform's clock minus our wall clock): the gauge shows it;

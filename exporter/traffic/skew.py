@@ -61,6 +61,15 @@ class PlatformClock:
         behind = [r for r in self.recent if r < self.believed - SKEW_TOLERANCE_SECONDS]
         return min(behind, default=self.believed)
 
+    def trusted(self) -> bool:
+        """Windows may be planned on the ready time at full size: a skew is confirmed, or the
+        latest readings all agree with ours (the platform's nodes may never agree within
+        SKEW_AGREEMENT_SECONDS of each other, while all lie within the tolerance)."""
+        return self.known or (
+            bool(self.recent)
+            and all(abs(r - self.believed) <= SKEW_TOLERANCE_SECONDS for r in self.recent)
+        )
+
     def agrees(self, reading: float) -> bool:
         """The reading agrees with the believed skew (0 until one is confirmed)."""
         return abs(reading - self.believed) <= SKEW_TOLERANCE_SECONDS

@@ -153,15 +153,25 @@ def test_before_a_clock_is_confirmed_a_reading_behind_ours_holds_the_ready_time_
 
     clock = PlatformClock()
     assert clock.ready_skew() == 0.0
+    assert not clock.trusted()  # no reading yet: first reads one minute at a time
     clock.observe(3600.0)  # ahead (a bogus Date): makes nothing ready early
     assert clock.ready_skew() == 0.0
+    assert not clock.trusted()
     clock.observe(-3.0)  # within the tolerance: agrees with ours
     assert clock.ready_skew() == 0.0
     clock.observe(-1200.0)
     assert clock.ready_skew() == -1200.0
+    assert not clock.trusted()
     clock.observe(-1200.4)
     assert not clock.known
     assert clock.ready_skew() == -1200.4
     clock.observe(-1199.8)  # the third agreeing reading: confirmed
     assert clock.known
+    assert clock.trusted()
     assert clock.ready_skew() == clock.believed == -1200.0
+    spread = PlatformClock()  # nodes 4 s apart never confirm a skew, all agree with ours
+    for reading in (-2.0, 2.0, -2.0):
+        spread.observe(reading)
+    assert not spread.known
+    assert spread.trusted()
+    assert spread.ready_skew() == 0.0

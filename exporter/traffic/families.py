@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from exporter.exposition import EVERYTHING, FamilySelection, Fragment, MetricSpec, Samples
 from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
-from exporter.traffic.ledger import AT_ZERO, OTHER, SHOWN, AccountLedger
+from exporter.traffic.ledger import AT_ZERO, OTHER, SHOWN, AccountLedger, Late
 from exporter.traffic.parse import (
     COUNT_INDEX,
     GAUGE_INDEX,
@@ -296,6 +296,10 @@ class Hold:
     served: bool
     held: bool = False
     new: bool = False
+    # keys this build put at 0 for the first time (the poller drops what they counted if the
+    # fragment is held back: ``AccountLedger.drop_unpublished``)
+    fresh: list[tuple[bytearray, Values, int]] = field(default_factory=list)
+    fresh_late: list[tuple[Late, str]] = field(default_factory=list)
 
 
 def _counters(
@@ -303,20 +307,21 @@ def _counters(
 ) -> None:
     """Counter samples of one series; a key not published before is published at 0 (marked
     AT_ZERO) and stays at 0 until a scrape was answered with it (``hold.served``), so its
-    first count is an increase to Prometheus however far apart its scrapes are. A key whose
-    count is 0 needs no holding."""
+    first count is an increase to Prometheus however far apart its scrapes are. A new key whose
+    count is 0 needs no holding; one held at 0 stays held until served, its count 0 or not."""
     requests, hit_bytes = rows["requests_total"], rows["edge_hit_bytes_total"]
     by_code, by_class = rows["responses_total"], rows["responses_by_class_total"]
     transferred = rows["transferred_bytes_total"]
 
     def value(i: int) -> float:
         state = shown[i]
-        if state == SHOWN or (state == AT_ZERO and hold.served) or v[i] == 0:
+        if state == SHOWN or (state == AT_ZERO and hold.served) or (not state and v[i] == 0):
             shown[i] = SHOWN
             return v[i]
         if state != AT_ZERO:
             shown[i] = AT_ZERO
             hold.new = True
+            hold.fresh.append((shown, v, i))
         hold.held = True
         return 0.0
 
@@ -410,6 +415,8 @@ def build_fragment(
     ledger.unshown = hold.held
     if hold.new:
         ledger.zero_seq = -1
+        ledger.unpublished += hold.fresh
+        ledger.unpublished_late += hold.fresh_late
     if latest is not None:
         w = latest.window
         _gauges(acc, (account,), latest.totals, w, CODES, ALL_RANGES)
@@ -443,6 +450,7 @@ def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger, h
                 if value != 0:
                     late.held.add(part)
                     hold.new = True
+                    hold.fresh_late.append((late, part))
             if part in late.held:
                 samples.append((labels, 0.0))
                 hold.held = True

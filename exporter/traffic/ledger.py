@@ -217,6 +217,8 @@ class AccountLedger:
         "slow_until",
         "totals",
         "totals_shown",
+        "unpublished",
+        "unpublished_late",
         "unshown",
         "zero_seq",
     )
@@ -230,6 +232,9 @@ class AccountLedger:
         # The Store.sequence of the publish that showed the newest key held at 0 (-1: not
         # published yet): once a scrape was answered at that sequence, the keys show values.
         self.zero_seq = -1
+        # Keys put at 0 by builds not published yet: (mask, values, index), (late, part).
+        self.unpublished: list[tuple[bytearray, Values, int]] = []
+        self.unpublished_late: list[tuple[Late, str]] = []
         self.series: dict[str, Series] = {}
         self.pending: list[Run] = []
         self.dirty = False  # changed since the last save
@@ -242,6 +247,19 @@ class AccountLedger:
         self.late: dict[int, Late] = {}  # by the age of the settle read, in minutes
         self.late_share: float | None = None  # latest fully settled run: share after first read
         self.last_stage_share: float | None = None  # ... and the share its last stage added
+
+    def drop_unpublished(self) -> None:
+        """The refreshes that put keys at 0 were held back (counters wait for a state save):
+        those keys have not appeared yet, so what they counted so far is dropped; the refresh
+        that is published shows them at 0 and they count only what follows (``exposure``)."""
+        for _mask, values, i in self.unpublished:
+            values[i] = 0.0
+        for late, part in self.unpublished_late:
+            setattr(late, part, 0.0)
+
+    def published(self) -> None:
+        """A fragment of this ledger was published: the keys it put at 0 have appeared."""
+        self.unpublished, self.unpublished_late = [], []
 
     # -- first reads -------------------------------------------------------------------------
     def count_first_read(

@@ -195,6 +195,7 @@ class TrafficPoller:
         self._save_failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
         self._platform = PlatformClock()  # the platform's clock minus ours, once confirmed
         self._host = HostClockWatch()  # our clock's steps not yet confirmed by the platform
+        self._undated = False  # a metrics reply came without a Date header
         self._doubts = 0  # readings that disagreed with the believed clock (taken before/after)
         self._clock_rejected_logged = -math.inf
         self._worker = offloop.WORKER  # shared with the other pollers and the renderer
@@ -356,6 +357,11 @@ class TrafficPoller:
             key = StoreKey("traffic", account)
             self._store.publish(key, fragment, max_age=FRAGMENT_MAX_AGE_SECONDS)
             self._zeros_published(led)
+        elif led.unpublished or led.unpublished_late:
+            # Held back: the keys it put at 0 have not appeared; the fragment published
+            # next shows them at 0 first, then only what follows.
+            led.drop_unpublished()
+            self._state(account).stale = True
         if led.cursor is not None:
             age = self.platform_time(now) - (led.cursor + MINUTE)
             self._metrics.traffic_lag.labels(account).set(age)
@@ -403,8 +409,11 @@ class TrafficPoller:
         reads, and first reads behind catch up). A read the
         budget cannot afford, or that meets a rate limit, waits for the next poll."""
         s = self._settings
-        # After a failed 1-minute read (an outage) the next read is one minute: a probe.
-        longest = 1 if led.outage else self._longest(led, now)
+        # After a failed 1-minute read (an outage) the next read is one minute: a probe. So
+        # are first reads until the platform's clock is confirmed (``_probing``): the oldest
+        # minute owed first, the likeliest to be closed whatever our clock says.
+        probing = self._probing()
+        longest = 1 if led.outage or probing else self._longest(led, now)
         ready = self._ready_time(now)  # closed on the platform's clock as confirmed
         plan = plan_reads(led.cursor, ready, s.delay_seconds, s.catch_up_minutes, longest)
         if plan.missed and led.cursor is not None:
@@ -467,8 +476,9 @@ class TrafficPoller:
                 if replans:
                     await self._first_reads(account, led, now, cycle, replans - 1)
                 return
-            if led.outage:  # the probe was answered: the rest in full-size windows again
-                led.outage = False
+            if led.outage or (probing and not self._probing()):
+                # the probe was answered (the clock confirmed): the rest in full-size windows
+                led.outage = probing = False
                 if queue:
                     queue = list(chunks(queue[0].start, last.last_minute, self._longest(led, now)))
             await self._work(self._count, account, led, w, fetched, now)
@@ -762,6 +772,8 @@ class TrafficPoller:
         for r in answered:
             if r.skew_seconds is not None:
                 self._observe_skew(r.skew_seconds)
+            else:
+                self._undated = True  # no Date to confirm a clock with: ours is followed
         got: dict[str, Any] = {}
         if len(failed) < len(halves):
             keep = {h: good[h] for h in halves if h not in failed}
@@ -813,8 +825,15 @@ class TrafficPoller:
 
     def _ready_time(self, now: float) -> float:
         """The clock that decides which minutes are ready and which settle reads are due: the
-        platform's as confirmed, however far from ours either way (ours until confirmed)."""
-        return self.platform_time(now)
+        platform's as confirmed, however far from ours either way; until one is confirmed,
+        ours or the latest readings' furthest behind it (``PlatformClock.ready_skew``)."""
+        return self._host_time(now) + self._platform.ready_skew()
+
+    def _probing(self) -> bool:
+        """First reads go one minute at a time: no skew is confirmed yet since the start
+        and the latest readings do not all agree with ours (``PlatformClock.trusted``), and
+        the replies carry a ``Date`` to confirm one with."""
+        return not self._platform.trusted() and not self._undated
 
     def _observe_skew(self, skew: float) -> None:
         """One reply's reading (the platform's clock minus our wall clock): the gauge shows it;
@@ -894,6 +913,7 @@ class TrafficPoller:
     def _zeros_published(self, led: AccountLedger) -> None:
         """The fragment just put in the store shows the keys ``led`` holds at 0: a scrape
         answered at this sequence or later has seen them at 0."""
+        led.published()
         if led.unshown and led.zero_seq < 0:
             led.zero_seq = self._store.sequence
 

@@ -49,6 +49,27 @@ class PlatformClock:
         self.believed = new
         return "moved" if moved or not was_known else "agrees"
 
+    def ready_skew(self) -> float:
+        """The skew that decides which minutes are ready: the believed one once a skew is
+        confirmed; before that (since the start), ours or the latest readings' furthest
+        behind ours, whichever is earlier. A reading ahead of ours, right or wrong, makes
+        nothing ready early; one behind may be right, and waiting for it reads nothing early
+        (a restart with the host's clock ahead has no step to see). A reading within
+        SKEW_TOLERANCE_SECONDS agrees with ours."""
+        if self.known:
+            return self.believed
+        behind = [r for r in self.recent if r < self.believed - SKEW_TOLERANCE_SECONDS]
+        return min(behind, default=self.believed)
+
+    def trusted(self) -> bool:
+        """Windows may be planned on the ready time at full size: a skew is confirmed, or the
+        latest readings all agree with ours (the platform's nodes may never agree within
+        SKEW_AGREEMENT_SECONDS of each other, while all lie within the tolerance)."""
+        return self.known or (
+            bool(self.recent)
+            and all(abs(r - self.believed) <= SKEW_TOLERANCE_SECONDS for r in self.recent)
+        )
+
     def agrees(self, reading: float) -> bool:
         """The reading agrees with the believed skew (0 until one is confirmed)."""
         return abs(reading - self.believed) <= SKEW_TOLERANCE_SECONDS

@@ -95,9 +95,10 @@ def test_the_platform_clock_is_believed_after_3_agreeing_readings_and_followed_e
         ready.append(poller._ready_time(T0) - T0)
     # The third agreeing reading confirms -60; one reading an hour ahead changes nothing; three
     # readings near 0 take it back; +30 (the platform ahead) is followed too, for the lag gauge
-    # and for reads; one reading of -5000 is an outlier.
+    # and for reads; one reading of -5000 is an outlier. Before the first is confirmed, reads
+    # wait for the furthest reading behind ours (none is read early on an unconfirmed clock).
     assert lag == [0, 0, -60, -60, -60, -60, -60, 0, 0, 0, 30, 30]
-    assert ready == [0, 0, -60, -60, -60, -60, -60, 0, 0, 0, 30, 30]
+    assert ready == [-60, -60.5, -60, -60, -60, -60, -60, 0, 0, 0, 30, 30]
     assert metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds") == -5000.0
     rejected = metrics.registry.get_sample_value("cdnvideo_upstream_clock_readings_rejected_total")
     # 3600; 0.4 and -0.3, 30.0 and 30.0 (until the third confirmed them); -5000
@@ -143,3 +144,34 @@ async def test_a_bad_gauge_value_is_counted_each_time_and_logged_once_an_hour(
         "edge_requests_total",
         range(first, poller.ledger("acme").cursor + 60, 60),  # type: ignore[operator]
     )
+
+
+def test_before_a_clock_is_confirmed_a_reading_behind_ours_holds_the_ready_time_back() -> None:
+    """Until some readings agree, the ready time follows ours or the furthest reading behind
+    it (not one ahead, nor one within the tolerance); once confirmed, the believed clock."""
+    from exporter.traffic.skew import PlatformClock
+
+    clock = PlatformClock()
+    assert clock.ready_skew() == 0.0
+    assert not clock.trusted()  # no reading yet: first reads one minute at a time
+    clock.observe(3600.0)  # ahead (a bogus Date): makes nothing ready early
+    assert clock.ready_skew() == 0.0
+    assert not clock.trusted()
+    clock.observe(-3.0)  # within the tolerance: agrees with ours
+    assert clock.ready_skew() == 0.0
+    clock.observe(-1200.0)
+    assert clock.ready_skew() == -1200.0
+    assert not clock.trusted()
+    clock.observe(-1200.4)
+    assert not clock.known
+    assert clock.ready_skew() == -1200.4
+    clock.observe(-1199.8)  # the third agreeing reading: confirmed
+    assert clock.known
+    assert clock.trusted()
+    assert clock.ready_skew() == clock.believed == -1200.0
+    spread = PlatformClock()  # nodes 4 s apart never confirm a skew, all agree with ours
+    for reading in (-2.0, 2.0, -2.0):
+        spread.observe(reading)
+    assert not spread.known
+    assert spread.trusted()
+    assert spread.ready_skew() == 0.0

@@ -115,6 +115,46 @@ async def test_per_code_series_a_restart_newly_exports_count_only_what_follows(
         )
 
 
+async def test_per_code_series_first_published_after_a_failing_save_start_at_0(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """Restarted with per-code series on a state volume that cannot be written: the
+    counters are held back until a save succeeds, and the first fragment published then
+    shows the new series at 0 (the refresh that marked them at 0 was never published),
+    then what was counted after (simulation seed 4070)."""
+    state_file = tmp_path / "traffic.json"
+    res = RESOURCE.responses_total
+    async with rig(aiohttp_server, CONFIG) as r:
+        rid = r.sim.resources(ACC)[0].id
+        labels = {"account": ACC, "resource": rid, "side": "edge", "code": "404"}
+        before = r.poller(
+            state_file=str(state_file), resource_status_codes="classes", revisit_minutes=0
+        )
+        await r.drive(before, 30 * 60)
+        tmp = state_file.with_name(f".{state_file.name}.tmp")
+        tmp.mkdir()  # every save fails from now on; the last good file stays readable
+
+        after = r.poller(
+            state_file=str(state_file), resource_status_codes="codes", revisit_minutes=0
+        )
+        await r.drive(after, 5 * 60)
+        assert after.held_back
+        assert r.fragment().value(res, **labels) is None  # nothing unsaved published
+        since = cursor(after)
+        tmp.rmdir()
+        codes: list[float | None] = []
+        for _ in range(4 * 4):
+            await after.poll(ACC)
+            codes.append(r.fragment().value(res, **labels))
+            r.clock.advance(15)
+        assert not after.held_back
+        assert codes[0] == 0.0
+        last = cursor(after)
+        assert last > since
+        assert codes[-1] == truth(r, "edge_status_404", since + 60, last, rid)
+        assert codes[-1] > 0
+
+
 async def late_values(
     r: Rig, poller: TrafficPoller, minutes: int
 ) -> list[tuple[float | None, float | None]]:

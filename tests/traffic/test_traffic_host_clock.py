@@ -161,6 +161,37 @@ async def test_a_host_clock_stepped_15_minutes_back_keeps_counting(
         assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), True)
 
 
+@pytest.mark.parametrize("ahead", [600.0, 1200.0])
+async def test_a_restart_with_the_host_clock_ahead_reads_no_minute_before_it_closes(
+    aiohttp_server: ServerFactory, tmp_path: Path, ahead: float
+) -> None:
+    """Restarted after a few minutes down with the host's clock ``ahead`` (no step for the
+    new process to see: its monotonic clock starts there): until the platform's clock is
+    confirmed, first reads go one minute at a time, the oldest owed first, and a reading
+    behind ours holds the ready time back; no read asks for a minute not closed on the
+    platform's clock, and every counter equals the truth (simulation seeds 4039, 4093,
+    4108: a 10-minute window asked 4 minutes before its end closed)."""
+    state_file = str(tmp_path / "traffic.json")
+    async with host_rig(aiohttp_server, CONFIG) as r:
+        assert isinstance(r.clock, HostClock)
+        before = r.poller(state_file=state_file)
+        first, _ = await start_and_drive(r, before, 20 * 60)
+        r.clock.advance(4 * 60)  # down for 4 minutes, and back with the clock ahead
+        r.clock.offset = ahead
+        since = r.clock.platform.time()
+        after = r.poller(state_file=state_file)
+        await r.drive(after, 30 * 60)
+        assert reads_ahead_of_the_platform(r, since) == []
+        assert r.windows("missed") == 0
+        cursor = after.ledger(ACC).cursor
+        assert cursor is not None
+        assert r.clock.platform.time() - (cursor + 60) <= 120 + 60 + 60
+        drained = await drain(r, state_file)
+        cursor = drained.ledger(ACC).cursor
+        assert cursor is not None
+        assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), True)
+
+
 def assert_account_counters_equal_truth(r: Rig, minutes: range, per_resource: bool) -> None:
     """Every account counter (and, with ``per_resource``, every resource counter) equals the
     simulator's final truth summed over ``minutes``."""

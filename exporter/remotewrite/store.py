@@ -96,6 +96,12 @@ class MinuteStore:
         with self._lock:
             return len(self._pending.get(account, {}))
 
+    def oldest(self, account: str) -> int | None:
+        """The oldest pending minute of ``account`` (None: none pending)."""
+        with self._lock:
+            pending = self._pending.get(account)
+            return min(pending) if pending else None
+
     def accounts(self) -> set[str]:
         with self._lock:
             return set(self._pending) | set(self._written)

@@ -98,6 +98,7 @@ class RemoteWriter:
         for account, minutes in self._store.pending().items():
             now = self._clock.time()
             if now < self._retry_at.get(account, -math.inf):
+                self._show(account)  # the oldest pending minute ages meanwhile
                 continue
             for minute, body in minutes:
                 now = self._clock.time()
@@ -187,6 +188,9 @@ class RemoteWriter:
 
     def _show(self, account: str) -> None:
         self._metrics.remote_write_pending.labels(account).set(self._store.count(account))
+        oldest = self._store.oldest(account)
+        age = 0.0 if oldest is None else max(0.0, self._clock.time() - oldest)
+        self._metrics.remote_write_oldest_age.labels(account).set(age)
         newest = self._store.newest_written(account)
         if newest is not None:
             self._metrics.remote_write_last_minute.labels(account).set(newest)

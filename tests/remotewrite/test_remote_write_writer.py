@@ -122,6 +122,37 @@ async def test_a_failed_account_waits_out_its_backoff(receiver_rig: tuple[Receiv
     rig.clock.advance(5)
     await w.flush()
     assert sorted(stored(receiver)) == [(M * 1000, 10.0), ((M + 60) * 1000, 10.0)]
+    assert receiver.bodies[1] == receiver.bodies[0]  # the retry resent the same bytes
+
+
+async def test_the_oldest_pending_minutes_age_grows_until_it_is_written(
+    receiver_rig: tuple[Receiver, Rig],
+) -> None:
+    receiver, rig = receiver_rig
+    age = "cdnvideo_remote_write_oldest_pending_minute_age_seconds"
+    receiver.answers = [(503, "down"), (503, "down")]
+    w = rig.writer()
+    assert rig.sample(age, account=ACC) is None  # no account known yet
+    offer(w, M)
+    offer(w, M + 60)
+    await w.flush()
+    assert rig.sample(age, account=ACC) == 300  # the clock is at M + 300
+    rig.clock.advance(3)
+    await w.flush()  # backing off: nothing sent, the minute still ages
+    assert len(receiver.bodies) == 1
+    assert rig.sample(age, account=ACC) == 303
+    rig.clock.advance(1)
+    rig.writer()  # a restart shows the pending minutes' age at once
+    assert rig.sample(age, account=ACC) == 304
+    rig.clock.advance(1)
+    await w.flush()  # the backoff is over: tried again, refused again
+    assert len(receiver.bodies) == 2
+    assert rig.sample(age, account=ACC) == 305
+    rig.clock.advance(10)
+    await w.flush()
+    assert sorted(stored(receiver)) == [(M * 1000, 10.0), ((M + 60) * 1000, 10.0)]
+    assert rig.sample(age, account=ACC) == 0
+    assert rig.sample("cdnvideo_remote_write_pending_minutes", account=ACC) == 0
 
 
 async def test_a_400_is_split_down_to_the_bad_series_and_the_rest_is_written(

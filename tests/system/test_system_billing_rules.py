@@ -19,7 +19,14 @@ from typing import Any
 
 import pytest
 from deploy_helpers import RULES, load_yaml, tool
-from system_stack import Processes, free_port, http, start_prometheus, wait_for
+from system_stack import (
+    Processes,
+    free_port,
+    http,
+    promql_quantile,
+    start_prometheus,
+    wait_for,
+)
 
 pytestmark = pytest.mark.system
 
@@ -66,15 +73,6 @@ def history() -> str:
             f'{{account="{TRUE_ACCOUNT}",side="edge"}} {minute_bytes(t)} {t}'
         )
     return "\n".join([*lines, "# EOF", ""])
-
-
-def quantile(q: float, values: list[float]) -> float:
-    """Prometheus' quantile_over_time: linear between the closest ranks."""
-    ranked = sorted(values)
-    rank = q * (len(ranked) - 1)
-    low = int(rank)
-    high = min(low + 1, len(ranked) - 1)
-    return ranked[low] + (ranked[high] - ranked[low]) * (rank - low)
 
 
 def five_minute_means(start: int, end: int) -> list[float]:
@@ -162,13 +160,13 @@ def test_the_true_time_95th_percentile_takes_the_months_own_5_minute_intervals(
     # a day into February: every complete interval of February 1 (the last one, 23:55-24:00,
     # ends after the evaluation); January 31's 23:55-24:00 is January's
     end = FEB_1 + DAY - 60
-    want = quantile(0.95, five_minute_means(FEB_1, FEB_1 + DAY - 300))
+    want = promql_quantile(0.95, five_minute_means(FEB_1, FEB_1 + DAY - 300))
     assert at(url, p95, end) == [(labels, pytest.approx(want))]
-    assert want != pytest.approx(quantile(0.95, five_minute_means(FEB_1, FEB_1 + DAY - 600)))
+    assert want != pytest.approx(promql_quantile(0.95, five_minute_means(FEB_1, FEB_1 + DAY - 600)))
     # on January 31 the same rule reads January's minutes only
     assert at(url, p95, FEB_1 - 3600) == [(labels, pytest.approx(1000.0))]
     # half an hour into February: February's 6 intervals, not the hour before
-    want = quantile(0.95, five_minute_means(FEB_1, FEB_1 + 1800))
+    want = promql_quantile(0.95, five_minute_means(FEB_1, FEB_1 + 1800))
     assert at(url, p95, FEB_1 + 1800) == [(labels, pytest.approx(want))]
 
 

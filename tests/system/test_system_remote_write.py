@@ -22,7 +22,15 @@ from typing import Any
 import pytest
 import yaml
 from deploy_helpers import RULES, load_yaml, tool
-from system_stack import SIM_TOKEN, STARTUP_SECONDS, Processes, free_port, http, wait_for
+from system_stack import (
+    SIM_TOKEN,
+    STARTUP_SECONDS,
+    Processes,
+    free_port,
+    http,
+    promql_quantile,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.system, pytest.mark.realtime]
 
@@ -59,15 +67,6 @@ def billing_p95() -> str:
 
 def month(t: int) -> int:
     return time.gmtime(t).tm_mon
-
-
-def quantile(q: float, values: list[float]) -> float:
-    """Prometheus' quantile_over_time: linear between the closest ranks."""
-    ranked = sorted(values)
-    rank = q * (len(ranked) - 1)
-    low = int(rank)
-    high = min(low + 1, len(ranked) - 1)
-    return ranked[low] + (ranked[high] - ranked[low]) * (rank - low)
 
 
 class Rig:
@@ -236,7 +235,7 @@ def test_every_settled_minute_is_stored_once_at_its_own_time_across_a_restart(ri
             sum(rig.truth(t + 60 * k)[f"{side}_transferred_bytes"] for k in range(5)) / 300
             for t in intervals
         ]
-        want[(ACC, side)] = pytest.approx(quantile(0.95, means), rel=1e-12)
+        want[(ACC, side)] = pytest.approx(promql_quantile(0.95, means), rel=1e-12)
     assert rig.query(billing_p95(), int(newest) + 60) == want
 
     metrics = http("GET", f"{rig.exporter}/metrics")[1].decode()

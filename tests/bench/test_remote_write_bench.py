@@ -43,13 +43,21 @@ def test_a_row_gives_off_on_and_the_ratio() -> None:
     row = Row(
         1000,
         off=Side(
-            cpu_s_per_min=1.0, rss_mb=100, peak_rss_mb=110, worst_healthz_ms=9, upstream_per_min=6.0
+            cpu_s_per_min=1.0,
+            rss_mb=100,
+            peak_rss_mb=110,
+            worst_healthz_ms=9,
+            slow_healthz=0,
+            healthz=100,
+            upstream_per_min=6.0,
         ),
         on=Side(
             cpu_s_per_min=1.5,
             rss_mb=120,
             peak_rss_mb=130,
             worst_healthz_ms=12,
+            slow_healthz=2,
+            healthz=90,
             upstream_per_min=8.0,
         ),
         requests_per_min=1.0,
@@ -65,6 +73,6 @@ def test_a_row_gives_off_on_and_the_ratio() -> None:
         "1.00 / 1.50 (1.50x)",
         "100 / 120 (1.20x)",
         "110 / 130",
-        "9 / 12",
+        "9 / 12 (0 of 100 / 2 of 90)",
         "6.0 / 8.0",
     ]

@@ -26,7 +26,8 @@ SUFFIX = ".snappy"
 
 
 class MinuteStore:
-    """Thread-safe: ``offer`` runs on the traffic worker, the rest on the event loop."""
+    """Thread-safe: ``offer`` runs on the traffic worker, ``done`` (it writes to disk) on another
+    worker thread, the rest on the event loop."""
 
     def __init__(
         self,

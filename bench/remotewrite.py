@@ -54,6 +54,7 @@ class Side:
     slow_healthz: int = 0  # /healthz answers slower than SLOW_MS
     healthz: int = 0  # /healthz answers in all
     upstream_per_min: float = float("nan")
+    traffic_per_min: float = float("nan")  # of them, the traffic area's
 
 
 @dataclass
@@ -95,7 +96,7 @@ HEADERS = (
     "RSS MB off / on (ratio)",
     "peak RSS MB off / on",
     "worst /healthz ms off / on (answers > 50 ms)",
-    "upstream req/min off / on",
+    "upstream req/min off / on (traffic)",
 )
 
 
@@ -113,7 +114,8 @@ def table(rows: Sequence[Row]) -> str:
             f"{r.off.peak_rss_mb:.0f} / {r.on.peak_rss_mb:.0f}",
             f"{r.off.worst_healthz_ms:.0f} / {r.on.worst_healthz_ms:.0f} "
             f"({r.off.slow_healthz} of {r.off.healthz} / {r.on.slow_healthz} of {r.on.healthz})",
-            f"{r.off.upstream_per_min:.1f} / {r.on.upstream_per_min:.1f}",
+            f"{r.off.upstream_per_min:.1f} / {r.on.upstream_per_min:.1f} "
+            f"({r.off.traffic_per_min:.1f} / {r.on.traffic_per_min:.1f})",
         )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -134,10 +136,13 @@ async def _exporter(tmp: Path, name: str, sim: procs.Child, receiver: str | None
     return await procs.start("bench.exporter_proc", "--config", str(path))
 
 
-async def _upstream(session: aiohttp.ClientSession, sim: procs.Child, t0: float, t1: float) -> int:
+async def _upstream(
+    session: aiohttp.ClientSession, sim: procs.Child, t0: float, t1: float
+) -> tuple[int, int]:
+    """Requests the simulator answered in [t0, t1): all, and the traffic area's."""
     async with session.get(f"{sim.ready['base_url']}/_sim/requests") as reply:
-        log = await reply.json()
-    return sum(1 for r in log if t0 <= r["time"] < t1)
+        log = [r for r in await reply.json() if t0 <= r["time"] < t1]
+    return len(log), sum(1 for r in log if r["area"] == "traffic")
 
 
 async def _scrape(session: aiohttp.ClientSession, base: str, seconds: float) -> None:
@@ -185,7 +190,9 @@ async def _measure_scale(resources: int, warmup: float, steady: float) -> Row:
                     side.worst_healthz_ms = max(answers[i], default=float("nan")) * 1e3
                     side.slow_healthz = sum(1 for a in answers[i] if a * 1e3 > SLOW_MS)
                     side.healthz = len(answers[i])
-                    side.upstream_per_min = await _upstream(s, sims[i], t0, t1) / minutes
+                    upstream, traffic = await _upstream(s, sims[i], t0, t1)
+                    side.upstream_per_min = upstream / minutes
+                    side.traffic_per_min = traffic / minutes
                 requests, sent, samples = receiver.between(t0, t1)
                 row.requests_per_min = requests / minutes
                 row.bytes_per_min = sent / minutes

@@ -50,6 +50,7 @@ def test_a_row_gives_off_on_and_the_ratio() -> None:
             slow_healthz=0,
             healthz=100,
             upstream_per_min=6.0,
+            traffic_per_min=2.0,
         ),
         on=Side(
             cpu_s_per_min=1.5,
@@ -59,6 +60,7 @@ def test_a_row_gives_off_on_and_the_ratio() -> None:
             slow_healthz=2,
             healthz=90,
             upstream_per_min=8.0,
+            traffic_per_min=4.0,
         ),
         requests_per_min=1.0,
         bytes_per_min=36 * 1024,
@@ -74,5 +76,5 @@ def test_a_row_gives_off_on_and_the_ratio() -> None:
         "100 / 120 (1.20x)",
         "110 / 130",
         "9 / 12 (0 of 100 / 2 of 90)",
-        "6.0 / 8.0",
+        "6.0 / 8.0 (2.0 / 4.0)",
     ]

@@ -72,8 +72,9 @@ $(VENV)/.bench-installed: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	touch $@
 
-bench: $(VENV)/.bench-installed  ## performance table and plot (docs/performance.md)
+bench: $(VENV)/.bench-installed  ## performance table and plot, then remote_write off/on (docs/performance.md)
 	$(BIN)/python -m bench
+	$(BIN)/python -m bench.remotewrite
 
 $(VENV)/.mutation-installed: $(STAMP)
 	$(BIN)/pip install --quiet 'mutmut>=3.3,<4'

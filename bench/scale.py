@@ -145,7 +145,7 @@ def exporter_config(sim: dict[str, Any], state_file: str = "") -> dict[str, Any]
     }
 
 
-async def _wait_ready(session: aiohttp.ClientSession, base: str, within: float) -> None:
+async def wait_ready(session: aiohttp.ClientSession, base: str, within: float) -> None:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:
@@ -343,7 +343,7 @@ async def _measure(result: Result, sim: procs.Child, tmp: Path, plan: Plan) -> N
         base = exporter.ready["base_url"]
         connector = aiohttp.TCPConnector(limit_per_host=1)
         async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as s:
-            await _wait_ready(s, base, plan.ready_timeout)
+            await wait_ready(s, base, plan.ready_timeout)
             await asyncio.sleep(2.0 + plan.warmup_seconds)  # renderer's turn, then warm-up
             await _steady(s, result, exporter, sim, plan)
             if not state.is_file():

@@ -12,4 +12,5 @@ OUTCOMES = ("sent", "rejected", "too_old", "retried")
 class RemoteWriteMetrics(Protocol):
     remote_write_samples: Counter  # {outcome}
     remote_write_pending: Gauge  # {account}
+    remote_write_oldest_age: Gauge  # {account}
     remote_write_last_minute: Gauge  # {account}

@@ -26,7 +26,8 @@ SUFFIX = ".snappy"
 
 
 class MinuteStore:
-    """Thread-safe: ``offer`` runs on the traffic worker, the rest on the event loop."""
+    """Thread-safe: ``offer`` runs on the traffic worker, ``done`` (it writes to disk) on another
+    worker thread, the rest on the event loop."""
 
     def __init__(
         self,
@@ -95,6 +96,12 @@ class MinuteStore:
     def count(self, account: str) -> int:
         with self._lock:
             return len(self._pending.get(account, {}))
+
+    def oldest(self, account: str) -> int | None:
+        """The oldest pending minute of ``account`` (None: none pending)."""
+        with self._lock:
+            pending = self._pending.get(account)
+            return min(pending) if pending else None
 
     def accounts(self) -> set[str]:
         with self._lock:

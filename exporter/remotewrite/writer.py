@@ -98,13 +98,14 @@ class RemoteWriter:
         for account, minutes in self._store.pending().items():
             now = self._clock.time()
             if now < self._retry_at.get(account, -math.inf):
+                self._show(account)  # the oldest pending minute ages meanwhile
                 continue
             for minute, body in minutes:
                 now = self._clock.time()
                 if minute + MINUTE > now:
                     break  # not closed yet on our clock: no sample from the future
                 if now - minute > self._s.max_age_minutes * MINUTE:
-                    self._drop(account, minute, body, "too_old", "older than max_age_minutes")
+                    await self._drop(account, minute, body, "too_old", "older than max_age_minutes")
                     continue
                 if not await self._write(account, minute, body):
                     self._back_off(account)
@@ -117,20 +118,25 @@ class RemoteWriter:
         """Write one minute; False when it must be retried (nothing is dropped then)."""
         answer = await self._post(body)
         if answer.verdict == "written":
-            self._count("sent", count(body))
-            self._store.done(account, minute, self._clock.time())
+            self._count("sent", await asyncio.to_thread(count, body))
+            await self._done(account, minute)
             return True
         if answer.verdict == "retry":
-            self._count("retried", count(body))
+            self._count("retried", await asyncio.to_thread(count, body))
             self._note(account, "retry", answer, minute, warn=False)
             return False
         if answer.verdict == "too_old":
-            self._drop(account, minute, body, "too_old", answer.detail)
+            await self._drop(account, minute, body, "too_old", answer.detail)
             return True
         if not await self._split(account, minute, decode(body)):
             return False
-        self._store.done(account, minute, self._clock.time())
+        await self._done(account, minute)
         return True
+
+    async def _done(self, account: str, minute: int) -> None:
+        """Out of the pending set, into the written index: saved with fsyncs, so on a worker
+        thread (a busy disk would stall the loop serving /metrics)."""
+        await asyncio.to_thread(self._store.done, account, minute, self._clock.time())
 
     async def _split(self, account: str, minute: int, series: Sequence[Series]) -> bool:
         """A 400 for these series: write each half on its own, down to the single series the
@@ -155,10 +161,10 @@ class RemoteWriter:
                 return False
         return True
 
-    def _drop(self, account: str, minute: int, body: bytes, outcome: str, why: str) -> None:
-        self._count(outcome, count(body))
+    async def _drop(self, account: str, minute: int, body: bytes, outcome: str, why: str) -> None:
+        self._count(outcome, await asyncio.to_thread(count, body))
         self._note(account, outcome, Answer("too_old", 0, why), minute)
-        self._store.done(account, minute, self._clock.time())
+        await self._done(account, minute)
 
     def _back_off(self, account: str) -> None:
         n = self._failures[account] = self._failures.get(account, 0) + 1
@@ -187,6 +193,9 @@ class RemoteWriter:
 
     def _show(self, account: str) -> None:
         self._metrics.remote_write_pending.labels(account).set(self._store.count(account))
+        oldest = self._store.oldest(account)
+        age = 0.0 if oldest is None else max(0.0, self._clock.time() - oldest)
+        self._metrics.remote_write_oldest_age.labels(account).set(age)
         newest = self._store.newest_written(account)
         if newest is not None:
             self._metrics.remote_write_last_minute.labels(account).set(newest)

@@ -155,6 +155,14 @@ class SelfMetrics:
             ["account"],
             registry=r,
         )
+        self.remote_write_oldest_age = Gauge(
+            "cdnvideo_remote_write_oldest_pending_minute_age_seconds",
+            "Seconds since the start of the oldest final minute of this account still waiting "
+            "to be written by remote_write (0: none pending); a pending minute older than "
+            "remote_write.max_age_minutes is dropped. Updated at least every 15 s.",
+            ["account"],
+            registry=r,
+        )
         self.remote_write_last_minute = Gauge(
             "cdnvideo_remote_write_last_minute_timestamp_seconds",
             "Start of the newest minute of this account the remote_write receiver "

@@ -246,6 +246,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_traffic_audit_last_timestamp_seconds": ("account",),
     "cdnvideo_remote_write_samples_total": ("outcome",),
     "cdnvideo_remote_write_pending_minutes": ("account",),
+    "cdnvideo_remote_write_oldest_pending_minute_age_seconds": ("account",),
     "cdnvideo_remote_write_last_minute_timestamp_seconds": ("account",),
 }
 HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}

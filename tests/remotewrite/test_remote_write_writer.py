@@ -4,16 +4,20 @@ dropped (counted, logged once), and no sample is sent from the future or past th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 from structlog.testing import capture_logs
 
+from exporter.remotewrite import writer as writer_module
 from exporter.remotewrite.build import build_writer
 from exporter.remotewrite.settings import RemoteWriteSettings
+from exporter.remotewrite.store import MinuteStore
 from exporter.remotewrite.writer import RemoteWriter
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
@@ -122,6 +126,37 @@ async def test_a_failed_account_waits_out_its_backoff(receiver_rig: tuple[Receiv
     rig.clock.advance(5)
     await w.flush()
     assert sorted(stored(receiver)) == [(M * 1000, 10.0), ((M + 60) * 1000, 10.0)]
+    assert receiver.bodies[1] == receiver.bodies[0]  # the retry resent the same bytes
+
+
+async def test_the_oldest_pending_minutes_age_grows_until_it_is_written(
+    receiver_rig: tuple[Receiver, Rig],
+) -> None:
+    receiver, rig = receiver_rig
+    age = "cdnvideo_remote_write_oldest_pending_minute_age_seconds"
+    receiver.answers = [(503, "down"), (503, "down")]
+    w = rig.writer()
+    assert rig.sample(age, account=ACC) is None  # no account known yet
+    offer(w, M)
+    offer(w, M + 60)
+    await w.flush()
+    assert rig.sample(age, account=ACC) == 300  # the clock is at M + 300
+    rig.clock.advance(3)
+    await w.flush()  # backing off: nothing sent, the minute still ages
+    assert len(receiver.bodies) == 1
+    assert rig.sample(age, account=ACC) == 303
+    rig.clock.advance(1)
+    rig.writer()  # a restart shows the pending minutes' age at once
+    assert rig.sample(age, account=ACC) == 304
+    rig.clock.advance(1)
+    await w.flush()  # the backoff is over: tried again, refused again
+    assert len(receiver.bodies) == 2
+    assert rig.sample(age, account=ACC) == 305
+    rig.clock.advance(10)
+    await w.flush()
+    assert sorted(stored(receiver)) == [(M * 1000, 10.0), ((M + 60) * 1000, 10.0)]
+    assert rig.sample(age, account=ACC) == 0
+    assert rig.sample("cdnvideo_remote_write_pending_minutes", account=ACC) == 0
 
 
 async def test_a_400_is_split_down_to_the_bad_series_and_the_rest_is_written(
@@ -192,3 +227,37 @@ async def test_a_store_that_cannot_be_written_keeps_minutes_in_memory_and_says_s
     failed = [e for e in logs if e["event"] == "remote_write_store_failed"]
     assert len(failed) == 2  # the minute's file, then the written index
     assert failed[0]["effect"] == "kept in memory only: a restart now would forget it"
+
+
+async def test_the_senders_disk_writes_and_decoding_stay_off_the_event_loop(
+    receiver_rig: tuple[Receiver, Rig], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each acknowledged minute is saved with two fsyncs and its body is parsed back to count
+    its samples: on a busy disk or at 5,000 resources either would stall the loop that serves
+    /metrics and /healthz."""
+    receiver, rig = receiver_rig
+    threads: dict[str, list[int]] = {"done": [], "count": []}
+    done, count = MinuteStore.done, writer_module.count
+
+    def spy_done(self: MinuteStore, *args: Any) -> None:
+        threads["done"].append(threading.get_ident())
+        done(self, *args)
+
+    def spy_count(body: bytes) -> int:
+        threads["count"].append(threading.get_ident())
+        return count(body)
+
+    monkeypatch.setattr(MinuteStore, "done", spy_done)
+    monkeypatch.setattr(writer_module, "count", spy_count)
+    receiver.answers = [(503, "down")]
+    w = rig.writer()
+    offer(w, M)
+    offer(w, M + 300 - 61 * 60)  # past max_age_minutes: dropped, saved as done too
+    await w.flush()  # the old one dropped, the other refused (retried later)
+    rig.clock.advance(5)
+    await w.flush()
+    assert stored(receiver) == {(M * 1000, 10.0): 1}
+    assert len(threads["done"]) == 2
+    assert len(threads["count"]) == 3  # dropped, retried, sent
+    loop_thread = threading.get_ident()
+    assert loop_thread not in threads["done"] + threads["count"]

@@ -370,6 +370,16 @@ def start_prometheus(
     )
 
 
+def promql_quantile(q: float, values: list[float]) -> float:
+    """What PromQL's ``quantile_over_time`` gives for these values: linear between the
+    closest ranks."""
+    ranked = sorted(values)
+    rank = q * (len(ranked) - 1)
+    low = int(rank)
+    high = min(low + 1, len(ranked) - 1)
+    return ranked[low] + (ranked[high] - ranked[low]) * (rank - low)
+
+
 TALKING_HEAD_TASK = {
     "script": "Good morning! This is the system test speaking.",
     "actor": {"name": "Natalia", "version": "latest", "shot": "waist"},

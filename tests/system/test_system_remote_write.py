@@ -1,7 +1,8 @@
 """Debian's Prometheus as a remote-write receiver (``--web.enable-remote-write-receiver``,
 ``storage.tsdb.out_of_order_time_window: 6h``), the exporter writing each final minute to it,
 the simulator delivering late data: every settled minute is stored once, at its own timestamp,
-with the simulator's final figure, across a restart of the exporter in the middle.
+with the simulator's final figure, across a restart of the exporter in the middle; the billing
+rule's true-time 95th percentile over them is the one computed from the simulator's figures.
 
 Real time: a minute is final about two and a half minutes after it closed (read once it
 closed, settled a minute later), so the test runs for several minutes.
@@ -20,8 +21,16 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_helpers import tool
-from system_stack import SIM_TOKEN, STARTUP_SECONDS, Processes, free_port, http, wait_for
+from deploy_helpers import RULES, load_yaml, tool
+from system_stack import (
+    SIM_TOKEN,
+    STARTUP_SECONDS,
+    Processes,
+    free_port,
+    http,
+    promql_quantile,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.system, pytest.mark.realtime]
 
@@ -30,6 +39,7 @@ FAMILY = "cdnvideo_minute_account_requests"
 RESOURCE_FAMILY = "cdnvideo_minute_resource_requests"
 LATE_SECONDS = 45  # the simulator's figures rise this long after a minute closes
 MINUTES_SECONDS = 420.0  # generous: a minute is final about 150 s after it closed
+TRUE_P95 = "account_side:cdnvideo_minute_account_transferred_bytes:rate5m_p95_month_to_date"
 
 
 def exporter_config(sim: str, port: int, state: Path, receiver: str) -> dict[str, Any]:
@@ -45,6 +55,18 @@ def exporter_config(sim: str, port: int, state: Path, receiver: str) -> dict[str
         "log": {"level": "info", "format": "json"},
         "remote_write": {"url": receiver, "bearer_token": "remote-write-test-token"},
     }
+
+
+def billing_p95() -> str:
+    """The true-time recording rule of the billing group, as Prometheus evaluates it."""
+    groups = load_yaml(RULES)["groups"]
+    rules = [r for g in groups for r in g["rules"] if r.get("record") == TRUE_P95]
+    assert len(rules) == 1
+    return str(rules[0]["expr"])
+
+
+def month(t: int) -> int:
+    return time.gmtime(t).tm_mon
 
 
 class Rig:
@@ -93,6 +115,14 @@ class Rig:
         assert status == 200, body[:300]
         result = json.loads(body)["data"]["result"]
         return {json.dumps(r["metric"], sort_keys=True): r["values"] for r in result}
+
+    def query(self, expr: str, when: int) -> dict[tuple[str, str], float]:
+        """An instant query at ``when``: (account, side) -> value."""
+        query = urllib.parse.urlencode({"query": expr, "time": str(when)})
+        status, body, _ = http("GET", f"{self.prom}/api/v1/query?{query}")
+        assert status == 200, body[:300]
+        result = json.loads(body)["data"]["result"]
+        return {(r["metric"]["account"], r["metric"]["side"]): float(r["value"][1]) for r in result}
 
     def truth(self, minute: int, resource: str | None = None) -> dict[str, float]:
         q = {"account": ACC, "minute": str(minute)} | ({"resource": resource} if resource else {})
@@ -183,6 +213,30 @@ def test_every_settled_minute_is_stored_once_at_its_own_time_across_a_restart(ri
         assert [ts for ts, _ in values] == minutes
         for ts, value in values[-3:]:
             assert float(value) == rig.truth(int(ts), resource)["edge_requests_total"]
+
+    # The billing dashboard's true-time 95th percentile (deploy/prometheus/rules.yml) over the
+    # minutes written: the percentile of the 5-minute means of the simulator's final bytes.
+    first_whole = -(-minutes[0] // 300) * 300  # the first interval of the clock written whole
+    wait_for(
+        "a whole 5-minute interval written",
+        lambda: (m := rig.last_minute()) is not None and m >= first_whole + 240,
+        MINUTES_SECONDS,
+        rig.procs,
+    )
+    newest = rig.last_minute()
+    assert newest is not None
+    intervals = [
+        t for t in range(first_whole, int(newest) - 240 + 1, 300) if month(t) == month(int(newest))
+    ]
+    assert intervals
+    want = {}
+    for side in ("edge", "origin"):
+        means = [
+            sum(rig.truth(t + 60 * k)[f"{side}_transferred_bytes"] for k in range(5)) / 300
+            for t in intervals
+        ]
+        want[(ACC, side)] = pytest.approx(promql_quantile(0.95, means), rel=1e-12)
+    assert rig.query(billing_p95(), int(newest) + 60) == want
 
     metrics = http("GET", f"{rig.exporter}/metrics")[1].decode()
     assert 'cdnvideo_remote_write_samples_total{outcome="rejected"} 0.0' in metrics

@@ -116,6 +116,7 @@ class Checker:
     changed_at: dict[Key, float] = field(default_factory=dict)  # when its value last changed
     reset_at: dict[Key, float] = field(default_factory=dict)  # shown again at 0: counts after
     view_at: float = 0.0  # the last start or reload: where a series shown again at 0 starts
+    writable_at: float | None = None  # the state volume writable again after it was not
     born: dict[Key, tuple[float, float]] = field(default_factory=dict)  # (at, value) appeared
     windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     _windows_now: dict[Key, float] = field(default_factory=dict)
@@ -177,6 +178,8 @@ class Checker:
         that cannot be written moves reads in time but must not drop what is owed."""
         if e.kind in ("exclude", "unlist", "relist"):
             self.view_at = now
+        if e.kind == "writable":
+            self.writable_at = now
         if e.kind in ("outage", "outage_end", "error_bodies"):
             self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
         elif e.kind in ("clock", "drift", "unlist", "relist", "unwritable", "writable"):
@@ -274,6 +277,10 @@ class Checker:
                     # exporter drops what it counted before; a read between that and this
                     # scrape is shown as its first rise)
                     self.reset_at[key] = self.view_at
+                elif prev is None and value == 0 and self.writable_at is not None:
+                    # new while saves failed: what it counted then was dropped (held back,
+                    # never shown); it counts the reads after the volume was writable again
+                    self.reset_at[key] = self.writable_at
                 if prev is not None and value != 0:
                     self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
             elif value > prev:  # continues: by no more than what happened since it last rose

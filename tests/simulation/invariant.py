@@ -129,7 +129,11 @@ class Checker:
     changed_at: dict[Key, float] = field(default_factory=dict)  # when its value last changed
     reset_at: dict[Key, float] = field(default_factory=dict)  # shown again at 0: counts after
     view_at: float = 0.0  # the last start or reload: where a series shown again at 0 starts
-    writable_at: float | None = None  # the state volume writable again after it was not
+    # Where a series first shown at 0 starts counting: the last time a reload took its
+    # family in (by metric name), and the state volume writable again after it was not.
+    included_at: dict[str, float] = field(default_factory=dict)
+    excluded: str = ""  # the family left out by metrics.exclude, by metric name
+    writable_at: float | None = None
     born: dict[Key, tuple[float, float]] = field(default_factory=dict)  # (at, value) appeared
     windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     _windows_now: dict[Key, float] = field(default_factory=dict)
@@ -237,6 +241,11 @@ class Checker:
             self.view_at = now
         if e.kind == "writable":
             self.writable_at = now
+        if e.kind == "exclude":
+            family = str(e.arg("family"))
+            if self.excluded:
+                self.included_at[self.excluded] = now
+            self.excluded = f"cdnvideo_{family}_total" if family else ""
         if e.kind in ("outage", "outage_end", "error_bodies"):
             self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
         elif e.kind in ("clock", "drift", "unlist", "relist", "unwritable", "writable"):
@@ -334,10 +343,12 @@ class Checker:
                     # exporter drops what it counted before; a read between that and this
                     # scrape is shown as its first rise)
                     self.reset_at[key] = self.view_at
-                elif prev is None and value == 0 and self.writable_at is not None:
-                    # new while saves failed: what it counted then was dropped (held back,
-                    # never shown); it counts the reads after the volume was writable again
-                    self.reset_at[key] = self.writable_at
+                elif prev is None and value == 0:
+                    # first shown after a reload took its family in, or after saves failed:
+                    # what it counted before (left out, or held back) was dropped
+                    since = [self.included_at.get(key[0]), self.writable_at]
+                    if any(t is not None for t in since):
+                        self.reset_at[key] = max(t for t in since if t is not None)
                 if prev is not None and value != 0:
                     self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
             elif value > prev:  # continues: by no more than what happened since it last rose

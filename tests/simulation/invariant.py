@@ -239,6 +239,10 @@ class Checker:
         that cannot be written moves reads in time but must not drop what is owed."""
         if e.kind in ("exclude", "unlist", "relist"):
             self.view_at = now
+        if e.kind in ("outage", "outage_end", "error_bodies"):
+            self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
+        elif e.kind in ("clock", "drift", "unlist", "relist", "unwritable", "writable"):
+            self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
         if e.kind == "writable":
             self.writable_at = now
         if e.kind == "exclude":
@@ -246,10 +250,6 @@ class Checker:
             if self.excluded:
                 self.included_at[self.excluded] = now
             self.excluded = f"cdnvideo_{family}_total" if family else ""
-        if e.kind in ("outage", "outage_end", "error_bodies"):
-            self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
-        elif e.kind in ("clock", "drift", "unlist", "relist", "unwritable", "writable"):
-            self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
 
     def _disturb(self, account: str, start: float, end: float, held: bool = True) -> None:
         """Mark [start, end] disturbed for ``account`` ("*": all): the age checks skip it; with

@@ -55,6 +55,7 @@ LAG_ALERT_SECONDS = 420.0  # deploy/prometheus/rules.yml CdnvideoTrafficDataStal
 JUMP_WINDOW_SECONDS = 1800.0  # a new series' rises are checked for this long after it appears
 TICK_SLACK_SECONDS = 45.0  # two poll ticks (15 s: another run due at once goes first) and jitter
 DISTURBED_AFTER_SECONDS = 900.0  # an error reply or a postponement excuses this long after it
+SET_ASIDE_READS = 3  # the last reads a stop may find set aside (each a poll's read, doubted)
 OWED_SLACK_SECONDS = 75.0  # a due read seen by the gauge: the last poll before the last scrape
 OWED = "cdnvideo_traffic_windows_owed"
 INFO = "cdnvideo_resource_info"
@@ -66,6 +67,18 @@ COUNTERS = (
     "cdnvideo_resource_responses_total",
     "cdnvideo_account_responses_total",
 )
+
+
+@dataclass(frozen=True)
+class Owed:
+    """A run pending at a stop, one half (``resources``): its minutes, those still owed a
+    read at its next age (``owed``: after the pieces read so far), and the edge requests it
+    counted (the totals under "", else per resource id)."""
+
+    resources: bool
+    minutes: range
+    owed: range
+    counted: Mapping[str, float]
 
 
 @dataclass(frozen=True)
@@ -116,6 +129,11 @@ class Checker:
     changed_at: dict[Key, float] = field(default_factory=dict)  # when its value last changed
     reset_at: dict[Key, float] = field(default_factory=dict)  # shown again at 0: counts after
     view_at: float = 0.0  # the last start or reload: where a series shown again at 0 starts
+    # Where a series first shown at 0 starts counting: the last time a reload took its
+    # family in (by metric name), and the state volume writable again after it was not.
+    included_at: dict[str, float] = field(default_factory=dict)
+    excluded: str = ""  # the family left out by metrics.exclude, by metric name
+    writable_at: float | None = None
     born: dict[Key, tuple[float, float]] = field(default_factory=dict)  # (at, value) appeared
     windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     _windows_now: dict[Key, float] = field(default_factory=dict)
@@ -172,6 +190,50 @@ class Checker:
         for m, ats in times.items():
             self.void.update((account, resources, m, at) for at in ats[-last:])
 
+    def set_aside(self, account: str, runs: Collection[Owed]) -> None:
+        """At a stop: the runs of ``account`` still owed a half of the read at their next age
+        (``Owed``). A settle read whose replies doubted the platform's clock is not applied
+        and stays owed (docs/windowing.md), so the last reads of a run's owed minutes may
+        count nothing: they are set aside, latest first, while what the run counted is not
+        what the reads show, and only when setting them aside makes the two agree exactly
+        (else the reads stand, and a counter that differs is reported)."""
+        reads = _answered(self.transport.reads, self.void)
+        for owed in runs:
+            times = {m: list(reads.get((account, owed.resources, m), ())) for m in owed.minutes}
+            aside: list[tuple[str, bool, int, float]] = []
+            for _ in range(SET_ASIDE_READS):
+                if self._agrees(account, owed, times):
+                    break
+                last = max((times[m][-1] for m in owed.owed if times[m]), default=None)
+                if last is None:
+                    break
+                for m in owed.owed:
+                    if times[m] and times[m][-1] == last:
+                        times[m].pop()
+                        aside.append((account, owed.resources, m, last))
+            if aside and self._agrees(account, owed, times):
+                self.void.update(aside)
+
+    def _agrees(self, account: str, owed: Owed, times: Mapping[int, list[float]]) -> bool:
+        """Whether the edge requests ``owed`` counted are what its minutes show at their last
+        reads (``times``): the totals, or each resource counted."""
+        reader = self.sim.traffic_reader(account)
+        assert reader is not None
+        traffic = reader.traffic
+        for key, counted in owed.counted.items():
+            i = traffic.index.get(key) if owed.resources else None
+            if owed.resources and i is None:
+                continue  # not a resource of the platform's (nothing to compare)
+            shown = 0.0
+            for m in owed.minutes:
+                if times[m]:
+                    rows = traffic.rows(m)
+                    values = [row[EDGE_REQ] for row in rows] if i is None else [rows[i][EDGE_REQ]]
+                    shown += self._visible(m, values, times[m][-1])
+            if shown != counted:
+                return False
+        return True
+
     def event(self, now: float, e: Event) -> None:
         """Faults hold reads back; a clock step, an account leaving the list or a volume
         that cannot be written moves reads in time but must not drop what is owed."""
@@ -181,6 +243,13 @@ class Checker:
             self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
         elif e.kind in ("clock", "drift", "unlist", "relist", "unwritable", "writable"):
             self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
+        if e.kind == "writable":
+            self.writable_at = now
+        if e.kind == "exclude":
+            family = str(e.arg("family"))
+            if self.excluded:
+                self.included_at[self.excluded] = now
+            self.excluded = f"cdnvideo_{family}_total" if family else ""
 
     def _disturb(self, account: str, start: float, end: float, held: bool = True) -> None:
         """Mark [start, end] disturbed for ``account`` ("*": all): the age checks skip it; with
@@ -274,6 +343,12 @@ class Checker:
                     # exporter drops what it counted before; a read between that and this
                     # scrape is shown as its first rise)
                     self.reset_at[key] = self.view_at
+                elif prev is None and value == 0:
+                    # first shown after a reload took its family in, or after saves failed:
+                    # what it counted before (left out, or held back) was dropped
+                    since = [self.included_at.get(key[0]), self.writable_at]
+                    if any(t is not None for t in since):
+                        self.reset_at[key] = max(t for t in since if t is not None)
                 if prev is not None and value != 0:
                     self.add("counter decreased", f"{label} {prev:.0f} -> {value:.0f}", now)
             elif value > prev:  # continues: by no more than what happened since it last rose

@@ -21,7 +21,10 @@ Both give exactly the standard library's result (tests compare them on generated
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Callable
+from json.encoder import encode_basestring_ascii
 from sys import intern
 from typing import Any
 
@@ -127,14 +130,36 @@ def encoded(value: Any) -> Encoded:
 def dumps(value: Any, depth: int = DUMPS_DEPTH) -> str:
     """``json.dumps(value, separators=(",", ":"), allow_nan=False)``, an element at a time
     (an ``Encoded`` value as the text it holds)."""
-    if type(value) is Encoded:
+    kind = type(value)
+    if kind is Encoded:
         return str.__str__(value)
-    if depth > 0 and type(value) is dict and all(type(k) is str for k in value):
-        items = ",".join(f"{_ENCODE(k)}:{dumps(v, depth - 1)}" for k, v in value.items())
+    scalar = _SCALARS.get(kind)
+    if scalar is not None:  # as json's encoder writes them, without its per-call set-up
+        if kind is not float or math.isfinite(value):
+            return scalar(value)
+    elif depth > 0 and kind is dict and all(type(k) is str for k in value):
+        items = ",".join(
+            f"{encode_basestring_ascii(k)}:{dumps(v, depth - 1)}" for k, v in value.items()
+        )
         return "{" + items + "}"
-    if depth > 0 and type(value) is list and (len(value) > LONG_LIST or _holds(value)):
+    elif depth > 0 and kind is list and (len(value) > LONG_LIST or _holds(value)):
         return "[" + ",".join(dumps(v, depth - 1) for v in value) + "]"
     return _ENCODE(value)
+
+
+def _literal(value: bool | None) -> str:
+    return "null" if value is None else "true" if value else "false"
+
+
+# Scalars of exactly these types, written as json.dumps writes them (a float only when
+# finite: NaN and infinities go to json.dumps, which refuses them with its own error).
+_SCALARS: dict[type, Callable[[Any], str]] = {
+    str: encode_basestring_ascii,
+    int: int.__repr__,
+    float: float.__repr__,
+    bool: _literal,
+    type(None): _literal,
+}
 
 
 def _holds(items: list[Any]) -> bool:

@@ -13,6 +13,7 @@ whole, and the bytes are the same.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterable
 from typing import cast
 
@@ -57,13 +58,16 @@ class TextRenderer:
         headers: dict[tuple[str, str, str], str] = {}
         prefixes: dict[SeriesKey, str] = {}
         for metric in self._registry.collect():
-            if not _plain(metric):
-                out.append(_alone(metric))
-                continue
             hkey = (metric.name, metric.type, metric.documentation)
             header = headers[hkey] = self._headers.get(hkey) or _header(metric)
+            start = len(out)
             out.append(header)
+            moved = _moved(metric.name)
             for s in metric.samples:
+                if s.timestamp is not None or s.name in moved:  # generate_latest's own way
+                    del out[start:]
+                    out.append(_alone(metric))
+                    break
                 key = (s.name, tuple(s.labels.items()))
                 prefix = prefixes[key] = self._prefixes.get(key) or _prefix(metric, s)
                 out.append(prefix)
@@ -73,10 +77,11 @@ class TextRenderer:
         return "".join(out).encode("utf-8")
 
 
-def _plain(metric: Metric) -> bool:
-    """Whether each of the family's samples is one line in place, without a timestamp."""
-    extra = tuple(metric.name + suffix for suffix in _OPENMETRICS_ONLY)
-    return all(s.timestamp is None and s.name not in extra for s in metric.samples)
+@functools.lru_cache(maxsize=1024)
+def _moved(name: str) -> tuple[str, ...]:
+    """The names of a family's samples that generate_latest moves to the end (OpenMetrics'
+    ``_created``, ``_gsum``, ``_gcount``, as gauges of their own)."""
+    return tuple(name + suffix for suffix in _OPENMETRICS_ONLY)
 
 
 def _header(metric: Metric) -> str:

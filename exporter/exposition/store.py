@@ -22,7 +22,7 @@ from exporter.support.offloop import off_loop
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
 # The extra text (the self-metrics, ~15 kB at two accounts) is compressed at every render,
 # every few seconds, unlike a fragment's chunks (once per change): the fastest level, which
-# takes ~40% of level 6's time for ~10% more bytes of that piece (docs/performance.md, 22).
+# takes a quarter of level 6's time for ~10% more bytes of that piece (docs/performance.md, 22).
 EXTRA_LEVEL = 1
 
 log = structlog.get_logger("exporter.exposition")

@@ -20,6 +20,10 @@ from exporter.support.clock import Clock
 from exporter.support.offloop import off_loop
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
+# The extra text (the self-metrics, ~15 kB at two accounts) is compressed at every render,
+# every few seconds, unlike a fragment's chunks (once per change): the fastest level, which
+# takes a quarter of level 6's time for ~10% more bytes of that piece (docs/performance.md, 22).
+EXTRA_LEVEL = 1
 
 log = structlog.get_logger("exporter.exposition")
 
@@ -253,9 +257,9 @@ class Store:
             openmetrics.append(self._header(spec, "openmetrics"))
             openmetrics.extend(bodies)
         if self._extra is not None:
-            text.append(deflate(self._extra()))
+            text.append(deflate(self._extra(), EXTRA_LEVEL))
         if self._extra_openmetrics is not None:
-            openmetrics.append(deflate(self._extra_openmetrics()))
+            openmetrics.append(deflate(self._extra_openmetrics(), EXTRA_LEVEL))
         openmetrics.append(_OPENMETRICS_EOF)
         return Exposition(gzip_join(text), now, series, gzip_join(openmetrics), upto)
 

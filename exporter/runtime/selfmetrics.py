@@ -13,10 +13,10 @@ from prometheus_client import (
     PlatformCollector,
     ProcessCollector,
     disable_created_metrics,
-    generate_latest,
 )
 
 from exporter.runtime.registry import area_names
+from exporter.runtime.selftext import TextRenderer
 from exporter.support.buildinfo import build_info
 from exporter.support.clock import Clock
 
@@ -244,6 +244,7 @@ class SelfMetrics:
         if process:  # process_* and python_info, as every prometheus-client exporter has
             ProcessCollector(registry=r)
             PlatformCollector(registry=r)
+        self._text = TextRenderer(r)
         self._areas = (*area_names(), "auth")  # the registry's when built
         for area in self._areas:  # exposed at 0 from the start, so the first one is an increase
             self.rate_limited.labels(area)
@@ -260,7 +261,8 @@ class SelfMetrics:
         return report
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        """The registry in the text format (``generate_latest``'s bytes)."""
+        return self._text.render()
 
     def start_traffic_account(self, account: str) -> None:
         """Expose every traffic window outcome of ``account`` at 0, so the first missed minute

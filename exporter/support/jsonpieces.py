@@ -21,7 +21,10 @@ Both give exactly the standard library's result (tests compare them on generated
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Callable
+from json.encoder import encode_basestring_ascii
 from sys import intern
 from typing import Any
 
@@ -127,14 +130,49 @@ def encoded(value: Any) -> Encoded:
 def dumps(value: Any, depth: int = DUMPS_DEPTH) -> str:
     """``json.dumps(value, separators=(",", ":"), allow_nan=False)``, an element at a time
     (an ``Encoded`` value as the text it holds)."""
-    if type(value) is Encoded:
-        return str.__str__(value)
-    if depth > 0 and type(value) is dict and all(type(k) is str for k in value):
-        items = ",".join(f"{_ENCODE(k)}:{dumps(v, depth - 1)}" for k, v in value.items())
+    kind = type(value)
+    write = _SCALARS.get(kind)
+    if write is not None:
+        return write(value)
+    if depth > 0 and kind is dict and all(type(k) is str for k in value):
+        get, below = _SCALARS.get, depth - 1
+        # scalars written here rather than by a call of dumps each (most of a document)
+        items = ",".join(
+            [
+                f"{encode_basestring_ascii(k)}:"
+                f"{w(v) if (w := get(type(v))) is not None else dumps(v, below)}"
+                for k, v in value.items()
+            ]
+        )
         return "{" + items + "}"
-    if depth > 0 and type(value) is list and (len(value) > LONG_LIST or _holds(value)):
-        return "[" + ",".join(dumps(v, depth - 1) for v in value) + "]"
+    if depth > 0 and kind is list and (len(value) > LONG_LIST or _holds(value)):
+        get, below = _SCALARS.get, depth - 1
+        items = ",".join(
+            [w(v) if (w := get(type(v))) is not None else dumps(v, below) for v in value]
+        )
+        return "[" + items + "]"
     return _ENCODE(value)
+
+
+def _literal(value: bool | None) -> str:
+    return "null" if value is None else "true" if value else "false"
+
+
+def _float(value: float) -> str:
+    """As json writes a float; NaN and infinities refused with its own error."""
+    return float.__repr__(value) if math.isfinite(value) else _ENCODE(value)
+
+
+# Values of exactly these types are written as json.dumps writes them, without the set-up
+# of its encoder at each call (an ``Encoded`` value as the text it holds).
+_SCALARS: dict[type, Callable[[Any], str]] = {
+    Encoded: str.__str__,
+    str: encode_basestring_ascii,
+    int: int.__repr__,
+    float: _float,
+    bool: _literal,
+    type(None): _literal,
+}
 
 
 def _holds(items: list[Any]) -> bool:

@@ -103,10 +103,14 @@ class Parser:
     """The samples of the families the invariant reads (``KEPT``), by family, from the plain
     exposition. The text is cut at its ``# HELP`` lines (one per family); only the kept
     families' blocks are parsed, and a block equal to the one the scrape before showed is not
-    parsed again: its values are the same object, which tells the checker nothing changed."""
+    parsed again: its values are the same object, which tells the checker nothing changed.
+    In a block that changed, a line equal to one the scrape before showed is not parsed again
+    either (most of a family's series keep their value from one scrape to the next)."""
 
     def __init__(self) -> None:
         self._last: dict[str, dict[Key, float]] = {}
+        # per family, the samples of each line of its block when last parsed
+        self._lines: dict[str, dict[str, tuple[Key, float] | None]] = {}
 
     def parse(self, text: str) -> tuple[Families, list[str]]:
         """The kept families' values and their blocks of text, in exposition order."""
@@ -119,23 +123,30 @@ class Parser:
                 continue
             values = self._last.get(block)
             if values is None:
-                values = _samples(block)
+                values = self._samples(name, block)
             seen[block] = values
             out[name] = values
             blocks.append(block)
         self._last = seen
         return out, blocks
 
+    def _samples(self, name: str, block: str) -> dict[Key, float]:
+        out: dict[Key, float] = {}
+        last = self._lines.get(name, {})
+        seen: dict[str, tuple[Key, float] | None] = {}
+        self._lines[name] = seen
+        for line in block.splitlines():
+            sample = seen[line] = last[line] if line in last else _sample(line)
+            if sample is not None:
+                out[sample[0]] = sample[1]
+        return out
 
-def _samples(block: str) -> dict[Key, float]:
-    out: dict[Key, float] = {}
-    for line in block.splitlines():
-        m = _SAMPLE.match(line)
-        if m is None or m.group(1) not in KEPT:  # exact names (durations are machine time)
-            continue
-        labels = tuple(sorted(_LABEL.findall(m.group(2))))
-        out[(m.group(1), labels)] = float(m.group(3))
-    return out
+
+def _sample(line: str) -> tuple[Key, float] | None:
+    m = _SAMPLE.match(line)
+    if m is None or m.group(1) not in KEPT:  # exact names (durations are machine time)
+        return None
+    return (m.group(1), tuple(sorted(_LABEL.findall(m.group(2))))), float(m.group(3))
 
 
 @dataclass

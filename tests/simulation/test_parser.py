@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from tests.simulation import harness
 from tests.simulation.harness import Parser, World
 from tests.simulation.scenario import T0, Daemon, draw
 
@@ -38,6 +41,30 @@ def test_only_the_kept_families_are_read_and_an_unchanged_block_is_not_parsed_ag
     assert (
         changed["cdnvideo_account_requests_total"] is not first["cdnvideo_account_requests_total"]
     )
+
+
+def test_in_a_changed_block_only_the_lines_that_changed_are_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parsed: list[str] = []
+    sample = harness._sample
+
+    def counting(line: str) -> object:
+        parsed.append(line)
+        return sample(line)
+
+    monkeypatch.setattr(harness, "_sample", counting)
+    cdn = 'cdnvideo_account_requests_total{account="acc1",side="cdn"} 3\n'
+    parser = Parser()
+    parser.parse(_text(5, other=cdn + OTHER))
+    assert len(parsed) == 4  # the kept block: HELP (its rest), TYPE and two samples
+    parsed.clear()
+    changed, _ = parser.parse(_text(7, other=cdn + OTHER))
+    assert parsed == ['cdnvideo_account_requests_total{account="acc1",side="edge"} 7']
+    assert changed["cdnvideo_account_requests_total"] == {
+        ("cdnvideo_account_requests_total", (("account", "acc1"), ("side", "edge"))): 7.0,
+        ("cdnvideo_account_requests_total", (("account", "acc1"), ("side", "cdn"))): 3.0,
+    }
 
 
 def test_a_counter_going_down_is_seen_through_the_parser(tmp_path: Path) -> None:

@@ -178,21 +178,22 @@ def test_a_state_file_without_stages_is_at_its_first_settle_read() -> None:
     assert run.first == 0  # the first read had no edge_requests_total
 
 
-@pytest.mark.parametrize(
-    "values",
-    [
-        [1.0, 2.0, 0.0, -3.0],
-        [1.5, 2.0],
-        [float("nan"), 3.0],
-        [float("inf"), 1.0, float("-inf")],
-        [2.0**60, 1.0],
-        [2.0**53 - 1, -(2.0**53) + 1],
-        [2.0**53, 1.0],
-        [-(2.0**53)],
-        [-0.0],
-        [],
-    ],
-)
+VALUES = [
+    [1.0, 2.0, 0.0, -3.0],
+    [1.5, 2.0],
+    [float("nan"), 3.0],
+    [float("inf"), 1.0, float("-inf")],
+    [2.0**60, 1.0],
+    [2.0**53 - 1, -(2.0**53) + 1],
+    [2.0**53, 1.0],
+    [-(2.0**53)],
+    [-0.0],
+    [],
+    [float(i * 123_456_789_012) for i in range(49)],
+]
+
+
+@pytest.mark.parametrize("values", VALUES)
 def test_values_are_saved_whole_as_ints_and_missing_as_null(values: list[float]) -> None:
     """Each value as the plain rule says: NaN -> null, a whole number below 2**53 -> an int
     (as it was counted), anything else the float itself (the fast path changes no value)."""
@@ -202,3 +203,19 @@ def test_values_are_saved_whole_as_ints_and_missing_as_null(values: list[float])
     want = [None if x != x else int(x) if x.is_integer() and abs(x) < 2**53 else x for x in values]
     assert json.dumps(got) == json.dumps(want)
     assert [type(x) for x in got] == [type(x) for x in want]
+
+
+@pytest.mark.parametrize("values", VALUES)
+def test_the_text_of_values_is_json_of_what_is_saved(values: list[float]) -> None:
+    """The state file holds each series' values as the text of ``_enc`` in compact JSON,
+    however it is written (at once from the ints when every value is whole)."""
+    from array import array
+
+    encoded = state._enc(array("d", values))
+    try:
+        want = json.dumps(encoded, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # infinity: refused, as before
+        with pytest.raises(ValueError, match="Out of range"):
+            state._text(array("d", values))
+        return
+    assert state._text(array("d", values)) == want

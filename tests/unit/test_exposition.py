@@ -15,6 +15,7 @@ from structlog.testing import capture_logs
 from structlog.typing import EventDict
 
 from exporter.exposition import Fragment, FragmentBuilder, MetricSpec, Store, StoreKey
+from exporter.exposition.deflate import deflate
 from exporter.exposition.model import format_value
 from exporter.exposition.store import BACKGROUND_NOTE
 from exporter.runtime.selfmetrics import SelfMetrics
@@ -48,6 +49,17 @@ def store(clock: FakeClock | None = None, extra: bytes | None = None) -> Store:
 
 
 # --- rendering ----------------------------------------------------------------------------------
+def test_the_extra_text_is_compressed_at_the_fastest_level_every_render() -> None:
+    """The self-metrics are compressed again at every render (fragments once per change)."""
+    extra = b"".join(b'cdnvideo_up{account="a%d",area="traffic"} 1\n' % i for i in range(300))
+    s = store(extra=extra)
+    for _ in range(2):
+        body = s.render_sync().gzipped
+        assert deflate(extra, 1).data in body
+        assert deflate(extra, 6).data not in body
+        assert gzip.decompress(body) == extra
+
+
 def test_families_are_grouped_with_one_help_and_type() -> None:
     s = store()
     s.publish(StoreKey("traffic", "shop"), fragment("shop", 2.5))

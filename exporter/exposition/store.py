@@ -20,9 +20,8 @@ from exporter.support.clock import Clock
 from exporter.support.offloop import off_loop
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
-# The extra text (the self-metrics, ~15 kB at two accounts) is compressed at every render,
-# every few seconds, unlike a fragment's chunks (once per change): the fastest level, which
-# takes a quarter of level 6's time for ~10% more bytes of that piece (docs/performance.md, 22).
+# The extra text (the self-metrics) is compressed at every render, unlike a fragment's chunks
+# (once per change): zlib's fastest level (docs/performance.md, optimisation 22).
 EXTRA_LEVEL = 1
 
 log = structlog.get_logger("exporter.exposition")

@@ -308,14 +308,15 @@ def _counters(
     """Counter samples of one series; a key not published before is published at 0 (marked
     AT_ZERO) and stays at 0 until a scrape was answered with it (``hold.served``), so its
     first count is an increase to Prometheus however far apart its scrapes are. A new key whose
-    count is 0 needs no holding; one held at 0 stays held until served, its count 0 or not."""
+    count is 0 is held as well: the 0 is shown, but what the next minutes count would reach a
+    scrape that never saw the 0."""
     requests, hit_bytes = rows["requests_total"], rows["edge_hit_bytes_total"]
     by_code, by_class = rows["responses_total"], rows["responses_by_class_total"]
     transferred = rows["transferred_bytes_total"]
 
     def value(i: int) -> float:
         state = shown[i]
-        if state == SHOWN or (state == AT_ZERO and hold.served) or (not state and v[i] == 0):
+        if state == SHOWN or (state == AT_ZERO and hold.served):
             shown[i] = SHOWN
             return v[i]
         if state != AT_ZERO:
@@ -447,10 +448,9 @@ def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger, h
                 late.held.discard(part)
             if part not in late.shown:  # a new series: at 0 until a scrape was answered
                 late.shown.add(part)
-                if value != 0:
-                    late.held.add(part)
-                    hold.new = True
-                    hold.fresh_late.append((late, part))
+                late.held.add(part)
+                hold.new = True
+                hold.fresh_late.append((late, part))
             if part in late.held:
                 samples.append((labels, 0.0))
                 hold.held = True

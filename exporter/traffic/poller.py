@@ -919,10 +919,10 @@ class TrafficPoller:
 
     def _served(self, led: AccountLedger) -> bool:
         """Whether a scrape was answered with every key ``led`` holds at 0 (they show their
-        values from the next build on). Before this process's first scrape, once the store
-        holds them: the first scrape takes every series as it finds it."""
+        values from the next build on). Also before this process's first scrape: a key new
+        in this process is new to Prometheus, which must read its 0 before its count."""
         served = self._store.served
-        return led.zero_seq >= 0 and (served == 0 or led.zero_seq <= served)
+        return 0 <= led.zero_seq <= served
 
     def _build(self, account: str, led: AccountLedger, now: float) -> Fragment:
         """The account's fragment, rebuilt when its counters changed or a scrape has seen

@@ -93,6 +93,9 @@ async def polled() -> AsyncIterator[tuple[web.Application, str]]:
         while (due := scheduler.next_due()) is not None and due < end:
             clock.set(due)
             await scheduler.run_due()
+            # Prometheus reads /metrics between two polls (a new counter series is held at 0
+            # until a scrape was answered with it)
+            ctx.store.mark_served(await ctx.store.render())
         clock.set(end)
         await ctx.store.render()  # /metrics serves what the last render swapped in
         yield app, f"http://127.0.0.1:{port}"

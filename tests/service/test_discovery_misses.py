@@ -50,10 +50,14 @@ async def service() -> AsyncIterator[tuple[Service, Simulator, FakeClock]]:
 
 
 async def minutes(service: Service, clock: FakeClock, count: int, *accounts: str) -> None:
+    """``count`` minutes of polls every 15 s, each followed by a scrape (Prometheus reads
+    /metrics between two polls: a new counter series is held at 0 until a scrape read it)."""
+    store = service.ctx.store
     for _ in range(count * 4):
         for account in accounts:
             for job in service.jobs(account):
                 await service.ctx.runner.run(job.area, account, job.poll, job.name)
+        store.mark_served(store.render_sync())
         clock.advance(15)
 
 

@@ -41,11 +41,14 @@ class Daemon:
     clock: FakeClock
 
     async def poll(self, *accounts: str) -> None:
-        """Every job of these accounts once, as the scheduler would run them."""
+        """Every job of these accounts once, as the scheduler would run them; then a scrape,
+        as Prometheus reads /metrics between two polls (a new counter series is held at 0
+        until a scrape was answered with it)."""
         ctx = self.service.ctx
         for account in accounts:
             for job in self.service.jobs(account):
                 await ctx.runner.run(job.area, account, job.poll, job.name)
+        ctx.store.mark_served(ctx.store.render_sync())
 
     def series(self, account: str) -> Series:
         """The account's series in the rendered /metrics (self-metrics included)."""

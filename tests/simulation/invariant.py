@@ -154,6 +154,12 @@ class Checker:
     _firsts: dict[str, list[tuple[float, bool, int]]] = field(
         default_factory=lambda: defaultdict(list)
     )
+    _read_at: dict[tuple[str, bool, int], float] = field(default_factory=dict)  # last read
+    # per (account, half): minutes read again since the last start or reload, and when they
+    # were read last before it
+    _reread: dict[tuple[str, bool], dict[int, float]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
     _growth_cache: dict[tuple[str, str | None, str, float], float | None] = field(
         default_factory=dict
     )
@@ -167,6 +173,7 @@ class Checker:
         self._postponed = 0.0
         self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
         self.view_at = now
+        self._reread.clear()
         for account in self.s.accounts:
             self.progress_at[account] = now
 
@@ -239,6 +246,7 @@ class Checker:
         that cannot be written moves reads in time but must not drop what is owed."""
         if e.kind in ("exclude", "unlist", "relist"):
             self.view_at = now
+            self._reread.clear()
         if e.kind in ("outage", "outage_end", "error_bodies"):
             self._disturb("*", now, now + DISTURBED_AFTER_SECONDS)
         elif e.kind in ("clock", "drift", "unlist", "relist", "unwritable", "writable"):
@@ -323,6 +331,8 @@ class Checker:
                 self._disturb(r.account, r.at - MINUTE, r.at + DISTURBED_AFTER_SECONDS)
                 continue
             for m in range(r.start, r.end, MINUTE):
+                if not r.audit:
+                    self._reread_since_view(r.account, r.resources, m, r.at)
                 if (r.account, r.resources, m) not in self._first_read:
                     self._first_read.add((r.account, r.resources, m))
                     self._firsts[r.account].append((r.at, r.resources, m))
@@ -406,15 +416,28 @@ class Checker:
             for _, half, m in firsts[bisect.bisect_left(firsts, (t1,)) :]
             if half == (resource is not None)
         }
+        # Minutes read before the last start or reload and again since: a key counts every
+        # read made while it is exported (docs/windowing.md), so a settle read since adds
+        # what became visible after the read before, also what the platform added while the
+        # family was left out (a restart's downtime) or before the series appeared.
+        before = self._reread.get((account, resource is not None), {})
         total = 0.0
-        for m in sorted(fresh.union(range(first, int(now // MINUTE) * MINUTE + MINUTE, MINUTE))):
+        span = range(first, int(now // MINUTE) * MINUTE + MINUTE, MINUTE)
+        for m in sorted(fresh.union(span, before)):
             rows = reader.traffic.rows(m)
             chosen = rows if index is None else [rows[index]]
             f2 = self._fraction(m, now)
-            f1 = 0.0 if m in fresh else self._fraction(m, t1)
+            f1 = 0.0 if m in fresh else self._fraction(m, min(t1, before.get(m, t1)))
             for row in chosen:
                 total += _scaled(row[col], f2) - _scaled(row[col], f1)
         return total
+
+    def _reread_since_view(self, account: str, half: bool, m: int, at: float) -> None:
+        key = (account, half, m)
+        last = self._read_at.get(key)
+        if last is not None and last < self.view_at <= at:
+            self._reread[(account, half)].setdefault(m, last)
+        self._read_at[key] = at
 
     def _fraction(self, m: int, t: float) -> float:
         return late_fraction(m, t, self.s.late_seconds, self.s.late_half_seconds)

@@ -58,11 +58,19 @@ class Rig:
                     await poller.poll(ACC)
             else:
                 await poller.poll(ACC)
+            self.scrape()
             self.clock.advance(step)
 
+    def scrape(self) -> None:
+        """What Prometheus does between two polls (every 15 s): read ``/metrics``; a new
+        series held at 0 shows its count from the next refresh on."""
+        self.store.mark_served(self.store.render_sync())
+
     def fragment(self) -> Fragment:
+        """The account's fragment as a scrape reads it now (the scrape is answered)."""
         f = self.store.fragment(StoreKey("traffic", ACC), include_stale=True)
         assert f is not None
+        self.scrape()
         return f
 
     def windows(self, outcome: str) -> float:

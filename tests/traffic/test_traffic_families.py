@@ -75,6 +75,31 @@ def test_a_new_counter_is_published_at_0_once_and_then_with_its_value() -> None:
     assert fourth.value(RESOURCE.responses_by_class_total, resource="101", **CLASS_5XX) == 4
 
 
+def test_a_new_counter_first_counted_at_0_is_held_at_0_too() -> None:
+    """A key whose first count is 0 (a code the platform sends at 0, a per-code series a
+    restart newly exports before its first minute with that code) keeps 0 until a scrape
+    was answered with it, like any new key: shown as seen at once, the count a later minute
+    adds reached the first scrape when no scrape came between (seed 4070: counted while the
+    state file could not be written, it was first scraped at 478)."""
+    led = AccountLedger()
+    first_row = parse_row({**FIGURES, "edge_status_503": 0})
+    led.count_first_read(Window(T, T + 60), first_row, [], None, T, None)
+    assert (
+        build_fragment("acme", led, None, served=False).value(
+            ACCOUNT.responses_total, side="edge", code="503"
+        )
+        == 0
+    )
+    later = parse_row({**FIGURES, "edge_status_503": 7})
+    led.count_first_read(Window(T + 60, T + 120), later, [], None, T + 60, None)
+    unseen = build_fragment("acme", led, None, served=False)  # no scrape read the 0 yet
+    assert unseen.value(ACCOUNT.responses_total, side="edge", code="503") == 0
+    assert led.unshown
+    seen = build_fragment("acme", led, None, served=True)  # a scrape was answered with it
+    assert seen.value(ACCOUNT.responses_total, side="edge", code="503") == 7
+    assert seen.value(ACCOUNT.requests_total, side="edge") == 1200
+
+
 def test_resource_counters_carry_the_id_only_and_the_info_series_the_names() -> None:
     led, latest = make()
     f = build_fragment("acme", led, latest)

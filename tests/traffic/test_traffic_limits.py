@@ -31,7 +31,8 @@ Window = tuple[str, str]
 
 
 async def drive_failing(r: Rig, poller: TrafficPoller, seconds: float) -> list[UpstreamError]:
-    """Poll every 15 s; returns the errors of the polls that failed."""
+    """Poll every 15 s, a scrape after each poll; returns the errors of the polls that
+    failed."""
     failed: list[UpstreamError] = []
     end = r.clock.time() + seconds
     while r.clock.time() < end:
@@ -39,6 +40,7 @@ async def drive_failing(r: Rig, poller: TrafficPoller, seconds: float) -> list[U
             await poller.poll(ACC)
         except UpstreamError as exc:
             failed.append(exc)
+        r.scrape()
         r.clock.advance(15)
     return failed
 

@@ -36,16 +36,26 @@ def late(minute: int, now: float) -> float:
     return 0.7 if now < minute + 60 + LATE else 1.0
 
 
+def scrape(store: Store) -> None:
+    """What Prometheus does: read ``/metrics`` (the scrape answered, so a new series held at
+    0 shows its count from the next refresh on)."""
+    store.mark_served(store.render_sync())
+
+
 async def drive(poller: TrafficPoller, clock: FakeClock, seconds: float, step: float = 15) -> None:
+    """Poll every ``step`` seconds, a scrape after each poll (Prometheus every 15 s)."""
     end = clock.time() + seconds
     while clock.time() < end:
         await poller.poll("acme")
+        scrape(poller._store)
         clock.advance(step)
 
 
 def fragment(store: Store) -> Fragment:
+    """The account's fragment as a scrape reads it now (the scrape is answered)."""
     f = store.fragment(StoreKey("traffic", "acme"), include_stale=True)
     assert f is not None
+    scrape(store)
     return f
 
 

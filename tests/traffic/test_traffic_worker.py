@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_traffic_poller import KEY_OF, counter, drive, expected, late, split
+from test_traffic_poller import KEY_OF, counter, drive, expected, late, scrape, split
 from traffic_fakes import COUNTED, FakeSource, MakePoller
 
 from exporter.exposition import Store, StoreKey
@@ -70,6 +70,7 @@ async def test_accounts_polled_at_once_with_a_state_file_count_exactly(
     end = clock.time() + 30 * 60
     while clock.time() < end:
         await asyncio.gather(*(p.poll(a) for a in accounts))
+        scrape(store)
         clock.advance(15)
     first = source.calls[0].start
     saved = json.loads(path.read_text())

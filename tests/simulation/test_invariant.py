@@ -309,6 +309,8 @@ def test_a_settle_read_its_run_applied_counts(tmp_path: Path) -> None:
     assert _set_aside(tmp_path / "again", run_counted=1, shown=0) == [
         'cdnvideo_account_requests_total{account="acc1",side="edge"} G, the reads made show W (G-W)'
     ]
+
+
 def _bound_after_a_restart(tmp_path: Path, settled: bool) -> tuple[float, float]:
     """Minutes 06:00-06:04 first read at 06:06, while their figures still rise (late 900 s);
     the account series, shown before, is left out when the state is saved at 06:07; the next

@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from exporter.simulator.churn import Change
 from exporter.simulator.traffic_model import EDGE_REQ, ORIGIN_REQ
 from exporter.simulator.traffic_window import late_fraction
 from exporter.traffic.windows import tolerance_minutes
@@ -405,30 +406,40 @@ class Checker:
             self.add("series vanished", f"{len(gone)} series, e.g. {_show(gone[0])}")
 
     def _names(self, account: str, end: float) -> None:
-        """A renamed resource keeps its counters; its info series names it anew (once)."""
+        """A renamed resource keeps its counters; its info series names it anew (once) by
+        ``RENAME_SEEN_SECONDS`` after the rename, once read since (docs/windowing.md: at the
+        first read after it). So at the end it bears the name of its latest rename that old,
+        or of a rename after that one (too recent to be required, not too recent to show)."""
         reader = self.sim.traffic_reader(account)
         assert reader is not None
         traffic = reader.traffic
+        renames: dict[str, list[Change]] = defaultdict(list)
         for change in self.sim.churn_log:
-            i = traffic.index.get(change.resource)
-            if change.account != account or change.kind != "rename" or i is None:
+            if change.account == account and change.kind == "rename":
+                renames[change.resource].append(change)
+        for rid, changes in renames.items():
+            i = traffic.index.get(rid)
+            if i is None or traffic.spans[i][1] <= end:
                 continue
-            if change.at > end - RENAME_SEEN_SECONDS or traffic.spans[i][1] <= end:
+            old = [c for c in changes if c.at <= end - RENAME_SEEN_SECONDS]
+            if not old:
                 continue
+            since = old[-1]
             read = any(
-                r.answered and r.resources and r.account == account and r.at >= change.at + 120
+                r.answered and r.resources and r.account == account and r.at >= since.at + 120
                 for r in self.transport.reads
             )
             named = sorted(
                 dict(k[1]).get("resource_name", "")
                 for k in self.info
-                if ("account", account) in k[1] and ("resource", change.resource) in k[1]
+                if ("account", account) in k[1] and ("resource", rid) in k[1]
             )
-            if read and named and named != [traffic.resources[i].name]:
+            allowed = {c.name for c in changes[len(old) - 1 :]}
+            if read and named and (len(named) > 1 or named[0] not in allowed):
                 self.add(
                     "stale resource name",
-                    f"{account} resource {change.resource} renamed {traffic.resources[i].name!r}"
-                    f" at {hhmm(change.at)}, cdnvideo_resource_info names {named}",
+                    f"{account} resource {rid} renamed {since.name!r} at {hhmm(since.at)}, "
+                    f"cdnvideo_resource_info names {named}",
                     end,
                 )
 

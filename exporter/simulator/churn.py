@@ -28,6 +28,7 @@ class Change:
     account: str
     kind: str  # "add", "rename" or "delete"
     resource: str  # the resource's id
+    name: str = ""  # its name from then on (an add or a rename)
 
 
 def boundary(t: float) -> int:

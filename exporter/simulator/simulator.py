@@ -188,7 +188,7 @@ class Simulator:
         reader.traffic.add(res, start)
         reader.churned()
         self._cdn[account] = reader.traffic.resources
-        self.churn_log.append(churn.Change(start, account, "add", res.id))
+        self.churn_log.append(churn.Change(start, account, "add", res.id, res.name))
         return res
 
     def delete_resource(self, account: str, resource_id: str, at: int | None = None) -> None:
@@ -206,7 +206,7 @@ class Simulator:
         reader.traffic.rename(resource_id, name)
         self._cdn[account] = reader.traffic.resources
         now = churn.boundary(self.clock.time())
-        self.churn_log.append(churn.Change(now, account, "rename", resource_id))
+        self.churn_log.append(churn.Change(now, account, "rename", resource_id, name))
 
     def _churn(self, account: str) -> None:
         """Apply the changes of quirk resource-churn due by now, each at its own time."""
@@ -223,7 +223,7 @@ class Simulator:
             else:
                 name = f"{traffic.resources[traffic.index[rid]].name.split('~')[0]}~{k}"
                 self.rename_resource(account, rid, name)
-                self.churn_log[-1] = churn.Change(at, account, "rename", rid)
+                self.churn_log[-1] = churn.Change(at, account, "rename", rid, name)
             self._churned[account] = k
 
     def traffic_final(

@@ -4,7 +4,7 @@ the lateness the settle reads measured."""
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from exporter.traffic.parse import (
@@ -334,11 +334,13 @@ class AccountLedger:
         self.pending.append(run)
 
     # -- settling ----------------------------------------------------------------------------
-    def due(self, now: float, stages: tuple[int, ...]) -> Run | None:
+    def due(self, now: float, stages: tuple[int, ...], aside: Sequence[Run] = ()) -> Run | None:
         """The run whose settle read is most overdue, not waiting out a backoff (a run whose
-        settle reads fail does not hold back the others)."""
+        settle reads fail does not hold back the others) nor set ``aside`` by this poll."""
         best: Run | None = None
         for run in self.pending:
+            if any(run is a for a in aside):
+                continue
             at = run.due_at(stages)
             if now >= at and now >= run.retry_at and (best is None or at < best.due_at(stages)):
                 best = run

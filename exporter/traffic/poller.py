@@ -134,6 +134,7 @@ class Cycle:
     settled: bool = False  # its read is complete, failed or waits
     complete: bool = False  # ... complete: the next run due may be read in the same poll
     postponed: bool = False
+    aside: list[Run] = field(default_factory=list)  # read on a doubted clock: next poll
     read: bool = False  # a first read was counted or a settle half read
     refused: UpstreamError | None = None  # the platform's rate limit made a read wait
 
@@ -435,7 +436,7 @@ class TrafficPoller:
             if not cycle.settled and s.settle_stages:
                 # Read on the loop, not the worker: no other step of this account runs now,
                 # and a hop here would let other areas' polls take the budget first.
-                run = cycle.run or led.due(ready, s.settle_stages)
+                run = cycle.run or led.due(ready, s.settle_stages, cycle.aside)
                 if run is not None and run.due_at(s.settle_stages) <= self._ready_at(w):
                     # leaving room for every first read ready now: a backlog is read first
                     leave = len(self._halves()) * len(queue)
@@ -518,8 +519,11 @@ class TrafficPoller:
             self._metrics.series_dropped.inc(len(newly))
         st.folded = folded
 
-    def _due(self, account: str, led: AccountLedger, now: float) -> Run | None:
-        """The unsettled run to re-read now, if any, after giving up the hopeless ones."""
+    def _due(
+        self, account: str, led: AccountLedger, now: float, aside: Sequence[Run] = ()
+    ) -> Run | None:
+        """The unsettled run to re-read now, if any (not one ``aside``), after giving up the
+        hopeless ones."""
         stages = self._settings.settle_stages
         if not stages:
             if led.pending:  # settling was switched off since the state was saved
@@ -536,7 +540,7 @@ class TrafficPoller:
             if now > r.due_at(stages) + late and (r.failed_at or led.answered_at < r.due_at(stages))
         ]:
             self._give_up(account, led, stale, "no settle read for a day")
-        return led.due(now, stages)
+        return led.due(now, stages, aside)
 
     def _give_up(self, account: str, led: AccountLedger, run: Run, why: str) -> None:
         log.warning("traffic_settle_given_up", account=account, window=str(run.window), why=why)
@@ -576,7 +580,7 @@ class TrafficPoller:
         afford is left for later in the poll (the first reads go first), not postponed."""
         # On the worker: the runs past a day are given up first.
         ready = self._ready_time(now)
-        picked = await self._work(self._due, account, led, ready)
+        picked = await self._work(self._due, account, led, ready, cycle.aside)
         if cycle.run is not None:
             run = cycle.run
         run = picked if run is None or run not in led.pending else run
@@ -599,9 +603,11 @@ class TrafficPoller:
             doubts = self._doubts
             got, error = await self._fetch_halves(account, (w,), halves, known)
             if got and (self._doubts != doubts or self._ready_time(now) != ready):
-                # read on a clock its replies doubt: maybe before its age; stays owed
+                # read on a clock its replies doubt: maybe before its age; stays owed and is
+                # read again next poll, while the other runs due are read in this one
                 if error is None:
-                    cycle.settled = True
+                    cycle.aside.append(run)
+                    cycle.settled = cycle.complete = True
                     return
                 got = {}
             if got:

@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from exporter.simulator.churn import Change
 from exporter.simulator.traffic_model import EDGE_REQ, ORIGIN_REQ
 from exporter.simulator.traffic_window import late_fraction
 from exporter.traffic.windows import tolerance_minutes
@@ -54,6 +55,7 @@ STALL_SECONDS = 900.0  # nothing counted this long: cdnvideo_up 0 or the lag ale
 LAG_ALERT_SECONDS = 420.0  # deploy/prometheus/rules.yml CdnvideoTrafficDataStale
 JUMP_WINDOW_SECONDS = 1800.0  # a new series' rises are checked for this long after it appears
 TICK_SLACK_SECONDS = 45.0  # two poll ticks (15 s: another run due at once goes first) and jitter
+POLL_SECONDS = 15.0  # a read set aside on a doubted clock is made again at the next poll
 DISTURBED_AFTER_SECONDS = 900.0  # an error reply or a postponement excuses this long after it
 SET_ASIDE_READS = 3  # the last reads a stop may find set aside (each a poll's read, doubted)
 OWED_SLACK_SECONDS = 75.0  # a due read seen by the gauge: the last poll before the last scrape
@@ -479,10 +481,11 @@ class Checker:
         reads = _answered(self.transport.reads, self.void)
         if self.s.daemon.per_resource:
             reads = _first_read(reads)
+        aside = _set_aside(self.transport.reads)
         for account in self.s.accounts:
             self._exact(account, reads)
             self._silent(account, reads)
-            self._ages(account, reads, end)
+            self._ages(account, reads, end, aside)
             self._owed(account, reads, end)
             self._kept(account)
             self._names(account, end)
@@ -503,30 +506,40 @@ class Checker:
             self.add("series vanished", f"{len(gone)} series, e.g. {_show(gone[0])}")
 
     def _names(self, account: str, end: float) -> None:
-        """A renamed resource keeps its counters; its info series names it anew (once)."""
+        """A renamed resource keeps its counters; its info series names it anew (once) by
+        ``RENAME_SEEN_SECONDS`` after the rename, once read since (docs/windowing.md: at the
+        first read after it). So at the end it bears the name of its latest rename that old,
+        or of a rename after that one (too recent to be required, not too recent to show)."""
         reader = self.sim.traffic_reader(account)
         assert reader is not None
         traffic = reader.traffic
+        renames: dict[str, list[Change]] = defaultdict(list)
         for change in self.sim.churn_log:
-            i = traffic.index.get(change.resource)
-            if change.account != account or change.kind != "rename" or i is None:
+            if change.account == account and change.kind == "rename":
+                renames[change.resource].append(change)
+        for rid, changes in renames.items():
+            i = traffic.index.get(rid)
+            if i is None or traffic.spans[i][1] <= end:
                 continue
-            if change.at > end - RENAME_SEEN_SECONDS or traffic.spans[i][1] <= end:
+            old = [c for c in changes if c.at <= end - RENAME_SEEN_SECONDS]
+            if not old:
                 continue
+            since = old[-1]
             read = any(
-                r.answered and r.resources and r.account == account and r.at >= change.at + 120
+                r.answered and r.resources and r.account == account and r.at >= since.at + 120
                 for r in self.transport.reads
             )
             named = sorted(
                 dict(k[1]).get("resource_name", "")
                 for k in self.info
-                if ("account", account) in k[1] and ("resource", change.resource) in k[1]
+                if ("account", account) in k[1] and ("resource", rid) in k[1]
             )
-            if read and named and named != [traffic.resources[i].name]:
+            allowed = {c.name for c in changes[len(old) - 1 :]}
+            if read and named and (len(named) > 1 or named[0] not in allowed):
                 self.add(
                     "stale resource name",
-                    f"{account} resource {change.resource} renamed {traffic.resources[i].name!r}"
-                    f" at {hhmm(change.at)}, cdnvideo_resource_info names {named}",
+                    f"{account} resource {rid} renamed {since.name!r} at {hhmm(since.at)}, "
+                    f"cdnvideo_resource_info names {named}",
                     end,
                 )
 
@@ -591,8 +604,14 @@ class Checker:
         return None
 
     def _ages(
-        self, account: str, reads: dict[tuple[str, bool, int], list[float]], end: float
+        self,
+        account: str,
+        reads: dict[tuple[str, bool, int], list[float]],
+        end: float,
+        aside: Mapping[tuple[str, bool, int], list[float]],
     ) -> None:
+        """Each minute read at each age of its schedule within the tolerance; a read of the
+        minute set aside on a doubted clock (``_set_aside``) is made again a poll later."""
         late: list[str] = []
         missing: list[str] = []
         unfinal: list[str] = []
@@ -614,6 +633,16 @@ class Checker:
                     due = f + age * MINUTE
                     early, late_by = tolerance(stages, i)
                     limit = due + late_by
+                    own = aside.get((acc, resources, m), [])
+                    for _ in own:  # each read of its own set aside since: one poll more
+                        more = (
+                            due
+                            + late_by
+                            + POLL_SECONDS * sum(times[used] < t <= limit for t in own)
+                        )
+                        if more == limit:
+                            break
+                        limit = more
                     hit = [
                         j for j, t in enumerate(times) if j > used and due - early - 2 <= t <= limit
                     ]
@@ -757,21 +786,51 @@ def _scaled(value: float, f: float) -> int:
     return int(value) if f >= 1.0 else (int(value * f) if f > 0 else 0)
 
 
+def _doubted(reads: list[Read]) -> set[int]:
+    """The indices of the reads the daemon doubted and applied nothing of: both halves of a
+    read asked together (one account, window and instant, each half once) when either answer
+    bore a ``Date`` off the platform's clock (docs/windowing.md: a read whose replies doubt
+    the believed clock is never counted)."""
+    out: set[int] = set()
+    groups: dict[tuple[str, int, int, float], list[int]] = {}
+    for i, r in enumerate(reads):
+        key = (r.account, r.start, r.end, r.at)
+        group = groups.get(key)
+        if group is None or any(reads[j].resources == r.resources for j in group):
+            group = groups[key] = []
+        group.append(i)
+        if any(reads[j].misdated and reads[j].answered for j in group):
+            out.update(group)
+    return out
+
+
+def _set_aside(reads: list[Read]) -> dict[tuple[str, bool, int], list[float]]:
+    """Per (account, half, minute): when a read covering it was doubted (``_doubted``)."""
+    out: dict[tuple[str, bool, int], list[float]] = defaultdict(list)
+    for i in sorted(_doubted(reads)):
+        r = reads[i]
+        for m in range(r.start, r.end, MINUTE):
+            out[(r.account, r.resources, m)].append(r.at)
+    return out
+
+
 def _answered(
     reads: list[Read], void: Collection[tuple[str, bool, int, float]] = ()
 ) -> dict[tuple[str, bool, int], list[float]]:
     """Per (account, half, minute): the platform times of the answered reads covering it. The
     standing audit's re-reads are left out: it compares what it reads and counts nothing
     (docs/windowing.md, *The standing audit*); so are the ``void`` ones (account, half,
-    minute, time): pieces of a settle read a stop left unapplied. The same window asked again
+    minute, time): pieces of a settle read a stop left unapplied; and the doubted ones
+    (``_doubted``), applied by no one. The same window asked again
     within a second is one read (a window planned again on a moved clock); another window
     covering the minute at the same time is a read of its own (a minute's read at one age and,
     joined into an older run, at the next age in the same poll: docs/windowing.md lets the
     newer minutes of a joined run be read that early)."""
     out: dict[tuple[str, bool, int], list[float]] = defaultdict(list)
     last: dict[tuple[str, bool, int], tuple[float, int, int]] = {}
-    for r in reads:
-        if not r.answered or r.audit:
+    doubted = _doubted(reads)
+    for i, r in enumerate(reads):
+        if not r.answered or r.audit or i in doubted:
             continue
         for m in range(r.start, r.end, MINUTE):
             if void and (r.account, r.resources, m, r.at) in void:

@@ -37,6 +37,9 @@ FOUND: dict[int, tuple[int, str]] = {
     5352: (60, "a settle read set aside on a doubted clock (a bogus Date) as the day ends"),
     4065: (120, "the late data a settle read after a start adds to a series shown again at 0"),
     4070: (120, "a per-code series first counted at 0, then counted while counters were held"),
+    5872: (60, "a resource renamed again at the end, held to its newest name: checker"),
+    5669: (60, "a settle read set aside on a doubted clock held back the runs due behind it"),
+    5030: (60, "a read on a doubted clock taken as counted (its reply's Date an hour off)"),
 }
 # Seeds of FOUND_MINUTES that find an open failure of the exporter (strict expected failures).
 FOUND_OPEN: dict[int, str] = {}

@@ -16,6 +16,7 @@ import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from exporter.simulator import Simulator
+from exporter.traffic.skew import SKEW_TOLERANCE_SECONDS
 
 if TYPE_CHECKING:
     from exporter.traffic.poller import TrafficSource
@@ -49,6 +51,9 @@ class Read:
     status: int
     answered: bool  # HTTP 200 with `data` and the asked window echoed
     audit: bool = False  # a re-read of the standing audit: compared, never counted
+    # its `Date` lies off the platform's clock (quirk bogus-date): the daemon doubts the read
+    # it belongs to (both halves asked together) and applies none of it (docs/windowing.md)
+    misdated: bool = False
 
 
 @dataclass
@@ -138,7 +143,7 @@ class Exchange:
         body = response.body if isinstance(response, web.Response) else b""
         raw = bytes(body) if isinstance(body, (bytes, bytearray)) else b""
         if self._url.path in METRICS_PATHS:
-            self._record(response.status, raw)
+            self._record(response.status, raw, response.headers.get("Date", ""))
         return Response(response.status, CIMultiDictProxy(CIMultiDict(response.headers)), raw)
 
     async def __aexit__(
@@ -149,8 +154,12 @@ class Exchange:
     ) -> None:
         return None
 
-    def _record(self, status: int, raw: bytes) -> None:
+    def _record(self, status: int, raw: bytes, date: str) -> None:
         q = self._url.query
+        now = self._t.sim.clock.time()
+        misdated = bool(date) and (
+            abs(parsedate_to_datetime(date).timestamp() - now) > SKEW_TOLERANCE_SECONDS
+        )
         start, end = _minute(q.get("start", "")), _minute(q.get("end", ""))
         answered = False
         if status == 200:
@@ -166,7 +175,7 @@ class Exchange:
             )
         self._t.reads.append(
             Read(
-                at=self._t.sim.clock.time(),
+                at=now,
                 account=q.get("account", ""),
                 start=start,
                 end=end,
@@ -174,6 +183,7 @@ class Exchange:
                 status=status,
                 answered=answered,
                 audit=self._t.auditing,
+                misdated=misdated,
             )
         )
 

@@ -121,6 +121,7 @@ class Checker:
     _windows_now: dict[Key, float] = field(default_factory=dict)
     _seen: dict[str, Mapping[Key, float]] = field(default_factory=dict)  # last scrape's
     owed: dict[str, float] = field(default_factory=dict)  # the owed gauge at the last scrape
+    owed_at: float = 0.0  # when: the end, or the last scrape before a stop the day ended in
     info: Mapping[Key, float] = field(default_factory=dict)  # resource info, last scrape
     progress_at: dict[str, float] = field(default_factory=dict)
     disturbed: dict[str, list[tuple[float, float]]] = field(
@@ -238,6 +239,7 @@ class Checker:
         self._windows(now, families.get("cdnvideo_traffic_windows_total", {}))
         self._stall(now, families)
         self.owed = {dict(k[1]).get("account", ""): v for k, v in families.get(OWED, {}).items()}
+        self.owed_at = now
         self.info = families.get(INFO, {})
         self._prev_scrape = now
 
@@ -567,10 +569,13 @@ class Checker:
         at least the minutes not read within that age's early tolerance whose last age is
         past due by its late tolerance and the gauge's poll (less those given up); at most
         the minutes without a read for each age, the last within that tolerance, whose first
-        age is due."""
+        age is due. The gauge is held to the reads as they stood when it was last scraped: a
+        day that ends with the daemon down (a restart) ends with the gauge it showed before
+        the stop."""
         gauge = self.owed.get(account)
         if gauge is None or not self.lives:
             return  # not served here at the end (released): no gauge to hold to
+        end = min(end, self.owed_at)
         loose: dict[int, bool] = {}  # settled, taking every early read as the last age's
         strict: dict[int, bool] = {}  # settled, counting a read for each age
         firsts: dict[int, float] = {}
@@ -611,7 +616,10 @@ class Checker:
         read for each age of its schedule, the last within the early tolerance of the last
         age; one first read before the last start owes a read under the last schedule if that
         schedule differs (a run past a shortened schedule gets one final read) or the stop
-        before was a kill (the reads since the last save are forgotten)."""
+        before was a kill (the reads since the last save are forgotten), unless the reads
+        since that start cover every age of it. Each settle read moves a run on by one age,
+        however overdue (docs/windowing.md, *A settle schedule*): a read at the last age's
+        time after a restart may be the read of an earlier age."""
         life = self.lives[-1]
         stages = life.daemon.stages()
         if not stages:
@@ -625,7 +633,7 @@ class Checker:
             return each_age(times, stages)
         since = [t for t in times if t >= life.start]
         if (
-            since
+            len(since) >= len(stages)
             and since[-1] >= f + stages[-1] * MINUTE - 2 - tolerance(stages, len(stages) - 1)[0]
         ):
             return True
@@ -669,11 +677,16 @@ def _answered(
     within a second is one read (a window planned again on a moved clock); another window
     covering the minute at the same time is a read of its own (a minute's read at one age and,
     joined into an older run, at the next age in the same poll: docs/windowing.md lets the
-    newer minutes of a joined run be read that early)."""
+    newer minutes of a joined run be read that early). So are the reads of a fetch (the two
+    halves of one window asked together) one of whose replies carried a ``Date`` far off the
+    platform's clock: the exporter doubts its clock on it and counts nothing that fetch read,
+    first read or settle read (docs/windowing.md, *Reads follow the platform's confirmed
+    clock*); the minute is read again at a later poll."""
     out: dict[tuple[str, bool, int], list[float]] = defaultdict(list)
     last: dict[tuple[str, bool, int], tuple[float, int, int]] = {}
-    for r in reads:
-        if not r.answered or r.audit:
+    doubted = _doubted(reads)
+    for i, r in enumerate(reads):
+        if not r.answered or r.audit or i in doubted:
             continue
         for m in range(r.start, r.end, MINUTE):
             if void and (r.account, r.resources, m, r.at) in void:
@@ -683,6 +696,27 @@ def _answered(
             if seen is None or r.at - seen[0] > 1.0 or (r.start, r.end) != seen[1:]:
                 out[key].append(r.at)
             last[key] = (r.at, r.start, r.end)
+    return out
+
+
+def _doubted(reads: list[Read]) -> set[int]:
+    """The indices of the reads of a fetch one of whose replies' ``Date`` was off
+    (``Read.date_off``). A fetch's halves are asked together, so they are recorded next to
+    each other, at the same instant, for the same window: a read and the next one form a
+    fetch when they are the two halves of one window at one instant (a window planned again
+    at once after a doubted fetch is the next pair)."""
+    out: set[int] = set()
+    i = 0
+    while i < len(reads):
+        r, fetch = reads[i], [i]
+        if i + 1 < len(reads):
+            o = reads[i + 1]
+            same = (o.account, o.start, o.end, o.audit) == (r.account, r.start, r.end, r.audit)
+            if same and o.resources != r.resources and abs(o.at - r.at) < 1e-6:
+                fetch.append(i + 1)
+        if any(reads[j].date_off for j in fetch):
+            out.update(fetch)
+        i += len(fetch)
     return out
 
 

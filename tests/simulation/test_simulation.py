@@ -33,6 +33,9 @@ FOUND: dict[int, tuple[int, str]] = {
     4129: (120, "a read between a reload that takes a family in and the scrape that sees it at 0"),
     4068: (120, "a resource series a reload takes back after a restart saved it as not exported"),
     4035: (120, "a minute whose per-resource half failed, then missed beyond catch-up"),
+    5042: (60, "owed misreported: settle reads of a fetch whose Date was off taken as ages read"),
+    4135: (120, "owed misreported: one overdue read after a kill taken for every age left"),
+    4136: (120, "owed misreported: a day ending while the daemon is down, held to the end"),
 }
 # Seeds of FOUND_MINUTES that find an open failure of the exporter (strict expected failures).
 FOUND_OPEN: dict[int, str] = {

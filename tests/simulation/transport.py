@@ -13,6 +13,7 @@ connection, a timeout) are raised here, as aiohttp would raise them.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
     from exporter.traffic.poller import TrafficSource
     from exporter.upstream.models import MetricsReply
 
+# A reply whose Date disagrees with the believed clock by more than this is doubted, and what
+# was read with it is not counted (docs/windowing.md, *Reads follow the platform's confirmed
+# clock*). The platform's Date is whole seconds: a true one lies within a second.
+DATE_DOUBT_SECONDS = 5.0
 METRICS_PATHS = ("/app/metrics/v1/", "/app/metrics/v1", "/app/metrics/v1/resources",
                  "/app/metrics/v1/resources/")  # fmt: skip
 
@@ -49,6 +54,9 @@ class Read:
     status: int
     answered: bool  # HTTP 200 with `data` and the asked window echoed
     audit: bool = False  # a re-read of the standing audit: compared, never counted
+    # the reply's Date is off the platform's clock by more than DATE_DOUBT_SECONDS (quirk
+    # bogus-date): the exporter doubts its clock on it and applies nothing its fetch read
+    date_off: bool = False
 
 
 @dataclass
@@ -138,7 +146,7 @@ class Exchange:
         body = response.body if isinstance(response, web.Response) else b""
         raw = bytes(body) if isinstance(body, (bytes, bytearray)) else b""
         if self._url.path in METRICS_PATHS:
-            self._record(response.status, raw)
+            self._record(response.status, raw, response.headers.get("Date"))
         return Response(response.status, CIMultiDictProxy(CIMultiDict(response.headers)), raw)
 
     async def __aexit__(
@@ -149,8 +157,9 @@ class Exchange:
     ) -> None:
         return None
 
-    def _record(self, status: int, raw: bytes) -> None:
+    def _record(self, status: int, raw: bytes, date: str | None) -> None:
         q = self._url.query
+        now = self._t.sim.clock.time()
         start, end = _minute(q.get("start", "")), _minute(q.get("end", ""))
         answered = False
         if status == 200:
@@ -166,7 +175,7 @@ class Exchange:
             )
         self._t.reads.append(
             Read(
-                at=self._t.sim.clock.time(),
+                at=now,
                 account=q.get("account", ""),
                 start=start,
                 end=end,
@@ -174,8 +183,22 @@ class Exchange:
                 status=status,
                 answered=answered,
                 audit=self._t.auditing,
+                date_off=_date_off(date, now),
             )
         )
+
+
+def _date_off(date: str | None, now: float) -> bool:
+    """Whether a reply's ``Date`` is off the platform's clock by more than
+    ``DATE_DOUBT_SECONDS`` (a reply without one, or with one that does not parse, confirms and
+    doubts nothing: docs/windowing.md)."""
+    if not date:
+        return False
+    try:
+        at = email.utils.parsedate_to_datetime(date).timestamp()
+    except (TypeError, ValueError):
+        return False
+    return abs(at - now) > DATE_DOUBT_SECONDS
 
 
 class _Socket:

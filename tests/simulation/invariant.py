@@ -700,11 +700,12 @@ def _answered(
 
 
 def _doubted(reads: list[Read]) -> set[int]:
-    """The indices of the reads of a fetch one of whose replies' ``Date`` was off
-    (``Read.date_off``). A fetch's halves are asked together, so they are recorded next to
-    each other, at the same instant, for the same window: a read and the next one form a
-    fetch when they are the two halves of one window at one instant (a window planned again
-    at once after a doubted fetch is the next pair)."""
+    """The indices of the reads of a fetch one of whose answered replies' ``Date`` was off
+    (``Read.date_off``; the exporter reads the clock from answered replies only). A fetch's
+    halves are asked together, so they are recorded next to each other, at the same instant,
+    for the same window: a read and the next one form a fetch when they are the two halves of
+    one window at one instant (a window planned again at once after a doubted fetch is the
+    next pair)."""
     out: set[int] = set()
     i = 0
     while i < len(reads):
@@ -714,7 +715,7 @@ def _doubted(reads: list[Read]) -> set[int]:
             same = (o.account, o.start, o.end, o.audit) == (r.account, r.start, r.end, r.audit)
             if same and o.resources != r.resources and abs(o.at - r.at) < 1e-6:
                 fetch.append(i + 1)
-        if any(reads[j].date_off for j in fetch):
+        if any(reads[j].date_off and reads[j].answered for j in fetch):
             out.update(fetch)
         i += len(fetch)
     return out

@@ -7,7 +7,15 @@ from pathlib import Path
 
 from exporter.simulator.traffic_model import EDGE_REQ
 from tests.simulation.harness import World
-from tests.simulation.invariant import INFO, MINUTE, OWED, RESOURCE_REQUESTS, Checker, _scaled
+from tests.simulation.invariant import (
+    INFO,
+    MINUTE,
+    OWED,
+    RESOURCE_REQUESTS,
+    Checker,
+    _answered,
+    _scaled,
+)
 from tests.simulation.scenario import T0, Daemon, draw
 from tests.simulation.transport import Read
 
@@ -253,3 +261,34 @@ def test_the_same_reads_with_true_dates_read_every_age(tmp_path: Path) -> None:
         "acc1: cdnvideo_traffic_windows_owed 1 at the end, the reads made leave 0 to 0 "
         "minutes owed a settle read"
     ]
+
+
+def _fetch(resources_status: int) -> dict[tuple[str, bool, int], list[float]]:
+    """One fetch of 06:00's halves at 06:03: the totals answered with a true Date, the
+    per-resource half answered ``resources_status`` with a Date an hour off."""
+    at = T0 + 3 * MINUTE
+    reads = [
+        Read(at, "acc1", T0, T0 + MINUTE, False, 200, True),
+        Read(
+            at,
+            "acc1",
+            T0,
+            T0 + MINUTE,
+            True,
+            resources_status,
+            resources_status == 200,
+            date_off=True,
+        ),
+    ]
+    return dict(_answered(reads))
+
+
+def test_an_answered_reply_with_a_date_off_voids_its_fetch() -> None:
+    assert _fetch(200) == {}
+
+
+def test_a_refused_reply_with_a_date_off_voids_nothing() -> None:
+    """The exporter reads the platform's clock from answered replies only: a 420 with a wrong
+    Date doubts nothing, and the totals answered beside it are a read (seed 5347: a settle
+    read's totals half counted beside a refused per-resource half)."""
+    assert _fetch(420) == {("acc1", False, T0): [T0 + 3 * MINUTE]}

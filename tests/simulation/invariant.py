@@ -140,6 +140,8 @@ class Checker:
     _growth_cache: dict[tuple[str, str | None, str, float], float | None] = field(
         default_factory=dict
     )
+    # per (account, half, minute): when a fetch of it was thrown away for a doubted Date
+    _retried: dict[tuple[str, bool, int], list[float]] = field(default_factory=dict)
 
     # -- what the harness reports -------------------------------------------------------------
     def started(self, now: float, daemon: Daemon) -> None:
@@ -381,6 +383,7 @@ class Checker:
     def finish(self, end: float) -> list[Violation]:
         self._new_reads()
         reads = _answered(self.transport.reads, self.void)
+        self._retried = _doubted_reads(self.transport.reads)
         if self.s.daemon.per_resource:
             reads = _first_read(reads)
         for account in self.s.accounts:
@@ -518,6 +521,9 @@ class Checker:
                     due = f + age * MINUTE
                     early, late_by = tolerance(stages, i)
                     limit = due + late_by
+                    retried = self._retried.get((acc, resources, m), ())
+                    if any(due - early - 2 <= t <= limit for t in retried):
+                        limit += TICK_SLACK_SECONDS  # read again: its Date was doubted
                     hit = [
                         j for j, t in enumerate(times) if j > used and due - early - 2 <= t <= limit
                     ]
@@ -718,6 +724,18 @@ def _doubted(reads: list[Read]) -> set[int]:
         if any(reads[j].date_off and reads[j].answered for j in fetch):
             out.update(fetch)
         i += len(fetch)
+    return out
+
+
+def _doubted_reads(reads: list[Read]) -> dict[tuple[str, bool, int], list[float]]:
+    """Per (account, half, minute): when a fetch of it was thrown away for a doubted ``Date``
+    (``_doubted``). The exporter reads it again at the next poll, so the age checks give the
+    read that replaces it the poll ticks of ``TICK_SLACK_SECONDS`` more."""
+    out: dict[tuple[str, bool, int], list[float]] = defaultdict(list)
+    for i in sorted(_doubted(reads)):
+        r = reads[i]
+        for m in range(r.start, r.end, MINUTE):
+            out[(r.account, r.resources, m)].append(r.at)
     return out
 
 

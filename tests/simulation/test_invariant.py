@@ -292,3 +292,29 @@ def test_a_refused_reply_with_a_date_off_voids_nothing() -> None:
     Date doubts nothing, and the totals answered beside it are a read (seed 5347: a settle
     read's totals half counted beside a refused per-resource half)."""
     assert _fetch(420) == {("acc1", False, T0): [T0 + 3 * MINUTE]}
+
+
+def _read_again(tmp_path: Path, again: float) -> list[str]:
+    """Minute 06:20 (past the start's disturbance) first read at 06:23, at 06:28 (age 5); at
+    06:38:30 (age 15, due 06:38) one reply's Date an hour off, so the exporter throws the
+    fetch away and reads the minute again ``again`` seconds past 06:38."""
+    checker = _checker(tmp_path)
+    m = T0 + 20 * MINUTE
+    _read(checker, m + 3 * MINUTE, m)
+    _read(checker, m + 8 * MINUTE, m)
+    at = m + 18 * MINUTE + 30
+    checker.transport.reads.append(Read(at, "acc1", m, m + MINUTE, False, 200, True))
+    checker.transport.reads.append(Read(at, "acc1", m, m + MINUTE, True, 200, True, date_off=True))
+    _read(checker, m + 18 * MINUTE + again, m)
+    return [v.detail for v in checker.finish(T0 + 60 * MINUTE) if v.kind == "late settle read"]
+
+
+def test_a_read_again_at_the_next_poll_after_a_doubted_date_is_in_time(tmp_path: Path) -> None:
+    """Seed 5567: the age-1 read doubted 30 s after its due time, read again 15 s later."""
+    assert _read_again(tmp_path, 50) == []
+
+
+def test_a_read_again_later_than_the_next_polls_is_late(tmp_path: Path) -> None:
+    assert _read_again(tmp_path, 100) == [
+        "2 reads, e.g. acc1 totals 06:20:00 age 15 (first read 06:23:00) read 16.7 min after"
+    ]

@@ -141,6 +141,7 @@ class Checker:
     _windows_now: dict[Key, float] = field(default_factory=dict)
     _seen: dict[str, Mapping[Key, float]] = field(default_factory=dict)  # last scrape's
     owed: dict[str, float] = field(default_factory=dict)  # the owed gauge at the last scrape
+    owed_at: float = 0.0  # when: the end, or the last scrape before a stop the day ended in
     info: Mapping[Key, float] = field(default_factory=dict)  # resource info, last scrape
     progress_at: dict[str, float] = field(default_factory=dict)
     disturbed: dict[str, list[tuple[float, float]]] = field(
@@ -165,6 +166,7 @@ class Checker:
     _growth_cache: dict[tuple[str, str | None, str, float], float | None] = field(
         default_factory=dict
     )
+    # per (account, half, minute): when a fetch of it was thrown away for a doubted Date
 
     # -- what the harness reports -------------------------------------------------------------
     def started(self, now: float, daemon: Daemon) -> None:
@@ -317,6 +319,7 @@ class Checker:
         self._windows(now, families.get("cdnvideo_traffic_windows_total", {}))
         self._stall(now, families)
         self.owed = {dict(k[1]).get("account", ""): v for k, v in families.get(OWED, {}).items()}
+        self.owed_at = now
         self.info = families.get(INFO, {})
         self._prev_scrape = now
 
@@ -694,10 +697,13 @@ class Checker:
         at least the minutes not read within that age's early tolerance whose last age is
         past due by its late tolerance and the gauge's poll (less those given up); at most
         the minutes without a read for each age, the last within that tolerance, whose first
-        age is due."""
+        age is due. The gauge is held to the reads as they stood when it was last scraped: a
+        day that ends with the daemon down (a restart) ends with the gauge it showed before
+        the stop."""
         gauge = self.owed.get(account)
         if gauge is None or not self.lives:
             return  # not served here at the end (released): no gauge to hold to
+        end = min(end, self.owed_at)
         loose: dict[int, bool] = {}  # settled, taking every early read as the last age's
         strict: dict[int, bool] = {}  # settled, counting a read for each age
         firsts: dict[int, float] = {}
@@ -738,7 +744,10 @@ class Checker:
         read for each age of its schedule, the last within the early tolerance of the last
         age; one first read before the last start owes a read under the last schedule if that
         schedule differs (a run past a shortened schedule gets one final read) or the stop
-        before was a kill (the reads since the last save are forgotten)."""
+        before was a kill (the reads since the last save are forgotten), unless the reads
+        since that start cover every age of it. Each settle read moves a run on by one age,
+        however overdue (docs/windowing.md, *A settle schedule*): a read at the last age's
+        time after a restart may be the read of an earlier age."""
         life = self.lives[-1]
         stages = life.daemon.stages()
         if not stages:
@@ -752,7 +761,7 @@ class Checker:
             return each_age(times, stages)
         since = [t for t in times if t >= life.start]
         if (
-            since
+            len(since) >= len(stages)
             and since[-1] >= f + stages[-1] * MINUTE - 2 - tolerance(stages, len(stages) - 1)[0]
         ):
             return True
@@ -821,11 +830,13 @@ def _answered(
     standing audit's re-reads are left out: it compares what it reads and counts nothing
     (docs/windowing.md, *The standing audit*); so are the ``void`` ones (account, half,
     minute, time): pieces of a settle read a stop left unapplied; and the doubted ones
-    (``_doubted``), applied by no one. The same window asked again
-    within a second is one read (a window planned again on a moved clock); another window
-    covering the minute at the same time is a read of its own (a minute's read at one age and,
-    joined into an older run, at the next age in the same poll: docs/windowing.md lets the
-    newer minutes of a joined run be read that early)."""
+    (``_doubted``), applied by no one: the exporter doubts its clock on them and counts
+    nothing they read, first read or settle read (docs/windowing.md, *Reads follow the
+    platform's confirmed clock*); the minute is read again at a later poll. The same window
+    asked again within a second is one read (a window planned again on a moved clock); another
+    window covering the minute at the same time is a read of its own (a minute's read at one
+    age and, joined into an older run, at the next age in the same poll: docs/windowing.md
+    lets the newer minutes of a joined run be read that early)."""
     out: dict[tuple[str, bool, int], list[float]] = defaultdict(list)
     last: dict[tuple[str, bool, int], tuple[float, int, int]] = {}
     doubted = _doubted(reads)

@@ -40,6 +40,9 @@ FOUND: dict[int, tuple[int, str]] = {
     5872: (60, "a resource renamed again at the end, held to its newest name: checker"),
     5669: (60, "a settle read set aside on a doubted clock held back the runs due behind it"),
     5030: (60, "a read on a doubted clock taken as counted (its reply's Date an hour off)"),
+    5042: (60, "owed misreported: settle reads of a fetch whose Date was off taken as ages read"),
+    4135: (120, "owed misreported: one overdue read after a kill taken for every age left"),
+    4136: (120, "owed misreported: a day ending while the daemon is down, held to the end"),
 }
 # Seeds of FOUND_MINUTES that find an open failure of the exporter (strict expected failures).
 FOUND_OPEN: dict[int, str] = {}

@@ -13,10 +13,10 @@ connection, a timeout) are raised here, as aiohttp would raise them.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -157,9 +157,6 @@ class Exchange:
     def _record(self, status: int, raw: bytes, date: str) -> None:
         q = self._url.query
         now = self._t.sim.clock.time()
-        misdated = bool(date) and (
-            abs(parsedate_to_datetime(date).timestamp() - now) > SKEW_TOLERANCE_SECONDS
-        )
         start, end = _minute(q.get("start", "")), _minute(q.get("end", ""))
         answered = False
         if status == 200:
@@ -183,9 +180,22 @@ class Exchange:
                 status=status,
                 answered=answered,
                 audit=self._t.auditing,
-                misdated=misdated,
+                misdated=_date_off(date, now),
             )
         )
+
+
+def _date_off(date: str | None, now: float) -> bool:
+    """Whether a reply's ``Date`` is off the platform's clock by more than the exporter's
+    ``SKEW_TOLERANCE_SECONDS`` (a reply without one, or with one that does not parse, confirms and
+    doubts nothing: docs/windowing.md)."""
+    if not date:
+        return False
+    try:
+        at = email.utils.parsedate_to_datetime(date).timestamp()
+    except (TypeError, ValueError):
+        return False
+    return abs(at - now) > SKEW_TOLERANCE_SECONDS
 
 
 class _Socket:

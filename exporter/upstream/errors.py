@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 ErrorKind = Literal[
@@ -109,6 +110,11 @@ def status_text(status: int) -> str:
     return f"HTTP {status} {phrase} (no body)"
 
 
+# A status written as text: ASCII digits only, and few enough that int() reads them
+# ("²".isdigit() is true, and int() refuses more than 4,300 digits).
+_STATUS_DIGITS = re.compile(r"[0-9]{1,9}")
+
+
 def body_status(body: Any) -> int | None:
     """The integer ``status`` of a reply body (the token endpoint's ``"status": 200``), if any."""
     status = body.get("status") if isinstance(body, dict) else None
@@ -116,7 +122,7 @@ def body_status(body: Any) -> int | None:
         return None
     if isinstance(status, int):
         return status
-    if isinstance(status, str) and status.strip().isdigit():
+    if isinstance(status, str) and _STATUS_DIGITS.fullmatch(status.strip()):
         return int(status)
     return None
 

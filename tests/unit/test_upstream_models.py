@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exporter.upstream import models
-from exporter.upstream.errors import UpstreamError, error_message, is_error_body
+from exporter.upstream.errors import UpstreamError, body_status, error_message, is_error_body
 
 PARSERS: dict[str, Callable[[Any], object]] = {
     "accounts": models.parse_accounts,
@@ -67,6 +67,20 @@ def test_error_helpers_accept_any_json(body: Any) -> None:
     message = error_message(body)
     assert message is None or isinstance(message, str)
     assert isinstance(is_error_body(body), bool)
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(" 403 ", 403), ("200", 200), ("\u00b2", None), ("\u0663", None), ("9" * 5000, None)],
+    ids=["spaced", "plain", "superscript-two", "arabic-indic-three", "5000-digits"],
+)
+def test_a_status_written_as_text_counts_only_as_ascii_digits(
+    status: str, code: int | None
+) -> None:
+    """Regression: "\u00b2".isdigit() is true and int() refused it (ValueError, found by the
+    property test above), as it refuses more than 4,300 digits."""
+    assert body_status({"status": status}) == code
+    assert is_error_body({"status": status}) is (code is not None and code == 403)
 
 
 def test_a_consumed_metrics_body_gives_the_same_rows_without_copies() -> None:

@@ -24,7 +24,7 @@ from exporter.support import jsonpieces
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor
 from exporter.support.offloop import off_loop
-from exporter.upstream import models
+from exporter.upstream import fields, models
 from exporter.upstream.auth import PasswordLogin, StaticToken, TokenSource
 from exporter.upstream.budget import RequestBudget
 from exporter.upstream.errors import (
@@ -430,10 +430,10 @@ class UpstreamClient:
 
     async def restream_resource(self, account: str, resource_id: str) -> models.RestreamResource:
         path = self.restream_resource_path(account, resource_id)
-        data = models.obj(
+        data = fields.obj(
             await self.get_json("restream", path, account=account), "restream", "resource reply"
         )
-        item = dict(models.obj(data.get("data"), "restream", "resource reply.data"))
+        item = dict(fields.obj(data.get("data"), "restream", "resource reply.data"))
         if item.get("resource_id") in (None, ""):  # the id is echoed beside "data"
             item["resource_id"] = data.get("resource_id") or resource_id
         return models.parse_restream_resource(item)

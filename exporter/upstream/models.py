@@ -2,65 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from exporter.upstream.errors import UpstreamError
-
-T = TypeVar("T")
-
-
-def _fail(area: str, where: str, what: str) -> UpstreamError:
-    return UpstreamError(area, "invalid_body", f"{where}: {what}", 200)
-
-
-def obj(value: Any, area: str, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _fail(area, where, f"expected an object, got {type(value).__name__}")
-    return value
-
-
-def lst(value: Any, area: str, where: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise _fail(area, where, f"expected a list, got {type(value).__name__}")
-    return value
-
-
-def text(d: dict[str, Any], key: str, area: str, where: str, default: str | None = None) -> str:
-    value = d.get(key, default)
-    if not isinstance(value, str):
-        raise _fail(area, f"{where}.{key}", f"expected a string, got {value!r:.40}")
-    return value
-
-
-def number(
-    d: dict[str, Any], key: str, area: str, where: str, default: float | None = None
-) -> float:
-    value = d.get(key, default)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        try:  # an int beyond the float range overflows
-            number = float(value)
-        except OverflowError:
-            number = math.inf
-        if math.isfinite(number):
-            return number
-    raise _fail(area, f"{where}.{key}", f"expected a finite number, got {value!r:.40}")
-
-
-def optional_number(d: dict[str, Any], key: str, area: str, where: str) -> float:
-    """A number that may be missing or null (then 0); anything else but a number is refused."""
-    value = d.get(key)
-    if value is None or value == "":
-        return 0.0
-    return number(d, key, area, where)
-
-
-def flag(d: dict[str, Any], key: str, area: str, where: str, default: bool | None = None) -> bool:
-    value = d.get(key, default)
-    if not isinstance(value, bool):
-        raise _fail(area, f"{where}.{key}", f"expected true or false, got {value!r:.40}")
-    return value
+from exporter.upstream.fields import fail, flag, lst, number, obj, optional_number, text
 
 
 # --- accounts and token -------------------------------------------------------------------
@@ -88,7 +33,7 @@ def parse_token(body: Any) -> tuple[str, float]:
     key = "token" if "token" in d or "auth_token" not in d else "auth_token"
     token = text(d, key, "auth", "token reply")
     if not token:
-        raise _fail("auth", f"token reply.{key}", "empty token")
+        raise fail("auth", f"token reply.{key}", "empty token")
     lifetime_ms = number(d, "lifetime", "auth", "token reply", default=21_599_000)
     return token, lifetime_ms / 1000.0
 
@@ -130,14 +75,14 @@ def parse_metrics(body: Any, per_resource: bool, consume: bool = False) -> Metri
     for key in METRICS_ERROR_KEYS:
         text = d.get(key)
         if text not in (None, "", [], {}):
-            raise _fail("traffic", f"metrics reply.{key}", f"an error body: {str(text)[:200]}")
+            raise fail("traffic", f"metrics reply.{key}", f"an error body: {str(text)[:200]}")
     rows = []
     for i, item in enumerate(lst(d.get("data"), "traffic", "metrics reply.data")):
         r = obj(item, "traffic", f"data[{i}]")
         if per_resource:
             ident = {k: r.get(k) for k in _RESOURCE_KEYS}
             if not isinstance(ident["resource"], str | int) or ident["resource"] == "":
-                raise _fail("traffic", f"data[{i}].resource", "missing resource identifier")
+                raise fail("traffic", f"data[{i}].resource", "missing resource identifier")
             if consume:
                 for k in _RESOURCE_KEYS:
                     r.pop(k, None)
@@ -223,7 +168,7 @@ def parse_restream_resource(item: Any, where: str = "resource") -> RestreamResou
     d = obj(item, "restream", where)
     rid = d.get("resource_id")
     if not isinstance(rid, str | int) or rid == "":
-        raise _fail("restream", f"{where}.resource_id", "missing")
+        raise fail("restream", f"{where}.resource_id", "missing")
     restreams = lst(d.get("restreams") or [], "restream", f"{where}.restreams")
     return RestreamResource(
         resource_id=str(rid),
@@ -267,14 +212,14 @@ _TIME_LIMIT = 253_402_300_799
 
 def status_code(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= _CODE_LIMIT:
-        raise _fail("restream", where, f"expected an integer status code, got {value!r:.40}")
+        raise fail("restream", where, f"expected an integer status code, got {value!r:.40}")
     return value
 
 
 def unix_time(d: dict[str, Any], where: str) -> float:
     seconds = number(d, "time", "restream", where)
     if not 0 <= seconds <= _TIME_LIMIT:
-        raise _fail("restream", f"{where}.time", f"expected Unix seconds, got {seconds!r:.40}")
+        raise fail("restream", f"{where}.time", f"expected Unix seconds, got {seconds!r:.40}")
     return seconds
 
 

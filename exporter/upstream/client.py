@@ -121,7 +121,8 @@ def clock_skew(reply: Reply) -> float | None:
 
 
 class UpstreamClient:
-    """Typed methods for every endpoint of the platform API.
+    """Sends the platform's requests: an area's typed reads go through ``read`` (the endpoint
+    its ``reply.py`` declares), the admin pass-through through ``Operations``.
 
     Reads (GET) are retried with jittered backoff on 5xx, timeouts and connection errors;
     nothing else is retried. A refused token (401 with or without a body, or a 403 saying the

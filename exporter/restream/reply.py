@@ -51,6 +51,16 @@ ENDPOINTS = (
 )
 
 
+def status_query(resource_id: str | None) -> dict[str, str] | None:
+    """``/status``'s query: one resource, or every one (no ``resource_id``)."""
+    return {"resource_id": resource_id} if resource_id else None
+
+
+def history_query(resource_id: str, start: str, end: str) -> dict[str, str]:
+    """``/history``'s query: one resource's points between two times."""
+    return {"resource_id": resource_id, "start": start, "end": end}
+
+
 @dataclass(frozen=True)
 class ScheduleWindow:
     start: str
@@ -253,14 +263,13 @@ class RestreamReader:
     async def restream_status(
         self, account: str, resource_id: str | None = None
     ) -> list[StatusRecord]:
-        params = {"resource_id": resource_id} if resource_id else None
-        box = [await self._upstream.read(RESTREAM_STATUS, account, params)]
+        box = [await self._upstream.read(RESTREAM_STATUS, account, status_query(resource_id))]
         return await off_loop(_taken, parse_restream_status, box)
 
     async def restream_history(
         self, account: str, resource_id: str, start: str, end: str
     ) -> list[HistoryPoint]:
-        params = {"resource_id": resource_id, "start": start, "end": end}
+        params = history_query(resource_id, start, end)
         data = await self._upstream.read(RESTREAM_HISTORY, account, params)
         return parse_restream_history(data)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from string import Formatter
 from typing import Literal
 from urllib.parse import quote
@@ -63,7 +64,7 @@ class Endpoint:
 
     def fields(self) -> tuple[str, ...]:
         """The template's fields in path order."""
-        return tuple(name for _, name, _, _ in Formatter().parse(self.path) if name is not None)
+        return _fields(self.path)
 
     def describe(self) -> str:
         """``GET /app/.../{field}``: the upstream call as the admin API documents it."""
@@ -80,3 +81,8 @@ class Endpoint:
             for name in fields
         }
         return self.path.format_map(quoted)
+
+
+@cache
+def _fields(template: str) -> tuple[str, ...]:
+    return tuple(name for _, name, _, _ in Formatter().parse(template) if name is not None)

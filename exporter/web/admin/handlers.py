@@ -94,8 +94,7 @@ async def restream_status(call: Call) -> web.StreamResponse:
     errors = check_status_query(call.query)
     if errors:
         raise invalid(errors)
-    resource_id = call.query.get("resource_id")
-    params = {"resource_id": resource_id} if resource_id else None
+    params = rs.status_query(call.query.get("resource_id"))
     op = call.ctx.ops.send(rs.RESTREAM_STATUS, call.account, params=params)
     return await call.passthrough(await call.upstream(op))
 
@@ -105,7 +104,7 @@ async def restream_history(call: Call) -> web.StreamResponse:
     if errors:
         raise invalid(errors)
     q = call.query
-    params = {"resource_id": q["resource_id"], "start": q["start"], "end": q["end"]}
+    params = rs.history_query(q["resource_id"], q["start"], q["end"])
     op = call.ctx.ops.send(rs.RESTREAM_HISTORY, call.account, params=params)
     return await call.passthrough(await call.upstream(op), mask_history)
 

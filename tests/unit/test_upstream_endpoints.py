@@ -62,6 +62,11 @@ async def test_the_pass_through_sends_only_what_the_endpoint_declares(
         await rig.ops.send(th_reply.TH_TASKS, "acme", params=[("secret", "x")])
     with pytest.raises(ValueError, match="takes"):
         await rig.ops.send(restream_reply.RESTREAM_LIST, "acme", params={"resource_id": "1"})
+    polled_only = Endpoint(
+        "dvr", "polled_only", "GET", "/app/x/{account}", lanes=frozenset({"poll"})
+    )
+    with pytest.raises(ValueError, match="not sent through the admin lane"):
+        await rig.ops.send(polled_only, "acme")
     assert platform.seen == []
 
 

@@ -33,9 +33,11 @@ from aiohttp import web
 from bench.procs import serve_until_signal
 from exporter.config import Settings, parse_config
 from exporter.dvr import DvrPoller
+from exporter.dvr.reply import DvrReader
 from exporter.dvr.settings import DVR_SECTION
 from exporter.exposition import Store
 from exporter.restream import RestreamPoller
+from exporter.restream.reply import RestreamReader
 from exporter.restream.settings import RESTREAM_SECTION
 from exporter.runtime.context import Context
 from exporter.runtime.tuning import tune_for_serving
@@ -143,7 +145,7 @@ class Refresher:
         s = ctx.settings
         self.ctx = ctx
         self.restream = RestreamPoller(
-            ctx.client,
+            RestreamReader(ctx.client),
             ctx.store,
             ctx.clock,
             RESTREAM_SECTION.of(s),
@@ -151,7 +153,9 @@ class Refresher:
             fingerprint_secret=s.upstream.token or s.upstream.password,
         )
         streams = {a.name: a.dvr_streams for a in (s.accounts or ())}
-        self.dvr = DvrPoller(ctx.client, ctx.store, ctx.clock, DVR_SECTION.of(s), streams)
+        self.dvr = DvrPoller(
+            DvrReader(ctx.client), ctx.store, ctx.clock, DVR_SECTION.of(s), streams
+        )
         self._refreshes = 0
 
     def traffic(self) -> TrafficPoller:

@@ -8,13 +8,13 @@ from typing import Protocol
 
 import structlog
 
+from exporter.dvr.reply import DvrNode
 from exporter.dvr.settings import DvrSettings
 from exporter.dvr.transform import dvr_fragment
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock
 from exporter.support.offloop import off_loop
 from exporter.upstream.budget import Postponed
-from exporter.upstream.models import DvrNode
 
 log = structlog.get_logger("exporter.dvr")
 
@@ -22,7 +22,7 @@ STALE_AFTER_INTERVALS = 5
 
 
 class DvrClient(Protocol):
-    """The part of UpstreamClient the DVR poller needs."""
+    """What the DVR poller reads (``reply.DvrReader`` sends it)."""
 
     async def dvr_stream(self, account: str, stream: str) -> list[DvrNode]: ...
 

@@ -19,6 +19,7 @@ from exporter.restream.identity import (
     status_secrets,
     utc_text,
 )
+from exporter.restream.reply import HistoryPoint, RestreamResource, StatusRecord
 from exporter.restream.settings import RestreamSettings
 from exporter.restream.transform import (
     Change,
@@ -29,7 +30,6 @@ from exporter.restream.transform import (
 from exporter.support.clock import Clock
 from exporter.support.logs import Redactor
 from exporter.support.offloop import off_loop
-from exporter.upstream.models import HistoryPoint, RestreamResource, StatusRecord
 
 log = structlog.get_logger("exporter.restream")
 
@@ -46,7 +46,7 @@ Signature = tuple[tuple[str, str, str, int], ...]
 
 
 class RestreamClient(Protocol):
-    """The part of UpstreamClient the restream poller needs."""
+    """What the restream poller reads (``reply.RestreamReader`` sends it)."""
 
     async def restream_resources(self, account: str) -> list[RestreamResource]: ...
 

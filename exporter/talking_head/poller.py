@@ -9,9 +9,9 @@ import structlog
 
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock
+from exporter.talking_head.reply import ThConfigurations
 from exporter.talking_head.settings import SECONDS_PER_MONTH, TalkingHeadSettings
 from exporter.talking_head.transform import configurations_fragment
-from exporter.upstream.models import ThConfigurations
 
 log = structlog.get_logger("exporter.talking_head")
 
@@ -19,7 +19,7 @@ STALE_AFTER_INTERVALS = 5
 
 
 class TalkingHeadClient(Protocol):
-    """The part of UpstreamClient the talking-head poller needs."""
+    """What the talking-head poller reads (``reply.TalkingHeadReader`` sends it)."""
 
     async def th_configurations(self, account: str) -> ThConfigurations: ...
 

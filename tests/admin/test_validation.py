@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from exporter.upstream.models import ThConfigurations
+from exporter.talking_head.reply import ThConfigurations
 
 from .conftest import Admin
 from .test_routes import GENERATE, NEW_RESOURCE

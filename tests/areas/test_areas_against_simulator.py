@@ -27,11 +27,14 @@ from prometheus_client.parser import text_string_to_metric_families
 from exporter.config import UpstreamSettings
 from exporter.dvr import DvrPoller
 from exporter.dvr import poller as dvr_poller
+from exporter.dvr.reply import DvrReader
 from exporter.dvr.settings import DvrSettings
 from exporter.exposition import Store
 from exporter.exposition import store as store_module
 from exporter.restream import KeyFingerprint, RestreamPoller
 from exporter.restream import poller as restream_poller
+from exporter.restream import reply as restream_reply
+from exporter.restream.reply import RestreamReader
 from exporter.restream.settings import RestreamSettings
 from exporter.runtime.polling import PollRunner
 from exporter.runtime.selfmetrics import SelfMetrics
@@ -40,8 +43,9 @@ from exporter.support.clock import FakeClock
 from exporter.support.logs import MASK, Redactor, configure_logging
 from exporter.support.secrets import QUERY_ALLOWED
 from exporter.talking_head import TalkingHeadPoller
+from exporter.talking_head.reply import TalkingHeadReader
 from exporter.talking_head.settings import TalkingHeadSettings
-from exporter.upstream import UpstreamClient, models
+from exporter.upstream import UpstreamClient
 
 T0 = 1_767_225_600 + 17 * 3600 + 30  # 2026-01-01T17:00:30Z; the evening schedule starts 18:00
 TOKEN = "upstream-SECRET-token-7f3e9a"
@@ -152,15 +156,17 @@ async def rig(aiohttp_server: ServerFactory) -> AsyncIterator[Rig]:
             store,
             PollRunner(metrics, clock),
             RestreamPoller(
-                client,
+                RestreamReader(client),
                 store,
                 clock,
                 RestreamSettings(True, RESTREAM_S, HISTORY_S),
                 redactor,
                 fingerprint_secret=TOKEN,
             ),
-            DvrPoller(client, store, clock, DvrSettings(True, DVR_S), STREAMS),
-            TalkingHeadPoller(client, store, clock, TalkingHeadSettings(True, TH_S)),
+            DvrPoller(DvrReader(client), store, clock, DvrSettings(True, DVR_S), STREAMS),
+            TalkingHeadPoller(
+                TalkingHeadReader(client), store, clock, TalkingHeadSettings(True, TH_S)
+            ),
             redactor,
         )
 
@@ -647,8 +653,8 @@ async def test_a_refresh_parses_and_builds_on_one_thread_off_the_loop(
 
         monkeypatch.setattr(module, name, wrapped)
 
-    spy(models, "parse_restream_resources")
-    spy(models, "parse_restream_status")
+    spy(restream_reply, "parse_restream_resources")
+    spy(restream_reply, "parse_restream_status")
     spy(restream_poller, "status_fragment")
     spy(restream_poller, "fold_histories")
     spy(dvr_poller, "dvr_fragment")

@@ -6,15 +6,16 @@ import pytest
 
 from exporter.dvr import DvrPoller, DvrStreamsFailed, dvr_fragment
 from exporter.dvr import families as d
+from exporter.dvr.reply import DvrNode, DvrRange
 from exporter.dvr.settings import DvrSettings
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import FakeClock
 from exporter.talking_head import TalkingHeadPoller, configurations_fragment, requests_per_month
 from exporter.talking_head import families as t
+from exporter.talking_head.reply import ThConfigurations
 from exporter.talking_head.settings import TalkingHeadSettings
 from exporter.upstream import UpstreamError
 from exporter.upstream.budget import Postponed
-from exporter.upstream.models import DvrNode, DvrRange, ThConfigurations
 
 NOW = 1_767_225_600.0
 

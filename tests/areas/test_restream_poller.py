@@ -8,18 +8,18 @@ from exporter.exposition import Store, StoreKey
 from exporter.restream import KeyFingerprint, RestreamPoller
 from exporter.restream import families as f
 from exporter.restream.poller import HISTORY_ROUND_ROBIN_POLLS
-from exporter.restream.settings import RestreamSettings
-from exporter.support.clock import FakeClock
-from exporter.support.logs import Redactor
-from exporter.upstream import UpstreamError
-from exporter.upstream.auth import StaticToken
-from exporter.upstream.models import (
+from exporter.restream.reply import (
     HistoryPoint,
     RestreamEntry,
     RestreamResource,
     StatusRecord,
     TargetStatus,
 )
+from exporter.restream.settings import RestreamSettings
+from exporter.support.clock import FakeClock
+from exporter.support.logs import Redactor
+from exporter.upstream import UpstreamError
+from exporter.upstream.auth import StaticToken
 
 NOW = 1_767_225_600.0
 SRC = "rtmp://in.example/live/a"

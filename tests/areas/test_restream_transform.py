@@ -16,9 +16,7 @@ from exporter.restream.identity import (
     url_label,
     url_secrets,
 )
-from exporter.restream.transform import Change, fold_history, history_fragment, status_fragment
-from exporter.support.logs import MASK
-from exporter.upstream.models import (
+from exporter.restream.reply import (
     HistoryPoint,
     RestreamEntry,
     RestreamResource,
@@ -26,6 +24,8 @@ from exporter.upstream.models import (
     StatusRecord,
     TargetStatus,
 )
+from exporter.restream.transform import Change, fold_history, history_fragment, status_fragment
+from exporter.support.logs import MASK
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 FP = KeyFingerprint(b"test-secret")

@@ -178,3 +178,34 @@ def test_config_names_no_area() -> None:
         if (names := area_names_in(ast.parse(path.read_text(encoding="utf-8"))))
     }
     assert named == {}
+
+
+# upstream/ is the transport (request, retries, auth, budget, errors): what it may import of the
+# exporter. Each area's replies and endpoints are the area's (``<area>/reply.py``).
+TRANSPORT_IMPORTS = {"support", "config"}
+# The platform paths of an area, written only in that area's reply.py (and the simulator's
+# routes, the platform's side of the wire).
+AREA_PATHS = {
+    "restream": "/app/restream/",
+    "dvr": "/app/dvr-net/",
+    "talking_head": "/app/th-api/",
+}
+
+
+def test_upstream_imports_no_area_and_nothing_above_the_transport() -> None:
+    imported = package_edges().get("upstream", {})
+    assert set(imported) <= TRANSPORT_IMPORTS, {
+        package: files for package, files in imported.items() if package not in TRANSPORT_IMPORTS
+    }
+
+
+def test_an_areas_platform_paths_are_written_in_its_reply_module_alone() -> None:
+    found: dict[str, list[str]] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        if _package(path) == "simulator":
+            continue
+        source = path.read_text(encoding="utf-8")
+        for area, prefix in AREA_PATHS.items():
+            if prefix in source:
+                found.setdefault(area, []).append(str(path.relative_to(ROOT)))
+    assert found == {area: [f"{area}/reply.py"] for area in AREA_PATHS}

@@ -12,7 +12,30 @@ from typing import Any
 
 import pytest
 
+from exporter.dvr import reply as dvr_reply
+from exporter.dvr.reply import DVR_DELETE, DVR_GET, DvrReader
+from exporter.restream import reply as restream_reply
+from exporter.restream.reply import (
+    RESTREAM_CREATE,
+    RESTREAM_GET,
+    RESTREAM_HISTORY,
+    RESTREAM_LIST,
+    RESTREAM_STATUS,
+    RESTREAM_UPDATE,
+    RestreamReader,
+)
 from exporter.support import jsonpieces
+from exporter.talking_head.reply import (
+    TH_CANCEL,
+    TH_CONFIGURATIONS,
+    TH_DELETE,
+    TH_GENERATE,
+    TH_RENAME,
+    TH_STATUS,
+    TH_TASKS,
+    TH_VIDEO_LINK,
+    TalkingHeadReader,
+)
 from exporter.upstream import Operations, UpstreamClient, UpstreamError, models
 from exporter.upstream import client as client_module
 
@@ -66,7 +89,7 @@ async def test_get_is_retried_on_503_then_succeeds(
 ) -> None:
     platform.on("GET", DVR, Answer(503, text="busy"), Answer(200, DVR_BODY))
     rig = make_rig()
-    nodes = await rig.client.dvr_stream("acme", "live/main")
+    nodes = await DvrReader(rig.client).dvr_stream("acme", "live/main")
     assert [n.host for n in nodes] == ["node-1"]
     assert len(platform.requests("GET", DVR)) == 2
     assert count(rig, "dvr", "503") == 1
@@ -77,7 +100,7 @@ async def test_get_gives_up_after_the_retries(make_rig: MakeRig, platform: FakeP
     platform.on("GET", DVR, Answer(503, {"status": "Unavailable", "description": "maintenance"}))
     rig = make_rig(retries=2)
     with pytest.raises(UpstreamError) as info:
-        await rig.client.dvr_stream("acme", "live/main")
+        await DvrReader(rig.client).dvr_stream("acme", "live/main")
     assert (info.value.kind, info.value.status, info.value.message) == ("http", 503, "maintenance")
     assert len(platform.requests("GET", DVR)) == 3
 
@@ -85,7 +108,7 @@ async def test_get_gives_up_after_the_retries(make_rig: MakeRig, platform: FakeP
 async def test_post_is_never_retried_on_503(make_rig: MakeRig, platform: FakePlatform) -> None:
     platform.on("POST", RESOURCES, Answer(503, text="busy"), Answer(200, {"success": True}))
     rig = make_rig()
-    reply = await rig.ops.restream_create("acme", {"name": "r"})
+    reply = await rig.ops.send(RESTREAM_CREATE, "acme", body={"name": "r"})
     assert reply.status == 503
     assert len(platform.requests("POST", RESOURCES)) == 1
 
@@ -116,7 +139,7 @@ async def test_404_is_not_retried(make_rig: MakeRig, platform: FakePlatform) -> 
     )
     rig = make_rig()
     with pytest.raises(UpstreamError) as info:
-        await rig.client.restream_resources("acme")
+        await RestreamReader(rig.client).restream_resources("acme")
     assert (info.value.status, info.value.area, info.value.message) == (
         404,
         "restream",
@@ -130,7 +153,7 @@ async def test_timeout_gives_kind_timeout(make_rig: MakeRig, platform: FakePlatf
     platform.on("GET", DVR, Answer(200, DVR_BODY, delay=1.0))
     rig = make_rig(timeout_seconds=0.1, retries=1)
     with pytest.raises(UpstreamError) as info:
-        await rig.client.dvr_stream("acme", "live/main")
+        await DvrReader(rig.client).dvr_stream("acme", "live/main")
     assert (info.value.kind, info.value.status, info.value.area) == ("timeout", 0, "dvr")
     assert info.value.retryable
     assert len(platform.requests("GET", DVR)) == 2  # a read is retried after a timeout
@@ -142,7 +165,7 @@ async def test_timed_out_post_is_not_retried(make_rig: MakeRig, platform: FakePl
     platform.on("POST", gen, Answer(202, {"status": "ok", "id": "t1"}, delay=1.0))
     rig = make_rig(timeout_seconds=0.1)
     with pytest.raises(UpstreamError) as info:
-        await rig.ops.th_generate("acme", {"script": "hi"})
+        await rig.ops.send(TH_GENERATE, "acme", body={"script": "hi"})
     assert info.value.kind == "timeout"
     assert len(platform.requests("POST", gen)) == 1
 
@@ -153,7 +176,7 @@ async def test_unreachable_platform_gives_kind_connection(make_rig: MakeRig) -> 
         port = s.getsockname()[1]  # closed again when the block ends: nothing listens
     rig = make_rig(base_url=f"http://127.0.0.1:{port}", retries=1)
     with pytest.raises(UpstreamError) as info:
-        await rig.client.dvr_stream("acme", "live/main")
+        await DvrReader(rig.client).dvr_stream("acme", "live/main")
     assert (info.value.kind, info.value.area) == ("connection", "dvr")
     assert info.value.message.startswith("GET /app/dvr-net/v1/acme/streams/live/main failed: ")
     assert count(rig, "dvr", "connection_error") == 2
@@ -163,7 +186,7 @@ async def test_malformed_json_is_invalid_body(make_rig: MakeRig, platform: FakeP
     platform.on("GET", DVR, Answer(200, text='{"status": "Completed", "data": ['))
     rig = make_rig()
     with pytest.raises(UpstreamError) as info:
-        await rig.client.dvr_stream("acme", "live/main")
+        await DvrReader(rig.client).dvr_stream("acme", "live/main")
     assert (info.value.kind, info.value.message) == ("invalid_body", "reply is not JSON")
     assert count(rig, "dvr", "invalid_body") == 1
     assert count(rig, "dvr", "200") is None  # counted once, as what it was
@@ -176,7 +199,7 @@ async def test_json_of_the_wrong_shape_is_invalid_body(
     platform.on("GET", DVR, Answer(200, {"status": "Completed", "data": {"not": "a list"}}))
     rig = make_rig()
     with pytest.raises(UpstreamError) as info:
-        await rig.client.dvr_stream("acme", "live/main")
+        await DvrReader(rig.client).dvr_stream("acme", "live/main")
     assert (info.value.kind, info.value.message) == (
         "invalid_body",
         "dvr reply.data: expected a list, got dict",
@@ -191,7 +214,7 @@ async def test_http_200_with_rate_limit_body_is_an_error(
     )
     rig = make_rig()
     with pytest.raises(UpstreamError) as info:
-        await rig.client.th_configurations("acme")
+        await TalkingHeadReader(rig.client).th_configurations("acme")
     err = info.value
     assert (err.kind, err.status, err.area, err.message) == (
         "error_body",
@@ -216,7 +239,7 @@ Call = Callable[[UpstreamClient], Awaitable[Any]]
             "GET",
             RESOURCES,
             Answer(400, {"success": False, "code": 400, "message": "Client not found"}),
-            lambda c: c.restream_resources("acme"),
+            lambda c: RestreamReader(c).restream_resources("acme"),
             "restream",
             "Client not found",
         ),
@@ -224,7 +247,7 @@ Call = Callable[[UpstreamClient], Awaitable[Any]]
             "GET",
             DVR,
             Answer(404, {"status": "Not Found", "description": "Stream not found"}),
-            lambda c: c.dvr_stream("acme", "live/main"),
+            lambda c: DvrReader(c).dvr_stream("acme", "live/main"),
             "dvr",
             "Stream not found",
         ),
@@ -254,7 +277,7 @@ Call = Callable[[UpstreamClient], Awaitable[Any]]
             "GET",
             CONFIGURATIONS,
             Answer(400, {"status": "ERROR", "message": "Invalid account"}),
-            lambda c: c.th_configurations("acme"),
+            lambda c: TalkingHeadReader(c).th_configurations("acme"),
             "talking_head",
             "Invalid account",
         ),
@@ -286,14 +309,14 @@ async def test_each_areas_error_body_becomes_one_error_type(
         (
             RESOURCES,
             {"success": False, "code": 404, "message": "Client not found"},
-            lambda c: c.restream_resources("acme"),
+            lambda c: RestreamReader(c).restream_resources("acme"),
             "restream",
             "Client not found",
         ),
         (
             CONFIGURATIONS,
             {"status": "ERROR", "message": "Invalid account"},
-            lambda c: c.th_configurations("acme"),
+            lambda c: TalkingHeadReader(c).th_configurations("acme"),
             "talking_head",
             "Invalid account",
         ),
@@ -325,7 +348,9 @@ async def test_dvr_partial_deletion_names_the_failed_hosts(
     }
     platform.on("DELETE", DVR, Answer(500, body))
     rig = make_rig()
-    reply = await rig.ops.dvr_delete("acme", "live/main", {"host": "*", "all": True})
+    reply = await rig.ops.send(
+        DVR_DELETE, "acme", body={"host": "*", "all": True}, stream_name="live/main"
+    )
     assert (reply.status, reply.data) == (500, body)
     assert len(platform.requests("DELETE", DVR)) == 1
     with pytest.raises(UpstreamError) as info:
@@ -339,7 +364,7 @@ async def test_non_json_error_page_is_quoted(make_rig: MakeRig, platform: FakePl
     platform.on("GET", DVR, Answer(502, text="<html>Bad Gateway</html>"))
     rig = make_rig(retries=0)
     with pytest.raises(UpstreamError) as info:
-        await rig.client.dvr_stream("acme", "live/main")
+        await DvrReader(rig.client).dvr_stream("acme", "live/main")
     assert (info.value.status, info.value.message) == (502, "<html>Bad Gateway</html>")
 
 
@@ -350,10 +375,10 @@ async def test_requests_are_counted_and_timed_per_area(
     platform.on("GET", DVR, Answer(200, DVR_BODY))
     platform.on("GET", RESOURCES, Answer(404, {"success": False, "code": 404, "message": "no"}))
     rig = make_rig()
-    await rig.client.dvr_stream("acme", "live/main")
-    await rig.client.dvr_stream("acme", "live/main")
+    await DvrReader(rig.client).dvr_stream("acme", "live/main")
+    await DvrReader(rig.client).dvr_stream("acme", "live/main")
     with pytest.raises(UpstreamError):
-        await rig.client.restream_resources("acme")
+        await RestreamReader(rig.client).restream_resources("acme")
     assert count(rig, "dvr", "200") == 2
     assert count(rig, "restream", "404") == 1
     hist = "cdnvideo_upstream_request_duration_seconds"
@@ -366,7 +391,7 @@ async def test_requests_are_counted_and_timed_per_area(
 async def test_concurrency_limit_is_respected(make_rig: MakeRig, platform: FakePlatform) -> None:
     platform.on("GET", DVR, Answer(200, DVR_BODY, delay=0.05))
     rig = make_rig(max_concurrency=2)
-    await asyncio.gather(*(rig.client.dvr_stream("acme", "live/main") for _ in range(6)))
+    await asyncio.gather(*(DvrReader(rig.client).dvr_stream("acme", "live/main") for _ in range(6)))
     assert len(platform.requests("GET", DVR)) == 6
     assert platform.max_in_flight == 2
 
@@ -378,7 +403,7 @@ async def test_time_waiting_for_a_slot_is_not_upstream_latency(
     platform.on("GET", DVR, Answer(200, DVR_BODY))
     platform.on_arrival = lambda: timer.advance(0.25)  # each request takes 0.25 s upstream
     rig = make_rig(max_concurrency=1, timer=timer)
-    await asyncio.gather(*(rig.client.dvr_stream("acme", "live/main") for _ in range(3)))
+    await asyncio.gather(*(DvrReader(rig.client).dvr_stream("acme", "live/main") for _ in range(3)))
     hist = "cdnvideo_upstream_request_duration_seconds"
     assert platform.max_in_flight == 1  # the second and third waited for the slot
     assert rig.sample(f"{hist}_sum", area="dvr") == 0.75  # not 0.25 + 0.5 + 0.75 s
@@ -400,7 +425,7 @@ async def test_stream_names_keep_their_slashes(
 ) -> None:
     platform.on("GET", raw_path, Answer(200, {"status": "Completed", "data": []}))
     rig = make_rig()
-    assert await rig.client.dvr_stream("acme", stream) == []
+    assert await DvrReader(rig.client).dvr_stream("acme", stream) == []
     assert [s.path for s in platform.seen] == [raw_path]
 
 
@@ -410,7 +435,7 @@ async def test_unsafe_stream_names_are_refused_before_sending(
 ) -> None:
     rig = make_rig()
     with pytest.raises(UpstreamError) as info:
-        await rig.ops.dvr_delete("acme", stream, {"host": "*", "all": True})
+        await rig.ops.send(DVR_DELETE, "acme", body={"host": "*", "all": True}, stream_name=stream)
     assert (info.value.kind, info.value.area) == ("invalid_request", "dvr")
     assert info.value.message == (
         f"{stream!r} is not a valid path segment (empty, '.' and '..' are refused)"
@@ -422,15 +447,15 @@ async def test_account_and_ids_are_quoted_as_one_segment(
     make_rig: MakeRig, platform: FakePlatform
 ) -> None:
     rig = make_rig()
-    await rig.ops.restream_get("a b/c", "id/1")
+    await rig.ops.send(RESTREAM_GET, "a b/c", resource_id="id/1")
     assert platform.seen[0].path == "/app/restream/v2/a%20b%2Fc/resources/id%2F1"
     with pytest.raises(UpstreamError, match="is not a valid path segment"):
-        await rig.ops.th_cancel("acme", "..")
+        await rig.ops.send(TH_CANCEL, "acme", task_id="..")
 
 
 async def test_base_url_with_a_path_prefix(make_rig: MakeRig, platform: FakePlatform) -> None:
     rig = make_rig(base_url=platform.url + "/reseller/api/")
-    await rig.ops.th_tasks("acme", [])
+    await rig.ops.send(TH_TASKS, "acme", params=[])
     assert platform.seen[0].path == "/reseller/api/app/th-api/v1/accounts/acme/tasks"
 
 
@@ -517,7 +542,7 @@ async def test_a_large_body_that_is_not_json_is_invalid_body(
     platform.on("GET", DVR, Answer(200, text=text))
     rig = make_rig()
     with pytest.raises(UpstreamError) as info:
-        await rig.client.dvr_stream("acme", "live/main")
+        await DvrReader(rig.client).dvr_stream("acme", "live/main")
     assert (info.value.kind, info.value.message) == ("invalid_body", "reply is not JSON")
     assert count(rig, "dvr", "invalid_body") == 1
 
@@ -597,14 +622,14 @@ async def test_restream_reads_are_parsed(make_rig: MakeRig, platform: FakePlatfo
         ),
     )
     rig = make_rig()
-    (listed,) = await rig.client.restream_resources("acme")
+    (listed,) = await RestreamReader(rig.client).restream_resources("acme")
     assert (listed.resource_id, listed.type, listed.active) == ("42", "short", True)
     assert listed.restreams[0].schedule[0].stop == "2026-01-01T01:00:00Z"
-    single = await rig.client.restream_resource("acme", "42")
+    single = await RestreamReader(rig.client).restream_resource("acme", "42")
     assert single.resource_id == "42"
-    (record,) = await rig.client.restream_status("acme", "42")
+    (record,) = await RestreamReader(rig.client).restream_status("acme", "42")
     assert record.targets[0].code == 0
-    (point,) = await rig.client.restream_history(
+    (point,) = await RestreamReader(rig.client).restream_history(
         "acme", "42", "2026-01-01T00:00:00Z", "2026-01-01T01:00:00Z"
     )
     assert (point.target_url, point.target_key, point.code, point.time) == (
@@ -646,8 +671,8 @@ async def test_dvr_and_talking_head_reads_are_parsed(
         Answer(200, {"status": "ok", "task": {"id": "t-1", "status": "PROCESSED", "attempts": 1}}),
     )
     rig = make_rig()
-    (node,) = await rig.client.dvr_stream("acme", "live/main")
-    assert node == models.DvrNode(
+    (node,) = await DvrReader(rig.client).dvr_stream("acme", "live/main")
+    assert node == dvr_reply.DvrNode(
         "live/main",
         "node-1",
         True,
@@ -655,16 +680,16 @@ async def test_dvr_and_talking_head_reads_are_parsed(
         3600,
         1200,
         1767225000,
-        (models.DvrRange(1767225000, 1200),),
+        (dvr_reply.DvrRange(1767225000, 1200),),
     )
-    conf = await rig.client.th_configurations("acme")
+    conf = await TalkingHeadReader(rig.client).th_configurations("acme")
     assert (conf.quota_limit, conf.quota_left, conf.watermark, conf.model_count) == (
         1500,
         1200,
         True,
         2,
     )
-    task = await rig.client.th_status("acme", "t-1")
+    task = await TalkingHeadReader(rig.client).th_status("acme", "t-1")
     assert (task.id, task.status) == ("t-1", "processed")
 
 
@@ -676,33 +701,51 @@ TH = "/app/th-api/v1/accounts/acme"
 @pytest.mark.parametrize(
     ("call", "method", "path", "query", "body"),
     [
-        (lambda o: o.restream_list("acme"), "GET", RESOURCES, [], None),
-        (lambda o: o.restream_get("acme", "42"), "GET", RESOURCES + "/42", [], None),
+        (lambda o: o.send(RESTREAM_LIST, "acme"), "GET", RESOURCES, [], None),
         (
-            lambda o: o.restream_create("acme", {"name": "n", "active": True}),
+            lambda o: o.send(RESTREAM_GET, "acme", resource_id="42"),
+            "GET",
+            RESOURCES + "/42",
+            [],
+            None,
+        ),
+        (
+            lambda o: o.send(RESTREAM_CREATE, "acme", body={"name": "n", "active": True}),
             "POST",
             RESOURCES,
             [],
             {"name": "n", "active": True},
         ),
         (
-            lambda o: o.restream_update("acme", "42", {"name": "m"}),
+            lambda o: o.send(RESTREAM_UPDATE, "acme", body={"name": "m"}, resource_id="42"),
             "PUT",
             RESOURCES + "/42",
             [],
             {"name": "m"},
         ),
-        (lambda o: o.restream_status("acme"), "GET", "/app/restream/v2/acme/status", [], None),
         (
-            lambda o: o.restream_status("acme", "42"),
+            lambda o: o.send(RESTREAM_STATUS, "acme"),
+            "GET",
+            "/app/restream/v2/acme/status",
+            [],
+            None,
+        ),
+        (
+            lambda o: o.send(RESTREAM_STATUS, "acme", params={"resource_id": "42"}),
             "GET",
             "/app/restream/v2/acme/status",
             [("resource_id", "42")],
             None,
         ),
         (
-            lambda o: o.restream_history(
-                "acme", "42", "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"
+            lambda o: o.send(
+                RESTREAM_HISTORY,
+                "acme",
+                params={
+                    "resource_id": "42",
+                    "start": "2026-01-01T00:00:00Z",
+                    "end": "2026-01-02T00:00:00Z",
+                },
             ),
             "GET",
             "/app/restream/v2/acme/history",
@@ -713,35 +756,52 @@ TH = "/app/th-api/v1/accounts/acme"
             ],
             None,
         ),
-        (lambda o: o.dvr_get("acme", "live/main"), "GET", DVR, [], None),
+        (lambda o: o.send(DVR_GET, "acme", stream_name="live/main"), "GET", DVR, [], None),
         (
-            lambda o: o.dvr_delete("acme", "live/main", {"host": "*", "from_ts": 1, "to_ts": 2}),
+            lambda o: o.send(
+                DVR_DELETE,
+                "acme",
+                body={"host": "*", "from_ts": 1, "to_ts": 2},
+                stream_name="live/main",
+            ),
             "DELETE",
             DVR,
             [],
             {"host": "*", "from_ts": 1, "to_ts": 2},
         ),
-        (lambda o: o.th_configurations("acme"), "GET", CONFIGURATIONS, [], None),
+        (lambda o: o.send(TH_CONFIGURATIONS, "acme"), "GET", CONFIGURATIONS, [], None),
         (
-            lambda o: o.th_generate("acme", {"script": "hi", "voice": "Alena"}),
+            lambda o: o.send(TH_GENERATE, "acme", body={"script": "hi", "voice": "Alena"}),
             "POST",
             TH + "/generate",
             [],
             {"script": "hi", "voice": "Alena"},
         ),
-        (lambda o: o.th_status("acme", "t-1"), "GET", TH + "/status/t-1", [], None),
-        (lambda o: o.th_cancel("acme", "t-1"), "DELETE", TH + "/cancel/t-1", [], None),
-        (lambda o: o.th_video_link("acme", "t-1"), "GET", TH + "/video/t-1", [], None),
+        (lambda o: o.send(TH_STATUS, "acme", task_id="t-1"), "GET", TH + "/status/t-1", [], None),
         (
-            lambda o: o.th_rename("acme", "t-1", {"video_name": "new"}),
+            lambda o: o.send(TH_CANCEL, "acme", task_id="t-1"),
+            "DELETE",
+            TH + "/cancel/t-1",
+            [],
+            None,
+        ),
+        (
+            lambda o: o.send(TH_VIDEO_LINK, "acme", task_id="t-1"),
+            "GET",
+            TH + "/video/t-1",
+            [],
+            None,
+        ),
+        (
+            lambda o: o.send(TH_RENAME, "acme", body={"video_name": "new"}, task_id="t-1"),
             "PATCH",
             TH + "/video/t-1",
             [],
             {"video_name": "new"},
         ),
-        (lambda o: o.th_delete("acme", "t-1"), "DELETE", TH + "/video/t-1", [], None),
+        (lambda o: o.send(TH_DELETE, "acme", task_id="t-1"), "DELETE", TH + "/video/t-1", [], None),
         (
-            lambda o: o.th_tasks("acme", [("limit", "10"), ("sort", "-duration")]),
+            lambda o: o.send(TH_TASKS, "acme", params=[("limit", "10"), ("sort", "-duration")]),
             "GET",
             TH + "/tasks",
             [("limit", "10"), ("sort", "-duration")],
@@ -775,7 +835,7 @@ async def test_operation_returns_error_replies_unchanged(
     body = {"status": "ERROR", "message": "Task status is wrong: canceled"}
     platform.on("DELETE", TH + "/cancel/t-1", Answer(400, body))
     rig = make_rig()
-    reply = await rig.ops.th_cancel("acme", "t-1")
+    reply = await rig.ops.send(TH_CANCEL, "acme", task_id="t-1")
     assert (reply.status, reply.data, reply.ok) == (400, body, False)
     assert reply.content_type.startswith("application/json")
 
@@ -800,21 +860,24 @@ async def test_restream_lists_are_checked_and_built_off_the_loop(
     )
     platform.on("GET", "/app/restream/v2/acme/status", Answer(200, {"data": status}))
     threads: dict[str, int] = {}
-    parse_resources, parse_status = models.parse_restream_resources, models.parse_restream_status
+    parse_resources, parse_status = (
+        restream_reply.parse_restream_resources,
+        restream_reply.parse_restream_status,
+    )
 
-    def spying_resources(data: Any) -> list[models.RestreamResource]:
+    def spying_resources(data: Any) -> list[restream_reply.RestreamResource]:
         threads["resources"] = threading.get_ident()
         return parse_resources(data)
 
-    def spying_status(data: Any) -> list[models.StatusRecord]:
+    def spying_status(data: Any) -> list[restream_reply.StatusRecord]:
         threads["status"] = threading.get_ident()
         return parse_status(data)
 
-    monkeypatch.setattr(models, "parse_restream_resources", spying_resources)
-    monkeypatch.setattr(models, "parse_restream_status", spying_status)
+    monkeypatch.setattr(restream_reply, "parse_restream_resources", spying_resources)
+    monkeypatch.setattr(restream_reply, "parse_restream_status", spying_status)
     rig = make_rig()
-    got = await rig.client.restream_resources("acme")
-    (record,) = await rig.client.restream_status("acme")
+    got = await RestreamReader(rig.client).restream_resources("acme")
+    (record,) = await RestreamReader(rig.client).restream_status("acme")
     assert set(threads) == {"resources", "status"}
     assert record.targets[0].code == 0
     assert threading.get_ident() not in threads.values()

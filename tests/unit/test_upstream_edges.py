@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from exporter.dvr.reply import DVR_GET, DvrReader
+from exporter.restream.reply import RESTREAM_LIST
 from exporter.upstream import UpstreamError
 
 from .conftest import MakeRig
@@ -27,7 +29,7 @@ async def test_a_retry_after_date_is_read_on_the_injected_clock(
     rig.clock.set(1_767_225_600 + 3600)  # 2026-01-01T01:00:00Z, far from the machine's clock
     when = formatdate(rig.clock.time() + 30, usegmt=True)
     platform.on("GET", RESOURCES, Answer(429, RATE_LIMITED, headers=(("Retry-After", when),)))
-    reply = await rig.ops.restream_list("acme")
+    reply = await rig.ops.send(RESTREAM_LIST, "acme")
     assert (reply.status, reply.headers["Retry-After"]) == (429, when)
     assert reply.retry_after == 30.0
 
@@ -36,7 +38,7 @@ async def test_retry_after_in_seconds_needs_no_clock(
     make_rig: MakeRig, platform: FakePlatform
 ) -> None:
     platform.on("GET", RESOURCES, Answer(429, RATE_LIMITED, headers=(("Retry-After", "17"),)))
-    reply = await make_rig().ops.restream_list("acme")
+    reply = await make_rig().ops.send(RESTREAM_LIST, "acme")
     assert reply.retry_after == 17.0
 
 
@@ -57,11 +59,13 @@ async def test_a_redirect_is_not_followed_so_the_token_stays_home(
     platform.on("GET", DVR, moved)
     rig = make_rig(token=TOKEN)
 
-    reply = await rig.ops.dvr_get("acme", "live/main")  # the admin surface passes it on
+    reply = await rig.ops.send(
+        DVR_GET, "acme", stream_name="live/main"
+    )  # the admin surface passes it on
     assert [s.headers.get("CDN-AUTH-TOKEN") for s in elsewhere.seen] == []
     assert (reply.status, reply.headers) == (302, {})
     with pytest.raises(UpstreamError) as info:  # a poll reads it as no answer
-        await rig.client.dvr_stream("acme", "live/main")
+        await DvrReader(rig.client).dvr_stream("acme", "live/main")
     assert (info.value.kind, info.value.status) == ("http", 302)
 
     assert [s.headers["CDN-AUTH-TOKEN"] for s in platform.requests("GET", DVR)] == [TOKEN] * 2

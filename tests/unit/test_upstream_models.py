@@ -9,6 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from exporter.dvr import reply as dvr_reply
+from exporter.restream import reply as restream_reply
+from exporter.talking_head import reply as th_reply
 from exporter.upstream import models
 from exporter.upstream.errors import UpstreamError, error_message, is_error_body
 
@@ -18,13 +21,13 @@ PARSERS: dict[str, Callable[[Any], object]] = {
     "metrics": lambda b: models.parse_metrics(b, per_resource=False),
     "metrics_resources": lambda b: models.parse_metrics(b, per_resource=True),
     "metrics_resources_consumed": lambda b: models.parse_metrics(b, True, consume=True),
-    "restream_resources": models.parse_restream_resources,
-    "restream_resource": models.parse_restream_resource,
-    "restream_status": models.parse_restream_status,
-    "restream_history": models.parse_restream_history,
-    "dvr": models.parse_dvr_stream,
-    "th_configurations": models.parse_th_configurations,
-    "th_status": models.parse_th_status,
+    "restream_resources": restream_reply.parse_restream_resources,
+    "restream_resource": restream_reply.parse_restream_resource,
+    "restream_status": restream_reply.parse_restream_status,
+    "restream_history": restream_reply.parse_restream_history,
+    "dvr": dvr_reply.parse_dvr_stream,
+    "th_configurations": th_reply.parse_th_configurations,
+    "th_status": th_reply.parse_th_status,
 }
 
 KEYS = [
@@ -101,7 +104,7 @@ def test_token_lifetime_is_converted_from_milliseconds() -> None:
 
 
 def test_task_status_is_lower_cased() -> None:
-    task = models.parse_th_status({"status": "ok", "task": {"id": "t", "status": " CANCELED "}})
+    task = th_reply.parse_th_status({"status": "ok", "task": {"id": "t", "status": " CANCELED "}})
     assert (task.status, task.attempts, task.message) == ("canceled", 0, "")
 
 
@@ -152,11 +155,11 @@ def _history_reply(code: Any, time: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("parse", "reply"),
     [
-        (models.parse_restream_status, _status_reply(10**400)),
-        (models.parse_restream_status, _status_reply(-(2**31))),
-        (models.parse_restream_history, _history_reply(10**400, 1_767_225_600)),
-        (models.parse_restream_history, _history_reply(2, 1e300)),
-        (models.parse_restream_history, _history_reply(2, -1)),
+        (restream_reply.parse_restream_status, _status_reply(10**400)),
+        (restream_reply.parse_restream_status, _status_reply(-(2**31))),
+        (restream_reply.parse_restream_history, _history_reply(10**400, 1_767_225_600)),
+        (restream_reply.parse_restream_history, _history_reply(2, 1e300)),
+        (restream_reply.parse_restream_history, _history_reply(2, -1)),
     ],
     ids=[
         "status-code-past-floats",
@@ -177,7 +180,7 @@ def test_absurd_restream_codes_and_times_are_invalid_bodies(
 
 
 def test_ordinary_restream_codes_and_times_parse() -> None:
-    (record,) = models.parse_restream_status(_status_reply(5))
+    (record,) = restream_reply.parse_restream_status(_status_reply(5))
     assert record.targets[0].code == 5
-    (point,) = models.parse_restream_history(_history_reply(7, 1_767_225_600))
+    (point,) = restream_reply.parse_restream_history(_history_reply(7, 1_767_225_600))
     assert (point.code, point.time) == (7, 1_767_225_600.0)

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exporter.restream.identity import KeyFingerprint, url_label
+from exporter.restream.reply import RestreamEntry, RestreamResource, StatusRecord, TargetStatus
 from exporter.restream.transform import status_fragment
 from exporter.support.logs import Redactor
-from exporter.upstream.models import RestreamEntry, RestreamResource, StatusRecord, TargetStatus
 from exporter.web.admin.masking import SecretMask, mask
 
 FP = KeyFingerprint(b"property-secret")

@@ -6,6 +6,7 @@ import pytest
 from shapes_rig import DVR_MAIN, MakeShapeRig, ShapeRig
 from structlog.testing import capture_logs
 
+from exporter.dvr.reply import DvrReader
 from exporter.simulator.auth import TokenProblem
 from exporter.upstream import LoginRejected, UpstreamError
 from exporter.upstream.auth import MIN_TOKEN_AGE_FOR_RENEWAL, RENEW_AT_FRACTION
@@ -16,17 +17,17 @@ async def test_auth_token_field_and_cdn2_prefix_log_in_and_lifetime_is_milliseco
     make_rig: MakeShapeRig,
 ) -> None:
     r = await make_rig(("auth-token-field", "cdn2-prefix"), token_lifetime_seconds=600)
-    await r.client.dvr_stream("demo-media", "live/main")
+    await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert len(r.logins()) == 1
     (read,) = r.sent(DVR_MAIN)
     assert read.token is not None
     assert read.token.startswith("cdn2_")
     # lifetime 600000 ms: renewed after 80 % of 600 s, not of 600000 s (nor before)
     r.clock.advance(600 * RENEW_AT_FRACTION - 1)
-    await r.client.dvr_stream("demo-media", "live/main")
+    await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert len(r.logins()) == 1
     r.clock.advance(2)
-    await r.client.dvr_stream("demo-media", "live/main")
+    await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert len(r.logins()) == 2
     tokens = [q.token for q in r.sent(DVR_MAIN)]
     assert tokens[0] == tokens[1] != tokens[2]
@@ -37,12 +38,12 @@ async def test_auth_token_field_and_cdn2_prefix_log_in_and_lifetime_is_milliseco
 async def test_refused_login_is_never_retried(make_rig: MakeShapeRig, quirk: str) -> None:
     r = await make_rig((quirk,), upstream={"password": "wrong"})
     with pytest.raises(LoginRejected) as first:
-        await r.client.dvr_stream("demo-media", "live/main")
+        await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert first.value.status == (403 if quirk == "token-status-body" else 401)
     for _ in range(3):
         r.clock.advance(3600)
         with pytest.raises(LoginRejected):
-            await r.client.dvr_stream("demo-media", "live/main")
+            await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert len(r.logins()) == 1  # seven failures would lock the login for hours
     assert r.sim.auth.failed_logins == 1
     assert r.sent(DVR_MAIN) == []
@@ -53,7 +54,7 @@ async def test_refused_login_is_never_retried(make_rig: MakeShapeRig, quirk: str
 async def read_once_then_wait(make_rig: MakeShapeRig, quirk: str) -> ShapeRig:
     """Logged in with ``quirk`` on, one read done, the token old enough to be renewed."""
     r = await make_rig((quirk,))
-    await r.client.dvr_stream("demo-media", "live/main")
+    await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     r.clock.advance(MIN_TOKEN_AGE_FOR_RENEWAL + 1)
     return r
 
@@ -64,7 +65,7 @@ async def test_refused_token_is_renewed_once_and_the_request_retried(
 ) -> None:
     r = await read_once_then_wait(make_rig, quirk)
     r.sim.expire_tokens()
-    nodes = await r.client.dvr_stream("demo-media", "live/main")
+    nodes = await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert nodes  # the retry succeeded
     assert len(r.logins()) == 2
     first, refused, retried = (q.token for q in r.sent(DVR_MAIN))
@@ -80,13 +81,13 @@ async def test_a_token_refused_again_after_renewal_fails_without_a_loop(
     r = await read_once_then_wait(make_rig, quirk)
     r.sim.auth.check = lambda token: TokenProblem.INVALID  # type: ignore[method-assign]
     with pytest.raises(UpstreamError) as info:
-        await r.client.dvr_stream("demo-media", "live/main")
+        await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert info.value.status == (401 if quirk == "empty-401" else 403)
     assert len(r.logins()) == 2  # one renewal
     assert len(r.sent(DVR_MAIN)) == 3  # the first read, the refused one, one retry
     # a token under MIN_TOKEN_AGE_FOR_RENEWAL old is not renewed again
     with pytest.raises(UpstreamError):
-        await r.client.dvr_stream("demo-media", "live/main")
+        await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert len(r.logins()) == 2
     assert len(r.sent(DVR_MAIN)) == 4
 
@@ -99,7 +100,7 @@ async def test_refused_static_token_sets_up_0_and_logs_one_line(
     r.sim.expire_tokens(include_static=True)
 
     async def poll() -> None:
-        await r.client.dvr_stream("demo-media", "live/main")
+        await DvrReader(r.client).dvr_stream("demo-media", "live/main")
 
     with capture_logs() as logs:
         for _ in range(3):

@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 from shapes_rig import DVR_MAIN, MakeShapeRig
 
+from exporter.dvr.reply import DvrReader
 from exporter.exposition import Store
+from exporter.restream.reply import RestreamReader
+from exporter.talking_head.reply import TalkingHeadReader
 from exporter.traffic import TrafficPoller
 from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamError
@@ -26,13 +29,13 @@ async def failure(call: Awaitable[Any]) -> UpstreamError:
 async def test_bodyless_errors_are_classified_by_status(make_rig: MakeShapeRig) -> None:
     r = await make_rig(("bodyless-errors",), login=False)
     r.sim.faults.set("dvr", "503")
-    err = await failure(r.client.dvr_stream("demo-media", "live/main"))
+    err = await failure(DvrReader(r.client).dvr_stream("demo-media", "live/main"))
     assert (err.kind, err.status, err.body) == ("http", 503, None)
     assert err.message == "HTTP 503 service unavailable (no body)"
     assert err.retryable
     assert len(r.sent(DVR_MAIN)) == 2  # retried as any 5xx is
     r.sim.faults.clear()
-    missing = await failure(r.client.dvr_stream("demo-media", "no/such"))
+    missing = await failure(DvrReader(r.client).dvr_stream("demo-media", "no/such"))
     assert (missing.status, missing.message) == (404, "HTTP 404 not found (no body)")
     assert len(r.sent("/app/dvr-net/v1/demo-media/streams/no/such")) == 1
 
@@ -42,10 +45,10 @@ async def test_error_text_is_read_from_message_or_description(
     make_rig: MakeShapeRig, quirk: tuple[str, ...]
 ) -> None:
     r = await make_rig(quirk, login=False)
-    err = await failure(r.client.restream_resources("no-such-account"))
+    err = await failure(RestreamReader(r.client).restream_resources("no-such-account"))
     assert (err.status, err.message) == (404, "Client not found")
     assert ("message" in err.body) is not bool(quirk)
-    th = await failure(r.client.th_status("demo-media", "no-such-task"))
+    th = await failure(TalkingHeadReader(r.client).th_status("demo-media", "no-such-task"))
     assert th.status == 404
     assert th.message == "No such task"
 
@@ -96,7 +99,7 @@ async def test_rate_limit_answers_are_rate_limits(
 ) -> None:
     r = await make_rig(quirk, login=False, api_requests_per_minute=2)
     for _ in range(2):
-        await r.client.dvr_stream("demo-media", "live/main")
+        await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     reply = await r.client.request("dvr", "GET", DVR_MAIN, retry=False)
     err = await failure(r.client.get_json("dvr", DVR_MAIN))
     assert (err.kind, err.status, err.rate_limited, err.invalid_parameters) == (
@@ -108,7 +111,7 @@ async def test_rate_limit_answers_are_rate_limits(
     assert "Rate limit exceeded" in err.message
     assert ("Retry-After" in reply.headers) is retry_after
     # another account has its own allowance
-    assert await r.client.dvr_stream("demo-shop", "live/main")
+    assert await DvrReader(r.client).dvr_stream("demo-shop", "live/main")
 
 
 @pytest.mark.parametrize(

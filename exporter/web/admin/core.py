@@ -15,10 +15,10 @@ from aiohttp import web
 
 from exporter.config.rules import GENERATE_PER_MINUTE as GENERATE_PER_MINUTE
 from exporter.runtime.context import Context
+from exporter.talking_head.reply import ThConfigurations
 from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import error_message, is_error_body
-from exporter.upstream.models import ThConfigurations
 from exporter.web.admin.masking import SecretMask, mask, secrets_in
 from exporter.web.admin.ratelimit import FailureThrottle, WindowLimit, client_address
 from exporter.web.admin.readbudget import ReadBudget

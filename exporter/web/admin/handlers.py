@@ -10,9 +10,12 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from exporter.dvr import reply as dvr
+from exporter.restream import reply as rs
+from exporter.talking_head import reply as th
+from exporter.talking_head.reply import configurations_body
 from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKING_HEAD_SECTION
 from exporter.upstream.client import MayRetry, Reply
-from exporter.upstream.models import configurations_body
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
 from exporter.web.admin.masking import mask, mask_history, mask_video_link
 from exporter.web.admin.restore import has_mask, restore_secrets
@@ -40,11 +43,13 @@ def _reply_id(data: Any, key: str) -> str | None:
 
 # --- restream -----------------------------------------------------------------------------
 async def restream_list(call: Call) -> web.StreamResponse:
-    return await call.passthrough(await call.upstream(call.ctx.ops.restream_list(call.account)))
+    return await call.passthrough(
+        await call.upstream(call.ctx.ops.send(rs.RESTREAM_LIST, call.account))
+    )
 
 
 async def restream_get(call: Call) -> web.StreamResponse:
-    op = call.ctx.ops.restream_get(call.account, call.param("resource_id"))
+    op = call.ctx.ops.send(rs.RESTREAM_GET, call.account, resource_id=call.param("resource_id"))
     return await call.passthrough(await call.upstream(op))
 
 
@@ -56,7 +61,7 @@ async def restream_create(call: Call) -> web.StreamResponse:
     if errors:
         raise invalid(errors)
     body = without_read_only(call.body)
-    reply = await call.upstream(call.ctx.ops.restream_create(call.account, body))
+    reply = await call.upstream(call.ctx.ops.send(rs.RESTREAM_CREATE, call.account, body=body))
     call.target = _reply_id(reply.data, "resource_id")
     return await call.passthrough(reply)
 
@@ -69,7 +74,9 @@ async def restream_update(call: Call) -> web.StreamResponse:
     resource_id = call.param("resource_id")
     if has_mask(body):
         # Keep stored secrets: read the resource as it is now, put its values where the mask is.
-        current = await call.upstream(call.ctx.ops.restream_get(call.account, resource_id))
+        current = await call.upstream(
+            call.ctx.ops.send(rs.RESTREAM_GET, call.account, resource_id=resource_id)
+        )
         if not current.ok:
             return await call.passthrough(current)
         where = f"resource {resource_id}"
@@ -77,7 +84,9 @@ async def restream_update(call: Call) -> web.StreamResponse:
         if errors:
             raise invalid(errors)
         call.body = body
-    reply = await call.upstream(call.ctx.ops.restream_update(call.account, resource_id, body))
+    reply = await call.upstream(
+        call.ctx.ops.send(rs.RESTREAM_UPDATE, call.account, body=body, resource_id=resource_id)
+    )
     return await call.passthrough(reply)
 
 
@@ -85,7 +94,8 @@ async def restream_status(call: Call) -> web.StreamResponse:
     errors = check_status_query(call.query)
     if errors:
         raise invalid(errors)
-    op = call.ctx.ops.restream_status(call.account, call.query.get("resource_id"))
+    params = rs.status_query(call.query.get("resource_id"))
+    op = call.ctx.ops.send(rs.RESTREAM_STATUS, call.account, params=params)
     return await call.passthrough(await call.upstream(op))
 
 
@@ -94,13 +104,14 @@ async def restream_history(call: Call) -> web.StreamResponse:
     if errors:
         raise invalid(errors)
     q = call.query
-    op = call.ctx.ops.restream_history(call.account, q["resource_id"], q["start"], q["end"])
+    params = rs.history_query(q["resource_id"], q["start"], q["end"])
+    op = call.ctx.ops.send(rs.RESTREAM_HISTORY, call.account, params=params)
     return await call.passthrough(await call.upstream(op), mask_history)
 
 
 # --- DVR ----------------------------------------------------------------------------------
 async def dvr_get(call: Call) -> web.StreamResponse:
-    op = call.ctx.ops.dvr_get(call.account, call.param("stream_name"))
+    op = call.ctx.ops.send(dvr.DVR_GET, call.account, stream_name=call.param("stream_name"))
     return await call.passthrough(await call.upstream(op))
 
 
@@ -108,7 +119,8 @@ async def dvr_delete(call: Call) -> web.StreamResponse:
     errors = check_dvr_delete(call.body)
     if errors:
         raise invalid(errors)
-    op = call.ctx.ops.dvr_delete(call.account, call.param("stream_name"), call.body)
+    stream_name = call.param("stream_name")
+    op = call.ctx.ops.send(dvr.DVR_DELETE, call.account, body=call.body, stream_name=stream_name)
     return await call.passthrough(await call.upstream(op))
 
 
@@ -168,7 +180,7 @@ async def th_configurations(call: Call) -> web.StreamResponse:
     if polled is not None:
         return polled
     await _spend_th_read(call)
-    op = call.ctx.ops.th_configurations(call.account, _retry_read(call))
+    op = call.ctx.ops.send(th.TH_CONFIGURATIONS, call.account, may_retry=_retry_read(call))
     return await call.passthrough(await call.upstream(op))
 
 
@@ -187,7 +199,7 @@ async def th_generate(call: Call) -> web.StreamResponse:
             f"{_share_note(call)}; retry in {wait} s",
             headers={"Retry-After": str(wait)},
         )
-    reply = await call.upstream(call.ctx.ops.th_generate(call.account, call.body))
+    reply = await call.upstream(call.ctx.ops.send(th.TH_GENERATE, call.account, body=call.body))
     task_id = _reply_id(reply.data, "id")
     call.target = task_id
     response = await call.passthrough(reply)
@@ -231,7 +243,8 @@ def _refresh_quota(call: Call) -> None:
 
 async def th_status(call: Call) -> web.StreamResponse:
     await _spend_th_read(call)
-    op = call.ctx.ops.th_status(call.account, call.param("task_id"), _retry_read(call))
+    task_id = call.param("task_id")
+    op = call.ctx.ops.send(th.TH_STATUS, call.account, may_retry=_retry_read(call), task_id=task_id)
     return await call.passthrough(await call.upstream(op))
 
 
@@ -247,12 +260,16 @@ async def _end_task(
 
 async def th_cancel(call: Call) -> web.StreamResponse:
     task_id = call.param("task_id")
-    return await _end_task(call, call.ctx.ops.th_cancel(call.account, task_id), task_id, "canceled")
+    op = call.ctx.ops.send(th.TH_CANCEL, call.account, task_id=task_id)
+    return await _end_task(call, op, task_id, "canceled")
 
 
 async def th_video_link(call: Call) -> web.StreamResponse:
     await _spend_th_read(call)
-    op = call.ctx.ops.th_video_link(call.account, call.param("task_id"), _retry_read(call))
+    task_id = call.param("task_id")
+    op = call.ctx.ops.send(
+        th.TH_VIDEO_LINK, call.account, may_retry=_retry_read(call), task_id=task_id
+    )
     return await call.passthrough(await call.upstream(op), mask_video_link)
 
 
@@ -260,13 +277,16 @@ async def th_rename(call: Call) -> web.StreamResponse:
     errors = check_rename(call.body)
     if errors:
         raise invalid(errors)
-    op = call.ctx.ops.th_rename(call.account, call.param("task_id"), call.body)
+    op = call.ctx.ops.send(
+        th.TH_RENAME, call.account, body=call.body, task_id=call.param("task_id")
+    )
     return await call.passthrough(await call.upstream(op))
 
 
 async def th_delete(call: Call) -> web.StreamResponse:
     task_id = call.param("task_id")
-    return await _end_task(call, call.ctx.ops.th_delete(call.account, task_id), task_id, "deleted")
+    op = call.ctx.ops.send(th.TH_DELETE, call.account, task_id=task_id)
+    return await _end_task(call, op, task_id, "deleted")
 
 
 async def th_tasks(call: Call) -> web.StreamResponse:
@@ -278,5 +298,5 @@ async def th_tasks(call: Call) -> web.StreamResponse:
         (k, "+" + v[1:] if k == "sort" and v.startswith(" ") else v) for k, v in call.query_pairs
     ]
     await _spend_th_read(call)
-    op = call.ctx.ops.th_tasks(call.account, params, _retry_read(call))
+    op = call.ctx.ops.send(th.TH_TASKS, call.account, params=params, may_retry=_retry_read(call))
     return await call.passthrough(await call.upstream(op))

@@ -28,9 +28,9 @@ from exporter.runtime.context import Context
 from exporter.runtime.summary import AccountSummary, account_summary
 from exporter.talking_head.summary import TalkingHeadSummary
 from exporter.traffic.summary import TOP_RESOURCES, AuditSummary, TrafficSummary
-from exporter.web.admin.masking import secret_mask
 from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.charts import account_charts, top_resources
+from exporter.web.masking import secret_mask
 from exporter.web.problems import anchor, problems, summary_html
 
 # No public home is known to the package, so the page names where the documentation is

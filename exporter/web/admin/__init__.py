@@ -16,15 +16,15 @@ from exporter.web.admin.core import (
     AdminState,
     Rejected,
     Route,
-    authenticate,
     make_handler,
     throttled,
 )
-from exporter.web.admin.masking import secret_mask
 from exporter.web.admin.openapi import build_openapi
-from exporter.web.admin.ratelimit import FailureThrottle, WindowLimit
 from exporter.web.admin.readbudget import ReadBudget, state_path
 from exporter.web.admin.routes import ROUTES
+from exporter.web.auth import authenticate
+from exporter.web.masking import secret_mask
+from exporter.web.ratelimit import FailureThrottle, WindowLimit
 from exporter.web.webauth import authenticated
 
 __all__ = [

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import re
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import structlog
 from aiohttp import web
@@ -19,8 +18,6 @@ from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import error_message, is_error_body
 from exporter.upstream.models import ThConfigurations
-from exporter.web.admin.masking import SecretMask, mask, secrets_in
-from exporter.web.admin.ratelimit import FailureThrottle, WindowLimit, client_address
 from exporter.web.admin.readbudget import ReadBudget
 from exporter.web.admin.validation import (
     MAX_QUERY_VALUE,
@@ -29,11 +26,13 @@ from exporter.web.admin.validation import (
     check_segment,
     check_stream_name,
 )
+from exporter.web.auth import Role, authenticate
+from exporter.web.masking import SecretMask, mask, secrets_in
+from exporter.web.ratelimit import FailureThrottle, WindowLimit, client_address
 
 audit_log = structlog.get_logger("exporter.admin.audit")
 log = structlog.get_logger("exporter.admin")
 
-Role = Literal["read", "write"]
 Handler = Callable[["Call"], Awaitable[web.StreamResponse]]
 Masker = Callable[[Any, SecretMask], Any]
 
@@ -289,36 +288,6 @@ ENCODE_OFF_LOOP_BYTES = 64 * 1024  # a reply this large is masked and encoded of
 
 def _encoded(masker: Masker, data: Any, masks: SecretMask) -> bytes:
     return json.dumps(masker(data, masks), ensure_ascii=False).encode()
-
-
-# --- authentication -----------------------------------------------------------------------
-def authenticate(header: str | None, read_token: str, write_token: str) -> Role | None:
-    """The caller's role from ``Authorization: Bearer <token>``; None when missing or unknown.
-
-    Both tokens are always compared (constant time), so timing says nothing about which matched.
-    """
-    if not header:
-        return None
-    scheme, _, token = header.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    return token_role(token, read_token, write_token)
-
-
-def token_role(token: str, read_token: str, write_token: str) -> Role | None:
-    """The role a bare token gives (``authenticate`` without the ``Bearer`` scheme); None when
-    empty or unknown. Both tokens are always compared, in constant time."""
-    token = token.strip()
-    if not token:
-        return None
-    given = token.encode()
-    is_write = bool(write_token) and hmac.compare_digest(given, write_token.encode())
-    is_read = bool(read_token) and hmac.compare_digest(given, read_token.encode())
-    if is_write:
-        return "write"
-    if is_read:
-        return "read"
-    return None
 
 
 # --- dispatch -----------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKI
 from exporter.upstream.client import MayRetry, Reply
 from exporter.upstream.models import configurations_body
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
-from exporter.web.admin.masking import mask, mask_history, mask_video_link
 from exporter.web.admin.restore import has_mask, restore_secrets
 from exporter.web.admin.validation import (
     check_dvr_delete,
@@ -24,6 +23,7 @@ from exporter.web.admin.validation import (
     without_read_only,
 )
 from exporter.web.admin.validation_th import check_generate, check_rename, check_tasks_query
+from exporter.web.masking import mask, mask_history, mask_video_link
 
 log = structlog.get_logger("exporter.admin")
 

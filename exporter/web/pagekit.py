@@ -152,3 +152,12 @@ class LandingPart:
 
     facts: Callable[[AccountView], str]
     blocks: Callable[[AccountView], str]
+
+
+def nothing_failing(
+    view: AccountView, area: str, known: bool, is_stale: bool, texts: tuple[str, str]
+) -> str:
+    """``none`` for an area's table with no row: current while its figures are fresh and its
+    last poll of the account did not fail."""
+    current = not is_stale and view.ctx.runner.healthy(area, view.account) is not False
+    return none(known, current, view.times.successes.get((view.account, area)), view.now, texts)

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from exporter.dvr.summary import DvrSummary
-from exporter.web.pagekit import AccountView, LandingPart, config_text, e, none, table, unexported
+from exporter.web.pagekit import (
+    AccountView,
+    LandingPart,
+    config_text,
+    e,
+    nothing_failing,
+    table,
+    unexported,
+)
 from exporter.web.problems import anchor
 
 
@@ -19,12 +27,8 @@ def blocks(view: AccountView) -> str:
     dvr_html = (
         table(("Stream", "Node"), dead, "dvr", anchor(view.index, "dvr"), lambda i: True)
         if dead
-        else none(
-            d.known,
-            not d.stale and ctx.runner.healthy("dvr", account) is not False,
-            view.times.successes.get((account, "dvr")),
-            view.now,
-            ("All DVR nodes alive.", "No DVR status yet."),
+        else nothing_failing(
+            view, "dvr", d.known, d.stale, ("All DVR nodes alive.", "No DVR status yet.")
         )
     )
     if dvr_unconfigured is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from exporter.restream.summary import RestreamSummary, TargetState
-from exporter.web.pagekit import AccountView, LandingPart, e, none, table, unexported
+from exporter.web.pagekit import AccountView, LandingPart, e, nothing_failing, table, unexported
 from exporter.web.problems import anchor
 
 
@@ -14,7 +14,7 @@ def facts(view: AccountView) -> str:
 
 
 def blocks(view: AccountView) -> str:
-    ctx, account, clean = view.ctx, view.account, view.clean
+    clean = view.clean
     r = view.summary.of(RestreamSummary)
     failing = [_target_row(t, clean) for t in r.failing]
     stopped = [[*_target_row(t, clean), e(", ".join(t.stopped_because))] for t in r.stopped]
@@ -27,11 +27,11 @@ def blocks(view: AccountView) -> str:
             lambda i: True,
         )
         if failing
-        else none(
+        else nothing_failing(
+            view,
+            "restream",
             r.known,
-            not r.stale and ctx.runner.healthy("restream", account) is not False,
-            view.times.successes.get((account, "restream")),
-            view.now,
+            r.stale,
             (
                 "No active, scheduled target failing." if stopped else "All restream targets OK.",
                 "No restream status yet.",

@@ -9,8 +9,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from exporter.web.admin import ROUTES, admin_app
-from exporter.web.admin.core import authenticate
 from exporter.web.app import admin_deps
+from exporter.web.auth import authenticate
 
 from .conftest import Admin, MakeAdmin
 from .fakes import READ_TOKEN, WRITE_TOKEN

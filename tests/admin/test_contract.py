@@ -16,11 +16,11 @@ from schemathesis.core import NOT_SET
 
 from exporter.web.admin import validation as v
 from exporter.web.admin import validation_th as th
-from exporter.web.admin.core import loads_strict
-from exporter.web.admin.masking import SecretMask
+from exporter.web.admin.body import loads_strict
 from exporter.web.admin.openapi import OWN_STATUSES, UPSTREAM_HEADER
 from exporter.web.admin.restore import has_mask, restore_secrets
 from exporter.web.admin.validation import FieldError
+from exporter.web.masking import SecretMask
 
 from .conftest import served_document
 from .test_against_simulator import RS, SimAdmin, first_resource_id

@@ -169,7 +169,16 @@ async def test_the_areas_summarise_what_they_published_as_typed_values() -> None
 def test_the_page_knows_no_metric_name() -> None:
     """The figures come typed from the areas' summaries, not by re-reading family names."""
     package = Path(__file__).resolve().parents[2] / "exporter"
-    for module in ("web/landing.py", "web/charts.py", "traffic/history.py"):
+    parts = sorted(
+        f"web/landing_parts/{p.name}" for p in (package / "web/landing_parts").glob("*.py")
+    )
+    for module in (
+        "web/landing.py",
+        "web/pagekit.py",
+        *parts,
+        "web/charts.py",
+        "traffic/history.py",
+    ):
         assert "cdnvideo_" not in (package / module).read_text(encoding="utf-8"), module
 
 
@@ -184,3 +193,12 @@ async def test_the_page_opens_with_a_line_per_account_of_what_is_wrong() -> None
     assert '<a href="#account-0-dvr">1 dead DVR node</a>' in media
     shop = summary.split('data-for="demo-shop">', 1)[1].split("</li>", 1)[0]
     assert '<a href="#account-1-areas">stale: restream status</a>' in shop
+
+
+def test_every_area_of_the_registry_has_its_part_of_the_page() -> None:
+    """The page takes each area's part by the area's name (exporter.web.landing_parts)."""
+    from exporter.runtime.registry import area_names
+
+    folder = Path(__file__).resolve().parents[2] / "exporter" / "web" / "landing_parts"
+    parts = {p.stem for p in folder.glob("*.py")} - {"__init__"}
+    assert parts == set(area_names())

@@ -20,8 +20,8 @@ from exporter.support.secrets import (
     SECRET_WORDS,
     is_secret_query_name,
 )
-from exporter.web.admin.masking import SecretMask, mask, mask_history
 from exporter.web.admin.restore import restore_secrets
+from exporter.web.masking import SecretMask, mask, mask_history
 
 from .conftest import Admin
 from .fakes import RESOURCE, SECRETS
@@ -173,7 +173,7 @@ def test_generic_masking_keeps_empty_secrets_visible() -> None:
 
 
 def test_secrets_in_finds_keys_and_url_passwords() -> None:
-    from exporter.web.admin.masking import secrets_in
+    from exporter.web.masking import secrets_in
 
     found = secrets_in(RESOURCE)
     assert set(found) == {

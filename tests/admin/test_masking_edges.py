@@ -8,8 +8,8 @@ from typing import Any
 
 from exporter.restream.identity import KeyFingerprint
 from exporter.support.logs import MASK
-from exporter.web.admin.masking import SecretMask, mask, mask_history, secrets_in
 from exporter.web.admin.restore import has_mask, restore_secrets
+from exporter.web.masking import SecretMask, mask, mask_history, secrets_in
 
 PLAIN = SecretMask(lambda s: s[:1] * 12)  # the fingerprint of "pw" is "pppppppppppp"
 TOKEN = "platform-token-8c1e"  # the exporter's own credential

@@ -7,8 +7,8 @@ import pytest
 from exporter.restream.identity import KeyFingerprint
 from exporter.support.secrets import MASK
 from exporter.web.admin import restore
-from exporter.web.admin.masking import SecretMask
 from exporter.web.admin.validation import FieldError
+from exporter.web.masking import SecretMask
 
 
 class CountedError(FieldError):

@@ -14,8 +14,8 @@ from exporter.config import parse_config
 from exporter.simulator import SimConfig, Simulator
 from exporter.simulator import serve as serve_sim
 from exporter.support.clock import FakeClock
-from exporter.web.admin.ratelimit import FailureThrottle, WindowLimit
 from exporter.web.daemon import create_app
+from exporter.web.ratelimit import FailureThrottle, WindowLimit
 from exporter.web.webconfig import WebConfig, load_web_config
 
 READ, WRITE = "read-token-0123456789", "write-token-0123456789"

@@ -209,3 +209,56 @@ def test_an_areas_platform_paths_are_written_in_its_reply_module_alone() -> None
             if prefix in source:
                 found.setdefault(area, []).append(str(path.relative_to(ROOT)))
     assert found == {area: [f"{area}/reply.py"] for area in AREA_PATHS}
+
+
+def _areas_named(path: Path) -> set[str]:
+    """The areas a module names in code (``area_names_in``), each as its registry name."""
+    found = {
+        name.lower().replace("talkinghead", "talking_head")
+        for name in area_names_in(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    return {area for area in AREAS if any(area in name for name in found)}
+
+
+# The two modules that may list the areas: the registry, and the composition root (which
+# builds the daemon and the demo's config). The simulator is the platform's stand-in and
+# serves every area's endpoints as the platform does; the area packages name themselves.
+LISTS_AREAS = {"exporter/runtime/registry.py", "exporter/web/daemon.py"}
+NOT_LISTING = ("simulator", *AREAS)
+
+
+def test_the_areas_are_listed_in_the_registry_and_the_composition_root_only() -> None:
+    listing = {
+        str(path.relative_to(ROOT.parent))
+        for path in sorted(ROOT.rglob("*.py"))
+        if _package(path) not in NOT_LISTING and _areas_named(path) == set(AREAS)
+    }
+    assert listing == LISTS_AREAS
+
+
+def test_the_area_list_finder_sees_a_list() -> None:
+    assert _areas_named(ROOT / "runtime" / "registry.py") == set(AREAS)
+    assert _areas_named(ROOT / "web" / "charts.py") <= {"traffic"}
+
+
+# The web modules outside the admin package that may import it: the app that mounts it, the
+# composition root (which hands the reload route the admin API's failure throttle) and the
+# state-file check (the admin read budget's file is one of them). The reload route and the
+# landing page, which links the OpenAPI document, take what they share with the admin API
+# (bearer roles, the failure throttle, masking) from web/ itself.
+IMPORTS_ADMIN = {"exporter/web/app.py", "exporter/web/daemon.py", "exporter/web/statepaths.py"}
+
+
+def test_only_the_app_and_the_root_import_the_admin_package() -> None:
+    importing = {
+        str(path.relative_to(ROOT.parent))
+        for path in sorted((ROOT / "web").rglob("*.py"))
+        if path.relative_to(ROOT / "web").parts[0] != "admin"
+        if any(
+            name == "exporter.web.admin" or name.startswith("exporter.web.admin.")
+            for name in _imported(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    }
+    assert importing == IMPORTS_ADMIN
+    assert "exporter/web/lifecycle.py" not in importing
+    assert "exporter/web/landing.py" not in importing

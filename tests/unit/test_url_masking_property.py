@@ -19,7 +19,7 @@ from exporter.restream.identity import KeyFingerprint, url_label
 from exporter.restream.reply import RestreamEntry, RestreamResource, StatusRecord, TargetStatus
 from exporter.restream.transform import status_fragment
 from exporter.support.logs import Redactor
-from exporter.web.admin.masking import SecretMask, mask
+from exporter.web.masking import SecretMask, mask
 
 FP = KeyFingerprint(b"property-secret")
 MASKS = SecretMask(FP, ())

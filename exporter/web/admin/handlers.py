@@ -1,4 +1,6 @@
-"""What each admin operation does once the request passed auth and the generic checks."""
+"""What each admin operation does: plain aiohttp handlers behind the gate's middlewares (auth,
+errors, audit: exporter.web.admin.gate), each starting with ``admitted`` (account, path,
+query, body)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from exporter.talking_head.reply import configurations_body
 from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKING_HEAD_SECTION
 from exporter.upstream.client import MayRetry, Reply
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
-from exporter.web.admin.masking import mask, mask_history, mask_video_link
+from exporter.web.admin.gate import admitted
 from exporter.web.admin.restore import has_mask, restore_secrets
 from exporter.web.admin.validation import (
     check_dvr_delete,
@@ -27,6 +29,7 @@ from exporter.web.admin.validation import (
     without_read_only,
 )
 from exporter.web.admin.validation_th import check_generate, check_rename, check_tasks_query
+from exporter.web.masking import mask, mask_history, mask_video_link
 
 log = structlog.get_logger("exporter.admin")
 
@@ -42,18 +45,21 @@ def _reply_id(data: Any, key: str) -> str | None:
 
 
 # --- restream -----------------------------------------------------------------------------
-async def restream_list(call: Call) -> web.StreamResponse:
+async def restream_list(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     return await call.passthrough(
         await call.upstream(call.ctx.ops.send(rs.RESTREAM_LIST, call.account))
     )
 
 
-async def restream_get(call: Call) -> web.StreamResponse:
+async def restream_get(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     op = call.ctx.ops.send(rs.RESTREAM_GET, call.account, resource_id=call.param("resource_id"))
     return await call.passthrough(await call.upstream(op))
 
 
-async def restream_create(call: Call) -> web.StreamResponse:
+async def restream_create(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_restream_resource(call.body)
     if not errors and has_mask(call.body):
         # Nothing is stored yet, so no mask can stand for a secret.
@@ -66,7 +72,8 @@ async def restream_create(call: Call) -> web.StreamResponse:
     return await call.passthrough(reply)
 
 
-async def restream_update(call: Call) -> web.StreamResponse:
+async def restream_update(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_restream_resource(call.body)
     if errors:
         raise invalid(errors)
@@ -90,7 +97,8 @@ async def restream_update(call: Call) -> web.StreamResponse:
     return await call.passthrough(reply)
 
 
-async def restream_status(call: Call) -> web.StreamResponse:
+async def restream_status(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_status_query(call.query)
     if errors:
         raise invalid(errors)
@@ -99,7 +107,8 @@ async def restream_status(call: Call) -> web.StreamResponse:
     return await call.passthrough(await call.upstream(op))
 
 
-async def restream_history(call: Call) -> web.StreamResponse:
+async def restream_history(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_history_query(call.query)
     if errors:
         raise invalid(errors)
@@ -110,12 +119,14 @@ async def restream_history(call: Call) -> web.StreamResponse:
 
 
 # --- DVR ----------------------------------------------------------------------------------
-async def dvr_get(call: Call) -> web.StreamResponse:
+async def dvr_get(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     op = call.ctx.ops.send(dvr.DVR_GET, call.account, stream_name=call.param("stream_name"))
     return await call.passthrough(await call.upstream(op))
 
 
-async def dvr_delete(call: Call) -> web.StreamResponse:
+async def dvr_delete(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_dvr_delete(call.body)
     if errors:
         raise invalid(errors)
@@ -175,7 +186,8 @@ def _polled_configurations(call: Call) -> web.Response | None:
     return web.json_response(body, headers=headers, dumps=json.dumps)
 
 
-async def th_configurations(call: Call) -> web.StreamResponse:
+async def th_configurations(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     polled = _polled_configurations(call)
     if polled is not None:
         return polled
@@ -184,7 +196,8 @@ async def th_configurations(call: Call) -> web.StreamResponse:
     return await call.passthrough(await call.upstream(op))
 
 
-async def th_generate(call: Call) -> web.StreamResponse:
+async def th_generate(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     # The catalogue as last polled: no request spent; none yet, and its checks are skipped.
     catalogue = call.state.deps.catalogue.latest_configurations(call.account)
     errors = check_generate(call.body, catalogue)
@@ -241,7 +254,8 @@ def _refresh_quota(call: Call) -> None:
     task.add_done_callback(call.state.background.discard)
 
 
-async def th_status(call: Call) -> web.StreamResponse:
+async def th_status(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     await _spend_th_read(call)
     task_id = call.param("task_id")
     op = call.ctx.ops.send(th.TH_STATUS, call.account, may_retry=_retry_read(call), task_id=task_id)
@@ -258,13 +272,15 @@ async def _end_task(
     return response
 
 
-async def th_cancel(call: Call) -> web.StreamResponse:
+async def th_cancel(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     task_id = call.param("task_id")
     op = call.ctx.ops.send(th.TH_CANCEL, call.account, task_id=task_id)
     return await _end_task(call, op, task_id, "canceled")
 
 
-async def th_video_link(call: Call) -> web.StreamResponse:
+async def th_video_link(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     await _spend_th_read(call)
     task_id = call.param("task_id")
     op = call.ctx.ops.send(
@@ -273,7 +289,8 @@ async def th_video_link(call: Call) -> web.StreamResponse:
     return await call.passthrough(await call.upstream(op), mask_video_link)
 
 
-async def th_rename(call: Call) -> web.StreamResponse:
+async def th_rename(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_rename(call.body)
     if errors:
         raise invalid(errors)
@@ -283,13 +300,15 @@ async def th_rename(call: Call) -> web.StreamResponse:
     return await call.passthrough(await call.upstream(op))
 
 
-async def th_delete(call: Call) -> web.StreamResponse:
+async def th_delete(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     task_id = call.param("task_id")
     op = call.ctx.ops.send(th.TH_DELETE, call.account, task_id=task_id)
     return await _end_task(call, op, task_id, "deleted")
 
 
-async def th_tasks(call: Call) -> web.StreamResponse:
+async def th_tasks(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_tasks_query(call.query)
     if errors:
         raise invalid(errors)

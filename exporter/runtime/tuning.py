@@ -34,6 +34,7 @@ from __future__ import annotations
 import gc
 import sys
 
+from exporter.exposition.store import Exposition
 from exporter.support import collector, malloc
 
 SWITCH_INTERVAL_SECONDS = 0.0002
@@ -47,3 +48,17 @@ def tune_for_serving() -> None:
     gc.freeze()
     collector.defer_full_collections(*GC_THRESHOLDS)
     malloc.tune_heaps()
+
+
+def after_render(changed: bool, exposition: Exposition) -> None:
+    """What a refresh left behind, given back (the store's ``after_render``): the C heaps' free
+    pages after a change, and the full garbage collection owed at the first quiet render after
+    one (the collector's pause is short when no poll holds its replies;
+    ``exporter.support.collector``). The allocator keeps buffers the size of the body in its
+    heaps (``malloc.fit``). Each step does nothing until ``tune_for_serving`` enabled it."""
+    malloc.fit(max(len(exposition.gzipped), len(exposition.openmetrics_gzipped)))
+    if changed:
+        collector.changed()
+        malloc.trim()
+    elif collector.quiet():
+        malloc.trim()

@@ -20,7 +20,7 @@ from exporter.support.offloop import off_loop
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
 # The extra text (the self-metrics) is compressed at every render, unlike a fragment's chunks
-# (once per change): zlib's fastest level (docs/performance.md, optimisation 22).
+# (once per change): zlib's fastest level. See docs/performance.md#optimisations (22).
 EXTRA_LEVEL = 1
 
 log = structlog.get_logger("exporter.exposition")
@@ -28,9 +28,9 @@ log = structlog.get_logger("exporter.exposition")
 
 class Exposition:
     """One rendered scrape body in both formats: kept gzip-compressed; the plain text is
-    decompressed when asked for (Prometheus always asks for gzip; the plain text of 100,000
-    series is ~17 MB). Both bodies share the compressed sample pieces; only the headers and
-    the self-metrics differ."""
+    decompressed when asked for (Prometheus always asks for gzip; the plain text is many times
+    larger). Both bodies share the compressed sample pieces; only the headers and the
+    self-metrics differ. See docs/performance.md#how-cost-grows-with-resources."""
 
     __slots__ = ("gzipped", "openmetrics_gzipped", "rendered_at", "series", "upto")
 

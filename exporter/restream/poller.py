@@ -144,9 +144,9 @@ class RestreamPoller:
         resources, statuses = await asyncio.gather(
             self._client.restream_resources(account), self._client.restream_status(account)
         )
-        # ~100 us per resource of pure work (secrets, URL cleaning, fingerprints, schedules,
-        # signatures): in a worker thread, so a thousand resources do not hold the event loop
-        # (~8 ms of it at 1,000 restream resources when the secrets were learned here).
+        # pure work per resource (secrets, URL cleaning, fingerprints, schedules, signatures):
+        # in a worker thread, so many resources do not hold the event loop. See
+        # docs/performance.md#figures-behind-the-code and docs/performance.md#optimisations (18).
         fragment, duplicates, sigs = await off_loop(
             _digest_status,
             self._redactor,
@@ -229,7 +229,7 @@ class RestreamPoller:
         known = set(ids)
         reads = [(rid, task.result()) for rid, task in zip(plan, tasks, strict=True)]
         # the secrets learned, the points folded into the changes and the fragment built in a
-        # worker thread: a thousand resources' changes copied and sorted held the loop ~12 ms
+        # worker thread, not on the event loop (docs/performance.md#optimisations, 18)
         state, fragment = await off_loop(
             _digest_history,
             self._redactor,

@@ -249,7 +249,7 @@ class RestreamReader:
 
     async def restream_resources(self, account: str) -> list[RestreamResource]:
         box = [await self._upstream.read(RESTREAM_LIST, account)]
-        # a thousand resources take ~10 ms to check and build: not on the event loop
+        # checking and building grows with the resources: off the event loop
         return await off_loop(_taken, parse_restream_resources, box)
 
     async def restream_resource(self, account: str, resource_id: str) -> RestreamResource:

@@ -6,6 +6,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 import structlog
+from structlog.contextvars import bound_contextvars
 
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock
@@ -60,17 +61,13 @@ class TalkingHeadPoller:
         latest = dict(self._latest)
         latest[account] = (now, conf)
         self._latest = MappingProxyType(latest)
-        self._store.publish(
-            store_key(account),
-            configurations_fragment(account, conf, self._store.selection),
-            max_age=STALE_AFTER_INTERVALS * self._settings.interval_seconds,
-        )
-        log.debug(
-            "talking_head_polled",
-            account=account,
-            quota_left=conf.quota_left,
-            voices=len(conf.voices),
-        )
+        with bound_contextvars(account=account):  # the poll's own lines (see support.logs)
+            self._store.publish(
+                store_key(account),
+                configurations_fragment(account, conf, self._store.selection),
+                max_age=STALE_AFTER_INTERVALS * self._settings.interval_seconds,
+            )
+            log.debug("talking_head_polled", quota_left=conf.quota_left, voices=len(conf.voices))
 
     def forget(self, account: str) -> None:
         """Drop the configurations kept of ``account`` (it left this replica)."""

@@ -17,7 +17,8 @@ from structlog.typing import EventDict
 from exporter.exposition import Fragment, FragmentBuilder, MetricSpec, Store, StoreKey
 from exporter.exposition.deflate import deflate
 from exporter.exposition.model import format_value
-from exporter.exposition.store import BACKGROUND_NOTE
+from exporter.exposition.store import BACKGROUND_NOTE, AfterRender, Exposition
+from exporter.runtime import tuning
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 
@@ -281,7 +282,7 @@ async def test_renderer_reports_changed_and_quiet_renders_to_the_collector(
     monkeypatch.setattr(collector, "changed", lambda: calls.append("changed") or False)
     monkeypatch.setattr(collector, "quiet", on_quiet)
     renders = Renders()
-    s = Store(FakeClock(), renders.extra)
+    s = Store(FakeClock(), renders.extra, after_render=tuning.after_render)
     task = asyncio.create_task(s.run_renderer(idle_seconds=0.05, settle_seconds=0.0))
     try:
         s.publish(StoreKey("traffic", "acme"), fragment("acme", 1))
@@ -291,6 +292,49 @@ async def test_renderer_reports_changed_and_quiet_renders_to_the_collector(
         task.cancel()
     assert calls[0] == "changed"
     assert calls.index("quiet") > 0
+
+
+class RenderLog(Store):
+    """A store that notes each exposition its background renders produced."""
+
+    def __init__(self, after_render: AfterRender) -> None:
+        super().__init__(FakeClock(), after_render=after_render)
+        self.rendered: list[Exposition] = []
+
+    def render_sync(self) -> Exposition:
+        exposition = super().render_sync()
+        self.rendered.append(exposition)
+        return exposition
+
+
+async def test_renderer_calls_after_render_once_per_render_with_its_exposition() -> None:
+    """The store only calls the hook it was given (the daemon's tuning gives memory back there):
+    once per render, after the body is swapped in, saying whether a change preceded it."""
+    hooked: list[tuple[bool, Exposition, bool]] = []
+    enough = threading.Event()
+
+    def after_render(changed: bool, exposition: Exposition) -> None:
+        hooked.append((changed, exposition, exposition is s.exposition))
+        if len(hooked) >= 3:
+            enough.set()
+
+    s = RenderLog(after_render)
+    task = asyncio.create_task(s.run_renderer(idle_seconds=0.05, settle_seconds=0.0))
+    try:
+        s.publish(StoreKey("traffic", "acme"), fragment("acme", 1))
+        assert await asyncio.to_thread(enough.wait, SAFETY_SECONDS)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    # the render in flight when the task was cancelled may not have reached its hook
+    assert [exposition for _, exposition, _ in hooked] == s.rendered[: len(hooked)]
+    assert len(s.rendered) - len(hooked) in (0, 1)
+    assert len({id(exposition) for _, exposition, _ in hooked}) == len(hooked)
+    assert [swapped for _, _, swapped in hooked] == [True] * len(hooked)
+    assert hooked[0][0] is True  # the first render followed the publish
+    assert b"acme" in hooked[0][1].plain
+    assert [changed for changed, _, _ in hooked[1:]] == [False] * (len(hooked) - 1)
 
 
 # --- builder and spec checks ------------------------------------------------------------------

@@ -400,3 +400,28 @@ def test_only_secret_named_query_values_are_learned() -> None:
 
     url = "https://v.example/f.mp4?expires=1767225600&ip=10.0.0.1&sig=ff00aa&streamid=s1"
     assert url_secrets(url) == ["ff00aa", "s1"]
+
+
+# --- context bound once per poll --------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["json", "logfmt"])
+def test_bound_context_writes_the_same_line_as_fields_passed_first(fmt: str) -> None:
+    """A poll binds ``area``/``account`` once (structlog contextvars): its lines keep the bytes
+    they had when each call passed them first, whatever was bound earlier in the process."""
+    from structlog.contextvars import bound_contextvars
+
+    with bound_contextvars(account="earlier", job="x"):  # variables made in another order
+        pass
+    passed, bound = io.StringIO(), io.StringIO()
+    configure_logging(level="info", fmt=fmt, stream=passed)
+    structlog.get_logger().warning("poll_failed", area="dvr", account="acme", error="E", job="j")
+    configure_logging(level="info", fmt=fmt, stream=bound)
+    with bound_contextvars(area="dvr", account="acme"):
+        structlog.get_logger().warning("poll_failed", error="E", job="j")
+    structlog.get_logger().warning("after")
+
+    def stamped(text: str) -> list[str]:  # the time and the calling line differ, nothing else
+        text = re.sub(r'"timestamp": "[^"]+"|ts=\S+', "T", text)
+        return re.sub(r"caller=\S+", "C", text).splitlines()
+
+    assert stamped(bound.getvalue())[0] == stamped(passed.getvalue())[0]
+    assert "acme" not in bound.getvalue().splitlines()[1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
 from exporter.runtime.polling import PollRunner
@@ -48,7 +49,7 @@ async def test_failing_poll_sets_up_zero_and_keeps_the_last_success() -> None:
     await r.run("dvr", "acme", ok)
     first_success = clock.time()
     clock.advance(60)
-    with capture_logs() as logs:
+    with capture_logs(processors=[merge_contextvars]) as logs:
         assert await r.run("dvr", "acme", fails) is False
     assert sample(metrics, "cdnvideo_up", account="acme", area="dvr") == 0
     assert (
@@ -80,7 +81,7 @@ async def test_any_exception_is_reported_not_raised(exc: Exception) -> None:
 
 async def test_recovery_is_logged_once() -> None:
     r, _, _ = runner()
-    with capture_logs() as logs:
+    with capture_logs(processors=[merge_contextvars]) as logs:
         await r.run("restream", "acme", fails)
         await r.run("restream", "acme", ok)
         await r.run("restream", "acme", ok)

@@ -9,8 +9,7 @@ import pytest
 import yaml
 
 from exporter.cli import main
-
-from .tls_certs import make_certs
+from tests.web.tls_certs import make_certs
 
 
 def config(tmp_path: Path, **extra: str) -> str:

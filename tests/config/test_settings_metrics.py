@@ -14,7 +14,7 @@ from exporter.docgen.catalogue import entries
 from exporter.docgen.selection import family_selection_warnings
 from exporter.exposition import FamilySelection
 from exporter.traffic.settings import TRAFFIC_SECTION
-from tests.unit.test_config import refused, with_token
+from tests.config.test_loader import refused, with_token
 
 
 def test_defaults_export_everything_at_full_granularity() -> None:

@@ -15,8 +15,7 @@ from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.upstream import Operations, UpstreamClient
-
-from .fake_platform import FakePlatform
+from tests.rig.scripted import FakePlatform
 
 
 @dataclass

@@ -7,7 +7,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from shapes_rig import T0, MakeShapeRig, ServerFactory, ShapeRig
 
 from exporter.config import UpstreamSettings
 from exporter.runtime.polling import PollRunner
@@ -16,11 +15,12 @@ from exporter.simulator import SimConfig, Simulator
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.upstream import UpstreamClient
+from tests.rig.simulated import T0, MakeShapeRig, ServerFactory, ShapeRig
 
 
 @pytest.fixture
-async def make_rig(aiohttp_server: ServerFactory) -> AsyncIterator[MakeShapeRig]:
-    """``await make_rig(quirks=[...], login=True, upstream={...}, **SimConfig changes)``."""
+async def make_sim_rig(aiohttp_server: ServerFactory) -> AsyncIterator[MakeShapeRig]:
+    """``await make_sim_rig(quirks=[...], login=True, upstream={...}, **SimConfig changes)``."""
     sessions: list[aiohttp.ClientSession] = []
 
     async def make(

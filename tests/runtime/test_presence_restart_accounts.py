@@ -26,7 +26,7 @@ from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.traffic.area import TrafficArea
 from exporter.web.daemon import SERVICE, create_app
-from tests.service.test_discovery_misses import AWAY, STAYS, T0, minutes
+from tests.runtime.test_presence_discovery_misses import AWAY, STAYS, T0, minutes
 
 Platform = tuple[Simulator, str, FakeClock]  # the simulator, its URL, its clock
 

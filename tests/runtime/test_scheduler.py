@@ -1,7 +1,7 @@
 """The scheduler's jobs, held by APScheduler, driven through their triggers on the injected
 clock (``run_due``): interval, jitter, no overlap, coalesced misses, spread first runs,
 removal, retries, steps of the wall clock. APScheduler's own loop on the process clock:
-tests/service/test_scheduler_loop.py."""
+tests/runtime/test_scheduler_loop.py."""
 
 from __future__ import annotations
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from simhelpers import T0, TOKEN, Client, ClientFactory, iso
-
 from exporter.simulator import SimConfig, Simulator
 from exporter.simulator.churn import CHURN_SECONDS
 from exporter.support.clock import FakeClock
+from tests.simulator.simhelpers import T0, TOKEN, Client, ClientFactory, iso
 
 ACCOUNT = "demo-media"
 

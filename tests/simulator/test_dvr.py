@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from simhelpers import Client
 
 from exporter.simulator import Simulator
 from exporter.support.clock import FakeClock
+from tests.simulator.simhelpers import Client
 
 MAIN = "/app/dvr-net/v1/demo-media/streams/live/main"
 HOSTS = ["dvr-msk-1", "dvr-msk-2", "dvr-spb-1"]

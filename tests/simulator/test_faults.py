@@ -7,10 +7,10 @@ import time
 
 import aiohttp
 import pytest
-from simhelpers import T0, TOKEN, Client, iso
 
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
+from tests.simulator.simhelpers import T0, TOKEN, Client, iso
 
 READS = {
     "traffic": f"/app/metrics/v1/?account=demo-media&start={iso(T0 - 600)}&end={iso(T0 - 540)}",

@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
-from simhelpers import TOKEN, Client, ClientFactory
 
 from exporter.simulator import SimConfig, Simulator, add_cli_arguments, config_from_args
 from exporter.simulator.quirks import QUIRKS
 from exporter.support.clock import FakeClock
+from tests.simulator.simhelpers import TOKEN, Client, ClientFactory
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "simulator.md"
 

@@ -6,10 +6,10 @@ import itertools
 from typing import Any
 
 import pytest
-from simhelpers import T0, Client, iso
 
 from exporter.simulator import Simulator
 from exporter.support.clock import FakeClock
+from tests.simulator.simhelpers import T0, Client, iso
 
 BASE = "/app/restream/v2/demo-media"
 YOUTUBE = "rtmp://a.rtmp.youtube.com/live2"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from simhelpers import T0, TOKEN, Client, ClientFactory, iso
 
 from exporter.simulator import SimConfig, Simulator
 from exporter.support.clock import FakeClock
+from tests.simulator.simhelpers import T0, TOKEN, Client, ClientFactory, iso
 
 CODES = (
     "200",

@@ -11,7 +11,7 @@ import structlog
 
 from exporter.support.logfmt import text
 from exporter.support.logs import Redactor, configure_logging
-from tests.unit.test_logs import _restore_logging
+from tests.support.test_logs import _restore_logging
 
 __all__ = ["_restore_logging"]  # the autouse fixture of test_logs.py: logging put back
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from traffic_fakes import COUNTED, T0, FakeSource, MakePoller
 
 from exporter.exposition import Store
 from exporter.runtime.selfmetrics import SelfMetrics
@@ -12,6 +11,7 @@ from exporter.traffic.echo import WindowMismatch, check_echo, echo_seconds
 from exporter.traffic.parse import COUNT_INDEX
 from exporter.traffic.windows import Window
 from exporter.upstream.models import MetricsReply
+from tests.rig.source import COUNTED, T0, FakeSource, MakePoller
 
 
 def reply(start: str, end: str, account: str = "acme") -> MetricsReply:
@@ -119,7 +119,8 @@ async def test_a_bad_gauge_value_is_counted_each_time_and_logged_once_an_hour(
     store: Store,
 ) -> None:
     from structlog.testing import capture_logs
-    from test_traffic_poller import counter, drive
+
+    from tests.traffic.test_poller import counter, drive
 
     source.extra = {"edge_hit_ratio": "n/a", "edge_bandwidth": float("nan")}
     poller = make_poller(revisit_minutes=0)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 import tracemalloc
 
-from ledger_rows import T, res, row, w
-
 from exporter.traffic.ledger import OTHER, AccountLedger, positive_diff
 from exporter.traffic.parse import COUNT_INDEX
+from tests.traffic.ledger_rows import T, res, row, w
 
 REQ = COUNT_INDEX["edge_requests_total"]
 

@@ -4,11 +4,11 @@ run is due first, and what a settle leaves behind (the mutants `make mutation` f
 from __future__ import annotations
 
 import pytest
-from ledger_rows import T, res, row, w
 
 from exporter.traffic.ledger import OTHER, AccountLedger, shown_mask
 from exporter.traffic.parse import COUNT_INDEX, blank
 from exporter.traffic.windows import Window
+from tests.traffic.ledger_rows import T, res, row, w
 
 REQ = COUNT_INDEX["edge_requests_total"]
 HIT = COUNT_INDEX["edge_hit_bytes"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from structlog.testing import capture_logs
-from traffic_fakes import FakeSource, MakePoller
 
 from exporter.exposition import Fragment, Store, StoreKey
 from exporter.support.clock import FakeClock
 from exporter.upstream.errors import UpstreamError
+from tests.rig.source import FakeSource, MakePoller
 
 
 class BrokenStore(Store):

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
-from traffic_fakes import COUNTED, Call, FakeSource, MakePoller, truth
 
 from exporter.exposition import Fragment, Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
@@ -15,6 +14,7 @@ from exporter.traffic import TrafficPoller
 from exporter.traffic.families import ACCOUNT, RESOURCE
 from exporter.traffic.windows import minute_floor
 from exporter.upstream.errors import UpstreamError
+from tests.rig.source import COUNTED, Call, FakeSource, MakePoller, truth
 
 LATE = 200  # figures final 200 s after the minute closes; delay is 120 s
 KEY_OF = {  # (family, side, code) of each counted key of the fake

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from structlog.testing import capture_logs
-from test_traffic_poller import counter, drive, expected, fragment, late, split
-from traffic_fakes import COUNTED, FakeSource, MakePoller
 
 from exporter.exposition import Store
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from exporter.traffic.families import ACCOUNT, RESOURCE, RESOURCE_INFO
+from tests.rig.source import COUNTED, FakeSource, MakePoller
+from tests.traffic.test_poller import counter, drive, expected, fragment, late, split
 
 
 async def test_a_restart_with_the_state_file_resumes_exactly(

@@ -9,9 +9,6 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_traffic_poller import counter, late
-from test_traffic_poller_state import first_read_minutes
-from traffic_fakes import COUNTED, T0, FakeSource
 
 from exporter.exposition import Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
@@ -20,6 +17,9 @@ from exporter.traffic import TrafficPoller
 from exporter.traffic.families import ACCOUNT
 from exporter.traffic.settings import TrafficSettings
 from exporter.upstream.errors import UpstreamError
+from tests.rig.source import COUNTED, T0, FakeSource
+from tests.traffic.test_poller import counter, late
+from tests.traffic.test_poller_state import first_read_minutes
 
 Step = tuple[int, bool]  # (seconds to advance before the poll, the upstream fails)
 steps = st.lists(

@@ -14,7 +14,7 @@ from exporter.traffic.audit import AuditBook
 from exporter.traffic.parse import COUNT_KEYS
 from exporter.traffic.prove import compare_day, day_windows, load_book, prove_day
 from tests.traffic.test_against_simulator import ACC, ServerFactory, rig
-from tests.traffic.test_traffic_audit import audited_poller
+from tests.traffic.test_audit import audited_poller
 
 DAY = datetime.fromtimestamp(1_767_225_600, UTC).date()  # 2026-01-01, the rig's day
 

@@ -22,7 +22,7 @@ from tests.traffic.test_against_simulator import (
     drain,
     rig,
 )
-from tests.traffic.test_traffic_limits import drive_failing
+from tests.traffic.test_limits import drive_failing
 
 HOURS = 3 * 3600
 RESOURCES = 3

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_traffic_poller import counter, drive
-from traffic_fakes import COUNTED, FakeSource, MakePoller
-
 from exporter.exposition import Store
 from exporter.support.clock import FakeClock
 from exporter.traffic.settings import TrafficSettings
+from tests.rig.source import COUNTED, FakeSource, MakePoller
+from tests.traffic.test_poller import counter, drive
 
 
 async def test_a_moved_account_is_kept_for_the_retention_then_dropped(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 from structlog.testing import capture_logs
-from test_traffic_poller import counter, drive, windows
-from traffic_fakes import COUNTED, FakeSource, MakePoller
 
 from exporter.exposition import Store
 from exporter.runtime.selfmetrics import SelfMetrics
@@ -16,6 +14,8 @@ from exporter.traffic.poller import (
     SETTLE_GIVE_UP_SECONDS,
 )
 from exporter.upstream.errors import UpstreamError
+from tests.rig.source import COUNTED, FakeSource, MakePoller
+from tests.traffic.test_poller import counter, drive, windows
 
 
 async def test_a_504_on_a_long_window_halves_it_down_to_what_the_platform_answers(

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from structlog.testing import capture_logs
-from test_traffic_poller import counter, drive, windows
-from traffic_fakes import COUNTED, FakeSource, MakePoller
 
 from exporter.exposition import Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
+from tests.rig.source import COUNTED, FakeSource, MakePoller
+from tests.traffic.test_poller import counter, drive, windows
 
 
 def sample(metrics: SelfMetrics, name: str) -> float | None:

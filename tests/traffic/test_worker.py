@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_traffic_poller import KEY_OF, counter, drive, expected, late, scrape, split
-from traffic_fakes import COUNTED, FakeSource, MakePoller
 
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import FakeClock
 from exporter.traffic import poller, state
 from exporter.traffic.families import RESOURCE
 from exporter.traffic.ledger import AccountLedger
+from tests.rig.source import COUNTED, FakeSource, MakePoller
+from tests.traffic.test_poller import KEY_OF, counter, drive, expected, late, scrape, split
 
 HEAVY = ("parse_resources", "parse_totals", "build_fragment")
 

@@ -8,9 +8,8 @@ import pytest
 
 from exporter.upstream.auth import RENEW_AT_FRACTION, LoginRejected
 from exporter.upstream.errors import UpstreamError
-
-from .conftest import MakeRig, Rig
-from .fake_platform import EXPIRED, TOKEN_PATH, Answer, FakePlatform
+from tests.rig.fixtures import MakeRig, Rig
+from tests.rig.scripted import EXPIRED, TOKEN_PATH, Answer, FakePlatform
 
 DVR = "/app/dvr-net/v1/acme/streams/live/main"
 DVR_BODY = {"status": "Completed", "stream_name": "live/main", "data": []}

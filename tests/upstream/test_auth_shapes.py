@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from shapes_rig import DVR_MAIN, MakeShapeRig, ShapeRig
 from structlog.testing import capture_logs
 
 from exporter.simulator.auth import TokenProblem
 from exporter.upstream import LoginRejected, UpstreamError
 from exporter.upstream.auth import MIN_TOKEN_AGE_FOR_RENEWAL, RENEW_AT_FRACTION
 from exporter.upstream.errors import says_token_refused
+from tests.rig.simulated import DVR_MAIN, MakeShapeRig, ShapeRig
 
 
 async def test_auth_token_field_and_cdn2_prefix_log_in_and_lifetime_is_milliseconds(
-    make_rig: MakeShapeRig,
+    make_sim_rig: MakeShapeRig,
 ) -> None:
-    r = await make_rig(("auth-token-field", "cdn2-prefix"), token_lifetime_seconds=600)
+    r = await make_sim_rig(("auth-token-field", "cdn2-prefix"), token_lifetime_seconds=600)
     await r.client.dvr_stream("demo-media", "live/main")
     assert len(r.logins()) == 1
     (read,) = r.sent(DVR_MAIN)
@@ -34,8 +34,8 @@ async def test_auth_token_field_and_cdn2_prefix_log_in_and_lifetime_is_milliseco
 
 
 @pytest.mark.parametrize("quirk", ["token-status-body", "empty-401"])
-async def test_refused_login_is_never_retried(make_rig: MakeShapeRig, quirk: str) -> None:
-    r = await make_rig((quirk,), upstream={"password": "wrong"})
+async def test_refused_login_is_never_retried(make_sim_rig: MakeShapeRig, quirk: str) -> None:
+    r = await make_sim_rig((quirk,), upstream={"password": "wrong"})
     with pytest.raises(LoginRejected) as first:
         await r.client.dvr_stream("demo-media", "live/main")
     assert first.value.status == (403 if quirk == "token-status-body" else 401)
@@ -50,9 +50,9 @@ async def test_refused_login_is_never_retried(make_rig: MakeShapeRig, quirk: str
     assert r.sample("cdnvideo_upstream_requests_total", area="auth", code=code) == 1
 
 
-async def read_once_then_wait(make_rig: MakeShapeRig, quirk: str) -> ShapeRig:
+async def read_once_then_wait(make_sim_rig: MakeShapeRig, quirk: str) -> ShapeRig:
     """Logged in with ``quirk`` on, one read done, the token old enough to be renewed."""
-    r = await make_rig((quirk,))
+    r = await make_sim_rig((quirk,))
     await r.client.dvr_stream("demo-media", "live/main")
     r.clock.advance(MIN_TOKEN_AGE_FOR_RENEWAL + 1)
     return r
@@ -60,9 +60,9 @@ async def read_once_then_wait(make_rig: MakeShapeRig, quirk: str) -> ShapeRig:
 
 @pytest.mark.parametrize("quirk", ["empty-401", "token-invalid-403"])
 async def test_refused_token_is_renewed_once_and_the_request_retried(
-    make_rig: MakeShapeRig, quirk: str
+    make_sim_rig: MakeShapeRig, quirk: str
 ) -> None:
-    r = await read_once_then_wait(make_rig, quirk)
+    r = await read_once_then_wait(make_sim_rig, quirk)
     r.sim.expire_tokens()
     nodes = await r.client.dvr_stream("demo-media", "live/main")
     assert nodes  # the retry succeeded
@@ -75,9 +75,9 @@ async def test_refused_token_is_renewed_once_and_the_request_retried(
 
 @pytest.mark.parametrize("quirk", ["empty-401", "token-invalid-403"])
 async def test_a_token_refused_again_after_renewal_fails_without_a_loop(
-    make_rig: MakeShapeRig, quirk: str
+    make_sim_rig: MakeShapeRig, quirk: str
 ) -> None:
-    r = await read_once_then_wait(make_rig, quirk)
+    r = await read_once_then_wait(make_sim_rig, quirk)
     r.sim.auth.check = lambda token: TokenProblem.INVALID  # type: ignore[method-assign]
     with pytest.raises(UpstreamError) as info:
         await r.client.dvr_stream("demo-media", "live/main")
@@ -93,9 +93,9 @@ async def test_a_token_refused_again_after_renewal_fails_without_a_loop(
 
 @pytest.mark.parametrize("quirk", ["empty-401", "token-invalid-403"])
 async def test_refused_static_token_sets_up_0_and_logs_one_line(
-    make_rig: MakeShapeRig, quirk: str
+    make_sim_rig: MakeShapeRig, quirk: str
 ) -> None:
-    r = await make_rig((quirk,), login=False)
+    r = await make_sim_rig((quirk,), login=False)
     r.sim.expire_tokens(include_static=True)
 
     async def poll() -> None:

@@ -15,9 +15,8 @@ import pytest
 from exporter.support import jsonpieces
 from exporter.upstream import Operations, UpstreamClient, UpstreamError, models
 from exporter.upstream import client as client_module
-
-from .conftest import MakeRig, Rig
-from .fake_platform import Answer, FakePlatform
+from tests.rig.fixtures import MakeRig, Rig
+from tests.rig.scripted import Answer, FakePlatform
 
 DVR = "/app/dvr-net/v1/acme/streams/live/main"
 DVR_BODY = {

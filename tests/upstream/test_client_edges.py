@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from exporter.upstream import UpstreamError
-
-from .conftest import MakeRig
-from .fake_platform import Answer, FakePlatform
+from tests.rig.fixtures import MakeRig
+from tests.rig.scripted import Answer, FakePlatform
 
 DVR = "/app/dvr-net/v1/acme/streams/live/main"
 RESOURCES = "/app/restream/v2/acme/resources"

@@ -6,13 +6,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from shapes_rig import DVR_MAIN, MakeShapeRig
 
 from exporter.exposition import Store
 from exporter.traffic import TrafficPoller
 from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamError
 from exporter.upstream.client import retry_after_seconds
+from tests.rig.simulated import DVR_MAIN, MakeShapeRig
 
 RESOURCES = "/app/restream/v2/demo-media/resources"
 
@@ -23,8 +23,8 @@ async def failure(call: Awaitable[Any]) -> UpstreamError:
     return info.value
 
 
-async def test_bodyless_errors_are_classified_by_status(make_rig: MakeShapeRig) -> None:
-    r = await make_rig(("bodyless-errors",), login=False)
+async def test_bodyless_errors_are_classified_by_status(make_sim_rig: MakeShapeRig) -> None:
+    r = await make_sim_rig(("bodyless-errors",), login=False)
     r.sim.faults.set("dvr", "503")
     err = await failure(r.client.dvr_stream("demo-media", "live/main"))
     assert (err.kind, err.status, err.body) == ("http", 503, None)
@@ -39,9 +39,9 @@ async def test_bodyless_errors_are_classified_by_status(make_rig: MakeShapeRig) 
 
 @pytest.mark.parametrize("quirk", [(), ("description-errors",)])
 async def test_error_text_is_read_from_message_or_description(
-    make_rig: MakeShapeRig, quirk: tuple[str, ...]
+    make_sim_rig: MakeShapeRig, quirk: tuple[str, ...]
 ) -> None:
-    r = await make_rig(quirk, login=False)
+    r = await make_sim_rig(quirk, login=False)
     err = await failure(r.client.restream_resources("no-such-account"))
     assert (err.status, err.message) == (404, "Client not found")
     assert ("message" in err.body) is not bool(quirk)
@@ -51,9 +51,9 @@ async def test_error_text_is_read_from_message_or_description(
 
 
 async def test_error_420_parameter_errors_fall_back_to_one_minute_windows(
-    make_rig: MakeShapeRig,
+    make_sim_rig: MakeShapeRig,
 ) -> None:
-    r = await make_rig(("error-420",), login=False, max_window_minutes=1, late_seconds=60)
+    r = await make_sim_rig(("error-420",), login=False, max_window_minutes=1, late_seconds=60)
     start = int(r.clock.time()) // 60 * 60 - 600
     err = await failure(r.client.traffic("demo-media", start, start + 300, False))
     assert (err.status, err.invalid_parameters, err.rate_limited) == (420, True, False)
@@ -92,9 +92,9 @@ Breach = Callable[[UpstreamError], None]
     ],
 )
 async def test_rate_limit_answers_are_rate_limits(
-    make_rig: MakeShapeRig, quirk: tuple[str, ...], kind: str, status: int, retry_after: bool
+    make_sim_rig: MakeShapeRig, quirk: tuple[str, ...], kind: str, status: int, retry_after: bool
 ) -> None:
-    r = await make_rig(quirk, login=False, api_requests_per_minute=2)
+    r = await make_sim_rig(quirk, login=False, api_requests_per_minute=2)
     for _ in range(2):
         await r.client.dvr_stream("demo-media", "live/main")
     reply = await r.client.request("dvr", "GET", DVR_MAIN, retry=False)

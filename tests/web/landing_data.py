@@ -104,8 +104,7 @@ async def demo_landing(session, **ctx_kw):  # type: ignore[no-untyped-def]
     """(ctx, areas) of a daemon whose store holds the demo fragments at NOW, after a
     successful traffic poll and a failed restream poll, as the landing-page tests read it."""
     from exporter.support.clock import FakeClock
-
-    from .conftest import make_context, make_service
+    from tests.web.admin.conftest import make_context, make_service
 
     clock = FakeClock(NOW - 3600)
     ctx = make_context("http://127.0.0.1:9", session, clock=clock, **ctx_kw)

@@ -1,6 +1,6 @@
 """``/metrics`` tells the store which exposition a scrape was answered with: a fragment
 published at sequence ``n`` has been seen by a scraper once ``served >= n`` (new traffic
-counter series are held at 0 until then; tests/traffic/test_traffic_new_resource.py)."""
+counter series are held at 0 until then; tests/traffic/test_new_resource.py)."""
 
 from __future__ import annotations
 

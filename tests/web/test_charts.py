@@ -14,8 +14,7 @@ from exporter.traffic.history import MAX_POINTS, Point, TrafficHistory
 from exporter.traffic.summary import TopResource, traffic_summary
 from exporter.web.charts import account_charts, top_resources
 from exporter.web.landing import HEADERS, render_landing
-
-from .conftest import make_context, make_service
+from tests.web.admin.conftest import make_context, make_service
 
 T0 = 1_767_225_600.0
 ACC = ("account",)

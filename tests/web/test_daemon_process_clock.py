@@ -6,7 +6,7 @@ FakeClock would bypass: the system clock into the traffic windows and the lag, i
 file's timestamp, into the log lines' timestamps and into the login token's renewal. Frozen
 with ``real_asyncio=True``: the event loop's timers (aiohttp's timeouts among them) keep real
 monotonic time; time moves only with ``frozen.move_to`` / ``frozen.tick``. The real
-``AsyncIOScheduler`` on a frozen clock: tests/service/test_scheduler_loop.py.
+``AsyncIOScheduler`` on a frozen clock: tests/runtime/test_scheduler_loop.py.
 """
 
 from __future__ import annotations

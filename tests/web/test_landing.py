@@ -16,9 +16,9 @@ from exporter.runtime.summary import account_summary
 from exporter.talking_head.summary import TalkingHeadSummary
 from exporter.traffic.summary import TrafficSummary
 from exporter.web.landing import landing_handler, render_landing
+from tests.rig.table import SECRETS
+from tests.web.admin.conftest import make_context, make_service
 
-from .conftest import make_context, make_service
-from .fakes import SECRETS
 from .landing_data import EVIL, NOW, demo_landing
 
 

@@ -14,8 +14,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from exporter.web.landing import landing_handler
+from tests.rig.table import SECRETS
 
-from .fakes import SECRETS
 from .landing_data import demo_landing
 
 pytestmark = pytest.mark.system

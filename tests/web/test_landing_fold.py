@@ -17,8 +17,8 @@ from aiohttp.test_utils import TestServer
 
 from exporter.exposition import FragmentBuilder, StoreKey
 from exporter.web.landing import render_landing
-from tests.admin.landing_data import STATUS_CODE, STATUS_INFO, demo_landing
-from tests.admin.test_landing_browser import browse, chromium
+from tests.web.landing_data import STATUS_CODE, STATUS_INFO, demo_landing
+from tests.web.test_landing_browser import browse, chromium
 
 pytestmark = pytest.mark.system
 

@@ -18,7 +18,7 @@ from exporter.web.daemon import create_app
 from exporter.web.lifecycle import ADMIN_TOKEN_HEADER, LIFECYCLE_OFF
 from exporter.web.webconfig import load_web_config
 
-from .test_listener import PASSWORD, READ_TOKEN, USER, WRITE_TOKEN, hashed
+from .test_serving_listener import PASSWORD, READ_TOKEN, USER, WRITE_TOKEN, hashed
 
 BASIC = aiohttp.encode_basic_auth(USER, PASSWORD)
 

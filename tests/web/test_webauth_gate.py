@@ -13,7 +13,7 @@ import pytest
 
 from exporter.web import webauth
 
-from .test_listener import PASSWORD, READ_TOKEN, USER, BcryptSpy, Start, spy, start
+from .test_serving_listener import PASSWORD, READ_TOKEN, USER, BcryptSpy, Start, spy, start
 from .tls_certs import make_certs
 
 __all__ = ["spy", "start"]  # fixtures, used by name

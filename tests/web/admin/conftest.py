@@ -27,8 +27,7 @@ from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Operations, UpstreamClient
 from exporter.web.admin import ADMIN_STATE
 from exporter.web.app import ADMIN_API, init_app
-
-from .fakes import (
+from tests.rig.table import (
     ACCOUNTS,
     READ_TOKEN,
     UPSTREAM_TOKEN,

@@ -11,9 +11,9 @@ import structlog
 from structlog.testing import capture_logs
 
 from exporter.support.logs import MASK, configure_logging
+from tests.rig.table import READ_TOKEN, RESOURCE, SECRETS
 
 from .conftest import Admin, MakeAdmin
-from .fakes import READ_TOKEN, RESOURCE, SECRETS
 
 RS = "/app/restream/v2/demo-media"
 

@@ -11,9 +11,9 @@ from aiohttp.test_utils import TestClient, TestServer
 from exporter.web.admin import ROUTES, admin_app
 from exporter.web.admin.core import authenticate
 from exporter.web.app import admin_deps
+from tests.rig.table import READ_TOKEN, WRITE_TOKEN
 
 from .conftest import Admin, MakeAdmin
-from .fakes import READ_TOKEN, WRITE_TOKEN
 
 
 def concrete(path: str) -> str:

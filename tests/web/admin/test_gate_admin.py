@@ -10,9 +10,9 @@ import structlog
 from exporter.web.admin.routes import ROUTES
 from exporter.web.admin.validation import MAX_QUERY_VALUE
 from exporter.web.admin.validation_th import COUNT_MAXIMUM
+from tests.rig.table import READ_TOKEN, WRITE_TOKEN
 
 from .conftest import Admin, MakeAdmin, served_document
-from .fakes import READ_TOKEN, WRITE_TOKEN
 
 RESOURCES = "/restream/demo-media/resources"
 TASKS = "/talking-head/demo-media/tasks"

@@ -22,9 +22,9 @@ from exporter.support.secrets import (
 )
 from exporter.web.admin.masking import SecretMask, mask, mask_history
 from exporter.web.admin.restore import restore_secrets
+from tests.rig.table import RESOURCE, SECRETS
 
 from .conftest import Admin
-from .fakes import RESOURCE, SECRETS
 
 RS = "/app/restream/v2/demo-media"
 
@@ -439,7 +439,7 @@ async def test_a_reply_with_secrets_under_new_names_is_masked(admin: Admin) -> N
 
 
 def test_the_documented_secret_rules_are_the_codes() -> None:
-    doc = (Path(__file__).parents[2] / "docs" / "admin-api.md").read_text()
+    doc = (Path(__file__).parents[3] / "docs" / "admin-api.md").read_text()
     section = doc.split("## Secrets in answers", 1)[1].split("\n## ", 1)[0]
     for name in (*QUERY_ALLOWED, *SECRET_NAMES, *SECRET_WORDS):
         assert f"`{name}`" in section, name

@@ -20,9 +20,9 @@ from exporter.support.clock import FakeClock
 from exporter.web.admin import admin_app
 from exporter.web.admin.openapi import OWN_STATUSES
 from exporter.web.app import admin_deps
+from tests.rig.table import READ_TOKEN, WRITE_TOKEN, FakeUpstream
 
 from .conftest import make_app, make_context, make_service, served_document, settle
-from .fakes import READ_TOKEN, WRITE_TOKEN, FakeUpstream
 
 DOC = served_document()
 

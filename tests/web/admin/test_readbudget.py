@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from exporter.web.admin import core
+from tests.rig.table import READ_TOKEN
 
 from .conftest import Admin, MakeAdmin
-from .fakes import READ_TOKEN
 
 RS = "/app/restream/v2/demo-media"
 LIST = "/restream/demo-media/resources"

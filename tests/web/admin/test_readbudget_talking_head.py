@@ -19,9 +19,9 @@ from exporter.support.clock import FakeClock
 from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKING_HEAD_SECTION
 from exporter.upstream import UpstreamError
 from exporter.web.admin.readbudget import state_path
+from tests.rig.table import READ_TOKEN, FakeUpstream
 
 from .conftest import Admin, MakeAdmin
-from .fakes import READ_TOKEN, FakeUpstream
 
 TH = "/app/th-api/v1/accounts/demo-media"
 STATUS = "/talking-head/demo-media/status/task-1"

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from exporter.exposition import StoreKey
+from tests.rig.table import READ_TOKEN, UPSTREAM_TOKEN
 
 from .conftest import Admin
-from .fakes import READ_TOKEN, UPSTREAM_TOKEN
 
 RS = "/app/restream/v2/demo-media"
 TH = "/app/th-api/v1/accounts/demo-media"

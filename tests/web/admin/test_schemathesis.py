@@ -45,7 +45,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
 def schemathesis(demo: Demo, workdir: Path, seed: int) -> subprocess.CompletedProcess[str]:
     config = workdir / "schemathesis.toml"
     config.write_text(CONFIG)
-    env = tool_env() | {"SCHEMATHESIS_HOOKS": "tests.admin.schemathesis_hooks"}
+    env = tool_env() | {"SCHEMATHESIS_HOOKS": "tests.web.admin.schemathesis_hooks"}
     cmd = [
         str(BIN / "schemathesis"),
         "--config-file",

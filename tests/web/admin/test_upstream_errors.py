@@ -7,8 +7,9 @@ import asyncio
 
 import pytest
 
+from tests.rig.table import FakeUpstream
+
 from .conftest import Admin, MakeAdmin
-from .fakes import FakeUpstream
 
 TH = "/app/th-api/v1/accounts/demo-media"
 SAFETY_SECONDS = 60  # only a broken build waits so long: the test fails instead of hanging

@@ -18,8 +18,8 @@ from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.talking_head.tasks import TASKS, TaskTracker
 from exporter.web.daemon import SERVICE, create_app
+from tests.rig.table import READ_TOKEN, WRITE_TOKEN
 
-from .fakes import READ_TOKEN, WRITE_TOKEN
 from .test_against_simulator import GENERATE
 
 ACCOUNT = "demo-media"

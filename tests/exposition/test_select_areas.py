@@ -5,7 +5,7 @@ with the same values, and health families stay."""
 from __future__ import annotations
 
 from exporter.exposition import FamilySelection
-from tests.restream.test_against_simulator import ACCOUNTS, Labels, Rig, rig
+from tests.rig.areas import ACCOUNTS, Labels, Rig, rig
 
 __all__ = ["rig"]  # the fixture
 AREA_PREFIXES = ("cdnvideo_restream_", "cdnvideo_dvr_", "cdnvideo_talking_head_")

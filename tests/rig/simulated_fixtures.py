@@ -15,7 +15,7 @@ from exporter.simulator import SimConfig, Simulator
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.upstream import UpstreamClient
-from tests.rig.simulated import T0, MakeShapeRig, ServerFactory, ShapeRig
+from tests.rig.client import T0, MakeShapeRig, ServerFactory, ShapeRig
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from exporter.simulator.auth import TokenProblem
 from exporter.upstream import LoginRejected, UpstreamError
 from exporter.upstream.auth import MIN_TOKEN_AGE_FOR_RENEWAL, RENEW_AT_FRACTION
 from exporter.upstream.errors import says_token_refused
-from tests.rig.simulated import DVR_MAIN, MakeShapeRig, ShapeRig
+from tests.rig.client import DVR_MAIN, MakeShapeRig, ShapeRig
 
 
 async def test_auth_token_field_and_cdn2_prefix_log_in_and_lifetime_is_milliseconds(

@@ -13,7 +13,7 @@ from exporter.upstream.budget import (
     Postponed,
     RequestBudget,
 )
-from tests.rig.simulated import DVR_MAIN, MakeShapeRig
+from tests.rig.client import DVR_MAIN, MakeShapeRig
 
 
 def takes(budget: RequestBudget, account: str, area: str) -> int:

@@ -12,7 +12,7 @@ from exporter.traffic import TrafficPoller
 from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamError
 from exporter.upstream.client import retry_after_seconds
-from tests.rig.simulated import DVR_MAIN, MakeShapeRig
+from tests.rig.client import DVR_MAIN, MakeShapeRig
 
 RESOURCES = "/app/restream/v2/demo-media/resources"
 

@@ -4,4 +4,4 @@ fake-upstream rig's fixtures (tests/rig/)."""
 
 import exporter.runtime.registry  # noqa: F401
 
-pytest_plugins = ("tests.rig.fixtures", "tests.rig.simulated_fixtures")
+pytest_plugins = ("tests.rig.fixtures",)

@@ -26,7 +26,7 @@ from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.talking_head import TalkingHeadPoller
 from exporter.talking_head.settings import TalkingHeadSettings
-from exporter.upstream import UpstreamClient
+from tests.rig.client import connect, server_url
 
 T0 = 1_767_225_600 + 17 * 3600 + 30  # 2026-01-01T17:00:30Z; the evening schedule starts 18:00
 TOKEN = "upstream-SECRET-token-7f3e9a"
@@ -116,26 +116,23 @@ async def rig(aiohttp_server: ServerFactory) -> AsyncIterator[Rig]:
     clock = FakeClock(T0)
     sim = Simulator(SimConfig(accounts=ACCOUNTS, token=TOKEN), clock)
     server = await aiohttp_server(sim.build_app(), host="127.0.0.1")
-    base_url = str(server.make_url("")).rstrip("/")
+    base_url = server_url(server)
     metrics = SelfMetrics()
     store = Store(clock, extra=metrics.render)
     redactor = Redactor([TOKEN])
     async with aiohttp.ClientSession() as session:
-        client = UpstreamClient(
-            session,
-            UpstreamSettings(base_url=base_url, token=TOKEN),
-            metrics,
-            clock,
-            redactor,
-            backoff_seconds=0.0,
+        settings = UpstreamSettings(base_url=base_url, token=TOKEN)
+        parts = connect(
+            session, settings, clock, metrics=metrics, redactor=redactor, backoff_seconds=0.0
         )
+        client = parts.client
         yield Rig(
             sim,
             clock,
             base_url,
             session,
             store,
-            PollRunner(metrics, clock),
+            parts.runner,
             RestreamPoller(
                 client,
                 store,

@@ -1,55 +1,52 @@
-"""Fixtures for the unit tests: a fake platform on a real aiohttp server and a client for it."""
+"""The rig's fixtures (plugins of tests/conftest.py): a client against the scripted platform
+(``platform``, ``make_rig``) or against the simulator (``make_sim_rig``)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
 import pytest
 
 from exporter.config import UpstreamSettings
-from exporter.runtime.selfmetrics import SelfMetrics
+from exporter.simulator import SimConfig, Simulator
 from exporter.support.clock import FakeClock
-from exporter.support.logs import Redactor
-from exporter.upstream import Operations, UpstreamClient
+from tests.rig.client import (
+    T0,
+    MakeRig,
+    MakeShapeRig,
+    Rig,
+    ServerFactory,
+    ShapeRig,
+    connect,
+    server_url,
+)
 from tests.rig.scripted import FakePlatform
 
 
-@dataclass
-class Rig:
-    """One client wired to the fake platform, with the clock and metrics it uses."""
-
-    platform: FakePlatform
-    client: UpstreamClient
-    ops: Operations
-    metrics: SelfMetrics
-    clock: FakeClock
-    redactor: Redactor
-
-    def sample(self, name: str, **labels: str) -> float | None:
-        return self.metrics.registry.get_sample_value(name, labels)
-
-
-MakeRig = Callable[..., Rig]
+@pytest.fixture
+async def rig_sessions() -> AsyncIterator[list[aiohttp.ClientSession]]:
+    """The client rig_sessions a rig opened, closed at the end of the test."""
+    opened: list[aiohttp.ClientSession] = []
+    yield opened
+    for session in opened:
+        await session.close()
 
 
 @pytest.fixture
-async def platform(aiohttp_server: Callable[..., Awaitable[Any]]) -> FakePlatform:
+async def platform(aiohttp_server: ServerFactory) -> FakePlatform:
     fake = FakePlatform()
-    server = await aiohttp_server(fake.app())
-    fake.url = str(server.make_url("")).rstrip("/")
+    fake.url = server_url(await aiohttp_server(fake.app()))
     return fake
 
 
 @pytest.fixture
-async def make_rig(platform: FakePlatform) -> AsyncIterator[MakeRig]:
+async def make_rig(platform: FakePlatform, rig_sessions: list[aiohttp.ClientSession]) -> MakeRig:
     """``make_rig(token=...)`` or ``make_rig(username=..., password=...)``; extra keyword
     arguments go to UpstreamSettings, ``retries`` and ``timer`` (its latency clock) to the
     client."""
-    sessions: list[aiohttp.ClientSession] = []
 
     def make(
         retries: int = 2,
@@ -60,21 +57,43 @@ async def make_rig(platform: FakePlatform) -> AsyncIterator[MakeRig]:
         if "token" not in upstream and "username" not in upstream:
             upstream["token"] = "static-token-abc"
         settings = UpstreamSettings(base_url=base_url or platform.url, **upstream)
-        session = aiohttp.ClientSession()
-        sessions.append(session)
-        metrics, clock, redactor = SelfMetrics(), FakeClock(), Redactor()
-        client = UpstreamClient(
-            session,
+        rig_sessions.append(aiohttp.ClientSession())
+        parts = connect(
+            rig_sessions[-1],
             settings,
-            metrics=metrics,
-            clock=clock,
-            redactor=redactor,
+            FakeClock(),
             retries=retries,
             backoff_seconds=0.01,
             timer=timer,
         )
-        return Rig(platform, client, Operations(client), metrics, clock, redactor)
+        return Rig(**vars(parts), platform=platform)
 
-    yield make
-    for session in sessions:
-        await session.close()
+    return make
+
+
+@pytest.fixture
+async def make_sim_rig(
+    aiohttp_server: ServerFactory, rig_sessions: list[aiohttp.ClientSession]
+) -> MakeShapeRig:
+    """``await make_sim_rig(quirks=[...], login=True, upstream={...}, **SimConfig changes)``."""
+
+    async def make(
+        quirks: tuple[str, ...] | list[str] = (),
+        login: bool = True,
+        upstream: dict[str, Any] | None = None,
+        **changes: Any,
+    ) -> ShapeRig:
+        clock = FakeClock(T0)
+        sim = Simulator(SimConfig(quirks=frozenset(quirks), **changes), clock)
+        server = await aiohttp_server(sim.build_app(), host="127.0.0.1")
+        auth = (
+            {"username": sim.config.username, "password": sim.config.password}
+            if login
+            else {"token": sim.token}
+        )
+        settings = UpstreamSettings(base_url=server_url(server), **{**auth, **(upstream or {})})
+        rig_sessions.append(aiohttp.ClientSession())
+        parts = connect(rig_sessions[-1], settings, clock, retries=1, backoff_seconds=0.0)
+        return ShapeRig(**vars(parts), sim=sim)
+
+    return make

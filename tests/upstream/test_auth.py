@@ -8,7 +8,7 @@ import pytest
 
 from exporter.upstream.auth import RENEW_AT_FRACTION, LoginRejected
 from exporter.upstream.errors import UpstreamError
-from tests.rig.fixtures import MakeRig, Rig
+from tests.rig.client import MakeRig, Rig
 from tests.rig.scripted import EXPIRED, TOKEN_PATH, Answer, FakePlatform
 
 DVR = "/app/dvr-net/v1/acme/streams/live/main"

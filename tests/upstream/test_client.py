@@ -15,7 +15,7 @@ import pytest
 from exporter.support import jsonpieces
 from exporter.upstream import Operations, UpstreamClient, UpstreamError, models
 from exporter.upstream import client as client_module
-from tests.rig.fixtures import MakeRig, Rig
+from tests.rig.client import MakeRig, Rig
 from tests.rig.scripted import Answer, FakePlatform
 
 DVR = "/app/dvr-net/v1/acme/streams/live/main"

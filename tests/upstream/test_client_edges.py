@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from exporter.upstream import UpstreamError
-from tests.rig.fixtures import MakeRig
+from tests.rig.client import MakeRig
 from tests.rig.scripted import Answer, FakePlatform
 
 DVR = "/app/dvr-net/v1/acme/streams/live/main"

@@ -17,16 +17,15 @@ from exporter.config import parse_config
 from exporter.exposition import Store
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
-from exporter.runtime.polling import PollRunner
 from exporter.runtime.scheduler import Scheduler
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.runtime.service import Service
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.talking_head.tasks import TaskTracker
-from exporter.upstream import Operations, UpstreamClient
 from exporter.web.admin import ADMIN_STATE
 from exporter.web.app import ADMIN_API, init_app
+from tests.rig.client import connect
 from tests.rig.table import (
     ACCOUNTS,
     READ_TOKEN,
@@ -63,17 +62,23 @@ def make_context(
     clock = clock or FakeClock()
     metrics = SelfMetrics()
     redactor = Redactor(settings.secrets())
-    client = UpstreamClient(
-        session, settings.upstream, metrics, clock, redactor, retries=0, backoff_seconds=0.01
+    parts = connect(
+        session,
+        settings.upstream,
+        clock,
+        metrics=metrics,
+        redactor=redactor,
+        retries=0,
+        backoff_seconds=0.01,
     )
     return Context(
         settings=settings,
         clock=clock,
         store=Store(clock),
         metrics=metrics,
-        runner=PollRunner(metrics, clock),
-        client=client,
-        ops=Operations(client),
+        runner=parts.runner,
+        client=parts.client,
+        ops=parts.ops,
         redactor=redactor,
         accounts=ACCOUNTS,
     )

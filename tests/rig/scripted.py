@@ -16,6 +16,8 @@ from urllib.parse import parse_qs
 
 from aiohttp import web
 
+from tests.rig.http import FakeServer
+
 TOKEN_PATH = "/app/oauth/v1/token/"
 EXPIRED = {"status": "Forbidden", "description": "Token is expired"}
 
@@ -58,7 +60,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @dataclass
-class FakePlatform:
+class FakePlatform(FakeServer):
     password: str = "right-password"
     lifetime_ms: int = 21_599_000
     login_answer: Answer | None = None  # overrides the token endpoint when set
@@ -66,15 +68,6 @@ class FakePlatform:
     routes: dict[tuple[str, str], list[Answer]] = field(default_factory=dict)
     expired: set[str] = field(default_factory=set)
     issued: list[str] = field(default_factory=list)
-    in_flight: int = 0
-    max_in_flight: int = 0
-    url: str = ""
-    on_arrival: Callable[[], None] | None = None  # called as each request arrives
-
-    def app(self) -> web.Application:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        return app
 
     def on(self, method: str, path: str, *answers: Answer) -> None:
         self.routes[(method, path)] = list(answers)
@@ -90,33 +83,28 @@ class FakePlatform:
     def logins(self) -> int:
         return len(self.requests("POST", TOKEN_PATH))
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        body = await request.read()
+    def record(self, request: web.Request, body: bytes) -> None:
         path = request.rel_url.raw_path
         self.seen.append(
             Seen(request.method, path, list(request.query.items()), dict(request.headers), body)
         )
-        if self.on_arrival is not None:
-            self.on_arrival()
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            if request.method == "POST" and path == TOKEN_PATH:
-                return await self._login(body)
-            token = request.headers.get("CDN-AUTH-TOKEN", "")
-            if token in self.expired:
-                return Answer(403, EXPIRED).response()
-            queue = self.routes.get((request.method, path))
-            if not queue:
-                return Answer(
-                    404, {"status": "Not Found", "description": f"no route {path}"}
-                ).response()
-            answer = queue.pop(0) if len(queue) > 1 else queue[0]
-            if answer.delay:
-                await asyncio.sleep(answer.delay)
-            return answer.response()
-        finally:
-            self.in_flight -= 1
+
+    async def answer(self, request: web.Request, body: bytes) -> web.StreamResponse:
+        path = request.rel_url.raw_path
+        if request.method == "POST" and path == TOKEN_PATH:
+            return await self._login(body)
+        token = request.headers.get("CDN-AUTH-TOKEN", "")
+        if token in self.expired:
+            return Answer(403, EXPIRED).response()
+        queue = self.routes.get((request.method, path))
+        if not queue:
+            return Answer(
+                404, {"status": "Not Found", "description": f"no route {path}"}
+            ).response()
+        answer = queue.pop(0) if len(queue) > 1 else queue[0]
+        if answer.delay:
+            await asyncio.sleep(answer.delay)
+        return answer.response()
 
     async def _login(self, body: bytes) -> web.Response:
         if self.login_answer is not None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from tests.rig.http import FakeServer
 
 UPSTREAM_TOKEN = "upstream-secret-token-123"
 READ_TOKEN = "read-token-abc-0123"
@@ -152,42 +153,26 @@ class Seen:
 
 
 @dataclass
-class FakeUpstream:
+class FakeUpstream(FakeServer):
     """An aiohttp app standing in for the platform."""
 
     replies: dict[tuple[str, str], tuple[int, Any]] = field(default_factory=default_replies)
     requests: list[Seen] = field(default_factory=list)
-    hang: bool = False  # hold every request until release(): a platform that does not answer
-    answered: int = 0
     default: tuple[int, Any] = (200, {"status": "ok"})
-    _released: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def release(self) -> None:
-        """Let the held requests go on (call it before the server stops)."""
-        self._released.set()
-
-    def app(self) -> web.Application:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self.handle)
-        return app
-
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        raw = await request.read()
-        body = json.loads(raw) if raw else None
-        path = request.path
+    def record(self, request: web.Request, body: bytes) -> None:
         self.requests.append(
             Seen(
                 request.method,
-                path,
+                request.path,
                 list(request.query.items()),
-                body,
+                json.loads(body) if body else None,
                 request.headers.get("CDN-AUTH-TOKEN"),
             )
         )
-        if self.hang:
-            await self._released.wait()
-        self.answered += 1
-        status, payload = self.replies.get((request.method, path), self.default)
+
+    async def answer(self, request: web.Request, body: bytes) -> web.StreamResponse:
+        status, payload = self.replies.get((request.method, request.path), self.default)
         if isinstance(payload, bytes):
             return web.Response(status=status, body=payload, content_type="text/plain")
         return web.json_response(payload, status=status)

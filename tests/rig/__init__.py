@@ -3,6 +3,8 @@
 - ``client``: one real ``UpstreamClient`` built as the daemon builds it (``connect``), held
   beside the platform it talks to: ``ShapeRig`` with the simulator (``exporter/simulator``,
   fixture ``make_sim_rig``), ``Rig`` with the scripted platform (fixture ``make_rig``).
+- ``http``: ``FakeServer``, what both scripted platforms below share: the catch-all app,
+  each request recorded, counted in and out, held until ``release()``.
 - ``scripted``: ``FakePlatform``, an HTTP server answering from queues of ``Answer``s and
   recording raw requests: for replies the simulator has no quirk for (exact bytes, delays,
   expired tokens by name).

@@ -5,7 +5,7 @@ Every part that goes over the areas reads ``declarations()`` when it runs (the S
 ``Areas``, the self-metrics, the metric reference, check-config's request cost, the reload,
 the landing page's parts, and the config loader through ``settings_sections``), so nothing
 keeps a list of its own; only the composition root (exporter/web/daemon.py) names the areas
-again, in the demo's config (tests/unit/test_layers.py).
+again, in the demo's config (tests/structure/test_layers.py).
 """
 
 from __future__ import annotations

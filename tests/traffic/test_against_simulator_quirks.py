@@ -18,7 +18,7 @@ from tests.traffic.test_against_simulator import (
     outage,
     rig,
 )
-from tests.traffic.test_traffic_host_clock import assert_account_counters_equal_truth
+from tests.traffic.test_host_clock import assert_account_counters_equal_truth
 
 
 async def test_one_minute_answers_to_long_windows_lose_nothing(

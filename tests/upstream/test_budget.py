@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from shapes_rig import DVR_MAIN, MakeShapeRig
 from structlog.testing import capture_logs
 
 from exporter.dvr.reply import DvrReader
@@ -15,6 +14,7 @@ from exporter.upstream.budget import (
     Postponed,
     RequestBudget,
 )
+from tests.rig.client import DVR_MAIN, MakeShapeRig
 
 
 def takes(budget: RequestBudget, account: str, area: str) -> int:
@@ -123,9 +123,9 @@ def test_configured_limit_comes_back_after_a_pause_without_retry_after() -> None
     [((), 60.0), (("rate-limit-420",), DEFAULT_PAUSE_SECONDS), (("rate-limit-200",), 30.0)],
 )
 async def test_platform_rate_limit_backs_the_account_off(
-    make_rig: MakeShapeRig, quirk: tuple[str, ...], pause: float
+    make_sim_rig: MakeShapeRig, quirk: tuple[str, ...], pause: float
 ) -> None:
-    r = await make_rig(quirk, login=False, api_requests_per_minute=4)
+    r = await make_sim_rig(quirk, login=False, api_requests_per_minute=4)
     for _ in range(4):
         await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     with pytest.raises(Exception, match="Rate limit exceeded"):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from exporter.areakit import AreaContext, Job
 from exporter.config import Settings
+from exporter.traffic.accounts import MOVED, REMOVED, UNLISTED, Release
 from exporter.traffic.auditor import Auditor, audit_path
 from exporter.traffic.history import TrafficHistory
 from exporter.traffic.history_file import HistoryFile, charts_path
-from exporter.traffic.poller import MOVED, REMOVED, UNLISTED, Release, TrafficPoller
+from exporter.traffic.poller import TrafficPoller
 from exporter.traffic.settings import TRAFFIC_SECTION
 
 TRAFFIC_TICK_SECONDS = 15.0

@@ -47,7 +47,7 @@ async def drive(poller: TrafficPoller, clock: FakeClock, seconds: float, step: f
     end = clock.time() + seconds
     while clock.time() < end:
         await poller.poll("acme")
-        scrape(poller._store)
+        scrape(poller.publisher.store)
         clock.advance(step)
 
 

@@ -12,7 +12,7 @@ from structlog.testing import capture_logs
 
 from exporter.simulator import SimConfig
 from exporter.simulator.routes_traffic import parse_minute
-from exporter.traffic.poller import GIVE_UP_MINUTES_AT_LEAST
+from exporter.traffic.policy import GIVE_UP_MINUTES_AT_LEAST
 from tests.traffic.test_against_simulator import (
     ACC,
     ServerFactory,

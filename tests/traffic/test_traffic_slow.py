@@ -10,7 +10,7 @@ from traffic_fakes import COUNTED, FakeSource, MakePoller
 from exporter.exposition import Store
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
-from exporter.traffic.poller import (
+from exporter.traffic.policy import (
     SETTLE_ATTEMPTS,
     SETTLE_BACKOFF_MAX_SECONDS,
     SETTLE_GIVE_UP_SECONDS,

@@ -16,11 +16,12 @@ from traffic_fakes import COUNTED, FakeSource, MakePoller
 
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import FakeClock
-from exporter.traffic import poller, state
+from exporter.traffic import persist, poller, state
 from exporter.traffic.families import RESOURCE
 from exporter.traffic.ledger import AccountLedger
 
 HEAVY = ("parse_resources", "parse_totals", "build_fragment")
+HOMES = {"parse_resources": poller, "parse_totals": poller, "build_fragment": persist}
 
 
 async def test_parsing_counting_settling_and_building_run_off_the_loop(
@@ -41,7 +42,7 @@ async def test_parsing_counting_settling_and_building_run_off_the_loop(
         return wrapped
 
     for name in HEAVY:
-        monkeypatch.setattr(poller, name, spy(name, getattr(poller, name)))
+        monkeypatch.setattr(HOMES[name], name, spy(name, getattr(HOMES[name], name)))
     for name in ("count_first_read", "settle", "prune"):
         monkeypatch.setattr(AccountLedger, name, spy(name, getattr(AccountLedger, name)))
     monkeypatch.setattr(state, "dump", spy("dump", state.dump))

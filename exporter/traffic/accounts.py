@@ -133,7 +133,8 @@ class Accounts:
             log.info("traffic_account_dropped", account=name)
 
     def resume(self, account: str, led: AccountLedger, ready: float) -> None:
-        """An account served again (``ready``: now on the clock that decides what is ready).
+        """An account served again, in its poll (its lines name it: ``steps.account_context``;
+        ``ready``: now on the clock that decides what is ready).
         Back from another replica: the minutes in between were that replica's to count; read
         on from the newest ready minute, counters continued. Back in the account list: the
         minutes missed are read from the ledger's cursor (up to ``catch_up_minutes``, the
@@ -146,12 +147,11 @@ class Accounts:
             return
         missed = (last - MINUTE - led.cursor) // MINUTE
         if not moved:
-            log.info("traffic_account_resumed", account=account, minutes_to_read=missed + 1)
+            log.info("traffic_account_resumed", minutes_to_read=missed + 1)
             return
         led.cursor = last - MINUTE
         log.info(
             "traffic_account_resumed",
-            account=account,
             skipped_minutes=missed,
             reason="read by the replica that served the account meanwhile",
         )

@@ -155,7 +155,9 @@ class Publisher:
             oldest = now - self._settings.series_retention_hours * 3600
             gone = led.prune(oldest)
             if gone:
-                log.info("traffic_series_removed", account=account, resources=len(gone))
+                log.info(
+                    "traffic_series_removed", resources=len(gone)
+                )  # the poll names the account
             # built, rendered and compressed here, not in the render thread, against the
             # fragment it replaces (unchanged chunks and label tuples are kept)
             published = self.store.fragment(StoreKey("traffic", account), include_stale=True)
@@ -232,7 +234,7 @@ class Publisher:
 
     async def _save(self) -> bool:
         self.file.unsaved = False
-        if await on_worker(self._write):
+        if await on_worker(self._write, tied=False):  # every account's: its lines name none
             return True
         self.file.unsaved = True
         return False

@@ -11,7 +11,7 @@ from exporter.traffic.ledger import AccountLedger, Run
 from exporter.traffic.windows import MAX_WINDOW_MINUTES, MINUTE, Window
 from exporter.upstream.errors import UpstreamError
 
-log = structlog.get_logger("exporter.traffic")
+log = structlog.get_logger("exporter.traffic")  # in a poll: the account is bound (steps.py)
 
 # After a 504 or a timeout the longest window is halved for this long, then tried in full.
 SLOW_HOLD_SECONDS = 3600.0
@@ -49,26 +49,24 @@ def cap(minutes: int, each_minute: bool) -> int:
     return 1 if each_minute else minutes
 
 
-def shrink(account: str, led: AccountLedger, w: Window, exc: UpstreamError, now: float) -> None:
+def shrink(led: AccountLedger, w: Window, exc: UpstreamError, now: float) -> None:
     """A window timed out: ask for half as many minutes for the next SLOW_HOLD_SECONDS."""
     led.slow_cap = max(1, w.minutes // 2)
     led.slow_until = now + SLOW_HOLD_SECONDS
     log.warning(
         "traffic_window_halved",
-        account=account,
         window=str(w),
         error=exc.message,
         longest_minutes=led.slow_cap,
     )
 
 
-def refuse_long(account: str, led: AccountLedger, w: Window, exc: UpstreamError) -> None:
+def refuse_long(led: AccountLedger, w: Window, exc: UpstreamError) -> None:
     """Long windows were refused: one-minute windows from now on."""
     led.long_refused = True
     led.dirty = True
     log.warning(
         "traffic_long_windows_refused",
-        account=account,
         window=str(w),
         error=exc.message,
         fallback="1-minute windows",
@@ -77,7 +75,7 @@ def refuse_long(account: str, led: AccountLedger, w: Window, exc: UpstreamError)
 
 def give_up(metrics: AreaMetrics, account: str, led: AccountLedger, run: Run, why: str) -> None:
     """Drop ``run`` unsettled (its late data lost), counted as ``given_up``."""
-    log.warning("traffic_settle_given_up", account=account, window=str(run.window), why=why)
+    log.warning("traffic_settle_given_up", window=str(run.window), why=why)
     metrics.traffic_windows.labels(account, "given_up").inc(run.minutes)
     led.drop(run)
 

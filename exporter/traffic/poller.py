@@ -26,6 +26,7 @@ from exporter.traffic.persist import Publisher, StateFile
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.skew import Clocks
+from exporter.traffic.steps import account_context, on_worker, untied, untied_task
 from exporter.traffic.windows import (
     MINUTE,
     Window,
@@ -200,49 +201,54 @@ class TrafficPoller:
         return self.clocks.platform_time(now)
 
     async def _work(self, step: Callable[..., T], *args: object) -> T:
-        """Run ``step(*args)`` on the worker thread (after the steps queued before it)."""
-        return await asyncio.get_running_loop().run_in_executor(self._worker, step, *args)
+        """Run ``step(*args)`` on the worker thread (after the steps queued before it), its
+        lines naming the account polled."""
+        return await on_worker(step, *args)
 
     # -- one cycle ---------------------------------------------------------------------------
     async def poll(self, account: str) -> None:
+        """One cycle of ``account``: its log lines name it (bound once, ``account_context``)."""
         async with self._state(account).lock:
-            now = self.clocks.now()
-            self._accounts.drop_released(now)
-            led = self.ledger(account)
-            if led.released_at:
-                self._accounts.resume(account, led, self.clocks.ready_time(now))
-            cycle = Cycle()
+            now = self.clocks.now()  # a step's line is the host's, not the account's
+            with account_context(account):
+                await self._cycle(account, now)
+
+    async def _cycle(self, account: str, now: float) -> None:
+        self._accounts.drop_released(now)
+        led = self.ledger(account)
+        if led.released_at:
+            self._accounts.resume(account, led, self.clocks.ready_time(now))
+        cycle = Cycle()
+        try:
+            await self._first_reads(account, led, now, cycle)
+            await self._settle_due(account, led, now, cycle)
+            if self._auditor is not None and not cycle.postponed:
+                # its requests and lines are the audit's own (they name the account)
+                audit = self._auditor.step(account, long_windows=not led.long_refused)
+                await untied_task(audit)
+        except BaseException as failure:
+            # What was counted before the failure is still published, and what is owed
+            # still said (a poll failing for an hour leaves its minutes past their ages);
+            # a failure to do so is logged and never replaces the poll's own error.
             try:
-                await self._first_reads(account, led, now, cycle)
-                await self._settle_due(account, led, now, cycle)
-                if self._auditor is not None and not cycle.postponed:
-                    await self._auditor.step(account, long_windows=not led.long_refused)
-            except BaseException as failure:
-                # What was counted before the failure is still published, and what is owed
-                # still said (a poll failing for an hour leaves its minutes past their ages);
-                # a failure to do so is logged and never replaces the poll's own error.
-                try:
-                    self._report_owed(account, led, now)
-                    await self.publisher.publish(account, led, now, ok=False)
-                except Exception as exc:
-                    log.error(
-                        "traffic_publish_failed",
-                        account=account,
-                        error=f"{type(exc).__name__}: {exc}",
-                        poll_error=type(failure).__name__,
-                    )
-                raise
-            refused = cycle.refused is not None and not cycle.read
-            self._report_owed(account, led, now)
-            await self.publisher.publish(account, led, now, ok=not refused)
-            if cycle.postponed:  # resumed next poll; nothing owed is dropped
-                self._metrics.polls_postponed.labels("traffic").inc()
-            if refused and cycle.refused is not None:
-                # The platform refuses every read: the poll fails (cdnvideo_up 0), while the
-                # reads stay owed and no settle run counts a failure.
-                raise UpstreamError(
-                    "traffic", "http", f"rate limited: {cycle.refused.message}", 429
+                self._report_owed(account, led, now)
+                await self.publisher.publish(account, led, now, ok=False)
+            except Exception as exc:
+                log.error(
+                    "traffic_publish_failed",
+                    error=f"{type(exc).__name__}: {exc}",
+                    poll_error=type(failure).__name__,
                 )
+            raise
+        refused = cycle.refused is not None and not cycle.read
+        self._report_owed(account, led, now)
+        await self.publisher.publish(account, led, now, ok=not refused)
+        if cycle.postponed:  # resumed next poll; nothing owed is dropped
+            self._metrics.polls_postponed.labels("traffic").inc()
+        if refused and cycle.refused is not None:
+            # The platform refuses every read: the poll fails (cdnvideo_up 0), while the
+            # reads stay owed and no settle run counts a failure.
+            raise UpstreamError("traffic", "http", f"rate limited: {cycle.refused.message}", 429)
 
     def _report_owed(self, account: str, led: AccountLedger, now: float) -> None:
         """The settle reads due and not yet done: how many minutes, and how long overdue."""
@@ -299,7 +305,6 @@ class TrafficPoller:
         if plan.missed and led.cursor is not None:
             log.warning(
                 "traffic_minutes_missed",
-                account=account,
                 minutes=plan.missed,
                 after=str(Window(led.cursor, led.cursor + MINUTE)),
                 catch_up_minutes=s.catch_up_minutes,
@@ -336,11 +341,11 @@ class TrafficPoller:
                 if isinstance(exc, WindowMismatch):
                     self._metrics.traffic_windows.labels(account, "mismatched").inc(w.minutes)
                 if policy.refusal(exc) and w.minutes > 1:
-                    policy.refuse_long(account, led, w, exc)
+                    policy.refuse_long(led, w, exc)
                     queue = list(chunks(w.start, last.last_minute, 1))
                     continue
                 if policy.slow(exc) and w.minutes > 1:  # try half the window at once, down to 1
-                    policy.shrink(account, led, w, exc, now)
+                    policy.shrink(led, w, exc, now)
                     queue = list(chunks(w.start, last.last_minute, led.slow_cap))
                     continue
                 if w.minutes == 1:
@@ -364,7 +369,7 @@ class TrafficPoller:
             await self._work(self._count, account, led, w, fetched, now)
             cycle.read = True
             self._metrics.traffic_windows.labels(account, outcome).inc(w.minutes)
-            log.debug("traffic_window_read", account=account, window=str(w), outcome=outcome)
+            log.debug("traffic_window_read", window=str(w), outcome=outcome)
 
     def _ready_at(self, w: Window) -> float:
         """When the oldest minute of ``w`` became ready (on the clock ``_ready_time`` gives)."""
@@ -496,7 +501,7 @@ class TrafficPoller:
                 )
                 if increased:
                     self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
-                    log.debug("traffic_window_revised", account=account, window=str(run.window))
+                    log.debug("traffic_window_revised", window=str(run.window))
                 if complete and _final(run, led, stages) and self._auditor is not None:
                     self._auditor.settled(account, run.window, run.totals)  # its counts are final
                 if complete and error is None:
@@ -511,10 +516,10 @@ class TrafficPoller:
         if isinstance(error, WindowMismatch):
             self._metrics.traffic_windows.labels(account, "mismatched").inc(error.window.minutes)
         if policy.refusal(error) and w.minutes > 1 and not led.long_refused:
-            policy.refuse_long(account, led, w, error)
+            policy.refuse_long(led, w, error)
             return  # re-read minute by minute next cycle
         if policy.slow(error) and w.minutes > 1:
-            policy.shrink(account, led, w, error, now)
+            policy.shrink(led, w, error, now)
         policy.settle_failed(
             self._metrics, account, led, run, now, self.clocks.ready_time(now), error
         )
@@ -565,7 +570,8 @@ class TrafficPoller:
         asked: list[tuple[str, Window]] = []
         for w in windows:
             for half in halves:
-                calls.append(self._client.traffic(account, w.start, w.end, half == "resources"))
+                read = self._client.traffic(account, w.start, w.end, half == "resources")
+                calls.append(untied_task(read))  # the client's lines name no account
                 asked.append((half, w))
         replies = await asyncio.gather(*calls, return_exceptions=True)
         errors: list[BaseException] = []
@@ -590,7 +596,7 @@ class TrafficPoller:
                 raise exc  # a bug or a cancellation, not the platform
         answered = [r for h in halves if h not in failed for r in good[h]]
         for r in answered:
-            self.clocks.read(r.skew_seconds)  # no Date: ours is followed
+            untied().run(self.clocks.read, r.skew_seconds)  # the platform's clock: no account
         got: dict[str, Any] = {}
         if len(failed) < len(halves):
             keep = {h: good[h] for h in halves if h not in failed}
@@ -649,7 +655,6 @@ class TrafficPoller:
             log.warning(
                 "upstream_value_rejected",
                 area="traffic",
-                account=account,
                 field=name,
                 values=fields.count(name),
                 action="dropped alone; the rest of the window is counted",

@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
-from structlog.testing import capture_logs
+from logcapture import capture_logs
 
 from exporter.config import UpstreamSettings
 from exporter.exposition import Fragment, Store, StoreKey

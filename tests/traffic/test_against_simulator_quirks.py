@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from structlog.testing import capture_logs
+from logcapture import capture_logs
 
 from exporter.simulator import SimConfig
 from exporter.traffic.families import ACCOUNT, RESOURCE

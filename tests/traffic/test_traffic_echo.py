@@ -118,7 +118,7 @@ async def test_a_bad_gauge_value_is_counted_each_time_and_logged_once_an_hour(
     metrics: SelfMetrics,
     store: Store,
 ) -> None:
-    from structlog.testing import capture_logs
+    from logcapture import capture_logs
     from test_traffic_poller import counter, drive
 
     source.extra = {"edge_hit_ratio": "n/a", "edge_bandwidth": float("nan")}

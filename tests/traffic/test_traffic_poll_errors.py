@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from structlog.testing import capture_logs
+from logcapture import capture_logs
 from traffic_fakes import FakeSource, MakePoller
 
 from exporter.exposition import Fragment, Store, StoreKey

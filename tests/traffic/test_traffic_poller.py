@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from structlog.testing import capture_logs
+from logcapture import capture_logs
 from traffic_fakes import COUNTED, Call, FakeSource, MakePoller, truth
 
 from exporter.exposition import Fragment, Store, StoreKey

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from structlog.testing import capture_logs
+from logcapture import capture_logs
 
 from exporter.simulator import SimConfig
 from exporter.simulator.routes_traffic import parse_minute

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from structlog.testing import capture_logs
+from logcapture import capture_logs
 from test_traffic_poller import counter, drive, windows
 from traffic_fakes import COUNTED, FakeSource, MakePoller
 

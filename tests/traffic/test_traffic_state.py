@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from structlog.testing import capture_logs
+from logcapture import capture_logs
 
 from exporter.traffic import state
 from exporter.traffic.ledger import AccountLedger

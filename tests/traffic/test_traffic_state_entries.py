@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from structlog.testing import capture_logs
+from logcapture import capture_logs
 
 from exporter.simulator import SimConfig
 from tests.traffic.test_against_simulator import ACC, ServerFactory, rig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from structlog.testing import capture_logs
+from logcapture import capture_logs
 from test_traffic_poller import counter, drive, windows
 from traffic_fakes import COUNTED, FakeSource, MakePoller
 

@@ -111,7 +111,7 @@ class Auditor:
             self._store.publish(StoreKey("traffic_audit", account), self.book.fragment(account))
             self._changed.discard(account)
             self._published.add(account)
-        if self._save_due(now):  # written on the worker (up to ~0.3 MB), taken on the loop
+        if self._save_due(now):  # written on the worker, taken on the loop
             doc = self._snapshot()
             await asyncio.get_running_loop().run_in_executor(offloop.WORKER, self._write, doc, now)
 

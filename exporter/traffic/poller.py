@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import structlog
 
@@ -17,54 +16,27 @@ from exporter.support.clock import Clock
 from exporter.traffic import policy
 from exporter.traffic.accounts import MOVED, Accounts, AccountState, Release
 from exporter.traffic.auditor import Auditor
-from exporter.traffic.echo import WindowMismatch, check_echo, stating
-from exporter.traffic.families import Latest
-from exporter.traffic.final import FinalMinutes, tell
+from exporter.traffic.echo import WindowMismatch
+from exporter.traffic.final import FinalMinutes
 from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
-from exporter.traffic.parse import ResourceRow, Row, merge, parse_resources, parse_totals
 from exporter.traffic.persist import Publisher, StateFile
-from exporter.traffic.select import ResourceSelector, fold
+from exporter.traffic.read import Asked, Reader, Replies, final, postponement
+from exporter.traffic.reply import TrafficSource
+from exporter.traffic.select import ResourceSelector
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.skew import Clocks
-from exporter.traffic.steps import account_context, on_worker, untied, untied_task
-from exporter.traffic.windows import (
-    MINUTE,
-    Window,
-    chunks,
-    plan_reads,
-    settle_cap_minutes,
-)
+from exporter.traffic.steps import account_context, on_worker, untied_task
+from exporter.traffic.windows import MINUTE, Window, chunks, plan_reads
 from exporter.upstream.budget import Postponed
 from exporter.upstream.errors import UpstreamError
-from exporter.upstream.models import MetricsReply
 
 log = structlog.get_logger("exporter.traffic")
-
-# A rejected upstream value is logged at most once per field in this many seconds.
-REJECTED_LOG_SECONDS = 3600.0
-
-Fetched = tuple[Row, dict[str, ResourceRow]]
 
 T = TypeVar("T")
 
 
-def _final(run: Run, led: AccountLedger, stages: tuple[int, ...]) -> bool:
-    """``run`` left the ledger after its last settle age (not joined into another run)."""
-    return run not in led.pending and run.next_age(stages) <= run.settled
-
-
-class TrafficSource(Protocol):
-    """The one upstream call the poller needs (UpstreamClient has it; tests pass a fake)."""
-
-    async def traffic(
-        self,
-        account: str,
-        start: float,
-        end: float,
-        per_resource: bool,
-        metrics: Sequence[str] = (),
-        resource: str | None = None,
-    ) -> MetricsReply: ...
+class Doubted(Exception):
+    """A first read's replies moved the platform's clock it was planned on: not counted."""
 
 
 class Budget(Protocol):
@@ -99,12 +71,6 @@ class Cycle:
             self.refused = exc
 
 
-def postponement(exc: UpstreamError) -> bool:
-    """Not the platform failing the window: our budget, or its rate limit (429, a 420 or 200
-    body about a rate limit, with or without Retry-After). The read waits; never a failure."""
-    return isinstance(exc, Postponed) or exc.rate_limited
-
-
 class TrafficPoller:
     """Per account: a cursor of accounted minutes, cumulative counters, a ledger of unsettled
     runs; each ``poll`` reads what became ready, re-reads the runs due, and publishes
@@ -132,7 +98,7 @@ class TrafficPoller:
         self._metrics = metrics
         self._clock = clock
         self._settings = settings
-        self._select = ResourceSelector(
+        select = ResourceSelector(
             settings.resources_include, settings.resources_exclude, settings.max_resources
         )
         self.clocks = Clocks(clock, metrics)
@@ -142,11 +108,16 @@ class TrafficPoller:
         self.publisher = Publisher(
             store, metrics, clock, settings, self._accounts, file, self.clocks.platform_time
         )
-        self._rejected_logged: dict[str, float] = {}
+        self._reader = Reader(
+            self._accounts, self.clocks, select, settings, metrics, clock, self._final_minutes
+        )
         self._worker = offloop.WORKER  # shared with the other pollers and the renderer
         # Told each run of minutes once it is final (remote write). While set, runs are kept
         # to one minute, so what it is told is the platform's own figure for each minute.
         self.final_minutes: FinalMinutes | None = None
+
+    def _final_minutes(self) -> FinalMinutes | None:
+        return self.final_minutes
 
     def ledger(self, account: str) -> AccountLedger:
         """The account's ledger (created empty on first use); for diagnostics and tests."""
@@ -333,7 +304,14 @@ class TrafficPoller:
             last = queue[-1] if queue else w
             doubts = self.clocks.doubts
             try:
-                fetched = await self._fetch(account, (w,))
+                await self._fetch(account, led, w, now, ready, doubts)
+            except Doubted:
+                # The replies moved the platform's clock (or say it is off and are not yet
+                # confirmed): this window was chosen on the wrong clock, and may hold minutes
+                # not closed on the platform's. Plan again; never counted as it is.
+                if replans:
+                    await self._first_reads(account, led, now, cycle, replans - 1)
+                return
             except UpstreamError as exc:
                 if postponement(exc):
                     cycle.wait(exc)
@@ -353,20 +331,11 @@ class TrafficPoller:
                     led.slow_cap, led.slow_until = cap_before
                     led.outage = True
                 raise
-            led.answered_at = now
-            if self.clocks.ready_time(now) != ready or self.clocks.doubts != doubts:
-                # The replies moved the platform's clock (or say it is off and are not yet
-                # confirmed): this window was chosen on the wrong clock, and may hold minutes
-                # not closed on the platform's. Plan again; never counted as it is.
-                if replans:
-                    await self._first_reads(account, led, now, cycle, replans - 1)
-                return
             if led.outage or (probing and not self.clocks.probing()):
                 # the probe was answered (the clock confirmed): the rest in full-size windows
                 led.outage = probing = False
                 if queue:
                     queue = list(chunks(queue[0].start, last.last_minute, policy.longest(led, now)))
-            await self._work(self._count, account, led, w, fetched, now)
             cycle.read = True
             self._metrics.traffic_windows.labels(account, outcome).inc(w.minutes)
             log.debug("traffic_window_read", window=str(w), outcome=outcome)
@@ -374,36 +343,6 @@ class TrafficPoller:
     def _ready_at(self, w: Window) -> float:
         """When the oldest minute of ``w`` became ready (on the clock ``_ready_time`` gives)."""
         return w.start + MINUTE + self._settings.delay_seconds
-
-    def _count(
-        self, account: str, led: AccountLedger, w: Window, fetched: Fetched, now: float
-    ) -> None:
-        totals, rows = fetched
-        sel = self._select.select(rows.values())
-        stages = self._settings.settle_stages
-        settle = None
-        if stages:
-            settle = (
-                stages[0] * MINUTE,
-                self._run_cap(settle_cap_minutes(stages[0], not led.long_refused)),
-            )
-        # Read at, and settled after, on the clock that decides what is ready: a settle read
-        # never comes before its age on the platform's clock, whichever way ours steps.
-        led.count_first_read(
-            w, totals, rows.values(), sel.named_ids, self.clocks.ready_time(now), settle
-        )
-        if self.final_minutes is not None and not stages:  # no settle reads: final at once
-            folded = frozenset(r.id for r in sel.folded)
-            resources = {r.id: r.row.counts for r in rows.values()}
-            run = Run(w.start, w.end, now, totals.counts, resources, folded)
-            tell(self.final_minutes, account, run)
-        st = self._state(account)
-        st.latest = Latest(w, totals, sel.named, fold(sel.folded) if sel.folded else None)
-        folded = frozenset(r.id for r in sel.folded)
-        newly = folded - st.folded
-        if newly:
-            self._metrics.series_dropped.inc(len(newly))
-        st.folded = folded
 
     def _due(
         self, account: str, led: AccountLedger, now: float, aside: Sequence[Run] = ()
@@ -476,33 +415,36 @@ class TrafficPoller:
                 return
             known = requests(run.totals) if w == run.window else 0.0
             doubts = self.clocks.doubts
-            got, error = await self._fetch_halves(account, (w,), halves, known)
-            if got and (self.clocks.doubts != doubts or self.clocks.ready_time(now) != ready):
+            replies, asked = await self._send(account, w, halves)
+            read = await self._work(
+                self._reader.settle,
+                account,
+                led,
+                run,
+                w,
+                replies,
+                asked,
+                halves,
+                known,
+                now,
+                ready,
+                doubts,
+                self._run_cap(longest),
+            )
+            error = read.error
+            if read.doubted and error is None:
                 # read on a clock its replies doubt: maybe before its age; stays owed and is
                 # read again next poll, while the other runs due are read in this one
-                if error is None:
-                    cycle.aside.append(run)
-                    cycle.settled = cycle.complete = True
-                    return
-                got = {}
-            if got:
-                led.answered_at = now
+                cycle.aside.append(run)
+                cycle.settled = cycle.complete = True
+                return
+            if read.read:
                 cycle.read = True
-                increased, complete = await self._work(
-                    self._settle_step,
-                    account,
-                    led,
-                    run,
-                    w,
-                    got.get("totals"),
-                    got.get("resources"),
-                    stages,
-                    self._run_cap(longest),
-                )
-                if increased:
+                complete = read.complete
+                if read.increased:
                     self._metrics.traffic_windows.labels(account, "revised").inc(run.minutes)
                     log.debug("traffic_window_revised", window=str(run.window))
-                if complete and _final(run, led, stages) and self._auditor is not None:
+                if complete and final(run, led, stages) and self._auditor is not None:
                     self._auditor.settled(account, run.window, run.totals)  # its counts are final
                 if complete and error is None:
                     cycle.settled = cycle.complete = True
@@ -529,133 +471,36 @@ class TrafficPoller:
         """The longest run to keep (``policy.cap``)."""
         return policy.cap(minutes, self.final_minutes is not None)
 
-    def _settle_step(
-        self,
-        account: str,
-        led: AccountLedger,
-        run: Run,
-        w: Window,
-        totals: Row | None,
-        rows: dict[str, ResourceRow] | None,
-        stages: tuple[int, ...],
-        cap: int,
-    ) -> tuple[bool, bool]:
-        """``led.settle_piece`` (on the worker); a run it drops after its last age is final."""
-        folds, per_resource = self._select.folds, self._settings.per_resource
-        out = led.settle_piece(run, w, totals, rows, folds, stages, cap, per_resource)
-        if self.final_minutes is not None and _final(run, led, stages):
-            tell(self.final_minutes, account, run)
-        return out
+    # -- upstream: the loop sends, one worker step reads (``Reader``) ----------------------------
+    async def _fetch(
+        self, account: str, led: AccountLedger, w: Window, now: float, ready: float, doubts: int
+    ) -> None:
+        """A first read of ``w``: both halves counted, or nothing (raises the first error;
+        ``Doubted``: the replies moved the clock it was planned on)."""
+        halves = self._halves()
+        replies, asked = await self._send(account, w, halves)
+        read = await self._work(
+            self._reader.first, account, led, w, replies, asked, halves, now, ready, doubts
+        )
+        if read.error is not None:
+            raise read.error
+        if read.doubted:
+            raise Doubted
 
-    # -- upstream ----------------------------------------------------------------------------
-    async def _fetch(self, account: str, windows: Sequence[Window]) -> Fetched:
-        """Totals (and per-resource rows) summed over ``windows``; both halves or nothing."""
-        got, error = await self._fetch_halves(account, windows, self._halves())
-        if error is not None:
-            raise error
-        return got["totals"], got.get("resources", {})
-
-    async def _fetch_halves(
-        self,
-        account: str,
-        windows: Sequence[Window],
-        halves: Sequence[str],
-        known_requests: float = 0.0,
-    ) -> tuple[dict[str, Any], UpstreamError | None]:
-        """The halves (``totals``: a Row, ``resources``: rows by id) of ``windows`` that were
-        answered in full, and the first error of the others (a refusal before the rest).
-        An empty per-resource answer fails its half when the totals (read now, or else
-        ``known_requests`` counted before) are not zero."""
-        calls = []
-        asked: list[tuple[str, Window]] = []
-        for w in windows:
-            for half in halves:
-                read = self._client.traffic(account, w.start, w.end, half == "resources")
-                calls.append(untied_task(read))  # the client's lines name no account
-                asked.append((half, w))
-        replies = await asyncio.gather(*calls, return_exceptions=True)
-        errors: list[BaseException] = []
-        good: dict[str, list[MetricsReply]] = {h: [] for h in halves}
-        failed: set[str] = set()
-        for reply, (half, w) in zip(replies, asked, strict=True):
-            problem: BaseException | None = None
-            if isinstance(reply, MetricsReply):
-                try:
-                    check_echo(reply, account, w)
-                except WindowMismatch as mismatch:
-                    problem = mismatch
-                else:
-                    good[half].append(stating(reply, w))
-            else:
-                problem = reply
-            if problem is not None:
-                errors.append(problem)
-                failed.add(half)
-        for exc in errors:
-            if not isinstance(exc, UpstreamError):
-                raise exc  # a bug or a cancellation, not the platform
-        answered = [r for h in halves if h not in failed for r in good[h]]
-        for r in answered:
-            untied().run(self.clocks.read, r.skew_seconds)  # the platform's clock: no account
-        got: dict[str, Any] = {}
-        if len(failed) < len(halves):
-            keep = {h: good[h] for h in halves if h not in failed}
-            got = await self._work(self._parse, account, keep)
-        if "resources" in got and not any(r.rows for r in good["resources"]):
-            counted = requests(got["totals"].counts) if "totals" in got else known_requests
-            if counted > 0:  # no resources for a window with traffic: no answer, retried
-                del got["resources"]
-                errors.append(
-                    UpstreamError(
-                        "traffic",
-                        "invalid_body",
-                        f"per-resource reply without resources for {windows[0]} while the "
-                        f"totals count {counted:.0f} edge requests",
-                        200,
-                    )
-                )
-        error: UpstreamError | None = None
-        if errors:
-            upstream = [e for e in errors if isinstance(e, UpstreamError)]
-            refused = [e for e in upstream if policy.refusal(e)]
-            real = [e for e in upstream if not postponement(e)]
-            error = (refused or real or upstream)[0]
-        return got, error
-
-    def _parse(self, account: str, replies: dict[str, list[MetricsReply]]) -> dict[str, Any]:
-        """Each half's replies parsed and summed over its windows."""
-        rejected: list[str] = []
-        out: dict[str, Any] = {}
-        if "totals" in replies:
-            out["totals"] = merge(parse_totals(r, rejected) for r in replies["totals"])
-        if "resources" in replies:
-            rows: dict[str, ResourceRow] = {}
-            for reply in replies["resources"]:
-                for rid, r in self._select.filter(parse_resources(reply, rejected)).items():
-                    seen = rows.get(rid)
-                    rows[rid] = (
-                        r
-                        if seen is None
-                        else ResourceRow(r.id, r.name, r.cname, merge((seen.row, r.row)))
-                    )
-            out["resources"] = rows
-        if rejected:
-            self._report_rejected(account, rejected)
-        return out
-
-    def _report_rejected(self, account: str, fields: list[str]) -> None:
-        """Count each dropped value; log each field at most once an hour."""
-        now = self._clock.time()
-        for name in fields:
-            self._metrics.values_rejected.labels("traffic", name).inc()
-        for name in sorted(set(fields)):
-            if now < self._rejected_logged.get(name, -math.inf) + REJECTED_LOG_SECONDS:
-                continue
-            self._rejected_logged[name] = now
-            log.warning(
-                "upstream_value_rejected",
-                area="traffic",
-                field=name,
-                values=fields.count(name),
-                action="dropped alone; the rest of the window is counted",
-            )
+    async def _send(self, account: str, w: Window, halves: Sequence[str]) -> tuple[Replies, Asked]:
+        """The requests of ``halves`` of ``w`` at once; what each got, as received (the body
+        still bytes when large): read by one worker step, which takes the replies over."""
+        asked: Asked = [(half, w) for half in halves]
+        calls = [
+            untied_task(self._client.traffic(account, w.start, w.end, half == "resources"))
+            for half, _ in asked
+        ]  # the client's lines name no account
+        got = await asyncio.gather(*calls, return_exceptions=True)
+        del calls  # the tasks hold their replies too: the step is to be their only holder
+        replies: Replies = []
+        for reply in got:
+            if isinstance(reply, BaseException) and not isinstance(reply, UpstreamError):
+                raise reply  # a bug or a cancellation, not the platform
+            replies.append(reply)
+        del got
+        return replies, asked

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import threading
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
@@ -89,7 +90,8 @@ class PlatformClock:
 class Clocks:
     """Our wall clock with its steps undone (``HostClockWatch``) and the platform's clock as
     the metrics replies' readings confirm it (``PlatformClock``): which minutes are ready,
-    when a settle read is due, and the lag gauge are read on these."""
+    when a settle read is due, and the lag gauge are read on these. Readings are taken on
+    the worker (the read step) and the clocks read on the loop: one lock keeps them whole."""
 
     def __init__(self, clock: Clock, metrics: AreaMetrics) -> None:
         self._clock = clock
@@ -99,12 +101,14 @@ class Clocks:
         self.undated = False  # a metrics reply came without a Date header
         self.doubts = 0  # readings that disagreed with the believed clock (taken before/after)
         self._rejected_logged = -math.inf
+        self._lock = threading.Lock()
 
     def now(self) -> float:
         """Our wall clock, after checking it against the monotonic clock: a step is logged
         and undone (``host_time``)."""
         now, mono = self._clock.time(), self._clock.monotonic()
-        step = self.host.observe(now, mono)
+        with self._lock:
+            step = self.host.observe(now, mono)
         if step:
             log.warning(
                 "host_clock_stepped",
@@ -117,28 +121,33 @@ class Clocks:
     def host_time(self, now: float) -> float:
         """``now`` (our wall clock) with its steps undone: the time before each step plus the
         monotonic time elapsed since (the platform's readings correct what that is off)."""
-        return now + self.host.correction
+        with self._lock:
+            return now + self.host.correction
 
     def platform_time(self, now: float) -> float:
         """``now`` on the platform's clock as believed (``PlatformClock``): the lag gauge."""
-        return self.host_time(now) + self.platform.believed
+        with self._lock:
+            return now + self.host.correction + self.platform.believed
 
     def ready_time(self, now: float) -> float:
         """The clock that decides which minutes are ready and which settle reads are due: the
         platform's as confirmed, however far from ours either way; until one is confirmed,
         ours or the latest readings' furthest behind it (``PlatformClock.ready_skew``)."""
-        return self.host_time(now) + self.platform.ready_skew()
+        with self._lock:
+            return now + self.host.correction + self.platform.ready_skew()
 
     def probing(self) -> bool:
         """First reads go one minute at a time: no skew is confirmed yet since the start
         and the latest readings do not all agree with ours (``PlatformClock.trusted``), and
         the replies carry a ``Date`` to confirm one with."""
-        return not self.platform.trusted() and not self.undated
+        with self._lock:
+            return not self.platform.trusted() and not self.undated
 
     def read(self, skew: float | None) -> None:
         """One answered reply's reading (None: it had no ``Date``: ours is followed)."""
         if skew is None:
-            self.undated = True
+            with self._lock:
+                self.undated = True
         else:
             self.observe(skew)
 
@@ -147,11 +156,13 @@ class Clocks:
         the clock moves only when confirmed. Believed against our clock with its steps undone
         (``host_time``): a step the platform's clock agrees with is no doubt."""
         self._metrics.clock_skew.set(skew)
-        before = self.platform.believed
-        skew -= self.host.correction
-        outcome = self.platform.observe(skew)
-        if not self.platform.agrees(skew):
-            self.doubts += 1  # a read made meanwhile is not counted (the poller's first reads)
+        with self._lock:
+            before = self.platform.believed
+            skew -= self.host.correction
+            outcome = self.platform.observe(skew)
+            if not self.platform.agrees(skew):
+                self.doubts += 1  # a read made meanwhile is not counted (``read.Reader``)
+            believed = self.platform.believed
         if outcome == "rejected":
             self._metrics.clock_readings_rejected.inc()
             now = self._clock.time()
@@ -163,8 +174,7 @@ class Clocks:
                     believed_seconds=round(before, 1),
                     action=f"ignored until {SKEW_CONFIRMATIONS} consecutive replies agree",
                 )
-        elif outcome == "moved" and self.platform.believed:
-            believed = self.platform.believed
+        elif outcome == "moved" and believed:
             log.warning(
                 "upstream_clock_skew",
                 skew_seconds=round(believed, 1),

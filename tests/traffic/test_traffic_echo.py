@@ -10,8 +10,8 @@ from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from exporter.traffic.echo import WindowMismatch, check_echo, echo_seconds
 from exporter.traffic.parse import COUNT_INDEX
+from exporter.traffic.reply import MetricsReply
 from exporter.traffic.windows import Window
-from exporter.upstream.models import MetricsReply
 
 
 def reply(start: str, end: str, account: str = "acme") -> MetricsReply:

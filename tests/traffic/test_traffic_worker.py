@@ -16,12 +16,12 @@ from traffic_fakes import COUNTED, FakeSource, MakePoller
 
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import FakeClock
-from exporter.traffic import persist, poller, state
+from exporter.traffic import persist, read, state
 from exporter.traffic.families import RESOURCE
 from exporter.traffic.ledger import AccountLedger
 
 HEAVY = ("parse_resources", "parse_totals", "build_fragment")
-HOMES = {"parse_resources": poller, "parse_totals": poller, "build_fragment": persist}
+HOMES = {"parse_resources": read, "parse_totals": read, "build_fragment": persist}
 
 
 async def test_parsing_counting_settling_and_building_run_off_the_loop(

@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from exporter.traffic import reply
 from exporter.upstream import models
 from exporter.upstream.errors import UpstreamError, error_message, is_error_body
 
 PARSERS: dict[str, Callable[[Any], object]] = {
     "accounts": models.parse_accounts,
     "token": models.parse_token,
-    "metrics": lambda b: models.parse_metrics(b, per_resource=False),
-    "metrics_resources": lambda b: models.parse_metrics(b, per_resource=True),
-    "metrics_resources_consumed": lambda b: models.parse_metrics(b, True, consume=True),
+    "metrics": lambda b: reply.parse_metrics(b, per_resource=False),
+    "metrics_resources": lambda b: reply.parse_metrics(b, per_resource=True),
     "restream_resources": models.parse_restream_resources,
     "restream_resource": models.parse_restream_resource,
     "restream_status": models.parse_restream_status,
@@ -70,7 +70,7 @@ def test_error_helpers_accept_any_json(body: Any) -> None:
 
 
 def test_a_consumed_metrics_body_gives_the_same_rows_without_copies() -> None:
-    """The client's decoded reply is taken over row by row (no second set of dicts at the
+    """The read step's decoded reply is taken over row by row (no second set of dicts at the
     peak of a traffic poll); the rows are the same as parsed from a copy."""
 
     def body() -> dict[str, Any]:
@@ -82,16 +82,12 @@ def test_a_consumed_metrics_body_gives_the_same_rows_without_copies() -> None:
 
     consumed = body()
     rows = consumed["data"]
-    taken = models.parse_metrics(consumed, per_resource=True, consume=True)
-    assert taken == models.parse_metrics(body(), per_resource=True)
-    assert taken.rows[0] == models.MetricsRow({"edge_requests_total": 1}, "7", "", "c")
+    taken = reply.parse_metrics(consumed, per_resource=True)
+    assert taken == reply.parse_metrics(body(), per_resource=True)
+    assert taken.rows[0] == reply.MetricsRow({"edge_requests_total": 1}, "7", "", "c")
     assert taken.rows[0].values is rows[0]  # the decoded object itself, keys taken out
     assert taken.rows[1].values is rows[1]
-    copied = body()
-    kept = models.parse_metrics(copied, per_resource=True)
-    assert kept.rows[0].values is not copied["data"][0]
-    assert copied["data"][0]["resource"] == 7  # not consumed: the body is left as it was
-    totals = models.parse_metrics({"data": [{"edge_requests_total": 2}]}, False, consume=True)
+    totals = reply.parse_metrics({"data": [{"edge_requests_total": 2}]}, False)
     assert totals.rows[0].values == {"edge_requests_total": 2}
 
 

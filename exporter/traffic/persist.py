@@ -16,7 +16,7 @@ from exporter.traffic.accounts import Accounts, AccountState
 from exporter.traffic.families import View, build_fragment, exported_keys
 from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.settings import TrafficSettings
-from exporter.traffic.steps import on_worker
+from exporter.traffic.steps import on_worker, untied
 from exporter.traffic.windows import MINUTE
 
 log = structlog.get_logger("exporter.traffic")
@@ -107,15 +107,7 @@ class Publisher:
         """Build the account's fragment, save the state, publish (unless held back), set lag."""
         st = self._accounts.state(account)
         fresh = ok or led.dirty or st.stale  # a reload's view shown
-        fragment = await on_worker(self.build, account, led, now)
-        if led.dirty:
-            led.dirty = False
-            self.file.unsaved = True
-        # Saved first: a value Prometheus scraped is always on disk, so a restart
-        # never publishes a counter lower than before. Unsaved counters wait.
-        saved = True
-        if self.file.unsaved and self.file.path:
-            saved = await self._save()
+        fragment, saved = await on_worker(self._build_and_save, account, led, now)
         # Without any snapshot on disk a restart starts afresh (a clean counter
         # reset), so there is nothing to protect by holding counters back.
         if fresh and (saved or not self.file.on_disk):
@@ -130,6 +122,24 @@ class Publisher:
         if led.cursor is not None:
             age = self._platform_time(now) - (led.cursor + MINUTE)
             self._metrics.traffic_lag.labels(account).set(age)
+
+    def _build_and_save(
+        self, account: str, led: AccountLedger, now: float
+    ) -> tuple[Fragment, bool]:
+        """The account's fragment built, then the state saved if it changed (one worker
+        step); whether the state on disk holds what the fragment shows."""
+        fragment = self.build(account, led, now)
+        if led.dirty:
+            led.dirty = False
+            self.file.unsaved = True
+        # Saved first: a value Prometheus scraped is always on disk, so a restart
+        # never publishes a counter lower than before. Unsaved counters wait.
+        saved = True
+        if self.file.unsaved and self.file.path:
+            self.file.unsaved = False
+            saved = untied().run(self._write)  # every account's: its lines name none
+            self.file.unsaved = not saved
+        return fragment, saved
 
     def _zeros_published(self, led: AccountLedger) -> None:
         """The fragment just put in the store shows the keys ``led`` holds at 0: a scrape
@@ -231,10 +241,3 @@ class Publisher:
         """Snapshot every ledger and replace the state file (on the worker thread)."""
         ledgers = {name: st.ledger for name, st in self._accounts.items()}
         return self.file.write(ledgers, exported_keys(self._view))
-
-    async def _save(self) -> bool:
-        self.file.unsaved = False
-        if await on_worker(self._write, tied=False):  # every account's: its lines name none
-            return True
-        self.file.unsaved = True
-        return False

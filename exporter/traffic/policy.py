@@ -3,11 +3,14 @@ after a timeout, one minute after a refusal) and when a failing settle read is g
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import structlog
 
 from exporter.areakit.metrics import AreaMetrics
 from exporter.traffic.echo import WindowMismatch
 from exporter.traffic.ledger import AccountLedger, Run
+from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.windows import MAX_WINDOW_MINUTES, MINUTE, Window
 from exporter.upstream.errors import UpstreamError
 
@@ -98,6 +101,27 @@ def give_up_stale(
         if now > r.due_at(stages) + late and (r.failed_at or led.answered_at < r.due_at(stages))
     ]:
         give_up(metrics, account, led, stale, "no settle read for a day")
+
+
+def due(
+    metrics: AreaMetrics,
+    account: str,
+    led: AccountLedger,
+    now: float,
+    settings: TrafficSettings,
+    aside: Sequence[Run] = (),
+) -> Run | None:
+    """The unsettled run to re-read now, if any (not one ``aside``), after giving up the
+    hopeless ones (on the worker)."""
+    stages = settings.settle_stages
+    if not stages:
+        if led.pending:  # settling was switched off since the state was saved
+            led.pending.clear()
+            led.dirty = True
+        return None
+    led.reschedule(stages)  # the schedule changed since a half was read
+    give_up_stale(metrics, account, led, now, stages, settings.catch_up_minutes)
+    return led.due(now, stages, aside)
 
 
 def settle_failed(

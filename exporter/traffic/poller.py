@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import structlog
 
@@ -16,6 +15,7 @@ from exporter.support.clock import Clock
 from exporter.traffic import policy
 from exporter.traffic.accounts import MOVED, Accounts, AccountState, Release
 from exporter.traffic.auditor import Auditor
+from exporter.traffic.cycle import Allowance, Budget, Cycle
 from exporter.traffic.echo import WindowMismatch
 from exporter.traffic.final import FinalMinutes
 from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
@@ -27,7 +27,6 @@ from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.skew import Clocks
 from exporter.traffic.steps import account_context, on_worker, untied_task
 from exporter.traffic.windows import MINUTE, Window, chunks, plan_reads
-from exporter.upstream.budget import Postponed
 from exporter.upstream.errors import UpstreamError
 
 log = structlog.get_logger("exporter.traffic")
@@ -37,38 +36,6 @@ T = TypeVar("T")
 
 class Doubted(Exception):
     """A first read's replies moved the platform's clock it was planned on: not counted."""
-
-
-class Budget(Protocol):
-    """The account's request budget (RequestBudget has it): asked before a read is sent, so a
-    read the budget cannot afford waits instead of being cut in half."""
-
-    def affords(self, account: str, area: str, count: int) -> bool: ...
-
-    def limit(self, account: str) -> float | None: ...
-
-    def paused(self, account: str) -> bool: ...
-
-
-@dataclass
-class Cycle:
-    """What one poll of an account did: the settle read in progress (``settled`` once it is
-    complete, failed or waits; after a complete one the next run due is read), and whether a
-    read that was owed had to wait for the budget or a rate limit."""
-
-    run: Run | None = None  # the run whose settle read this poll works on
-    settled: bool = False  # its read is complete, failed or waits
-    complete: bool = False  # ... complete: the next run due may be read in the same poll
-    postponed: bool = False
-    aside: list[Run] = field(default_factory=list)  # read on a doubted clock: next poll
-    read: bool = False  # a first read was counted or a settle half read
-    refused: UpstreamError | None = None  # the platform's rate limit made a read wait
-
-    def wait(self, exc: UpstreamError | None = None) -> None:
-        """A read owed waits for a later poll; ``exc``: because of the platform's limit."""
-        self.postponed = True
-        if exc is not None and (not isinstance(exc, Postponed) or exc.paused):
-            self.refused = exc
 
 
 class TrafficPoller:
@@ -94,7 +61,7 @@ class TrafficPoller:
     ) -> None:
         self._client = client
         self._auditor = auditor  # re-reads settled windows when nothing else is owed
-        self._budget = budget
+        self._allowance = Allowance(budget)
         self._metrics = metrics
         self._clock = clock
         self._settings = settings
@@ -229,30 +196,6 @@ class TrafficPoller:
         self._metrics.traffic_windows_owed.labels(account).set(minutes)
         self._metrics.traffic_settle_overdue.labels(account).set(overdue)
 
-    def _can(self, account: str, count: int, leave: int = 0) -> bool:
-        """Whether the budget affords ``count`` requests now (nothing else happens); with
-        ``leave``, and that many more after them within the same minute."""
-        if self._budget is None:
-            return True
-        if leave:
-            limit = self._budget.limit(account)
-            if limit is not None and count + leave > limit:
-                return False
-        return self._budget.affords(account, "traffic", count + leave)
-
-    def _affords(self, account: str, count: int, cycle: Cycle) -> bool:
-        """Whether the budget affords ``count`` requests now; if not, the cycle waits."""
-        if self._can(account, count):
-            return True
-        self._wait_budget(account, cycle)
-        return False
-
-    def _wait_budget(self, account: str, cycle: Cycle) -> None:
-        paused = self._budget is not None and self._budget.paused(account)
-        cycle.wait(
-            UpstreamError("traffic", "budget", "backing off after a rate limit") if paused else None
-        )
-
     def _halves(self) -> tuple[str, ...]:
         return HALVES if self._settings.per_resource else HALVES[:1]
 
@@ -298,7 +241,7 @@ class TrafficPoller:
                     await self._settle(account, led, now, cycle, run, leave)
                     if cycle.postponed:
                         return
-            if not self._affords(account, len(self._halves()), cycle):
+            if not self._allowance.affords(account, len(self._halves()), cycle):
                 return
             queue.pop(0)
             last = queue[-1] if queue else w
@@ -344,23 +287,6 @@ class TrafficPoller:
         """When the oldest minute of ``w`` became ready (on the clock ``_ready_time`` gives)."""
         return w.start + MINUTE + self._settings.delay_seconds
 
-    def _due(
-        self, account: str, led: AccountLedger, now: float, aside: Sequence[Run] = ()
-    ) -> Run | None:
-        """The unsettled run to re-read now, if any (not one ``aside``), after giving up the
-        hopeless ones."""
-        stages = self._settings.settle_stages
-        if not stages:
-            if led.pending:  # settling was switched off since the state was saved
-                led.pending.clear()
-                led.dirty = True
-            return None
-        led.reschedule(stages)  # the schedule changed since a half was read
-        policy.give_up_stale(
-            self._metrics, account, led, now, stages, self._settings.catch_up_minutes
-        )
-        return led.due(now, stages, aside)
-
     async def _settle_due(self, account: str, led: AccountLedger, now: float, cycle: Cycle) -> None:
         """Settle every run due now, most overdue first, while the budget and the platform's
         rate limit afford it: a backlog (after an outage, or runs falling due together) is
@@ -394,7 +320,9 @@ class TrafficPoller:
         afford is left for later in the poll (the first reads go first), not postponed."""
         # On the worker: the runs past a day are given up first.
         ready = self.clocks.ready_time(now)
-        picked = await self._work(self._due, account, led, ready, cycle.aside)
+        picked = await self._work(
+            policy.due, self._metrics, account, led, ready, self._settings, cycle.aside
+        )
         if cycle.run is not None:
             run = cycle.run
         run = picked if run is None or run not in led.pending else run
@@ -406,12 +334,12 @@ class TrafficPoller:
         while True:
             longest = policy.longest(led, now)
             w, halves = run.next_read(per_resource, longest)
-            while halves and not self._can(account, len(halves), leave):
+            while halves and not self._allowance.can(account, len(halves), leave):
                 halves = halves[:-1]  # the halves the budget affords, totals first
             if not halves:
                 if not leave:
                     cycle.settled = True
-                    self._wait_budget(account, cycle)
+                    self._allowance.wait(account, cycle)
                 return
             known = requests(run.totals) if w == run.window else 0.0
             doubts = self.clocks.doubts

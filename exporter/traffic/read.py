@@ -60,18 +60,21 @@ def final(run: Run, led: AccountLedger, stages: tuple[int, ...]) -> bool:
     return run not in led.pending and run.next_age(stages) <= run.settled
 
 
-def decoded(answer: Answer, per_resource: bool) -> MetricsReply:
-    """The answer's body decoded (unless the transport did), checked as the transport checks
-    the replies it decodes, and parsed, the decoded objects taken over (on the worker)."""
+def body(answer: Answer) -> Any:
+    """The answer's body decoded (unless the transport did) and checked as the transport
+    checks the replies it decodes (on the worker)."""
     reply = answer.reply
     if reply.decoded:
-        return parse_metrics(reply.data, per_resource)
+        return reply.data
     data = decode_body(reply.body)
     answer.told(data)
     assert answer.client is not None  # only the transport leaves a body undecoded
-    checked = answer.client.checked("traffic", replace(reply, data=data))
-    del data, reply
-    return parse_metrics(checked, per_resource)
+    return answer.client.checked("traffic", replace(reply, data=data))
+
+
+def decoded(answer: Answer, per_resource: bool) -> MetricsReply:
+    """The answer's body decoded, checked and parsed, the decoded objects taken over."""
+    return parse_metrics(body(answer), per_resource)
 
 
 def totals_of(answer: Answer, account: str, w: Window) -> Values:
@@ -205,14 +208,17 @@ class Reader:
                 if isinstance(answer, UpstreamError):
                     raise answer  # the request's own error (the transport's, or a status)
                 assert answer is not None  # each taken once
-                reply = decoded(answer, half == "resources")
+                skew, data = answer.skew_seconds, body(answer)
+                del answer  # its bytes freed before the rows are parsed
+                reply = parse_metrics(data, half == "resources")  # takes the objects over
+                del data
                 check_echo(reply, account, w)
             except UpstreamError as problem:
                 errors.append(problem)
                 failed.add(half)
                 continue
-            good[half].append((stating(reply, w), answer.skew_seconds))
-            del answer, reply
+            good[half].append((stating(reply, w), skew))
+            del reply
         for h in halves:
             if h not in failed:
                 for _, skew in good[h]:  # the platform's clock: no account's line

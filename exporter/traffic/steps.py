@@ -36,9 +36,9 @@ def untied_task(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
     return asyncio.get_running_loop().create_task(coro, context=untied())
 
 
-async def on_worker(step: Callable[..., T], *args: object, tied: bool = True) -> T:
+async def on_worker(step: Callable[..., T], *args: object) -> T:
     """``step(*args)`` on the refresh thread (after the steps queued before it), in the
-    poll's log context (``tied``) or the ``untied`` one."""
-    ctx = contextvars.copy_context() if tied else untied()
+    poll's log context."""
+    ctx = contextvars.copy_context()
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(offloop.WORKER, ctx.run, step, *args)

@@ -43,10 +43,11 @@ class TrafficPoller:
     runs; each ``poll`` reads what became ready, re-reads the runs due, and publishes
     ``traffic/<account>``. A failed request raises and leaves cursor and counters as they were.
 
-    Requests run on the event loop; everything that grows with the number of resources (parsing
-    replies, counting, settling, building the fragment, the state snapshot) runs on one worker
-    thread, so ``/metrics`` and ``/healthz`` keep answering during a refresh, and the ledgers
-    are never read and written at the same time (the worker does one step at a time).
+    Fetch, then process: requests run on the event loop and come back as received; one worker
+    step reads them (``read.Reader``: decode, check, parse, count or settle) and a second builds
+    the fragment and saves the state (``persist.Publisher``), so ``/metrics`` and ``/healthz``
+    keep answering during a refresh, and the ledgers are never read and written at the same
+    time (the worker does one step at a time).
     """
 
     def __init__(

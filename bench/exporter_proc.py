@@ -43,6 +43,7 @@ from exporter.runtime.context import Context
 from exporter.runtime.tuning import tune_for_serving
 from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic import TrafficPoller
+from exporter.traffic.reply import MetricsEndpoint
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.web.app import CTX
 from exporter.web.daemon import create_app
@@ -171,7 +172,9 @@ class Refresher:
                 f"{TRAFFIC_SECTION.of(ctx.settings).state_file}.refresh-{self._refreshes - 1}"
             ).unlink(missing_ok=True)
         settings = dataclasses.replace(TRAFFIC_SECTION.of(ctx.settings), state_file=path)
-        return TrafficPoller(ctx.client, ctx.store, ctx.metrics, ctx.clock, settings)
+        return TrafficPoller(
+            MetricsEndpoint(ctx.client), ctx.store, ctx.metrics, ctx.clock, settings
+        )
 
     async def refresh(self, account: str) -> dict[str, Any]:
         store = self.ctx.store

@@ -67,6 +67,9 @@ class Reply:
     date: str = ""  # the `Date` header: the platform's clock (second precision)
     received_at: float = 0.0  # our clock when the reply arrived
     headers: Mapping[str, str] = field(default_factory=dict)
+    # False: a large 2xx body left for the caller to decode (``request(raw=True)``); the
+    # caller hands the decoded value to ``UpstreamClient.verdict``
+    decoded: bool = True
 
     @property
     def ok(self) -> bool:
@@ -193,6 +196,7 @@ class UpstreamClient:
         headers: Mapping[str, str],
         form: Mapping[str, str] | None = None,
         lane: Lane = "poll",
+        keep_raw: bool = False,
     ) -> Reply:
         # Path segments are quoted by seg(); encoded=True keeps yarl from re-normalising them.
         url = URL(self._base + path, encoded=True)
@@ -223,6 +227,19 @@ class UpstreamClient:
                     area, "connection", f"{method} {path} failed: {type(exc).__name__}"
                 ) from None
         data: Any = None
+        if keep_raw and 200 <= status < 300 and len(raw) > DECODE_OFF_LOOP_BYTES:
+            # decoded where the caller processes it (``verdict`` counts what it was)
+            self._observe(area, started)
+            return Reply(
+                status,
+                raw,
+                None,
+                ctype,
+                date,
+                received_at=self._clock.time(),
+                headers=reply_headers,
+                decoded=False,
+            )
         if len(raw) > DECODE_OFF_LOOP_BYTES:
             # a refresh's reply on the refresh thread; an admin reply on its own
             decode = asyncio.to_thread if lane == "admin" else off_loop
@@ -241,9 +258,27 @@ class UpstreamClient:
         )
 
     def _count(self, area: str, label: str, started: float) -> None:
+        self._observe(area, started)
+        if self._metrics is not None:
+            self._metrics.upstream_requests.labels(area, label).inc()
+
+    def _observe(self, area: str, started: float) -> None:
         if self._metrics is not None:
             self._metrics.upstream_duration.labels(area).observe(self._timer() - started)
+
+    def verdict(self, area: str, reply: Reply, data: Any) -> bool:
+        """What a reply left undecoded (``request(raw=True)``) was, once ``data`` is its
+        decoded body (None: not JSON): counted as ``_send`` counts every other reply (from
+        any thread). True: a body about a rate limit, which backs the account off
+        (``budget.signal``, on the loop) as ``request`` does for the others."""
+        label = str(reply.status)
+        if data is None:
+            label = "invalid_body"
+        elif is_error_body(data):
+            label = "error_body"
+        if self._metrics is not None:
             self._metrics.upstream_requests.labels(area, label).inc()
+        return _rate_limited(dataclasses.replace(reply, data=data))
 
     async def request(
         self,
@@ -257,6 +292,7 @@ class UpstreamClient:
         budgeted: bool = True,
         lane: Lane = "poll",
         may_retry: MayRetry | None = None,
+        raw: bool = False,
     ) -> Reply:
         """Send one authenticated request; return the reply whatever its status.
 
@@ -265,7 +301,8 @@ class UpstreamClient:
         the request is sent and counted). A rate-limit answer backs the account off.
         Retries GETs on 5xx/timeouts/connection errors unless ``retry`` is False; each retry
         only when ``may_retry`` (when given) allows it: a retry is a request, and an allowance
-        that counts requests spends one on it.
+        that counts requests spends one on it. ``raw``: a large 2xx body comes back
+        undecoded (``Reply.decoded``), for the caller to decode where it processes it.
         """
         retry = method == "GET" if retry is None else retry and method == "GET"
         attempts = 1 + (self.retries if retry else 0)
@@ -280,7 +317,9 @@ class UpstreamClient:
                 elif method != "GET":  # an admin change; admin reads have their own budget
                     self.budget.spend(account)
             try:
-                reply = await self._send(area, method, path, params, body, {AUTH: token}, lane=lane)
+                reply = await self._send(
+                    area, method, path, params, body, {AUTH: token}, lane=lane, keep_raw=raw
+                )
             except UpstreamError as exc:
                 if attempt < attempts and exc.retryable and await _allowed(may_retry):
                     await self._backoff(attempt, area, path, exc.message)
@@ -374,38 +413,6 @@ class UpstreamClient:
     async def accounts(self) -> list[models.AccountInfo]:
         return models.parse_accounts(await self.get_json("auth", ACCOUNTS_PATH))
 
-    # --- metrics ----------------------------------------------------------------------------
-    async def traffic(
-        self,
-        account: str,
-        start: float,
-        end: float,
-        per_resource: bool,
-        metrics: Sequence[str] = (),
-        resource: str | None = None,
-    ) -> models.MetricsReply:
-        params: list[tuple[str, str]] = [
-            ("account", account),
-            ("start", minute(start)),
-            ("end", minute(end)),
-        ]
-        params += [("metric", m) for m in metrics]
-        if resource is not None:
-            params.append(("resource", resource))
-        path = "/app/metrics/v1/resources" if per_resource else "/app/metrics/v1/"
-        reply = await self.request("traffic", "GET", path, params, account=account)
-        box = [self.checked("traffic", reply)]  # the decoded reply's only holder (_taken)
-        skew = clock_skew(reply)
-        # the raw body (~2 kB a resource: 9.5 MB at 5,000) is not needed while rows are checked
-        del reply
-        # A per-resource reply of thousands of rows is checked in a worker thread, off the loop,
-        # its decoded rows taken over rather than copied (one set of them at the peak); the
-        # rest of the decoded reply is freed there too.
-        parsed: models.MetricsReply = await off_loop(
-            _taken, models.parse_metrics, box, per_resource, True
-        )
-        return dataclasses.replace(parsed, skew_seconds=skew)
-
 
 # --- operations the admin surface passes through (replies returned as received) -----------
 MayRetry = Callable[[], Awaitable[bool]]  # whether one more attempt may be sent (and counted)
@@ -459,11 +466,9 @@ def _declared(endpoint: Endpoint, params: Params) -> Params:
     return params
 
 
-def _taken(parse: Callable[..., T], box: list[Any], *args: Any) -> T:
-    """``parse(decoded, *args)`` in a worker thread, the decoded reply taken out of ``box``
-    (its only other holder), so what the parse does not keep is freed here: freeing the
-    objects of a 5,000-resource reply held the event loop ~6 ms."""
-    return parse(box.pop(), *args)
+def decode_body(raw: bytes) -> Any:
+    """The JSON value of a large body, decoded a piece at a time (None: not JSON)."""
+    return _decode(raw, jsonpieces.loads)
 
 
 def _decode(raw: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:

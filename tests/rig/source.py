@@ -6,9 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from exporter.traffic import TrafficPoller
+from exporter.traffic.reply import Answer
 from exporter.upstream.client import minute
 from exporter.upstream.errors import UpstreamError
-from exporter.upstream.models import MetricsReply, MetricsRow
 
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 MakePoller = Callable[..., TrafficPoller]
@@ -90,7 +90,7 @@ class FakeSource:
         per_resource: bool,
         metrics: Sequence[str] = (),
         resource: str | None = None,
-    ) -> MetricsReply:
+    ) -> Answer:
         s, e = int(start), int(end)
         assert s % 60 == 0
         assert e % 60 == 0
@@ -111,14 +111,15 @@ class FakeSource:
         now = self.clock()
         if self.one_minute:
             s = e - 60
-        echo = (minute(s), minute(e), account)
+        echo = {"start": minute(s), "end": minute(e), "account": account}
         if per_resource:
             rows = []
             for rid, (name, cname) in self.resources.items():
                 values = self.window(rid, s, e, now)
                 if values is not None:
-                    rows.append(MetricsRow({**values, **self.extra}, rid, name, cname))
-            return MetricsReply(*echo, tuple(rows))
+                    ident = {"resource": rid, "resource_name": name, "cname": cname}
+                    rows.append({**values, **self.extra, **ident})
+            return Answer.of({**echo, "data": rows})
         total: Figures = {}
         for rid in self.resources:
             values = self.window(rid, s, e, now)
@@ -127,7 +128,7 @@ class FakeSource:
         if "edge_hit_ratio" in total:
             total["edge_hit_ratio"] = 0.9
             total["edge_request_time_0_250k"] = 0.02
-        return MetricsReply(*echo, (MetricsRow({**total, **self.extra}),))
+        return Answer.of({**echo, "data": [{**total, **self.extra}]})
 
     def window(self, rid: str, s: int, e: int, now: float) -> Figures | None:
         out: Figures = {}

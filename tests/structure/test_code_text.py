@@ -45,20 +45,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("upstream/auth.py", "a 6-hour token renews after ~5 hours"): "RENEW_AT_FRACTION's arithmetic",
 }
 
-# TEMPORARY (issue 42): exporter/traffic/ is being split (s42-read) and web/admin/core.py
-# rewritten (s42-gate) on other branches, and the traffic reply pieces of upstream/ (the metrics
-# and restream endpoints, `_taken`, `parse_metrics(consume=...)`) move out of upstream/ with
-# them. The lead removes this exclusion after merging those branches, and moves whatever
-# figures the scan then names.
-TEMPORARILY_EXCLUDED_FOLDERS = ("traffic/",)
-TEMPORARILY_EXCLUDED_FILES = ("web/admin/core.py",)
-TEMPORARILY_EXCLUDED_LINES = (
-    ("upstream/client.py", "the raw body (~2 kB a resource: 9.5 MB at 5,000)"),
-    ("upstream/client.py", "a thousand resources take ~10 ms to check and build"),
-    ("upstream/client.py", "objects of a 5,000-resource reply held the event loop ~6 ms"),
-    ("upstream/models.py", "at 5,000 resources one copy of ~30 MB less"),
-)
-
 LINK = re.compile(r"docs/([\w/-]+\.md)#([\w-]+)")
 
 
@@ -88,8 +74,6 @@ def _scanned() -> list[tuple[str, Path]]:
     files = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel.startswith(TEMPORARILY_EXCLUDED_FOLDERS) or rel in TEMPORARILY_EXCLUDED_FILES:
-            continue
         files.append((rel, path))
     return files
 
@@ -101,8 +85,6 @@ def figures(rel: str, source: str) -> list[str]:
         if not MEASUREMENT.search(text):
             continue
         if any(rel == path and part in text for (path, part) in ALLOWED):
-            continue
-        if any(rel == path and part in text for (path, part) in TEMPORARILY_EXCLUDED_LINES):
             continue
         found.append(f"exporter/{rel}:{number}: {text.strip()}")
     return found

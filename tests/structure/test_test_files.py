@@ -230,10 +230,18 @@ UNTESTED: dict[str, str] = {
     "exporter/talking_head/transform.py": (
         "configurations_fragment: tests/talking_head/test_poller.py (beside the poller)"
     ),
+    "exporter/traffic/accounts.py": (
+        "the poller's accounts across replicas, through TrafficPoller: "
+        "tests/traffic/test_shard_move.py, tests/runtime/test_presence_restart_accounts.py"
+    ),
     "exporter/traffic/area.py": (
         "the area's wiring: tests/runtime/test_service_reshard.py, test_presence_*.py"
     ),
     "exporter/traffic/auditor.py": "the audit's reads: tests/traffic/test_audit.py",
+    "exporter/traffic/cycle.py": (
+        "one poll's budget answers, through TrafficPoller: tests/traffic/test_limits.py, "
+        "test_settle_pieces.py"
+    ),
     "exporter/traffic/declaration.py": (
         "declaration only, covered by tests/golden and tests/areakit/test_area_toy.py"
     ),
@@ -244,9 +252,25 @@ UNTESTED: dict[str, str] = {
     "exporter/traffic/history_file.py": (
         "the charts' file: tests/lifecycle/test_charts_after_restart.py"
     ),
+    "exporter/traffic/persist.py": (
+        "build, state file and publish, through TrafficPoller: tests/traffic/test_state_save.py, "
+        "test_poller_state.py"
+    ),
+    "exporter/traffic/policy.py": (
+        "window sizing, give-up and the run due, through TrafficPoller: "
+        "tests/traffic/test_settle_ages.py, test_settle_edges.py, test_slow.py"
+    ),
+    "exporter/traffic/read.py": (
+        "the read step, through TrafficPoller: tests/traffic/test_worker.py, test_echo.py, "
+        "test_poll_errors.py"
+    ),
     "exporter/traffic/settings.py": "settings section: tests/config/test_loader.py",
     "exporter/traffic/skew.py": (
         "platform clock beliefs: tests/traffic/test_echo.py, test_settle_ages.py"
+    ),
+    "exporter/traffic/steps.py": (
+        "worker steps in the poll's log context: tests/traffic/test_worker.py and every "
+        "tests/traffic test that reads log lines (tests/traffic/logcapture.py)"
     ),
     "exporter/traffic/summary.py": "landing summary: tests/web/test_landing.py, test_charts.py",
     "exporter/upstream/errors.py": (

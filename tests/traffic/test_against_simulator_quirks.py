@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from structlog.testing import capture_logs
 
 from exporter.simulator import SimConfig
 from exporter.traffic.families import ACCOUNT, RESOURCE
 from exporter.upstream import UpstreamError
+from tests.traffic.logcapture import capture_logs
 from tests.traffic.test_against_simulator import (
     ACC,
     ServerFactory,

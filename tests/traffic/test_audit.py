@@ -15,9 +15,9 @@ from exporter.traffic import TrafficPoller
 from exporter.traffic.audit import DIFFERENCE, LAST, MINUTES, AuditBook, Policy
 from exporter.traffic.auditor import HEADROOM, Auditor, audit_path
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, blank
+from exporter.traffic.reply import Answer, MetricsEndpoint
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.windows import Window
-from exporter.upstream.models import MetricsReply, MetricsRow
 from tests.traffic.test_against_simulator import ACC, T0, Rig, ServerFactory, rig
 
 REQ = COUNT_INDEX["edge_requests_total"]
@@ -106,9 +106,11 @@ def test_the_record_survives_a_restart(tmp_path: Path) -> None:
 
 
 def audited_poller(r: Rig, state_file: str) -> tuple[TrafficPoller, Auditor]:
-    auditor = Auditor(r.client, r.store, r.clock, audit_path(state_file))
+    auditor = Auditor(MetricsEndpoint(r.client), r.store, r.clock, audit_path(state_file))
     s = TrafficSettings(delay_seconds=120, revisit_minutes=5, state_file=state_file)
-    poller = TrafficPoller(r.client, r.store, r.metrics, r.clock, s, auditor=auditor)
+    poller = TrafficPoller(
+        MetricsEndpoint(r.client), r.store, r.metrics, r.clock, s, auditor=auditor
+    )
     return poller, auditor
 
 
@@ -177,7 +179,7 @@ async def test_the_audit_finds_a_minute_revised_after_its_last_settle_read(
         # the counters keep what was settled: the audit reports, it does not recount
         assert r.clock.time() > T0 + 2 * HOUR
         auditor.save(force=True)
-        restarted = Auditor(r.client, r.store, r.clock, audit_path(state_file))
+        restarted = Auditor(MetricsEndpoint(r.client), r.store, r.clock, audit_path(state_file))
         assert restarted.book.accounts[ACC].last == a.last
 
 
@@ -189,9 +191,11 @@ class Source:
 
     async def traffic(  # type: ignore[no-untyped-def]
         self, account, start, end, per_resource, metrics=(), resource=None
-    ) -> MetricsReply:
+    ) -> Answer:
         self.calls.append((start, end))
-        return MetricsReply("", "", account, (MetricsRow({"edge_requests_total": 5}),))
+        return Answer.of(
+            {"start": "", "end": "", "account": account, "data": [{"edge_requests_total": 5}]}
+        )
 
 
 class Budget:

@@ -9,8 +9,8 @@ from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from exporter.traffic.echo import WindowMismatch, check_echo, echo_seconds
 from exporter.traffic.parse import COUNT_INDEX
+from exporter.traffic.reply import MetricsReply
 from exporter.traffic.windows import Window
-from exporter.upstream.models import MetricsReply
 from tests.rig.source import COUNTED, T0, FakeSource, MakePoller
 
 
@@ -90,9 +90,9 @@ def test_the_platform_clock_is_believed_after_3_agreeing_readings_and_followed_e
     poller = make_poller()
     lag, ready = [], []
     for skew in (-60.0, -60.5, -59.5, 3600.0, -60.0, 0.4, -0.3, 0.0, 30.0, 30.0, 30.5, -5000.0):
-        poller._observe_skew(skew)
+        poller.clocks.observe(skew)
         lag.append(poller.platform_time(T0) - T0)
-        ready.append(poller._ready_time(T0) - T0)
+        ready.append(poller.clocks.ready_time(T0) - T0)
     # The third agreeing reading confirms -60; one reading an hour ahead changes nothing; three
     # readings near 0 take it back; +30 (the platform ahead) is followed too, for the lag gauge
     # and for reads; one reading of -5000 is an outlier. Before the first is confirmed, reads
@@ -118,8 +118,7 @@ async def test_a_bad_gauge_value_is_counted_each_time_and_logged_once_an_hour(
     metrics: SelfMetrics,
     store: Store,
 ) -> None:
-    from structlog.testing import capture_logs
-
+    from tests.traffic.logcapture import capture_logs
     from tests.traffic.test_poller import counter, drive
 
     source.extra = {"edge_hit_ratio": "n/a", "edge_bandwidth": float("nan")}

@@ -16,8 +16,8 @@ from exporter.traffic.parse import (
     parse_row,
     parse_totals,
 )
+from exporter.traffic.reply import MetricsReply, MetricsRow, parse_metrics
 from exporter.upstream.errors import UpstreamError, is_error_body
-from exporter.upstream.models import MetricsReply, MetricsRow, parse_metrics
 
 
 def g(row_gauges: object, key: str) -> float:

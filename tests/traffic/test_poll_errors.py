@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from structlog.testing import capture_logs
 
 from exporter.exposition import Fragment, Store, StoreKey
 from exporter.support.clock import FakeClock
 from exporter.upstream.errors import UpstreamError
 from tests.rig.source import FakeSource, MakePoller
+from tests.traffic.logcapture import capture_logs
 
 
 class BrokenStore(Store):
@@ -22,7 +22,7 @@ async def test_the_poll_error_propagates_unchanged_when_publishing_fails_too(
     source: FakeSource, clock: FakeClock, make_poller: MakePoller
 ) -> None:
     poller = make_poller()
-    poller._store = BrokenStore(clock)
+    poller.publisher.store = BrokenStore(clock)
     poller.ledger("acme").dirty = True  # something to publish even though the poll fails
     source.fail = UpstreamError("traffic", "http", "boom", 500)
     with capture_logs() as logs, pytest.raises(UpstreamError) as raised:
@@ -44,7 +44,7 @@ async def test_a_publish_failure_after_a_good_poll_is_the_poll_error(
     clock: FakeClock, make_poller: MakePoller
 ) -> None:
     poller = make_poller()
-    poller._store = BrokenStore(clock)
+    poller.publisher.store = BrokenStore(clock)
     with pytest.raises(RuntimeError, match="publish failed"):
         await poller.poll("acme")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from structlog.testing import capture_logs
 
 from exporter.exposition import Fragment, Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
@@ -15,6 +14,7 @@ from exporter.traffic.families import ACCOUNT, RESOURCE
 from exporter.traffic.windows import minute_floor
 from exporter.upstream.errors import UpstreamError
 from tests.rig.source import COUNTED, Call, FakeSource, MakePoller, truth
+from tests.traffic.logcapture import capture_logs
 
 LATE = 200  # figures final 200 s after the minute closes; delay is 120 s
 KEY_OF = {  # (family, side, code) of each counted key of the fake
@@ -47,7 +47,7 @@ async def drive(poller: TrafficPoller, clock: FakeClock, seconds: float, step: f
     end = clock.time() + seconds
     while clock.time() < end:
         await poller.poll("acme")
-        scrape(poller._store)
+        scrape(poller.publisher.store)
         clock.advance(step)
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from structlog.testing import capture_logs
-
 from exporter.exposition import Store
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from exporter.traffic.families import ACCOUNT, RESOURCE, RESOURCE_INFO
 from tests.rig.source import COUNTED, FakeSource, MakePoller
+from tests.traffic.logcapture import capture_logs
 from tests.traffic.test_poller import counter, drive, expected, fragment, late, split
 
 

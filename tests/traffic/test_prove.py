@@ -13,6 +13,7 @@ from exporter.simulator import SimConfig
 from exporter.traffic.audit import AuditBook
 from exporter.traffic.parse import COUNT_KEYS
 from exporter.traffic.prove import compare_day, day_windows, load_book, prove_day
+from exporter.traffic.reply import MetricsEndpoint
 from tests.traffic.test_against_simulator import ACC, ServerFactory, rig
 from tests.traffic.test_audit import audited_poller
 
@@ -77,7 +78,9 @@ async def test_a_minute_revised_after_settling_makes_the_day_differ(
         revised = sum(1 for c in windows for m in range(c.start, c.end, 60) if m // 60 % 60 == 7)
         assert revised == 1  # 17:07 of the rig's 40 minutes
         r.clock.advance(3600)  # past the revision (30 minutes after the minute closed)
-        counted, platform = await compare_day(r.client, ACC, windows, io.StringIO())
+        counted, platform = await compare_day(
+            MetricsEndpoint(r.client), ACC, windows, io.StringIO()
+        )
         for i, key in enumerate(COUNT_KEYS):
             late = key in ("edge_requests_total", "edge_status_200", "edge_status_2xx")
             assert platform[i] - counted[i] == (1 if late else 0), key

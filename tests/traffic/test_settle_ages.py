@@ -14,10 +14,9 @@ import pytest
 from exporter.simulator import SimConfig
 from exporter.simulator.routes_traffic import parse_minute
 from exporter.support.clock import FakeClock
+from exporter.traffic.reply import Answer, MetricsEndpoint, TrafficSource
 from exporter.traffic.skew import SKEW_TOLERANCE_SECONDS
 from exporter.traffic.windows import tolerance_minutes
-from exporter.upstream import UpstreamClient
-from exporter.upstream.models import MetricsReply
 from tests.traffic.test_against_simulator import (
     ACC,
     Rig,
@@ -108,14 +107,14 @@ class Dated:
     """The client, passing every reply on as it is: which windows' replies carried a ``Date``
     the believed clock doubts (quirk bogus-date), per minute, and when."""
 
-    def __init__(self, client: UpstreamClient, clock: FakeClock) -> None:
+    def __init__(self, client: TrafficSource, clock: FakeClock) -> None:
         self.client, self.clock = client, clock
         self.doubted: dict[int, set[float]] = defaultdict(set)  # either half's reply
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
 
-    async def traffic(self, account: str, start: float, end: float, *args: Any) -> MetricsReply:
+    async def traffic(self, account: str, start: float, end: float, *args: Any) -> Answer:
         reply = await self.client.traffic(account, start, end, *args)
         if abs(reply.skew_seconds or 0.0) > SKEW_TOLERANCE_SECONDS:
             for m in range(int(start), int(end), 60):
@@ -138,8 +137,8 @@ async def test_a_read_set_aside_on_a_doubted_clock_holds_back_no_other_run(
         quirks=frozenset({"bogus-date", "one-minute-window"}),
     )
     async with rig(aiohttp_server, config) as r:
-        dated = Dated(r.client, r.clock)
-        r.client = dated  # type: ignore[assignment]
+        dated = Dated(MetricsEndpoint(r.client), r.clock)
+        r.source = dated
         poller = r.poller(revisit_minutes=list(schedule))
         await r.drive(poller, 70 * 60)
         reads = totals_reads(r)

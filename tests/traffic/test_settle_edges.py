@@ -8,11 +8,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from structlog.testing import capture_logs
 
 from exporter.simulator import SimConfig
 from exporter.simulator.routes_traffic import parse_minute
-from exporter.traffic.poller import GIVE_UP_MINUTES_AT_LEAST
+from exporter.traffic.policy import GIVE_UP_MINUTES_AT_LEAST
+from tests.traffic.logcapture import capture_logs
 from tests.traffic.test_against_simulator import (
     ACC,
     ServerFactory,

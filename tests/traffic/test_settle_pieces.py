@@ -11,7 +11,7 @@ import pytest
 
 from exporter.simulator import SimConfig
 from exporter.traffic import TrafficPoller
-from exporter.traffic.poller import SLOW_HOLD_SECONDS
+from exporter.traffic.policy import SLOW_HOLD_SECONDS
 from exporter.upstream import UpstreamError
 from tests.traffic.test_against_simulator import (
     ACC,

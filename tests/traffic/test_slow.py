@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from structlog.testing import capture_logs
 
 from exporter.exposition import Store
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
-from exporter.traffic.poller import (
+from exporter.traffic.policy import (
     SETTLE_ATTEMPTS,
     SETTLE_BACKOFF_MAX_SECONDS,
     SETTLE_GIVE_UP_SECONDS,
 )
 from exporter.upstream.errors import UpstreamError
 from tests.rig.source import COUNTED, FakeSource, MakePoller
+from tests.traffic.logcapture import capture_logs
 from tests.traffic.test_poller import counter, drive, windows
 
 

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from structlog.testing import capture_logs
 
 from exporter.traffic import state
 from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.parse import COUNT_INDEX, ResourceRow, parse_row
 from exporter.traffic.windows import Window
+from tests.traffic.logcapture import capture_logs
 
 T = 1_767_225_600
 REQ = COUNT_INDEX["edge_requests_total"]

@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from structlog.testing import capture_logs
-
 from exporter.simulator import SimConfig
+from tests.traffic.logcapture import capture_logs
 from tests.traffic.test_against_simulator import ACC, ServerFactory, rig
 
 OTHER = "demo-shop"

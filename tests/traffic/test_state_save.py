@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from structlog.testing import capture_logs
-
 from exporter.exposition import Store, StoreKey
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from tests.rig.source import COUNTED, FakeSource, MakePoller
+from tests.traffic.logcapture import capture_logs
 from tests.traffic.test_poller import counter, drive, windows
 
 

@@ -14,13 +14,14 @@ import pytest
 
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import FakeClock
-from exporter.traffic import poller, state
+from exporter.traffic import persist, read, state
 from exporter.traffic.families import RESOURCE
 from exporter.traffic.ledger import AccountLedger
 from tests.rig.source import COUNTED, FakeSource, MakePoller
 from tests.traffic.test_poller import KEY_OF, counter, drive, expected, late, scrape, split
 
 HEAVY = ("parse_resources", "parse_totals", "build_fragment")
+HOMES = {"parse_resources": read, "parse_totals": read, "build_fragment": persist}
 
 
 async def test_parsing_counting_settling_and_building_run_off_the_loop(
@@ -41,7 +42,7 @@ async def test_parsing_counting_settling_and_building_run_off_the_loop(
         return wrapped
 
     for name in HEAVY:
-        monkeypatch.setattr(poller, name, spy(name, getattr(poller, name)))
+        monkeypatch.setattr(HOMES[name], name, spy(name, getattr(HOMES[name], name)))
     for name in ("count_first_read", "settle", "prune"):
         monkeypatch.setattr(AccountLedger, name, spy(name, getattr(AccountLedger, name)))
     monkeypatch.setattr(state, "dump", spy("dump", state.dump))

@@ -36,6 +36,9 @@ from exporter.talking_head.reply import (
     TH_VIDEO_LINK,
     TalkingHeadReader,
 )
+from exporter.traffic import read as traffic_read
+from exporter.traffic.reply import MetricsEndpoint, MetricsReply, MetricsRow
+from exporter.traffic.steps import on_worker
 from exporter.upstream import Operations, UpstreamClient, UpstreamError, models
 from exporter.upstream import client as client_module
 from tests.rig.client import MakeRig, Rig
@@ -260,7 +263,9 @@ Call = Callable[[UpstreamClient], Awaitable[Any]]
                     "description": "Invalid time format. Time must be at minute precision",
                 },
             ),
-            lambda c: c.traffic("acme", 1767225600, 1767225660, per_resource=False),
+            lambda c: MetricsEndpoint(c).traffic(
+                "acme", 1767225600, 1767225660, per_resource=False
+            ),
             "traffic",
             "Invalid time format. Time must be at minute precision",
         ),
@@ -268,7 +273,9 @@ Call = Callable[[UpstreamClient], Awaitable[Any]]
             "GET",
             METRICS,
             Answer(403, {"status": "Forbidden", "description": "Invalid token or no access"}),
-            lambda c: c.traffic("acme", 1767225600, 1767225660, per_resource=False),
+            lambda c: MetricsEndpoint(c).traffic(
+                "acme", 1767225600, 1767225660, per_resource=False
+            ),
             "traffic",
             "Invalid token or no access",
         ),
@@ -485,9 +492,10 @@ async def test_traffic_asks_minute_windows_with_repeated_metrics(
     }
     platform.on("GET", "/app/metrics/v1/resources", Answer(200, body))
     rig = make_rig()
-    reply = await rig.client.traffic(
+    answer = await MetricsEndpoint(rig.client).traffic(
         "acme", 1767225600.9, 1767225659, True, metrics=("edge_bandwidth", "edge_requests_total")
     )
+    reply = traffic_read.decoded(answer, True)
     assert platform.seen[0].query == [
         ("account", "acme"),
         ("start", "2026-01-01T00:00:00"),
@@ -495,7 +503,7 @@ async def test_traffic_asks_minute_windows_with_repeated_metrics(
         ("metric", "edge_bandwidth"),
         ("metric", "edge_requests_total"),
     ]
-    assert reply.rows == (models.MetricsRow({"edge_bandwidth": 8}, "r1", "site", "c.example"),)
+    assert reply.rows == (MetricsRow({"edge_bandwidth": 8}, "r1", "site", "c.example"),)
 
 
 async def test_a_large_per_resource_reply_is_decoded_and_checked_off_the_loop(
@@ -508,26 +516,27 @@ async def test_a_large_per_resource_reply_is_decoded_and_checked_off_the_loop(
     body = {"start": "", "end": "", "account": "acme", "metrics": [], "data": rows}
     platform.on("GET", "/app/metrics/v1/resources", Answer(200, body))
     threads: dict[str, int] = {}
-    loads, parse = jsonpieces.loads, models.parse_metrics
+    loads, parse = jsonpieces.loads, traffic_read.parse_metrics
 
     def spying_loads(raw: Any) -> Any:
         threads["loads"] = threading.get_ident()
         return loads(raw)
 
-    def spying_parse(data: Any, per_resource: bool, consume: bool) -> models.MetricsReply:
+    def spying_parse(data: Any, per_resource: bool) -> MetricsReply:
         threads["parse_metrics"] = threading.get_ident()
-        assert consume  # the decoded reply is the client's own: its rows are taken over
-        return parse(data, per_resource, consume)
+        return parse(data, per_resource)
 
     monkeypatch.setattr(jsonpieces, "loads", spying_loads)
-    monkeypatch.setattr(models, "parse_metrics", spying_parse)
+    monkeypatch.setattr(traffic_read, "parse_metrics", spying_parse)
     rig = make_rig()
-    reply = await rig.client.traffic("acme", 1767225600, 1767225660, True)
+    answer = await MetricsEndpoint(rig.client).traffic("acme", 1767225600, 1767225660, True)
+    assert not answer.reply.decoded  # the loop got bytes: decoded by the read step
+    reply = await on_worker(traffic_read.decoded, answer, True)
     assert len(json.dumps(body)) > client_module.DECODE_OFF_LOOP_BYTES
     assert set(threads) == {"loads", "parse_metrics"}
     assert threading.get_ident() not in threads.values()
     assert len(reply.rows) == 2000
-    assert reply.rows[1999] == models.MetricsRow({"edge_requests_total": 1999}, "r1999", "site1999")
+    assert reply.rows[1999] == MetricsRow({"edge_requests_total": 1999}, "r1999", "site1999")
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from exporter.exposition import Store
 from exporter.restream.reply import RestreamReader
 from exporter.talking_head.reply import TalkingHeadReader
 from exporter.traffic import TrafficPoller
+from exporter.traffic.reply import MetricsEndpoint
 from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamError
 from exporter.upstream.client import retry_after_seconds
@@ -58,12 +59,12 @@ async def test_error_420_parameter_errors_fall_back_to_one_minute_windows(
 ) -> None:
     r = await make_sim_rig(("error-420",), login=False, max_window_minutes=1, late_seconds=60)
     start = int(r.clock.time()) // 60 * 60 - 600
-    err = await failure(r.client.traffic("demo-media", start, start + 300, False))
+    err = await failure(MetricsEndpoint(r.client).traffic("demo-media", start, start + 300, False))
     assert (err.status, err.invalid_parameters, err.rate_limited) == (420, True, False)
     assert "minute" in err.message.lower() or "window" in err.message.lower()
 
     settings = TrafficSettings(delay_seconds=120, revisit_minutes=3, catch_up_minutes=30)
-    poller = TrafficPoller(r.client, Store(r.clock), r.metrics, r.clock, settings)
+    poller = TrafficPoller(MetricsEndpoint(r.client), Store(r.clock), r.metrics, r.clock, settings)
     await poller.poll("demo-media")
     r.clock.advance(5 * 60)  # five minutes fall due at once: one long window, then refused
     await poller.poll("demo-media")

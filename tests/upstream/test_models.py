@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 from exporter.dvr import reply as dvr_reply
 from exporter.restream import reply as restream_reply
 from exporter.talking_head import reply as th_reply
+from exporter.traffic import reply
 from exporter.upstream import models
 from exporter.upstream.errors import UpstreamError, error_message, is_error_body
 
 PARSERS: dict[str, Callable[[Any], object]] = {
     "accounts": models.parse_accounts,
     "token": models.parse_token,
-    "metrics": lambda b: models.parse_metrics(b, per_resource=False),
-    "metrics_resources": lambda b: models.parse_metrics(b, per_resource=True),
-    "metrics_resources_consumed": lambda b: models.parse_metrics(b, True, consume=True),
+    "metrics": lambda b: reply.parse_metrics(b, per_resource=False),
+    "metrics_resources": lambda b: reply.parse_metrics(b, per_resource=True),
     "restream_resources": restream_reply.parse_restream_resources,
     "restream_resource": restream_reply.parse_restream_resource,
     "restream_status": restream_reply.parse_restream_status,
@@ -70,32 +70,6 @@ def test_error_helpers_accept_any_json(body: Any) -> None:
     message = error_message(body)
     assert message is None or isinstance(message, str)
     assert isinstance(is_error_body(body), bool)
-
-
-def test_a_consumed_metrics_body_gives_the_same_rows_without_copies() -> None:
-    """The client's decoded reply is taken over row by row (no second set of dicts at the
-    peak of a traffic poll); the rows are the same as parsed from a copy."""
-
-    def body() -> dict[str, Any]:
-        data = [
-            {"resource": 7, "resource_name": None, "cname": "c", "edge_requests_total": 1},
-            {"resource": "r2", "resource_name": "two", "edge_status_200": "3"},
-        ]
-        return {"start": "s", "end": "e", "account": "acme", "data": data}
-
-    consumed = body()
-    rows = consumed["data"]
-    taken = models.parse_metrics(consumed, per_resource=True, consume=True)
-    assert taken == models.parse_metrics(body(), per_resource=True)
-    assert taken.rows[0] == models.MetricsRow({"edge_requests_total": 1}, "7", "", "c")
-    assert taken.rows[0].values is rows[0]  # the decoded object itself, keys taken out
-    assert taken.rows[1].values is rows[1]
-    copied = body()
-    kept = models.parse_metrics(copied, per_resource=True)
-    assert kept.rows[0].values is not copied["data"][0]
-    assert copied["data"][0]["resource"] == 7  # not consumed: the body is left as it was
-    totals = models.parse_metrics({"data": [{"edge_requests_total": 2}]}, False, consume=True)
-    assert totals.rows[0].values == {"edge_requests_total": 2}
 
 
 def test_token_lifetime_is_converted_from_milliseconds() -> None:

@@ -46,7 +46,7 @@ test: $(STAMP)  ## lint, type-check and the whole test suite
 FAST_ARGS := -m "not system and not slow and not simulation_batch" -k "not promtool" \
   --ignore=tests/system --ignore=tests/release --ignore=tests/lifecycle --ignore=tests/deploy \
   --ignore=tests/reliability --ignore=tests/bench/test_bench_smoke.py \
-  --ignore=tests/admin/test_schemathesis.py --ignore=tests/admin/test_generated_client.py
+  --ignore=tests/web/admin/test_schemathesis.py --ignore=tests/web/admin/test_generated_client.py
 
 test-fast: $(STAMP)  ## the fast lane while editing (under a minute; not a substitute for make test)
 	$(BIN)/python -m pytest -q $(FAST_ARGS) $(PYTEST_ARGS)

@@ -33,14 +33,17 @@ from aiohttp import web
 from bench.procs import serve_until_signal
 from exporter.config import Settings, parse_config
 from exporter.dvr import DvrPoller
+from exporter.dvr.reply import DvrReader
 from exporter.dvr.settings import DVR_SECTION
 from exporter.exposition import Store
 from exporter.restream import RestreamPoller
+from exporter.restream.reply import RestreamReader
 from exporter.restream.settings import RESTREAM_SECTION
 from exporter.runtime.context import Context
 from exporter.runtime.tuning import tune_for_serving
 from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic import TrafficPoller
+from exporter.traffic.reply import MetricsEndpoint
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.web.app import CTX
 from exporter.web.daemon import create_app
@@ -143,7 +146,7 @@ class Refresher:
         s = ctx.settings
         self.ctx = ctx
         self.restream = RestreamPoller(
-            ctx.client,
+            RestreamReader(ctx.client),
             ctx.store,
             ctx.clock,
             RESTREAM_SECTION.of(s),
@@ -151,7 +154,9 @@ class Refresher:
             fingerprint_secret=s.upstream.token or s.upstream.password,
         )
         streams = {a.name: a.dvr_streams for a in (s.accounts or ())}
-        self.dvr = DvrPoller(ctx.client, ctx.store, ctx.clock, DVR_SECTION.of(s), streams)
+        self.dvr = DvrPoller(
+            DvrReader(ctx.client), ctx.store, ctx.clock, DVR_SECTION.of(s), streams
+        )
         self._refreshes = 0
 
     def traffic(self) -> TrafficPoller:
@@ -167,7 +172,9 @@ class Refresher:
                 f"{TRAFFIC_SECTION.of(ctx.settings).state_file}.refresh-{self._refreshes - 1}"
             ).unlink(missing_ok=True)
         settings = dataclasses.replace(TRAFFIC_SECTION.of(ctx.settings), state_file=path)
-        return TrafficPoller(ctx.client, ctx.store, ctx.metrics, ctx.clock, settings)
+        return TrafficPoller(
+            MetricsEndpoint(ctx.client), ctx.store, ctx.metrics, ctx.clock, settings
+        )
 
     async def refresh(self, account: str) -> dict[str, Any]:
         store = self.ctx.store

@@ -34,6 +34,7 @@ from exporter.simulator.routes_traffic import parse_minute
 from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 from exporter.traffic.families import ACCOUNT
+from exporter.traffic.reply import MetricsEndpoint
 from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamClient, UpstreamError
 
@@ -117,7 +118,8 @@ async def run(case: Case, hours: float, resources: int, state_dir: Path) -> Resu
                 settings = TrafficSettings(
                     delay_seconds=delay, revisit_minutes=case.schedule, state_file=state_file
                 )
-                return TrafficPoller(client, store, metrics, clock, settings, budget=client.budget)
+                source = MetricsEndpoint(client)
+                return TrafficPoller(source, store, metrics, clock, settings, budget=client.budget)
 
             p = poller(120)
             await p.poll(ACC)

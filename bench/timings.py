@@ -27,10 +27,10 @@ from exporter.remotewrite.wire import count, encode
 from exporter.restream.identity import KeyFingerprint
 from exporter.support.clock import FakeClock
 from exporter.support.logs import MASK, MAX_LEARNED_SECRETS, Redactor
-from exporter.web.admin.masking import SecretMask
-from exporter.web.admin.ratelimit import MAX_KEYS, FailureThrottle
 from exporter.web.admin.restore import restore_secrets
 from exporter.web.admin.validation import check_restream_resource
+from exporter.web.masking import SecretMask
+from exporter.web.ratelimit import MAX_KEYS, FailureThrottle
 
 
 def learn_one_by_one(count: int = 3000) -> None:

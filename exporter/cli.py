@@ -1,27 +1,23 @@
-"""Command line: run, demo, simulate, check-config, audit."""
+"""Command line: run, demo, simulate, check-config, audit: the arguments parsed and the
+command dispatched. What the daemon and the demo are built of is wired in one place, the
+composition root (exporter.web.daemon)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import os
-import secrets
-import socket
 import sys
 from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
-import structlog
 import yaml
-from aiohttp import web
 
 from exporter.config import (
     ConfigError,
-    Settings,
     masked_dict,
     notes,
-    parse_config,
     split_host_port,
     warnings,
 )
@@ -30,9 +26,8 @@ from exporter.config.loader import read_document, unset_needed
 from exporter.runtime.registry import settings_sections
 from exporter.support.buildinfo import build_info
 from exporter.support.logs import Redactor, configure_logging
-from exporter.web.serving import serve, wait_for_stop
-from exporter.web.statepaths import state_file_problems
-from exporter.web.webconfig import WebConfig, load_web_config
+from exporter.web.daemon import load, run_daemon, run_demo, serve_plain
+from exporter.web.serving import wait_for_stop
 
 DEMO_LISTEN = "127.0.0.1:9877"
 DEMO_SIMULATOR_LISTEN = "127.0.0.1:0"
@@ -181,23 +176,12 @@ def config_error(exc: ConfigError) -> None:
         print(f"config error: {text}", file=sys.stderr)
 
 
-def _load(flags: Flags, create: bool = False) -> tuple[Settings, WebConfig | None]:
-    """The settings and, when one is named, the checked web config (ConfigError if bad, or
-    when a state file cannot be written; ``create`` makes its missing directories first)."""
-    settings = load_settings(flags, settings_sections())
-    web_config = load_web_config(settings.web_config_file) if settings.web_config_file else None
-    unwritable = state_file_problems(settings, create)
-    if unwritable:
-        raise ConfigError.of(unwritable)
-    return settings, web_config
-
-
 def check_config(flags: Flags, verbose: bool = False) -> int:
     from exporter.docgen.selection import family_selection_warnings  # every area's families
     from exporter.runtime.cost import cost_lines
 
     try:
-        settings, web_config = _load(flags)
+        settings, web_config = load(flags)
     except ConfigError as exc:
         config_error(exc)
         return 1
@@ -218,151 +202,11 @@ def check_config(flags: Flags, verbose: bool = False) -> int:
 
 def run(flags: Flags) -> int:
     try:
-        settings, web_config = _load(flags, create=True)
+        settings, web_config = load(flags, create=True)
     except ConfigError as exc:
         config_error(exc)
         return 1
-    try:  # bound before anything starts, so a taken port is the one line printed
-        sock = bind(settings.listen_host, settings.listen_port)
-    except OSError as exc:
-        print(f"error: listen {settings.listen}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    redactor = configure_logging(
-        settings.log.level, settings.log.format, Redactor(settings.secrets())
-    )
-    if web_config is not None:
-        log = structlog.get_logger("exporter.cli")
-        for warning in web_config.warnings:
-            log.warning("web_config_unsupported", detail=warning)
-        log.info(
-            "web_config_loaded",
-            file=web_config.path,
-            tls=web_config.tls is not None,
-            basic_auth_users=len(web_config.users),
-        )
-    return asyncio.run(_daemon(settings, flags, redactor, web_config, sock))
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """The listening socket of the daemon (OSError when the address is taken or not ours)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    return socket.create_server((host, port), family=family, backlog=128)
-
-
-async def _daemon(
-    settings: Settings,
-    flags: Flags,
-    redactor: Redactor,
-    web_config: WebConfig | None,
-    sock: socket.socket,
-) -> int:
-    """Serve on ``sock`` until SIGINT/SIGTERM; SIGHUP reloads the config file."""
-    from exporter.runtime.tuning import tune_for_serving
-    from exporter.web.daemon import RELOADER, create_app
-
-    app = await create_app(
-        settings,
-        redactor=redactor,
-        web_config=web_config,
-        load=lambda: load_settings(flags, settings_sections()),
-        telemetry_path=flags.telemetry_path,
-        enable_lifecycle=flags.enable_lifecycle,
-    )
-    tune_for_serving()
-    tls = web_config.tls if web_config else None
-    runner, _ = await serve(
-        app, settings.listen_host, settings.listen_port, settings.server, tls, sock=sock
-    )
-    reloads: set[asyncio.Task[object]] = set()
-
-    def on_hup() -> None:
-        task: asyncio.Task[object] = asyncio.create_task(app[RELOADER].reload())
-        reloads.add(task)  # kept until done, so it is not collected half-way
-        task.add_done_callback(reloads.discard)
-
-    try:
-        await wait_for_stop(on_hup=on_hup)
-    finally:
-        await runner.cleanup()
-    return 0
-
-
-async def _serve(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    bound = int(runner.addresses[0][1])  # the real port when 0 was asked for
-    return runner, bound
-
-
-def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) -> Settings:
-    return parse_config(
-        {
-            "upstream": {"base_url": sim_url, "token": token},
-            "accounts": [
-                {"name": "demo-media", "dvr_streams": ["live/main", "news"]},
-                {"name": "demo-shop", "dvr_streams": ["live/main", "news"]},
-            ],
-            "traffic": {"delay_seconds": 120, "revisit_minutes": 5},
-            "restream": {"interval_seconds": 15, "history_interval_seconds": 60},
-            "dvr": {"interval_seconds": 15},
-            "talking_head": {"interval_seconds": 21600},
-            "listen": listen,
-            # No failed-authentication throttle and a read budget a fuzzer does not exhaust:
-            # the demo is tried and fuzzed from one address against its own simulator.
-            "admin": {
-                "enabled": True,
-                "read_token": read,
-                "write_token": write,
-                "auth_failures_per_minute": 0,
-                "reads_per_minute": 6000,
-            },
-        },
-        env={},
-        areas=settings_sections(),
-    )
-
-
-async def _demo(listen: str, sim_listen: str) -> int:
-    from exporter.runtime.tuning import tune_for_serving
-    from exporter.simulator import SimConfig, Simulator
-    from exporter.support.clock import SystemClock
-    from exporter.web.daemon import create_app
-
-    sim = Simulator(SimConfig(), SystemClock())
-    sim_host, sim_port = split_host_port(sim_listen, "--simulator.listen-address", allow_any=True)
-    sim_runner, sim_bound = await _serve(sim.build_app(), sim_host, sim_port)
-    read, write = secrets.token_urlsafe(12), secrets.token_urlsafe(16)
-    settings = demo_settings(f"http://{sim_host}:{sim_bound}", sim.token, listen, read, write)
-    redactor = configure_logging("info", "auto", Redactor(settings.secrets()))
-    app = await create_app(settings, redactor=redactor)
-    tune_for_serving()
-    runner, bound = await serve(app, settings.listen_host, settings.listen_port, settings.server)
-    base = f"http://{settings.listen_host}:{bound}"
-    print(
-        "\n".join(
-            [
-                "cdnvideo-exporter demo: the exporter against its built-in simulator",
-                f"  landing page    {base}/",
-                f"  metrics         {base}/metrics",
-                f"  readiness       {base}/readyz",
-                f"  admin API spec  {base}/api/v1/openapi.json",
-                f"  simulator       http://{sim_host}:{sim_bound}/  (token {sim.token})",
-                f"  admin tokens    read {read}  write {write}  (this run only)",
-                f"  try: curl -H 'Authorization: Bearer {read}' "
-                f"{base}/api/v1/restream/demo-media/status",
-                "Press Ctrl-C to stop.",
-            ]
-        ),
-        flush=True,
-    )
-    try:
-        await wait_for_stop()
-    finally:
-        await runner.cleanup()
-        await sim_runner.cleanup()
-    return 0
+    return run_daemon(settings, web_config, flags)
 
 
 async def _simulate(args: argparse.Namespace) -> int:
@@ -372,7 +216,7 @@ async def _simulate(args: argparse.Namespace) -> int:
     configure_logging("info", "auto")
     sim = Simulator(config_from_args(args), SystemClock())
     host, port = split_host_port(args.listen, "--listen", allow_any=True)
-    runner, bound = await _serve(sim.build_app(), host, port)
+    runner, bound = await serve_plain(sim.build_app(), host, port)
     print(
         f"simulator listening on http://{host}:{bound}/ (accounts: {', '.join(sim.accounts)})",
         flush=True,
@@ -408,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "run":
             return run(_flags(args))
         if command == "demo":
-            return asyncio.run(_demo(args.listen, args.simulator_listen))
+            return asyncio.run(run_demo(args.listen, args.simulator_listen))
         if command == "simulate":
             return asyncio.run(_simulate(args))
         if command == "audit":

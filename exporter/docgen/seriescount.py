@@ -24,6 +24,7 @@ from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.simulator import SimConfig, Simulator
 from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
+from exporter.traffic.reply import MetricsEndpoint
 from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamClient
 
@@ -72,7 +73,7 @@ async def poll_store(base_url: str, token: str, clock: FakeClock, s: Setting) ->
     async with aiohttp.ClientSession() as session:
         upstream = UpstreamSettings(base_url=base_url, token=token)
         client = UpstreamClient(session, upstream, clock=clock, retries=0)
-        poller = TrafficPoller(client, store, SelfMetrics(), clock, settings)
+        poller = TrafficPoller(MetricsEndpoint(client), store, SelfMetrics(), clock, settings)
         for _ in range(12):
             await poller.poll(ACCOUNT)
             clock.advance(15)

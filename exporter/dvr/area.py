@@ -5,6 +5,7 @@ from __future__ import annotations
 from exporter.areakit import AreaContext, Job, NothingToWatch, QuietArea, afforded, spread_slices
 from exporter.config import Settings
 from exporter.dvr.poller import DvrPoller, store_key
+from exporter.dvr.reply import DvrReader
 from exporter.dvr.settings import DVR_SECTION
 
 # What the landing page and /readyz say of an account without DVR streams.
@@ -27,7 +28,7 @@ class DvrArea(QuietArea):
         streams = {a.name: a.dvr_streams for a in (s.accounts or ())}
         # each run reads one slice in turn: all of them once in dvr.poll_slices intervals
         self.poller = DvrPoller(
-            ctx.client,
+            DvrReader(ctx.client),
             ctx.store,
             ctx.clock,
             DVR_SECTION.of(s),

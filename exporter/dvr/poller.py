@@ -7,14 +7,15 @@ from collections.abc import Mapping
 from typing import Protocol
 
 import structlog
+from structlog.contextvars import bound_contextvars
 
+from exporter.dvr.reply import DvrNode
 from exporter.dvr.settings import DvrSettings
 from exporter.dvr.transform import dvr_fragment
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock
 from exporter.support.offloop import off_loop
 from exporter.upstream.budget import Postponed
-from exporter.upstream.models import DvrNode
 
 log = structlog.get_logger("exporter.dvr")
 
@@ -22,7 +23,7 @@ STALE_AFTER_INTERVALS = 5
 
 
 class DvrClient(Protocol):
-    """The part of UpstreamClient the DVR poller needs."""
+    """What the DVR poller reads (``reply.DvrReader`` sends it)."""
 
     async def dvr_stream(self, account: str, stream: str) -> list[DvrNode]: ...
 
@@ -109,7 +110,7 @@ class DvrPoller:
         )
         now = self._clock.time()
         previous = self._last.get(account, {})
-        configured, read = set(self.streams(account)), set(streams)  # not tuples: 500 x 500
+        configured, read = set(self.streams(account)), set(streams)  # every stream looked up
         current: dict[str, tuple[float, tuple[DvrNode, ...]]] = {
             s: kept
             for s, kept in previous.items()
@@ -136,10 +137,12 @@ class DvrPoller:
             raise postponed[0]
         self._last[account] = current
         by_stream = {s: nodes for s, (_, nodes) in current.items()}
-        # ~20 ms for 500 streams: built on the refresh thread, not on the event loop
-        fragment = await off_loop(dvr_fragment, account, by_stream, self._store.selection)
-        self._store.publish(store_key(account), fragment, max_age=self.max_age)
-        log.debug("dvr_polled", account=account, streams=len(streams), failed=len(failures))
+        with bound_contextvars(account=account):  # the poll's own lines (see support.logs)
+            # built on the refresh thread, not on the event loop
+            # (docs/performance.md#optimisations, 14)
+            fragment = await off_loop(dvr_fragment, account, by_stream, self._store.selection)
+            self._store.publish(store_key(account), fragment, max_age=self.max_age)
+            log.debug("dvr_polled", streams=len(streams), failed=len(failures))
         if failures:
             detail = "; ".join(f"{s}: {type(e).__name__}: {e}" for s, e in failures)
             raise DvrStreamsFailed(

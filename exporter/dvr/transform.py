@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from exporter.dvr import families as f
+from exporter.dvr.reply import DvrNode
 from exporter.exposition import EVERYTHING, FamilySelection, Fragment
-from exporter.upstream.models import DvrNode
 
 
 def last_recording_end(node: DvrNode) -> float | None:

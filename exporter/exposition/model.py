@@ -81,9 +81,9 @@ def render_chunks(
     """The sample lines of one family, ``lines`` at a time (so a family of 100,000 series is
     compressed without its whole text in memory at once).
 
-    Label values repeat a lot (one resource's name and cname on ~100 series), so escaped
-    values and the label text of all but the last label are memoised for this call: about
-    2.5x faster than formatting every pair of every sample.
+    Label values repeat a lot (one resource's name and cname on each of its series), so escaped
+    values and the label text of all but the last label are memoised for this call rather than
+    formatted for every pair of every sample. See docs/performance.md#optimisations (1).
     """
     name = spec.name
     keys = [f'{k}="' for k in spec.labels]
@@ -139,7 +139,7 @@ class Fragment:
     Samples are stored compactly (``samples.Samples``: label tuples and an array of values).
     The fragment is rendered and compressed at most once (``packed``, in a worker thread),
     against the fragment it replaces so that unchanged chunks keep their pieces; only the
-    compressed text is kept: the plain text (about 170 bytes a series) is not held in memory.
+    compressed text is kept: the plain text, many times larger, is not held in memory.
     """
 
     __slots__ = ("_packed", "samples")

@@ -9,7 +9,8 @@ taken over from the previous fragment (interned; ``samples.Samples``).
 
 Compression runs on a thread of its own (zlib releases the GIL), so chunk N is compressed
 while chunk N+1 is rendered; at most ``PENDING`` chunks wait for it. Rendering stays in the
-calling thread (a worker, never the event loop), one chunk of ~300 kB of text at a time.
+calling thread (a worker, never the event loop), one chunk's text at a time. See
+docs/performance.md#optimisations (7).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from exporter.exposition.deflate import Piece, deflate
 from exporter.exposition.samples import CHUNK, Labels, Samples
 
-CHUNK_LINES = CHUNK  # 2000, ~300 kB of text: the restart of the compressor at each chunk costs ~5%
+CHUNK_LINES = CHUNK  # long enough that the compressor's restart at each chunk costs little
 PENDING = 4  # rendered chunks waiting for compression, at most
 
 _lock = threading.Lock()

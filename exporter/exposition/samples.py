@@ -1,15 +1,14 @@
 """The samples of one metric family in compact form: no object per sample.
 
 Label values are kept as one tuple per series, in chunks of ``CHUNK`` series (``Labels``),
-values in an ``array('d')`` (8 bytes a series instead of a float object and a (labels, value)
-tuple: ~80 bytes less a series). A family is read as a sequence of ``(labels, value)`` pairs,
-made on demand.
+values in an ``array('d')`` (8 bytes a series, no float object and no (labels, value) tuple).
+A family is read as a sequence of ``(labels, value)`` pairs, made on demand.
 
 Why chunks: the garbage collector visits every reference a young container holds, and a
-collection stops every thread, the event loop's included. One list or tuple of a family's
-220,000 label tuples (traffic at 5,000 resources) cost 7 ms each time a young or middle
-collection met it, and the collections are triggered by whichever thread allocates, so the
-loop paid for the worker thread building the family (young pauses of 14-25 ms). In chunks,
+collection stops every thread, the event loop's included. One list or tuple of all of a
+large family's label tuples was visited whole each time a young or middle collection met it,
+and the collections are triggered by whichever thread allocates, so the loop paid for the
+worker thread building the family (docs/performance.md#optimisations, 17). In chunks,
 no container holds more than ``CHUNK`` references: each chunk is a tuple visited once while
 young, after which the collector stops tracking it (a tuple of tuples of strings), and the
 family holds a list of chunks (a tuple once packed).
@@ -142,7 +141,7 @@ class Samples(Sequence[Sample]):
         self.values: array[float] = array("d")
         # The same family in the fragment this one replaces: a label tuple equal to the one at
         # the same position there is taken over as it is added, so the tuple just built is
-        # freed at once instead of living until packing (at 5,000 resources ~45 MB of peak).
+        # freed at once instead of living until packing (docs/performance.md#optimisations, 12).
         # Dropped when packed.
         self.like = like
         # ``group``: the label whose value keeps a run of series together (a resource's id);

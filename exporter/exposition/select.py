@@ -18,7 +18,7 @@ from exporter.exposition.model import FragmentBuilder
 
 
 class FamilySelection:
-    """The compiled patterns, with each family's answer remembered (there are ~60 names)."""
+    """The compiled patterns, with each family's answer remembered (the names are few)."""
 
     __slots__ = ("_answers", "_exclude", "_include")
 

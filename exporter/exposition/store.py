@@ -15,13 +15,12 @@ from exporter.exposition.deflate import Piece, deflate, gzip_join
 from exporter.exposition.formats import OPENMETRICS_EOF, Format
 from exporter.exposition.model import Fragment, MetricSpec
 from exporter.exposition.select import EVERYTHING, FamilySelection
-from exporter.support import collector, malloc
 from exporter.support.clock import Clock
 from exporter.support.offloop import off_loop
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
 # The extra text (the self-metrics) is compressed at every render, unlike a fragment's chunks
-# (once per change): zlib's fastest level (docs/performance.md, optimisation 22).
+# (once per change): zlib's fastest level. See docs/performance.md#optimisations (22).
 EXTRA_LEVEL = 1
 
 log = structlog.get_logger("exporter.exposition")
@@ -29,9 +28,9 @@ log = structlog.get_logger("exporter.exposition")
 
 class Exposition:
     """One rendered scrape body in both formats: kept gzip-compressed; the plain text is
-    decompressed when asked for (Prometheus always asks for gzip; the plain text of 100,000
-    series is ~17 MB). Both bodies share the compressed sample pieces; only the headers and
-    the self-metrics differ."""
+    decompressed when asked for (Prometheus always asks for gzip; the plain text is many times
+    larger). Both bodies share the compressed sample pieces; only the headers and the
+    self-metrics differ. See docs/performance.md#how-cost-grows-with-resources."""
 
     __slots__ = ("gzipped", "openmetrics_gzipped", "rendered_at", "series", "upto")
 
@@ -62,17 +61,12 @@ class Exposition:
         return gzip.decompress(self.compressed(fmt))
 
 
-def _after_render(changed: bool, exposition: Exposition) -> None:
-    """What a refresh left behind, given back: the C heaps' free pages after a change, and
-    the full garbage collection owed at the first quiet render after one (the collector's
-    pause is short when no poll holds its replies; ``exporter.support.collector``). The
-    allocator keeps buffers the size of the body in its heaps (``malloc.fit``)."""
-    malloc.fit(max(len(exposition.gzipped), len(exposition.openmetrics_gzipped)))
-    if changed:
-        collector.changed()
-        malloc.trim()
-    elif collector.quiet():
-        malloc.trim()
+AfterRender = Callable[[bool, Exposition], None]
+"""Called off the loop after each background render: (followed a change, the exposition)."""
+
+
+def _nothing_after_render(changed: bool, exposition: Exposition) -> None:
+    """The default ``after_render``: nothing (the daemon passes ``runtime.tuning.after_render``)."""
 
 
 @dataclass(frozen=True)
@@ -120,10 +114,14 @@ class Store:
         extra: Callable[[], bytes] | None = None,
         selection: FamilySelection = EVERYTHING,
         extra_openmetrics: Callable[[], bytes] | None = None,
+        after_render: AfterRender = _nothing_after_render,
     ) -> None:
         """``extra`` gives text appended to every render (the self-metrics) in the text format,
-        ``extra_openmetrics`` the same in OpenMetrics, without ``# EOF``."""
+        ``extra_openmetrics`` the same in OpenMetrics, without ``# EOF``. ``after_render`` runs
+        on the refresh thread after each render of ``run_renderer``, once the body is swapped in
+        (the daemon gives memory back there: ``runtime.tuning.after_render``)."""
         self._clock = clock
+        self._after_render = after_render
         # metrics.include/exclude: the areas build their fragments with it (selection.builder),
         # so the families left out are never built, stored or rendered.
         self.selection = selection
@@ -290,7 +288,7 @@ class Store:
             try:
                 exposition = await self.render()
                 # a poll's replies and the fragments replaced are freed by now
-                await off_loop(_after_render, changed, exposition)
+                await off_loop(self._after_render, changed, exposition)
             except Exception as exc:  # keep serving the last good body; never stop rendering
                 log.error("render_failed", error=f"{type(exc).__name__}: {exc}")
                 await asyncio.sleep(idle_seconds)

@@ -6,6 +6,7 @@ from exporter.areakit import AreaContext, Job, QuietArea, afforded, spread_slice
 from exporter.config import Settings
 from exporter.restream.identity import fingerprint_secret
 from exporter.restream.poller import RestreamPoller
+from exporter.restream.reply import RestreamReader
 from exporter.restream.settings import RESTREAM_SECTION
 
 
@@ -20,7 +21,7 @@ class RestreamArea(QuietArea):
         self._ctx = ctx
         self.slices = spread_slices(s)
         self.poller = RestreamPoller(
-            ctx.client,
+            RestreamReader(ctx.client),
             ctx.store,
             ctx.clock,
             RESTREAM_SECTION.of(s),

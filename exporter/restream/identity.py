@@ -13,15 +13,15 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from exporter.config.settings import UpstreamSettings
-from exporter.support.secrets import FINGERPRINT_HEX, MASK
-from exporter.support.urls import mask_urls
-from exporter.support.urls import url_secrets as url_secrets
-from exporter.upstream.models import (
+from exporter.restream.reply import (
     HistoryPoint,
     RestreamResource,
     ScheduleWindow,
     StatusRecord,
 )
+from exporter.support.secrets import FINGERPRINT_HEX, MASK
+from exporter.support.urls import mask_urls
+from exporter.support.urls import url_secrets as url_secrets
 
 # Domain separation for the HMAC key; public, so without a secret the fingerprint is only as
 # strong as the stream key itself (a short key can be found by trying candidates).

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import structlog
+from structlog.contextvars import bound_contextvars
 
 from exporter.exposition import FamilySelection, Fragment, Store, StoreKey
 from exporter.restream.identity import (
@@ -19,6 +20,7 @@ from exporter.restream.identity import (
     status_secrets,
     utc_text,
 )
+from exporter.restream.reply import HistoryPoint, RestreamResource, StatusRecord
 from exporter.restream.settings import RestreamSettings
 from exporter.restream.transform import (
     Change,
@@ -29,7 +31,6 @@ from exporter.restream.transform import (
 from exporter.support.clock import Clock
 from exporter.support.logs import Redactor
 from exporter.support.offloop import off_loop
-from exporter.upstream.models import HistoryPoint, RestreamResource, StatusRecord
 
 log = structlog.get_logger("exporter.restream")
 
@@ -46,7 +47,7 @@ Signature = tuple[tuple[str, str, str, int], ...]
 
 
 class RestreamClient(Protocol):
-    """The part of UpstreamClient the restream poller needs."""
+    """What the restream poller reads (``reply.RestreamReader`` sends it)."""
 
     async def restream_resources(self, account: str) -> list[RestreamResource]: ...
 
@@ -144,35 +145,36 @@ class RestreamPoller:
         resources, statuses = await asyncio.gather(
             self._client.restream_resources(account), self._client.restream_status(account)
         )
-        # ~100 us per resource of pure work (secrets, URL cleaning, fingerprints, schedules,
-        # signatures): in a worker thread, so a thousand resources do not hold the event loop
-        # (~8 ms of it at 1,000 restream resources when the secrets were learned here).
-        fragment, duplicates, sigs = await off_loop(
-            _digest_status,
-            self._redactor,
-            account,
-            resources,
-            statuses,
-            self._clock.time(),
-            fingerprint,
-            self._store.selection,
-        )
-        if duplicates:
-            log.warning("restream_duplicate_series", account=account, dropped=duplicates)
-        st = self._state(account)
-        st.resource_ids = tuple(r.resource_id for r in resources)
-        st.status_sig = sigs
-        self._store.publish(
-            status_key(account),
-            fragment,
-            max_age=STALE_AFTER_INTERVALS * self._settings.interval_seconds,
-        )
-        log.debug(
-            "restream_polled",
-            account=account,
-            resources=len(resources),
-            targets=sum(len(s.targets) for s in statuses),
-        )
+        with bound_contextvars(account=account):  # the poll's own lines (see support.logs)
+            # pure work per resource (secrets, URL cleaning, fingerprints, schedules,
+            # signatures): in a worker thread, so many resources do not hold the event loop.
+            # See docs/performance.md#figures-behind-the-code and
+            # docs/performance.md#optimisations (18).
+            fragment, duplicates, sigs = await off_loop(
+                _digest_status,
+                self._redactor,
+                account,
+                resources,
+                statuses,
+                self._clock.time(),
+                fingerprint,
+                self._store.selection,
+            )
+            if duplicates:
+                log.warning("restream_duplicate_series", dropped=duplicates)
+            st = self._state(account)
+            st.resource_ids = tuple(r.resource_id for r in resources)
+            st.status_sig = sigs
+            self._store.publish(
+                status_key(account),
+                fragment,
+                max_age=STALE_AFTER_INTERVALS * self._settings.interval_seconds,
+            )
+            log.debug(
+                "restream_polled",
+                resources=len(resources),
+                targets=sum(len(s.targets) for s in statuses),
+            )
 
     def history_plan(self, account: str, ids: tuple[str, ...] | None = None) -> list[str]:
         """The resources the next history poll reads (see the class docstring)."""
@@ -228,40 +230,40 @@ class RestreamPoller:
             raise group_error.exceptions[0] from None
         known = set(ids)
         reads = [(rid, task.result()) for rid, task in zip(plan, tasks, strict=True)]
-        # the secrets learned, the points folded into the changes and the fragment built in a
-        # worker thread: a thousand resources' changes copied and sorted held the loop ~12 ms
-        state, fragment = await off_loop(
-            _digest_history,
-            self._redactor,
-            account,
-            {t: c for t, c in st.changes.items() if t[0] in known},
-            reads,
-            fingerprint,
-            self._store.selection,
-        )
-        sig = st.status_sig
-        read = st.read_sig
-        for rid in plan:
-            read[rid] = sig.get(rid)
-            ends[rid] = now
-        st.credit = credit
-        st.runs += 1
-        for gone in [rid for rid in read if rid not in known]:
-            del read[gone]
-            ends.pop(gone, None)
-        st.changes = state
-        self._store.publish(
-            history_key(account),
-            fragment,
-            max_age=STALE_AFTER_INTERVALS * self._settings.history_interval_seconds,
-        )
-        log.debug(
-            "restream_history_polled",
-            account=account,
-            resources=len(ids),
-            read=len(plan),
-            targets=len(state),
-        )
+        with bound_contextvars(account=account):  # the poll's own lines (see support.logs)
+            # the secrets learned, the points folded into the changes and the fragment built in
+            # a worker thread, not on the event loop (docs/performance.md#optimisations, 18)
+            state, fragment = await off_loop(
+                _digest_history,
+                self._redactor,
+                account,
+                {t: c for t, c in st.changes.items() if t[0] in known},
+                reads,
+                fingerprint,
+                self._store.selection,
+            )
+            sig = st.status_sig
+            read = st.read_sig
+            for rid in plan:
+                read[rid] = sig.get(rid)
+                ends[rid] = now
+            st.credit = credit
+            st.runs += 1
+            for gone in [rid for rid in read if rid not in known]:
+                del read[gone]
+                ends.pop(gone, None)
+            st.changes = state
+            self._store.publish(
+                history_key(account),
+                fragment,
+                max_age=STALE_AFTER_INTERVALS * self._settings.history_interval_seconds,
+            )
+            log.debug(
+                "restream_history_polled",
+                resources=len(ids),
+                read=len(plan),
+                targets=len(state),
+            )
 
 
 def _digest_status(

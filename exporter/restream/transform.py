@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from exporter.exposition import EVERYTHING, FamilySelection, Fragment, FragmentBuilder, MetricSpec
 from exporter.restream import families as f
 from exporter.restream.identity import KeyFingerprint, TargetId, in_schedule, target_id, url_label
-from exporter.upstream.models import HistoryPoint, RestreamEntry, RestreamResource, StatusRecord
+from exporter.restream.reply import HistoryPoint, RestreamEntry, RestreamResource, StatusRecord
 
 
 @dataclass(frozen=True)

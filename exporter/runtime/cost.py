@@ -1,8 +1,8 @@
 """Upstream requests a minute by area for a config: what check-config prints.
 
-The figures are the steady state of the schedule the config sets (docs/performance.md has them
-measured against the simulator, and how each area's count was derived). Each area states its
-own (``cost`` of its declaration, ``exporter/<area>/declaration.py``):
+The figures are the steady state of the schedule the config sets; how each area's count was
+derived, and the simulator's: docs/performance.md#upstream-requests-per-minute-by-area. Each
+area states its own (``cost`` of its declaration, ``exporter/<area>/declaration.py``):
 
 - traffic: first reads (1 or 2 requests a minute) plus the settle reads of the schedule
   (``traffic.settings.requests_per_minute``), per account;

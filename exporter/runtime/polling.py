@@ -7,6 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 import structlog
+from structlog.contextvars import bound_contextvars
 
 from exporter.areakit import NothingToWatch
 from exporter.runtime.selfmetrics import SelfMetrics
@@ -49,34 +50,38 @@ class PollRunner:
         """Run one poll; True when it succeeded. Exceptions are reported, never raised
         (cancellation is: a poll cut short at shutdown says nothing about the upstream)."""
         started = self._timer()
+        failure: Exception | None = None
         try:
             await poll()
-            ok = True
-        except Postponed as exc:
-            # Not run for want of budget: counted, and cdnvideo_up keeps what it said.
-            self._postponed(area, account, job, exc)
-            return False
-        except NothingToWatch as exc:
-            self._nothing_to_watch(area, account, exc.what)
-            return True  # nothing failed: no retry
         except Exception as exc:  # a poll must never take the process down
-            ok = False
+            failure = exc
+        # the report's lines name the area and the account (see support.logs)
+        with bound_contextvars(area=area, account=account):
+            return self._report(area, account, job, started, failure)
+
+    def _report(
+        self, area: str, account: str, job: str, started: float, failure: Exception | None
+    ) -> bool:
+        """Count the poll's outcome and log what changed; True when it succeeded."""
+        if isinstance(failure, Postponed):
+            # Not run for want of budget: counted, and cdnvideo_up keeps what it said.
+            self._postponed(area, account, job, failure)
+            return False
+        if isinstance(failure, NothingToWatch):
+            self._nothing_to_watch(area, account, failure.what)
+            return True  # nothing failed: no retry
+        ok = failure is None
+        if failure is not None:
             where = {"job": job} if job else {}
-            reason = unknown_account(exc, self.no_access(account))
+            reason = unknown_account(failure, self.no_access(account))
             if reason is not None:
                 self._unknown_account(area, account, reason)
             else:
-                log.warning(
-                    "poll_failed",
-                    area=area,
-                    account=account,
-                    error=f"{type(exc).__name__}: {exc}",
-                    **where,
-                )
+                log.warning("poll_failed", error=f"{type(failure).__name__}: {failure}", **where)
         self._metrics.poll_duration.labels(area).observe(self._timer() - started)
         key = (area, account)
         if self._unconfigured.pop(key, None) is not None:
-            log.info("area_configured", area=area, account=account)
+            log.info("area_configured")
         jobs = self._jobs.setdefault(key, {})
         was_healthy = all(jobs.values()) if jobs else True
         jobs[job] = ok
@@ -86,7 +91,7 @@ class PollRunner:
             self._metrics.last_success.labels(account, area).set(self._clock.time())
             self._succeeded.add(key)
         if healthy and not was_healthy:
-            log.info("poll_recovered", area=area, account=account)
+            log.info("poll_recovered")
         if ok:
             self._unknown.pop(key, None)
         return ok
@@ -94,6 +99,7 @@ class PollRunner:
     def _unknown_account(self, area: str, account: str, reason: str) -> None:
         """One warning when the platform first says it does not know ``account``."""
         if not any(a == account for _, a in self._unknown):
+            # given here too: this line has always named the account before the area
             log.warning("account_unknown", account=account, area=area, reply=reason)
         self._unknown[(area, account)] = reason
 
@@ -102,7 +108,7 @@ class PollRunner:
         series, and no outcome, rather than an "up" that watched nothing."""
         key = (area, account)
         if key not in self._unconfigured:
-            log.info("area_not_configured", area=area, account=account, what=what)
+            log.info("area_not_configured", what=what)
         self._unconfigured[key] = what
         self._jobs.pop(key, None)
         for gauge in (self._metrics.up, self._metrics.last_success):
@@ -124,7 +130,7 @@ class PollRunner:
         if now - self._postponed_logged.get(key, float("-inf")) >= POSTPONED_LOG_SECONDS:
             self._postponed_logged[key] = now
             where = {"job": job} if job else {}
-            log.warning("poll_postponed", area=area, account=account, reason=exc.message, **where)
+            log.warning("poll_postponed", reason=exc.message, **where)
 
     def done_once(self, area: str, account: str) -> bool:
         return (area, account) in self._jobs

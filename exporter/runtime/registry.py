@@ -3,7 +3,9 @@ list them. Adding an area is its package (with ``declaration.AREA``) and one lin
 
 Every part that goes over the areas reads ``declarations()`` when it runs (the Service and its
 ``Areas``, the self-metrics, the metric reference, check-config's request cost, the reload,
-and the config loader through ``settings_sections``), so nothing keeps a list of its own.
+the landing page's parts, and the config loader through ``settings_sections``), so nothing
+keeps a list of its own; only the composition root (exporter/web/daemon.py) names the areas
+again, in the demo's config (tests/structure/test_layers.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The self-metrics registry in the text format: ``generate_latest``'s bytes, cheaper per render.
 
 ``prometheus_client.generate_latest`` checks and escapes every label name and value and the
-metric name of every sample at every render, though the same ~120 series come back each time
+metric name of every sample at every render, though the same series come back each time
 with new values only. ``TextRenderer`` keeps, per family and per series, the text before the
 value as ``generate_latest`` itself wrote it (for a zero value, cut off), and writes the value
 as it does. The output is the concatenation of one ``generate_latest``

@@ -14,6 +14,7 @@ from exporter.areakit import Job
 from exporter.config import Settings
 from exporter.exposition import FamilySelection, Store
 from exporter.exposition.formats import registry_openmetrics
+from exporter.runtime import tuning
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.runtime.polling import PollRunner
@@ -44,6 +45,7 @@ def build_context(
         extra=metrics.render,
         selection=selection,
         extra_openmetrics=partial(registry_openmetrics, metrics.registry),
+        after_render=tuning.after_render,
     )
     client = UpstreamClient(
         session,

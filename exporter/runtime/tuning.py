@@ -2,21 +2,20 @@
 
 The heavy steps of a refresh (parsing a thousand resources, building and compressing their
 fragment) run in worker threads, but they share the GIL with the event loop. Three settings keep
-``/metrics`` and ``/healthz`` answering while they run (docs/performance.md has the figures):
+``/metrics`` and ``/healthz`` answering while they run (the figures:
+docs/performance.md#optimisations, 4, 9 and 19):
 
-- a 0.2 ms switch interval (Python's default is 5 ms): the loop thread waits about that long
-  for the GIL after each socket call, instead of up to 5 ms every time; a task step making a
-  few socket calls while a worker thread computes paid a few intervals (at 5,000 resources,
-  worst stalls 24-31 ms with 1 ms, 15-26 ms with 0.2 ms; the price, more switches while
-  threads compete: ~9% more CPU in-process, before ``support.offloop`` took ~8% off);
-- ``gc.freeze()`` once everything is imported and built: the ~45,000 long-lived objects of the
-  modules are left out of every later full collection, which shortens the pauses that stop
-  every thread (at 1000 resources: 40 -> 10 ms);
-- a young-generation threshold of 5,000 allocations (Python's is 700): a refresh at 5,000
-  resources allocates millions of short-lived objects, and with 700 it ran ~2,900 collections,
-  ~240 of the middle and ~6 full ones, each full one visiting everything the refresh holds at
-  that moment (20-110 ms on this machine); with 5,000, ~380, ~32 and ~2, young pauses of
-  ~7 ms.
+- a switch interval of ``SWITCH_INTERVAL_SECONDS``, far below Python's default: the loop
+  thread waits about that long for the GIL after each socket call, and a task step making
+  a few socket calls while a worker thread computes pays a few intervals; the price is more
+  switches, and so more CPU, while threads compete;
+- ``gc.freeze()`` once everything is imported and built: the long-lived objects of the modules
+  are left out of every later full collection, which shortens the pauses that stop every
+  thread;
+- a young-generation threshold of ``GC_THRESHOLDS[0]`` allocations (Python's is 700): a refresh
+  allocates millions of short-lived objects, and with 700 it ran many times as many
+  collections, full ones among them, each full one visiting everything the refresh holds at
+  that moment.
 
 Full collections are deferred to quiet moments (``exporter.support.collector``): after each
 render that followed a change, not in the middle of a refresh, and the survivors are frozen
@@ -34,6 +33,7 @@ from __future__ import annotations
 import gc
 import sys
 
+from exporter.exposition.store import Exposition
 from exporter.support import collector, malloc
 
 SWITCH_INTERVAL_SECONDS = 0.0002
@@ -47,3 +47,17 @@ def tune_for_serving() -> None:
     gc.freeze()
     collector.defer_full_collections(*GC_THRESHOLDS)
     malloc.tune_heaps()
+
+
+def after_render(changed: bool, exposition: Exposition) -> None:
+    """What a refresh left behind, given back (the store's ``after_render``): the C heaps' free
+    pages after a change, and the full garbage collection owed at the first quiet render after
+    one (the collector's pause is short when no poll holds its replies;
+    ``exporter.support.collector``). The allocator keeps buffers the size of the body in its
+    heaps (``malloc.fit``). Each step does nothing until ``tune_for_serving`` enabled it."""
+    malloc.fit(max(len(exposition.gzipped), len(exposition.openmetrics_gzipped)))
+    if changed:
+        collector.changed()
+        malloc.trim()
+    elif collector.quiet():
+        malloc.trim()

@@ -1,9 +1,9 @@
 """Full garbage collections at quiet moments, not in the middle of a refresh (serving only).
 
 A full collection visits every object the collector tracks. At rest that is the daemon's own
-long-lived state (~50,000 objects at 5,000 resources: ~4 ms). In the middle of a refresh it is
-also every reply, record and range the polls hold at that moment, and the pause, which stops
-every thread, event loop included, lasted 20-45 ms at 5,000 resources (more on a busy machine).
+long-lived state, a short pause. In the middle of a refresh it is also every reply, record and
+range the polls hold at that moment, and the pause stops every thread, event loop included,
+many times as long (docs/performance.md#optimisations, 14).
 So once ``defer_full_collections`` ran (``tune_for_serving``):
 
 - Python starts a full collection by itself only after ``FULL_AFTER`` middle ones (a safety

@@ -1,11 +1,10 @@
 """JSON decoded and encoded a piece at a time, so the event loop keeps running meanwhile.
 
-``json.loads`` and ``json.dumps`` are single C calls: they hold the GIL for their whole run
-(~15-20 ms for the per-resource reply of 1000 resources, ~35 ms for the traffic state file of
-1000 resources with five unsettled runs), so even in a worker thread they stop the event loop
-that long. Here the outer containers are walked in Python and each element goes through the
-same C decoder or encoder on its own (a row or series of a few kB: tens of microseconds);
-between elements the interpreter may hand the GIL to the loop.
+``json.loads`` and ``json.dumps`` are single C calls: they hold the GIL for their whole run,
+long for a large reply or state file, so even in a worker thread they stop the event loop that
+long. Here the outer containers are walked in Python and each element (a row or a series)
+goes through the same C decoder or encoder on its own; between elements the interpreter may
+hand the GIL to the loop. See docs/performance.md#optimisations (5).
 
 Both give exactly the standard library's result (tests compare them on generated documents):
 
@@ -66,8 +65,8 @@ def _value(text: str, i: int, depth: int) -> tuple[Any, int]:
     value, end = _DECODER.raw_decode(text, i)
     if type(value) is dict:
         # json shares equal keys within one call only: each element decoded on its own would
-        # hold its own copies of the same keys (a reply row of ~66 keys: ~4 kB of them, 22 MB
-        # for the 5,000 rows of a per-resource reply). One shared copy of each instead.
+        # hold its own copies of the same keys, in every row of a reply. One shared copy of each
+        # instead (docs/performance.md#optimisations, 13).
         value = {intern(k): v for k, v in value.items()}
     return value, end
 
@@ -116,8 +115,8 @@ def _after(text: str, i: int, close: str) -> tuple[bool, int]:
 # --- encoding -------------------------------------------------------------------------------
 class Encoded(str):
     """A value's JSON text, encoded ahead (``encoded``): ``dumps`` puts it in as it is. A large
-    document built of them holds short strings instead of its lists and numbers (the traffic
-    state at 5,000 resources: ~2 MB of text instead of ~10 MB of objects)."""
+    document built of them holds short strings instead of its lists and numbers, a fraction of
+    their memory. See docs/performance.md#optimisations (13)."""
 
     __slots__ = ()
 

@@ -1,4 +1,11 @@
-"""structlog set-up: console or JSON output, and a processor that masks every secret."""
+"""structlog set-up: console or JSON output, and a processor that masks every secret.
+
+Context bound with ``structlog.contextvars`` is merged into every line (``context_first``).
+A poll binds its ``account`` once, with ``bound_contextvars`` around its own work after its
+upstream requests: each asyncio task has its own copy of the context, so concurrent polls of
+two accounts never see each other's, and the upstream client's lines (a retry, the renewal of
+the token every account shares) keep the fields they state themselves.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +18,24 @@ from collections.abc import Iterable, MutableMapping
 from typing import Any, TextIO
 
 import structlog
+from structlog.typing import EventDict
 
 from exporter.support import logfmt
 from exporter.support.logescape import EscapeControls
 from exporter.support.secrets import MASK, is_secret_key, plain_mask, secret_name_pattern
 from exporter.support.urls import mask_urls, unchanged
 
-__all__ = ["MASK", "Redactor", "configure_logging", "is_secret_key", "strip_userinfo"]
+__all__ = [
+    "MASK",
+    "Redactor",
+    "configure_logging",
+    "context_first",
+    "is_secret_key",
+    "strip_userinfo",
+]
+
+# The bound keys, in the order a line puts them (before the line's own fields).
+CONTEXT_ORDER = ("area", "account")
 
 _NAME = secret_name_pattern()
 _VALUE = (
@@ -274,6 +292,18 @@ class _StdlibHandler(logging.StreamHandler[TextIO]):
 LEVEL_ALIASES = {"warn": "warning"}
 
 
+def context_first(_: Any, __: str, event_dict: EventDict) -> EventDict:
+    """``merge_contextvars``, with the bound keys first, in ``CONTEXT_ORDER``: a line reads as
+    it did when each call passed them first (``merge_contextvars`` appends them, in the order
+    their variables were made). A key the call gives itself keeps its value and place."""
+    bound = structlog.contextvars.get_contextvars()
+    if not bound:
+        return event_dict
+    rank = {key: i for i, key in enumerate(CONTEXT_ORDER)}
+    keys = sorted((k for k in bound if k not in event_dict), key=lambda k: rank.get(k, len(rank)))
+    return {**{k: bound[k] for k in keys}, **event_dict}
+
+
 def configure_logging(
     level: str = "info",
     fmt: str = "auto",
@@ -304,7 +334,7 @@ def configure_logging(
     caller: list[Any] = [logfmt.callsite()] if fmt == "logfmt" else []
     structlog.configure(
         processors=[
-            structlog.contextvars.merge_contextvars,
+            context_first,
             structlog.processors.add_log_level,
             timestamper,
             *caller,
@@ -321,7 +351,7 @@ def configure_logging(
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[
-                structlog.contextvars.merge_contextvars,
+                context_first,
                 structlog.stdlib.add_log_level,
                 structlog.stdlib.add_logger_name,
                 timestamper,

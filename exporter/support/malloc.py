@@ -5,8 +5,7 @@ rendered text, compressed pieces, arrays of values) comes from the C allocator. 
 each thread that allocates its own heap (up to 8 per core), and a heap's freed pages stay in
 the process until its top is free. A refresh decodes, renders and compresses in worker threads,
 so after one refresh several heaps each keep the high-water mark of what their thread held.
-Three settings bring that back (docs/performance.md, at 5,000 resources in-process: RSS
-222 -> 154 MB, peak 251 -> 168 MB):
+Three settings bring that back (the figures: docs/performance.md#optimisations, 12 and 16):
 
 - at most ``ARENAS`` heaps (``mallopt(M_ARENA_MAX)``): threads share them, so the pages one
   thread freed serve the next thread's buffers;
@@ -26,10 +25,9 @@ import ctypes.util
 from functools import cache
 
 ARENAS = 2
-# Reply bodies (tens of MB at 5,000 resources) above it; a /metrics body's unsent rest, which
-# asyncio copies on every scrape, below it (at 128 kB each scrape mapped and faulted its pages:
-# system CPU per scrape 0.57 -> 1.76 ms at 5,000 resources). Raised above a larger body by
-# ``fit`` (the 17.8 MB body of 25,000 resources: 20 -> 3 ms of system CPU a scrape).
+# Large reply bodies above it; a /metrics body's unsent rest, which asyncio copies on every
+# scrape, below it (a lower threshold mapped and faulted those pages at each scrape). Raised
+# above a larger body by ``fit``. See docs/performance.md#optimisations (12, 16).
 MMAP_THRESHOLD = 4 << 20
 MMAP_THRESHOLD_MAX = 32 << 20  # glibc's largest on 64-bit systems
 TRIM_THRESHOLD = 2 * MMAP_THRESHOLD  # what glibc's own adjustment would pair with it

@@ -5,6 +5,7 @@ from __future__ import annotations
 from exporter.areakit import AreaContext, Job, QuietArea, afforded
 from exporter.config import Settings
 from exporter.talking_head.poller import TalkingHeadPoller
+from exporter.talking_head.reply import TalkingHeadReader
 from exporter.talking_head.settings import TALKING_HEAD_SECTION
 from exporter.talking_head.tasks import TaskTracker
 
@@ -21,7 +22,10 @@ class TalkingHeadArea(QuietArea):
     def __init__(self, ctx: AreaContext) -> None:
         self._ctx = ctx
         self.poller = TalkingHeadPoller(
-            ctx.client, ctx.store, ctx.clock, TALKING_HEAD_SECTION.of(ctx.settings)
+            TalkingHeadReader(ctx.client),
+            ctx.store,
+            ctx.clock,
+            TALKING_HEAD_SECTION.of(ctx.settings),
         )
         self.tracker = TaskTracker(ctx)
 

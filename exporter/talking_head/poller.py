@@ -6,12 +6,13 @@ from types import MappingProxyType
 from typing import Protocol
 
 import structlog
+from structlog.contextvars import bound_contextvars
 
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock
+from exporter.talking_head.reply import ThConfigurations
 from exporter.talking_head.settings import SECONDS_PER_MONTH, TalkingHeadSettings
 from exporter.talking_head.transform import configurations_fragment
-from exporter.upstream.models import ThConfigurations
 
 log = structlog.get_logger("exporter.talking_head")
 
@@ -19,7 +20,7 @@ STALE_AFTER_INTERVALS = 5
 
 
 class TalkingHeadClient(Protocol):
-    """The part of UpstreamClient the talking-head poller needs."""
+    """What the talking-head poller reads (``reply.TalkingHeadReader`` sends it)."""
 
     async def th_configurations(self, account: str) -> ThConfigurations: ...
 
@@ -60,17 +61,13 @@ class TalkingHeadPoller:
         latest = dict(self._latest)
         latest[account] = (now, conf)
         self._latest = MappingProxyType(latest)
-        self._store.publish(
-            store_key(account),
-            configurations_fragment(account, conf, self._store.selection),
-            max_age=STALE_AFTER_INTERVALS * self._settings.interval_seconds,
-        )
-        log.debug(
-            "talking_head_polled",
-            account=account,
-            quota_left=conf.quota_left,
-            voices=len(conf.voices),
-        )
+        with bound_contextvars(account=account):  # the poll's own lines (see support.logs)
+            self._store.publish(
+                store_key(account),
+                configurations_fragment(account, conf, self._store.selection),
+                max_age=STALE_AFTER_INTERVALS * self._settings.interval_seconds,
+            )
+            log.debug("talking_head_polled", quota_left=conf.quota_left, voices=len(conf.voices))
 
     def forget(self, account: str) -> None:
         """Drop the configurations kept of ``account`` (it left this replica)."""

@@ -22,8 +22,8 @@ import structlog
 
 from exporter.exposition import Fragment, MetricSpec, Store, StoreKey
 from exporter.support.clock import Clock
+from exporter.talking_head.reply import TH_STATUS, parse_th_status
 from exporter.upstream import Operations, UpstreamError
-from exporter.upstream.models import parse_th_status
 
 log = structlog.get_logger("exporter.talking_head.tasks")
 
@@ -33,7 +33,7 @@ TASKS = MetricSpec(
     "Talking-head tasks submitted through the admin surface since the exporter started, "
     "by their current status (followed until processed or canceled).",
     ("account", "status"),
-    source="/app/th-api/v1/accounts/{account}/status/{task_id}",
+    source=TH_STATUS.path,
 )
 SPECS = (TASKS,)
 
@@ -166,7 +166,7 @@ class TaskTracker:
     async def _check(self, task: _Task) -> None:
         changed = False
         try:
-            reply = await self._ctx.ops.th_status(task.account, task.task_id)
+            reply = await self._ctx.ops.send(TH_STATUS, task.account, task_id=task.task_id)
         except UpstreamError as exc:
             log.info(
                 "task_status_failed", account=task.account, task_id=task.task_id, error=str(exc)

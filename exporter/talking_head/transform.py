@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from exporter.exposition import EVERYTHING, FamilySelection, Fragment
 from exporter.talking_head import families as f
-from exporter.upstream.models import ThConfigurations
+from exporter.talking_head.reply import ThConfigurations
 
 
 def configurations_fragment(

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from exporter.areakit import AreaContext, Job
 from exporter.config import Settings
+from exporter.traffic.accounts import MOVED, REMOVED, UNLISTED, Release
 from exporter.traffic.auditor import Auditor, audit_path
 from exporter.traffic.history import TrafficHistory
 from exporter.traffic.history_file import HistoryFile, charts_path
-from exporter.traffic.poller import MOVED, REMOVED, UNLISTED, Release, TrafficPoller
+from exporter.traffic.poller import TrafficPoller
+from exporter.traffic.reply import MetricsEndpoint
 from exporter.traffic.settings import TRAFFIC_SECTION
 
 TRAFFIC_TICK_SECONDS = 15.0
@@ -25,11 +27,12 @@ class TrafficArea:
     def __init__(self, ctx: AreaContext) -> None:
         self._ctx = ctx
         settings = TRAFFIC_SECTION.of(ctx.settings)
+        source = MetricsEndpoint(ctx.client)  # the metrics endpoint over the transport
         self.auditor = Auditor(
-            ctx.client, ctx.store, ctx.clock, audit_path(settings.state_file), ctx.client.budget
+            source, ctx.store, ctx.clock, audit_path(settings.state_file), ctx.client.budget
         )
         self.poller = TrafficPoller(
-            ctx.client,
+            source,
             ctx.store,
             ctx.metrics,
             ctx.clock,

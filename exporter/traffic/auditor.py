@@ -14,14 +14,15 @@ from exporter.exposition import Store, StoreKey
 from exporter.support import offloop
 from exporter.support.clock import Clock
 from exporter.traffic.audit import DEFAULT_POLICY, AuditBook, Counted, Policy
-from exporter.traffic.echo import check_echo, stating
-from exporter.traffic.parse import Values, parse_totals
+from exporter.traffic.parse import Values
+from exporter.traffic.read import totals_of
 from exporter.traffic.state import write_atomic
+from exporter.traffic.steps import on_worker
 from exporter.traffic.windows import Window
 from exporter.upstream.errors import UpstreamError
 
 if TYPE_CHECKING:  # the poller holds an Auditor; its narrow source is the auditor's too
-    from exporter.traffic.poller import TrafficSource
+    from exporter.traffic.reply import TrafficSource
 
 log = structlog.get_logger("exporter.traffic.audit")
 
@@ -44,9 +45,8 @@ class AuditBudget(Protocol):
 
 async def read_totals(source: TrafficSource, account: str, w: Window) -> Values:
     """The platform's account totals for ``w`` now (raises UpstreamError)."""
-    reply = await source.traffic(account, w.start, w.end, False)
-    check_echo(reply, account, w)
-    return parse_totals(stating(reply, w)).counts
+    answer = await source.traffic(account, w.start, w.end, False)
+    return await on_worker(totals_of, answer, account, w)  # decoded and checked there
 
 
 class Auditor:
@@ -111,7 +111,7 @@ class Auditor:
             self._store.publish(StoreKey("traffic_audit", account), self.book.fragment(account))
             self._changed.discard(account)
             self._published.add(account)
-        if self._save_due(now):  # written on the worker (up to ~0.3 MB), taken on the loop
+        if self._save_due(now):  # written on the worker, taken on the loop
             doc = self._snapshot()
             await asyncio.get_running_loop().run_in_executor(offloop.WORKER, self._write, doc, now)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from exporter.traffic.reply import MetricsReply
 from exporter.traffic.windows import Window
 from exporter.upstream.errors import UpstreamError
-from exporter.upstream.models import MetricsReply
 
 
 class WindowMismatch(UpstreamError):

@@ -392,8 +392,8 @@ def build_fragment(
     after a scrape was answered with every key held so far (``served``); ``ledger.unshown``
     says keys are held, ``ledger.zero_seq`` is set to -1 when this build holds a new one
     (the poller sets it to the store's sequence once published). Samples go straight
-    into per-family lists (FragmentBuilder.add hashes the spec per sample, which costs a
-    second per refresh at 100,000 series). ``previous``: the fragment this one replaces,
+    into per-family lists (FragmentBuilder.add hashes the spec per sample: its cost in
+    docs/performance.md). ``previous``: the fragment this one replaces,
     whose equal label tuples are taken over as samples are added (``Samples.like``), looked
     for by resource (label 1): the gauges come ranked by traffic, in a new order each minute.
     """

@@ -197,7 +197,7 @@ class AccountLedger:
     """Everything one account has accounted: cursor, counters, unsettled runs.
 
     Memory: one ``array('d')`` of len(COUNT_KEYS) per series and per resource of each run
-    (about 0.4 kB); 1000 resources x 10 runs stay near 4 MB.
+    (its size: docs/performance.md, "Figures moved out of the traffic code").
     """
 
     __slots__ = (

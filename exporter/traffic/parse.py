@@ -11,8 +11,8 @@ from typing import Any, TypeAlias
 
 from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
 from exporter.traffic.echo import echo_seconds
+from exporter.traffic.reply import MetricsReply
 from exporter.upstream.errors import UpstreamError
-from exporter.upstream.models import MetricsReply
 
 # Counted per window (summed into counters): requests, statuses, hit bytes, as the reply
 # carries them; then the bytes delivered, derived from the window's bandwidth (``transferred``).

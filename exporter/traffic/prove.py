@@ -22,7 +22,7 @@ from exporter.support.clock import Clock, SystemClock
 from exporter.traffic.audit import AuditBook, Counted
 from exporter.traffic.auditor import audit_path, read_totals
 from exporter.traffic.parse import COUNT_KEYS, Values
-from exporter.traffic.poller import TrafficSource
+from exporter.traffic.reply import MetricsEndpoint, TrafficSource
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.upstream import UpstreamClient
 from exporter.upstream.budget import Postponed
@@ -123,7 +123,7 @@ async def prove_day(
     async with aiohttp.ClientSession() as session:
         client = UpstreamClient(session, settings.upstream, clock=clock or SystemClock())
         try:
-            counted, platform = await compare_day(client, account, windows, err)
+            counted, platform = await compare_day(MetricsEndpoint(client), account, windows, err)
         except UpstreamError as exc:
             print(f"error: {exc.message}", file=err)
             return 2

@@ -71,7 +71,7 @@ def _account(led: AccountLedger) -> dict[str, Any]:
         "slow_until": led.slow_until,
         "totals": _text(led.totals),
         # each series and run value encoded at once: the document holds their text, not a
-        # list of numbers each (~10 MB less at the peak of a save at 5,000 resources)
+        # list of numbers each (a lower peak during a save: docs/performance.md)
         "series": {
             k: jsonpieces.Encoded(jsonpieces.dumps([s.name, s.cname, _text(s.values), s.last_seen]))
             for k, s in led.series.items()
@@ -120,7 +120,7 @@ def dump(
         "accounts": {name: _account(led) for name, led in ledgers.items()},
     }
     # Encoded a series at a time (jsonpieces): one json.dumps of the whole state would hold
-    # the GIL, and so stop the event loop, for ~35 ms at 1000 resources.
+    # the GIL, and so stop the event loop, for its whole run (docs/performance.md).
     return jsonpieces.dumps(doc).encode()
 
 

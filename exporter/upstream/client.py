@@ -11,8 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Literal, TypeVar
-from urllib.parse import quote
+from typing import Any, TypeVar
 
 import aiohttp
 import structlog
@@ -27,6 +26,7 @@ from exporter.support.offloop import off_loop
 from exporter.upstream import models
 from exporter.upstream.auth import PasswordLogin, StaticToken, TokenSource
 from exporter.upstream.budget import RequestBudget
+from exporter.upstream.endpoint import Endpoint, Lane
 from exporter.upstream.errors import (
     UpstreamError,
     body_status,
@@ -45,7 +45,6 @@ log = structlog.get_logger("exporter.upstream")
 T = TypeVar("T")
 
 Params = Sequence[tuple[str, str]] | Mapping[str, str] | None
-Lane = Literal["poll", "admin"]  # whose upstream slots a request takes
 
 TOKEN_PATH = "/app/oauth/v1/token/"
 ACCOUNTS_PATH = "/app/inventory/v1/accounts/"
@@ -68,6 +67,9 @@ class Reply:
     date: str = ""  # the `Date` header: the platform's clock (second precision)
     received_at: float = 0.0  # our clock when the reply arrived
     headers: Mapping[str, str] = field(default_factory=dict)
+    # False: a large 2xx body left for the caller to decode (``request(raw=True)``); the
+    # caller hands the decoded value to ``UpstreamClient.verdict``
+    decoded: bool = True
 
     @property
     def ok(self) -> bool:
@@ -121,24 +123,9 @@ def clock_skew(reply: Reply) -> float | None:
     return when.timestamp() + 0.5 - reply.received_at
 
 
-def seg(value: str, keep_slash: bool = False, area: str = "request") -> str:
-    """Quote one path segment (stream names keep their slashes).
-
-    Empty, ``.`` and ``..`` segments are refused (UpstreamError kind ``invalid_request``,
-    nothing is sent): servers resolve them, so ``live/../../other`` would leave the account.
-    """
-    parts = value.split("/") if keep_slash else [value]
-    if any(p in ("", ".", "..") for p in parts):
-        raise UpstreamError(
-            area,
-            "invalid_request",
-            f"{value!r} is not a valid path segment (empty, '.' and '..' are refused)",
-        )
-    return quote(value, safe="/" if keep_slash else "")
-
-
 class UpstreamClient:
-    """Typed methods for every endpoint of the platform API.
+    """Sends the platform's requests: an area's typed reads go through ``read`` (the endpoint
+    its ``reply.py`` declares), the admin pass-through through ``Operations``.
 
     Reads (GET) are retried with jittered backoff on 5xx, timeouts and connection errors;
     nothing else is retried. A refused token (401 with or without a body, or a 403 saying the
@@ -209,6 +196,7 @@ class UpstreamClient:
         headers: Mapping[str, str],
         form: Mapping[str, str] | None = None,
         lane: Lane = "poll",
+        keep_raw: bool = False,
     ) -> Reply:
         # Path segments are quoted by seg(); encoded=True keeps yarl from re-normalising them.
         url = URL(self._base + path, encoded=True)
@@ -239,6 +227,19 @@ class UpstreamClient:
                     area, "connection", f"{method} {path} failed: {type(exc).__name__}"
                 ) from None
         data: Any = None
+        if keep_raw and 200 <= status < 300 and len(raw) > DECODE_OFF_LOOP_BYTES:
+            # decoded where the caller processes it (``verdict`` counts what it was)
+            self._observe(area, started)
+            return Reply(
+                status,
+                raw,
+                None,
+                ctype,
+                date,
+                received_at=self._clock.time(),
+                headers=reply_headers,
+                decoded=False,
+            )
         if len(raw) > DECODE_OFF_LOOP_BYTES:
             # a refresh's reply on the refresh thread; an admin reply on its own
             decode = asyncio.to_thread if lane == "admin" else off_loop
@@ -257,9 +258,27 @@ class UpstreamClient:
         )
 
     def _count(self, area: str, label: str, started: float) -> None:
+        self._observe(area, started)
+        if self._metrics is not None:
+            self._metrics.upstream_requests.labels(area, label).inc()
+
+    def _observe(self, area: str, started: float) -> None:
         if self._metrics is not None:
             self._metrics.upstream_duration.labels(area).observe(self._timer() - started)
+
+    def verdict(self, area: str, reply: Reply, data: Any) -> bool:
+        """What a reply left undecoded (``request(raw=True)``) was, once ``data`` is its
+        decoded body (None: not JSON): counted as ``_send`` counts every other reply (from
+        any thread). True: a body about a rate limit, which backs the account off
+        (``budget.signal``, on the loop) as ``request`` does for the others."""
+        label = str(reply.status)
+        if data is None:
+            label = "invalid_body"
+        elif is_error_body(data):
+            label = "error_body"
+        if self._metrics is not None:
             self._metrics.upstream_requests.labels(area, label).inc()
+        return _rate_limited(dataclasses.replace(reply, data=data))
 
     async def request(
         self,
@@ -273,6 +292,7 @@ class UpstreamClient:
         budgeted: bool = True,
         lane: Lane = "poll",
         may_retry: MayRetry | None = None,
+        raw: bool = False,
     ) -> Reply:
         """Send one authenticated request; return the reply whatever its status.
 
@@ -281,7 +301,8 @@ class UpstreamClient:
         the request is sent and counted). A rate-limit answer backs the account off.
         Retries GETs on 5xx/timeouts/connection errors unless ``retry`` is False; each retry
         only when ``may_retry`` (when given) allows it: a retry is a request, and an allowance
-        that counts requests spends one on it.
+        that counts requests spends one on it. ``raw``: a large 2xx body comes back
+        undecoded (``Reply.decoded``), for the caller to decode where it processes it.
         """
         retry = method == "GET" if retry is None else retry and method == "GET"
         attempts = 1 + (self.retries if retry else 0)
@@ -296,7 +317,9 @@ class UpstreamClient:
                 elif method != "GET":  # an admin change; admin reads have their own budget
                     self.budget.spend(account)
             try:
-                reply = await self._send(area, method, path, params, body, {AUTH: token}, lane=lane)
+                reply = await self._send(
+                    area, method, path, params, body, {AUTH: token}, lane=lane, keep_raw=raw
+                )
             except UpstreamError as exc:
                 if attempt < attempts and exc.retryable and await _allowed(may_retry):
                     await self._backoff(attempt, area, path, exc.message)
@@ -343,6 +366,16 @@ class UpstreamClient:
         reply = await self.request(area, "GET", path, params, account=account)
         return self.checked(area, reply)
 
+    async def read(
+        self, endpoint: Endpoint, account: str, params: Params = None, **fields: str
+    ) -> Any:
+        """A poller's read of ``endpoint`` for ``account`` (its other path ``fields``): the
+        JSON body of a good answer, else UpstreamError (``get_json``)."""
+        if endpoint.method != "GET" or "poll" not in endpoint.lanes:
+            raise ValueError(f"{endpoint.name} is not a read of the pollers' lane")
+        path = endpoint.url_path({"account": account, **fields})
+        return await self.get_json(endpoint.area, path, _declared(endpoint, params), account)
+
     def checked(self, area: str, reply: Reply) -> Any:
         """The JSON of a good answer, else UpstreamError. The error text comes from the body's
         ``message`` or ``description``; a body-less error is described by its status alone."""
@@ -380,113 +413,6 @@ class UpstreamClient:
     async def accounts(self) -> list[models.AccountInfo]:
         return models.parse_accounts(await self.get_json("auth", ACCOUNTS_PATH))
 
-    # --- metrics ----------------------------------------------------------------------------
-    async def traffic(
-        self,
-        account: str,
-        start: float,
-        end: float,
-        per_resource: bool,
-        metrics: Sequence[str] = (),
-        resource: str | None = None,
-    ) -> models.MetricsReply:
-        params: list[tuple[str, str]] = [
-            ("account", account),
-            ("start", minute(start)),
-            ("end", minute(end)),
-        ]
-        params += [("metric", m) for m in metrics]
-        if resource is not None:
-            params.append(("resource", resource))
-        path = "/app/metrics/v1/resources" if per_resource else "/app/metrics/v1/"
-        reply = await self.request("traffic", "GET", path, params, account=account)
-        box = [self.checked("traffic", reply)]  # the decoded reply's only holder (_taken)
-        skew = clock_skew(reply)
-        # the raw body (~2 kB a resource: 9.5 MB at 5,000) is not needed while rows are checked
-        del reply
-        # A per-resource reply of thousands of rows is checked in a worker thread, off the loop,
-        # its decoded rows taken over rather than copied (one set of them at the peak); the
-        # rest of the decoded reply is freed there too.
-        parsed: models.MetricsReply = await off_loop(
-            _taken, models.parse_metrics, box, per_resource, True
-        )
-        return dataclasses.replace(parsed, skew_seconds=skew)
-
-    # --- restream ---------------------------------------------------------------------------
-    @staticmethod
-    def restream_path(account: str, rest: str = "") -> str:
-        return f"/app/restream/v2/{seg(account, area='restream')}{rest}"
-
-    @staticmethod
-    def restream_resource_path(account: str, resource_id: str) -> str:
-        rid = seg(resource_id, area="restream")
-        return UpstreamClient.restream_path(account, f"/resources/{rid}")
-
-    async def restream_resources(self, account: str) -> list[models.RestreamResource]:
-        path = self.restream_path(account, "/resources")
-        box = [await self.get_json("restream", path, account=account)]
-        # a thousand resources take ~10 ms to check and build: not on the event loop
-        return await off_loop(_taken, models.parse_restream_resources, box)
-
-    async def restream_resource(self, account: str, resource_id: str) -> models.RestreamResource:
-        path = self.restream_resource_path(account, resource_id)
-        data = models.obj(
-            await self.get_json("restream", path, account=account), "restream", "resource reply"
-        )
-        item = dict(models.obj(data.get("data"), "restream", "resource reply.data"))
-        if item.get("resource_id") in (None, ""):  # the id is echoed beside "data"
-            item["resource_id"] = data.get("resource_id") or resource_id
-        return models.parse_restream_resource(item)
-
-    async def restream_status(
-        self, account: str, resource_id: str | None = None
-    ) -> list[models.StatusRecord]:
-        params = {"resource_id": resource_id} if resource_id else None
-        path = self.restream_path(account, "/status")
-        box = [await self.get_json("restream", path, params, account)]
-        return await off_loop(_taken, models.parse_restream_status, box)
-
-    async def restream_history(
-        self, account: str, resource_id: str, start: str, end: str
-    ) -> list[models.HistoryPoint]:
-        params = {"resource_id": resource_id, "start": start, "end": end}
-        path = self.restream_path(account, "/history")
-        data = await self.get_json("restream", path, params, account)
-        return models.parse_restream_history(data)
-
-    # --- DVR --------------------------------------------------------------------------------
-    @staticmethod
-    def dvr_path(account: str, stream: str) -> str:
-        return (
-            f"/app/dvr-net/v1/{seg(account, area='dvr')}"
-            f"/streams/{seg(stream, keep_slash=True, area='dvr')}"
-        )
-
-    async def dvr_stream(self, account: str, stream: str) -> list[models.DvrNode]:
-        data = await self.get_json("dvr", self.dvr_path(account, stream), account=account)
-        return models.parse_dvr_stream(data)
-
-    # --- talking head -----------------------------------------------------------------------
-    @staticmethod
-    def th_path(account: str, rest: str = "") -> str:
-        return f"/app/th-api/v1/accounts/{seg(account, area='talking_head')}{rest}"
-
-    @staticmethod
-    def th_task_path(account: str, operation: str, task_id: str) -> str:
-        """``.../status|cancel|video/<task_id>``."""
-        task = seg(task_id, area="talking_head")
-        return UpstreamClient.th_path(account, f"/{operation}/{task}")
-
-    async def th_configurations(self, account: str) -> models.ThConfigurations:
-        path = self.th_path(account, "/configurations")
-        data = await self.get_json("talking_head", path, account=account)
-        return models.parse_th_configurations(data)
-
-    async def th_status(self, account: str, task_id: str) -> models.ThTask:
-        path = self.th_task_path(account, "status", task_id)
-        data = await self.get_json("talking_head", path, account=account)
-        return models.parse_th_status(data)
-
 
 # --- operations the admin surface passes through (replies returned as received) -----------
 MayRetry = Callable[[], Awaitable[bool]]  # whether one more attempt may be sent (and counted)
@@ -497,31 +423,33 @@ async def _allowed(may_retry: MayRetry | None) -> bool:
 
 
 class Operations:
-    """The write and lookup operations of the spec, each one request, never retried unless a GET.
-
-    They return the upstream ``Reply`` unchanged so the admin surface can pass status and body on.
-    """
+    """The admin API's pass-through: any endpoint an area declares for the admin lane, sent as
+    one request (never retried unless a GET) and its ``Reply`` returned unchanged, so the admin
+    surface can pass status and body on."""
 
     def __init__(self, client: UpstreamClient) -> None:
         self._c = client
 
-    async def _req(
+    async def send(
         self,
+        endpoint: Endpoint,
         account: str,
-        area: str,
-        method: str,
-        path: str,
+        *,
         params: Params = None,
         body: Any = None,
         may_retry: MayRetry | None = None,
+        **fields: str,
     ) -> Reply:
-        """Counted in the account's request budget but never postponed, and sent in the admin
-        lane's own slots: a person is waiting."""
+        """``endpoint`` for ``account`` with its other path ``fields``. Counted in the account's
+        request budget but never postponed, and sent in the admin lane's own slots: a person
+        is waiting."""
+        if "admin" not in endpoint.lanes:
+            raise ValueError(f"{endpoint.name} is not sent through the admin lane")
         return await self._c.request(
-            area,
-            method,
-            path,
-            params,
+            endpoint.area,
+            endpoint.method,
+            endpoint.url_path({"account": account, **fields}),
+            _declared(endpoint, params),
             body=body,
             account=account,
             budgeted=False,
@@ -529,93 +457,18 @@ class Operations:
             may_retry=may_retry,
         )
 
-    async def restream_list(self, account: str) -> Reply:
-        return await self._req(
-            account, "restream", "GET", UpstreamClient.restream_path(account, "/resources")
-        )
 
-    async def restream_get(self, account: str, resource_id: str) -> Reply:
-        path = UpstreamClient.restream_resource_path(account, resource_id)
-        return await self._req(account, "restream", "GET", path)
-
-    async def restream_create(self, account: str, body: Mapping[str, Any]) -> Reply:
-        path = UpstreamClient.restream_path(account, "/resources")
-        return await self._req(account, "restream", "POST", path, body=body)
-
-    async def restream_update(
-        self, account: str, resource_id: str, body: Mapping[str, Any]
-    ) -> Reply:
-        path = UpstreamClient.restream_resource_path(account, resource_id)
-        return await self._req(account, "restream", "PUT", path, body=body)
-
-    async def restream_status(self, account: str, resource_id: str | None = None) -> Reply:
-        params = {"resource_id": resource_id} if resource_id else None
-        return await self._req(
-            account, "restream", "GET", UpstreamClient.restream_path(account, "/status"), params
-        )
-
-    async def restream_history(self, account: str, resource_id: str, start: str, end: str) -> Reply:
-        params = {"resource_id": resource_id, "start": start, "end": end}
-        return await self._req(
-            account, "restream", "GET", UpstreamClient.restream_path(account, "/history"), params
-        )
-
-    async def dvr_get(self, account: str, stream: str) -> Reply:
-        return await self._req(account, "dvr", "GET", UpstreamClient.dvr_path(account, stream))
-
-    async def dvr_delete(self, account: str, stream: str, body: Mapping[str, Any]) -> Reply:
-        """Delete a range (host, from_ts, duration_sec | to_ts) or everything (host, all)."""
-        return await self._req(
-            account, "dvr", "DELETE", UpstreamClient.dvr_path(account, stream), body=body
-        )
-
-    async def th_configurations(self, account: str, may_retry: MayRetry | None = None) -> Reply:
-        path = UpstreamClient.th_path(account, "/configurations")
-        return await self._req(account, "talking_head", "GET", path, may_retry=may_retry)
-
-    async def th_generate(self, account: str, body: Mapping[str, Any]) -> Reply:
-        path = UpstreamClient.th_path(account, "/generate")
-        return await self._req(account, "talking_head", "POST", path, body=body)
-
-    async def th_status(
-        self, account: str, task_id: str, may_retry: MayRetry | None = None
-    ) -> Reply:
-        path = UpstreamClient.th_task_path(account, "status", task_id)
-        return await self._req(account, "talking_head", "GET", path, may_retry=may_retry)
-
-    async def th_cancel(self, account: str, task_id: str) -> Reply:
-        path = UpstreamClient.th_task_path(account, "cancel", task_id)
-        return await self._req(account, "talking_head", "DELETE", path)
-
-    async def th_video_link(
-        self, account: str, task_id: str, may_retry: MayRetry | None = None
-    ) -> Reply:
-        path = UpstreamClient.th_task_path(account, "video", task_id)
-        return await self._req(account, "talking_head", "GET", path, may_retry=may_retry)
-
-    async def th_rename(self, account: str, task_id: str, body: Mapping[str, Any]) -> Reply:
-        path = UpstreamClient.th_task_path(account, "video", task_id)
-        return await self._req(account, "talking_head", "PATCH", path, body=body)
-
-    async def th_delete(self, account: str, task_id: str) -> Reply:
-        path = UpstreamClient.th_task_path(account, "video", task_id)
-        return await self._req(account, "talking_head", "DELETE", path)
-
-    async def th_tasks(
-        self,
-        account: str,
-        params: Sequence[tuple[str, str]],
-        may_retry: MayRetry | None = None,
-    ) -> Reply:
-        path = UpstreamClient.th_path(account, "/tasks")
-        return await self._req(account, "talking_head", "GET", path, params, may_retry=may_retry)
+def _declared(endpoint: Endpoint, params: Params) -> Params:
+    """``params`` when the endpoint takes each of them (a programming error otherwise)."""
+    names = {k for k, _ in (params.items() if isinstance(params, Mapping) else params or ())}
+    if not names <= set(endpoint.params):
+        raise ValueError(f"{endpoint.name} takes {list(endpoint.params)}, not {sorted(names)}")
+    return params
 
 
-def _taken(parse: Callable[..., T], box: list[Any], *args: Any) -> T:
-    """``parse(decoded, *args)`` in a worker thread, the decoded reply taken out of ``box``
-    (its only other holder), so what the parse does not keep is freed here: freeing the
-    objects of a 5,000-resource reply held the event loop ~6 ms."""
-    return parse(box.pop(), *args)
+def decode_body(raw: bytes) -> Any:
+    """The JSON value of a large body, decoded a piece at a time (None: not JSON)."""
+    return _decode(raw, jsonpieces.loads)
 
 
 def _decode(raw: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:

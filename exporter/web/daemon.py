@@ -1,30 +1,45 @@
-"""The whole daemon as one aiohttp app: the runtime's Service with the web surface around it."""
+"""The composition root: the daemon and the demo built and wired in this one module.
+
+``load`` reads the settings and the web config and checks the state files; ``create_app``
+builds everything once (context, the Service with its areas, remote write, the web app with
+the admin API and the lifecycle route); ``run_daemon`` binds, configures logging and serves it
+until SIGINT/SIGTERM (SIGHUP reloads); ``run_demo`` does the same against the built-in
+simulator. exporter/cli.py parses the command line and calls these. (The module keeps the
+name ``daemon``: its start-up lines name it, ``caller=daemon.py``.)
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
+import socket
+import sys
 from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 import structlog
 from aiohttp import web
 
-from exporter.config import Settings
+from exporter.config import ConfigError, Settings, parse_config, split_host_port
+from exporter.config.flags import Flags, load_settings
 from exporter.remotewrite.build import build_writer
 from exporter.remotewrite.settings import REMOTE_WRITE_SECTION
 from exporter.remotewrite.writer import RemoteWriter
+from exporter.runtime.registry import settings_sections
 from exporter.runtime.reload import Reloader
 from exporter.runtime.scheduler import JITTERED, Scheduler, Timing
 from exporter.runtime.service import Service, build_context
 from exporter.support.clock import Clock, SystemClock
-from exporter.support.logs import Redactor
+from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.web.admin import ADMIN_STATE
 from exporter.web.app import ADMIN_API, READINESS_LOG, init_app
 from exporter.web.lifecycle import add_lifecycle_off_route, add_reload_route
 from exporter.web.readiness import readiness
-from exporter.web.webconfig import WebConfig
+from exporter.web.serving import serve, wait_for_stop
+from exporter.web.statepaths import state_file_problems
+from exporter.web.webconfig import WebConfig, load_web_config
 
 log = structlog.get_logger("exporter.runtime.service")  # the name start-up lines always had
 
@@ -140,3 +155,161 @@ async def create_app(
         add_lifecycle_off_route(app)
     app.cleanup_ctx.append(lifecycle)
     return app
+
+
+# --- the daemon: `cdnvideo-exporter run` --------------------------------------------------
+def load(flags: Flags, create: bool = False) -> tuple[Settings, WebConfig | None]:
+    """The settings and, when one is named, the checked web config (ConfigError if bad, or
+    when a state file cannot be written; ``create`` makes its missing directories first)."""
+    settings = load_settings(flags, settings_sections())
+    web_config = load_web_config(settings.web_config_file) if settings.web_config_file else None
+    unwritable = state_file_problems(settings, create)
+    if unwritable:
+        raise ConfigError.of(unwritable)
+    return settings, web_config
+
+
+def run_daemon(settings: Settings, web_config: WebConfig | None, flags: Flags) -> int:
+    """Bind, configure logging and serve until a signal stops the daemon (exit status)."""
+    try:  # bound before anything starts, so a taken port is the one line printed
+        sock = bind(settings.listen_host, settings.listen_port)
+    except OSError as exc:
+        print(f"error: listen {settings.listen}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    redactor = configure_logging(
+        settings.log.level, settings.log.format, Redactor(settings.secrets())
+    )
+    if web_config is not None:
+        cli_log = structlog.get_logger("exporter.cli")  # the name these lines always had
+        for warning in web_config.warnings:
+            cli_log.warning("web_config_unsupported", detail=warning)
+        cli_log.info(
+            "web_config_loaded",
+            file=web_config.path,
+            tls=web_config.tls is not None,
+            basic_auth_users=len(web_config.users),
+        )
+    return asyncio.run(_daemon(settings, flags, redactor, web_config, sock))
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket of the daemon (OSError when the address is taken or not ours)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=128)
+
+
+async def _daemon(
+    settings: Settings,
+    flags: Flags,
+    redactor: Redactor,
+    web_config: WebConfig | None,
+    sock: socket.socket,
+) -> int:
+    """Serve on ``sock`` until SIGINT/SIGTERM; SIGHUP reloads the config file."""
+    from exporter.runtime.tuning import tune_for_serving
+
+    app = await create_app(
+        settings,
+        redactor=redactor,
+        web_config=web_config,
+        load=lambda: load_settings(flags, settings_sections()),
+        telemetry_path=flags.telemetry_path,
+        enable_lifecycle=flags.enable_lifecycle,
+    )
+    tune_for_serving()
+    tls = web_config.tls if web_config else None
+    runner, _ = await serve(
+        app, settings.listen_host, settings.listen_port, settings.server, tls, sock=sock
+    )
+    reloads: set[asyncio.Task[object]] = set()
+
+    def on_hup() -> None:
+        task: asyncio.Task[object] = asyncio.create_task(app[RELOADER].reload())
+        reloads.add(task)  # kept until done, so it is not collected half-way
+        task.add_done_callback(reloads.discard)
+
+    try:
+        await wait_for_stop(on_hup=on_hup)
+    finally:
+        await runner.cleanup()
+    return 0
+
+
+# --- the demo: `cdnvideo-exporter demo` ----------------------------------------------------
+async def serve_plain(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
+    """Serve ``app`` (the simulator's) without the daemon's limits; the runner and the port
+    really bound (when 0 was asked for)."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound = int(runner.addresses[0][1])  # the real port when 0 was asked for
+    return runner, bound
+
+
+def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) -> Settings:
+    return parse_config(
+        {
+            "upstream": {"base_url": sim_url, "token": token},
+            "accounts": [
+                {"name": "demo-media", "dvr_streams": ["live/main", "news"]},
+                {"name": "demo-shop", "dvr_streams": ["live/main", "news"]},
+            ],
+            "traffic": {"delay_seconds": 120, "revisit_minutes": 5},
+            "restream": {"interval_seconds": 15, "history_interval_seconds": 60},
+            "dvr": {"interval_seconds": 15},
+            "talking_head": {"interval_seconds": 21600},
+            "listen": listen,
+            # No failed-authentication throttle and a read budget a fuzzer does not exhaust:
+            # the demo is tried and fuzzed from one address against its own simulator.
+            "admin": {
+                "enabled": True,
+                "read_token": read,
+                "write_token": write,
+                "auth_failures_per_minute": 0,
+                "reads_per_minute": 6000,
+            },
+        },
+        env={},
+        areas=settings_sections(),
+    )
+
+
+async def run_demo(listen: str, sim_listen: str) -> int:
+    """The simulator and the exporter against it, their URLs printed; until a signal."""
+    from exporter.runtime.tuning import tune_for_serving
+    from exporter.simulator import SimConfig, Simulator
+
+    sim = Simulator(SimConfig(), SystemClock())
+    sim_host, sim_port = split_host_port(sim_listen, "--simulator.listen-address", allow_any=True)
+    sim_runner, sim_bound = await serve_plain(sim.build_app(), sim_host, sim_port)
+    read, write = secrets.token_urlsafe(12), secrets.token_urlsafe(16)
+    settings = demo_settings(f"http://{sim_host}:{sim_bound}", sim.token, listen, read, write)
+    redactor = configure_logging("info", "auto", Redactor(settings.secrets()))
+    app = await create_app(settings, redactor=redactor)
+    tune_for_serving()
+    runner, bound = await serve(app, settings.listen_host, settings.listen_port, settings.server)
+    base = f"http://{settings.listen_host}:{bound}"
+    print(
+        "\n".join(
+            [
+                "cdnvideo-exporter demo: the exporter against its built-in simulator",
+                f"  landing page    {base}/",
+                f"  metrics         {base}/metrics",
+                f"  readiness       {base}/readyz",
+                f"  admin API spec  {base}/api/v1/openapi.json",
+                f"  simulator       http://{sim_host}:{sim_bound}/  (token {sim.token})",
+                f"  admin tokens    read {read}  write {write}  (this run only)",
+                f"  try: curl -H 'Authorization: Bearer {read}' "
+                f"{base}/api/v1/restream/demo-media/status",
+                "Press Ctrl-C to stop.",
+            ]
+        ),
+        flush=True,
+    )
+    try:
+        await wait_for_stop()
+    finally:
+        await runner.cleanup()
+        await sim_runner.cleanup()
+    return 0

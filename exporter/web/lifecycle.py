@@ -16,8 +16,8 @@ from aiohttp import web
 
 from exporter.config import AdminSettings
 from exporter.runtime.reload import Reloader
-from exporter.web.admin.core import Role, authenticate, token_role
-from exporter.web.admin.ratelimit import FailureThrottle
+from exporter.web.auth import Role, authenticate, token_role
+from exporter.web.ratelimit import FailureThrottle
 
 RELOAD_PATH = "/-/reload"
 ADMIN_TOKEN_HEADER = "X-Admin-Token"  # the write token beside basic auth's Authorization

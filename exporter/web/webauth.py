@@ -8,9 +8,10 @@ Basic auth covers ``/metrics``, the landing page and everything else except:
   password; without valid credentials ``/readyz`` answers with its status code and
   ``{"ready": ...}`` only, never the account names.
 
-A bcrypt check costs ~60 ms at cost 10, so, as in the exporter-toolkit, a verdict is cached
-per (user, hash, password) digest, and checks run off the event loop, a few at a time
-(``BasicAuth``). An unknown user costs a check against a dummy hash of the same cost.
+A bcrypt check is slow by design (docs/performance.md#figures-behind-the-code), so, as in
+the exporter-toolkit, a verdict is cached per (user, hash, password) digest, and checks run
+off the event loop, a few at a time (``BasicAuth``). An unknown user costs a check against a
+dummy hash of the same cost.
 The file's ``rate_limit`` (a token bucket, 429 when empty) comes first and counts every
 request but the probes (``/healthz``, ``/readyz``): unlike the toolkit's, so that a flood of
 requests cannot make a kubelet restart a healthy exporter.

@@ -8,7 +8,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from deploy_helpers import (
+
+from tests.deploy.deploy_helpers import (
     COMPOSE_DIR,
     DASHBOARDS,
     REPO,
@@ -156,7 +157,7 @@ def test_alertmanager_config_is_valid() -> None:
 
 
 def test_alertmanager_inhibit_rules_name_real_alerts() -> None:
-    from deploy_helpers import alert_rules
+    from tests.deploy.deploy_helpers import alert_rules
 
     alerts = {r["alert"] for r in alert_rules()}
     config = load_yaml(COMPOSE_DIR / "alertmanager.yml")

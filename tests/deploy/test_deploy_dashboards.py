@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_helpers import (
+
+from tests.deploy.deploy_helpers import (
     CONTRACTS,
     FAMILIES,
     alert_rules,

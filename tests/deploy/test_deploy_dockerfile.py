@@ -7,7 +7,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from deploy_helpers import REPO, run, tool
+
+from tests.deploy.deploy_helpers import REPO, run, tool
 
 DOCKERFILE = REPO / "Dockerfile"
 
@@ -170,7 +171,7 @@ def test_the_package_metadata_files_are_copied() -> None:
         ("exporter/__pycache__/cli.cpython-311.pyc", True),
         (".venv/bin/python", True),
         (".git/config", True),
-        ("tests/unit/test_config.py", True),
+        ("tests/config/test_loader.py", True),
         ("deploy/k8s/config.yml", True),
     ],
 )

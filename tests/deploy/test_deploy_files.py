@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from deploy_helpers import DASHBOARDS, DEPLOY, REPO, load_yaml
 
 from exporter.talking_head.settings import TALKING_HEAD_SECTION
 from exporter.traffic.settings import TRAFFIC_SECTION
+from tests.deploy.deploy_helpers import DASHBOARDS, DEPLOY, REPO, load_yaml
 
 # Helm templates are Go templates that render to YAML (tests/deploy/test_deploy_helm.py).
 YAML_FILES = sorted(

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_helpers import DEPLOY, RULES, load_yaml, module, run
 
 from exporter.config import load_config
 from exporter.config.report import masked_dict
+from tests.deploy.deploy_helpers import DEPLOY, RULES, load_yaml, module, run
 
 CHART = DEPLOY / "helm" / "cdnvideo-exporter"
 CRDS = {

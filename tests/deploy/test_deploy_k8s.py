@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_helpers import REPO, kustomize_render, module
+
+from tests.deploy.deploy_helpers import REPO, kustomize_render, module
 
 # Kubernetes versions the manifests must be valid for: the oldest supported here, and the
 # newest whose schemas kubernetes-validate ships.

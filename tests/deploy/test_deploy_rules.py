@@ -9,7 +9,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from deploy_helpers import (
+
+from tests.deploy.deploy_helpers import (
     K8S,
     REPO,
     RULES,

@@ -8,11 +8,10 @@ import re
 import sys
 from pathlib import Path
 
-from deploy_helpers import DEPLOY, run, tool
-
 from exporter.config import load_config
 from exporter.config.settings import ENV_OVERRIDES
 from exporter.traffic.settings import TRAFFIC_SECTION
+from tests.deploy.deploy_helpers import DEPLOY, run, tool
 
 UNIT = DEPLOY / "systemd" / "cdnvideo-exporter.service"
 ENV = DEPLOY / "systemd" / "cdnvideo-exporter.env"

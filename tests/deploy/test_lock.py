@@ -9,10 +9,11 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 
-from deploy_helpers import REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+
+from tests.deploy.deploy_helpers import REPO
 
 LOCK = REPO / "requirements.lock"
 PROJECT = "cdnvideo-exporter (pyproject.toml)"

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.admin.demo_proc import free_port, stop, tool_env
+from tests.web.admin.demo_proc import free_port, stop, tool_env
 
 TOKEN = "sim-token-for-lifecycle"
 

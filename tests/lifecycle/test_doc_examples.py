@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.admin.demo_proc import Demo, running_demo, tool_env
+from tests.web.admin.demo_proc import Demo, running_demo, tool_env
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.admin.demo_proc import free_port
+from tests.web.admin.demo_proc import free_port
 
 from .daemon import TOKEN, cli, get, simulator, started
 

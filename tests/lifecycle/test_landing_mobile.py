@@ -11,8 +11,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from exporter.web.landing import render_landing
-from tests.admin.landing_data import demo_landing
-from tests.admin.test_landing_browser import browse, chromium
+from tests.web.landing_data import demo_landing
+from tests.web.test_landing_browser import browse, chromium
 
 pytestmark = pytest.mark.system
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
 from exporter.config import parse_config
@@ -58,7 +59,7 @@ async def polled(
         async with TestClient(TestServer(app)) as client:
             service = app[SERVICE]
             service.ctx.client.backoff_seconds = 0.0
-            with capture_logs() as logs:
+            with capture_logs(processors=[merge_contextvars]) as logs:
                 for account in service.ctx.accounts:
                     for job in service.jobs(account):
                         await service.ctx.runner.run(job.area, account, job.poll, job.name)

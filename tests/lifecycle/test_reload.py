@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from exporter.web.lifecycle import LIFECYCLE_OFF
-from tests.admin.demo_proc import free_port
+from tests.web.admin.demo_proc import free_port
 
 from .daemon import TOKEN, get, sample, simulator, started, wait_until
 

@@ -19,7 +19,7 @@ from exporter.restream.poller import STALE_AFTER_INTERVALS as RESTREAM_STALE
 from exporter.simulator import SimRunner, Simulator
 from exporter.support.clock import FakeClock
 from exporter.talking_head.poller import STALE_AFTER_INTERVALS as TH_STALE
-from exporter.traffic.poller import FRAGMENT_MAX_AGE_SECONDS
+from exporter.traffic.persist import FRAGMENT_MAX_AGE_SECONDS
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.traffic.windows import last_ready_minute
 from exporter.upstream.auth import RENEW_AT_FRACTION

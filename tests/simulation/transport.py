@@ -31,8 +31,7 @@ from exporter.simulator import Simulator
 from exporter.traffic.skew import SKEW_TOLERANCE_SECONDS
 
 if TYPE_CHECKING:
-    from exporter.traffic.poller import TrafficSource
-    from exporter.upstream.models import MetricsReply
+    from exporter.traffic.reply import MetricsReply, TrafficSource
 
 METRICS_PATHS = ("/app/metrics/v1/", "/app/metrics/v1", "/app/metrics/v1/resources",
                  "/app/metrics/v1/resources/")  # fmt: skip

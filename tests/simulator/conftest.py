@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from simhelpers import T0, TOKEN, Client, ClientFactory
 
 from exporter.simulator import SimConfig, Simulator
 from exporter.support.clock import FakeClock
+from tests.simulator.simhelpers import T0, TOKEN, Client, ClientFactory
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ import pytest
 # The deployment tests' helpers read the dashboards, rules and metric families: one source.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "deploy"))
 
-from deploy_helpers import tool
-from system_stack import Processes, Stack, start_stack
+from tests.deploy.deploy_helpers import tool
+from tests.system.system_stack import Processes, Stack, start_stack
 
 
 @pytest.fixture(scope="session")

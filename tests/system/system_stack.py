@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 import yaml
-from deploy_helpers import FAMILIES, HISTOGRAMS, REPO, RULES
 
 from exporter.traffic.auditor import audit_path
+from tests.deploy.deploy_helpers import FAMILIES, HISTOGRAMS, REPO, RULES
 
 JOB = "cdnvideo-exporter"
 SIM_TOKEN = "demo-token"

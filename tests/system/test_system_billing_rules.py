@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from deploy_helpers import RULES, load_yaml, tool
-from system_stack import (
+
+from tests.deploy.deploy_helpers import RULES, load_yaml, tool
+from tests.system.system_stack import (
     Processes,
     free_port,
     http,
@@ -176,7 +177,7 @@ def test_the_billing_dashboard_takes_the_true_time_figure_where_it_exists(
     """The Billing dashboard's 95th percentile panel: the true-time figure for an account that
     has it, the counters' figure for one that has not. (The data holds edge figures only, so
     the panel's matchers on the recorded series are not needed here.)"""
-    from deploy_helpers import dashboards, panels
+    from tests.deploy.deploy_helpers import dashboards, panels
 
     (panel,) = [
         p

@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from deploy_helpers import concrete, dashboards, panels, tool
-from system_stack import (
+
+from tests.deploy.deploy_helpers import concrete, dashboards, panels, tool
+from tests.system.system_stack import (
     JOB,
     Processes,
     all_selected,

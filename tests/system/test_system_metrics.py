@@ -6,9 +6,10 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from deploy_helpers import CLIENT_SERIES, FAMILIES, HISTOGRAMS
 from prometheus_client.parser import text_string_to_metric_families
-from system_stack import Stack, expected_names
+
+from tests.deploy.deploy_helpers import CLIENT_SERIES, FAMILIES, HISTOGRAMS
+from tests.system.system_stack import Stack, expected_names
 
 pytestmark = pytest.mark.system
 

@@ -9,7 +9,8 @@ counter, next to samples named ``x_total``, shows the scrape was OpenMetrics and
 from __future__ import annotations
 
 import pytest
-from system_stack import JOB, Stack, has_data, wait_for
+
+from tests.system.system_stack import JOB, Stack, has_data, wait_for
 
 pytestmark = pytest.mark.system
 

@@ -15,8 +15,16 @@ from typing import Any
 
 import promql_parser as pp
 import pytest
-from deploy_helpers import alert_rules, concrete, dashboard_targets, dashboards, variable_queries
-from system_stack import (
+
+from exporter.restream.identity import KeyFingerprint, url_label
+from tests.deploy.deploy_helpers import (
+    alert_rules,
+    concrete,
+    dashboard_targets,
+    dashboards,
+    variable_queries,
+)
+from tests.system.system_stack import (
     ACCOUNTS,
     JOB,
     MISSED_ACCOUNT,
@@ -29,8 +37,6 @@ from system_stack import (
     summary,
     wait_for,
 )
-
-from exporter.restream.identity import KeyFingerprint, url_label
 
 pytestmark = pytest.mark.system
 

@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_helpers import RULES, load_yaml, tool
-from system_stack import (
+
+from tests.deploy.deploy_helpers import RULES, load_yaml, tool
+from tests.system.system_stack import (
     SIM_TOKEN,
     STARTUP_SECONDS,
     Processes,

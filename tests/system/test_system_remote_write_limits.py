@@ -13,13 +13,13 @@ from pathlib import Path
 import aiohttp
 import pytest
 import yaml
-from deploy_helpers import tool
-from system_stack import STARTUP_SECONDS, Processes, free_port, http, wait_for
 
 from exporter.remotewrite.build import build_writer
 from exporter.remotewrite.settings import RemoteWriteSettings
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
+from tests.deploy.deploy_helpers import tool
+from tests.system.system_stack import STARTUP_SECONDS, Processes, free_port, http, wait_for
 
 pytestmark = [pytest.mark.system, pytest.mark.realtime]
 

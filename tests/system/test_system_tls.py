@@ -19,8 +19,9 @@ from typing import Any
 import bcrypt
 import pytest
 import yaml
-from deploy_helpers import REPO, tool
-from system_stack import (
+
+from tests.deploy.deploy_helpers import REPO, tool
+from tests.system.system_stack import (
     SIM_TOKEN,
     STARTUP_SECONDS,
     NotYet,
@@ -32,7 +33,7 @@ from system_stack import (
 )
 
 sys.path.insert(0, str(REPO / "tests"))
-from webconfig.tls_certs import Certs, make_certs
+from tests.web.tls_certs import Certs, make_certs
 
 pytestmark = pytest.mark.system
 

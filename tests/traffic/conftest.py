@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from traffic_fakes import T0, FakeSource, MakePoller
 
 from exporter.exposition import Store
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 from exporter.traffic.settings import TrafficSettings
+from tests.rig.source import T0, FakeSource, MakePoller
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
-from structlog.testing import capture_logs
 
 from exporter.config import UpstreamSettings
 from exporter.exposition import Fragment, Store, StoreKey
@@ -25,8 +24,10 @@ from exporter.support.clock import FakeClock
 from exporter.traffic import TrafficPoller
 from exporter.traffic.families import ACCOUNT, RESOURCE, Families
 from exporter.traffic.parse import COUNT_KEYS
+from exporter.traffic.reply import MetricsEndpoint, TrafficSource
 from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamClient, UpstreamError
+from tests.traffic.logcapture import capture_logs
 
 T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z, near the daily peak
 ACC = "demo-media"
@@ -41,11 +42,13 @@ class Rig:
     metrics: SelfMetrics
     client: UpstreamClient
     url: str = ""  # the simulator's base URL
+    source: TrafficSource | None = None  # the metrics endpoint over ``client`` unless set
 
     def poller(self, **settings: Any) -> TrafficPoller:
         s = TrafficSettings(**{"delay_seconds": 120, "revisit_minutes": 5, **settings})
+        source = self.source or MetricsEndpoint(self.client)
         return TrafficPoller(
-            self.client, self.store, self.metrics, self.clock, s, budget=self.client.budget
+            source, self.store, self.metrics, self.clock, s, budget=self.client.budget
         )
 
     async def drive(

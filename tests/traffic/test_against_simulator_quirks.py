@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from structlog.testing import capture_logs
 
 from exporter.simulator import SimConfig
 from exporter.traffic.families import ACCOUNT, RESOURCE
 from exporter.upstream import UpstreamError
+from tests.traffic.logcapture import capture_logs
 from tests.traffic.test_against_simulator import (
     ACC,
     ServerFactory,
@@ -18,7 +18,7 @@ from tests.traffic.test_against_simulator import (
     outage,
     rig,
 )
-from tests.traffic.test_traffic_host_clock import assert_account_counters_equal_truth
+from tests.traffic.test_host_clock import assert_account_counters_equal_truth
 
 
 async def test_one_minute_answers_to_long_windows_lose_nothing(

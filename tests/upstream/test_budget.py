@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from shapes_rig import DVR_MAIN, MakeShapeRig
 from structlog.testing import capture_logs
 
+from exporter.dvr.reply import DvrReader
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
 from exporter.upstream.budget import (
@@ -14,6 +14,7 @@ from exporter.upstream.budget import (
     Postponed,
     RequestBudget,
 )
+from tests.rig.client import DVR_MAIN, MakeShapeRig
 
 
 def takes(budget: RequestBudget, account: str, area: str) -> int:
@@ -122,25 +123,25 @@ def test_configured_limit_comes_back_after_a_pause_without_retry_after() -> None
     [((), 60.0), (("rate-limit-420",), DEFAULT_PAUSE_SECONDS), (("rate-limit-200",), 30.0)],
 )
 async def test_platform_rate_limit_backs_the_account_off(
-    make_rig: MakeShapeRig, quirk: tuple[str, ...], pause: float
+    make_sim_rig: MakeShapeRig, quirk: tuple[str, ...], pause: float
 ) -> None:
-    r = await make_rig(quirk, login=False, api_requests_per_minute=4)
+    r = await make_sim_rig(quirk, login=False, api_requests_per_minute=4)
     for _ in range(4):
-        await r.client.dvr_stream("demo-media", "live/main")
+        await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     with pytest.raises(Exception, match="Rate limit exceeded"):
-        await r.client.dvr_stream("demo-media", "live/main")
+        await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert r.sample("cdnvideo_upstream_rate_limited_total", area="dvr") == 1
     sent = len(r.sent(DVR_MAIN))
     assert sent == 5
     with pytest.raises(Postponed):  # nothing is sent while backing off
-        await r.client.dvr_stream("demo-media", "live/main")
+        await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert len(r.sent(DVR_MAIN)) == sent
-    assert await r.client.dvr_stream("demo-shop", "live/main")  # other accounts go on
+    assert await DvrReader(r.client).dvr_stream("demo-shop", "live/main")  # other accounts go on
     r.clock.advance(pause - 1)
     assert r.client.budget.limit("demo-media") == 0  # still paused
     r.clock.advance(1)  # Retry-After (60 s from the simulator's 429), else 30 s
     assert r.client.budget.limit("demo-media") == 2.5  # half of the 5 sent
     assert r.sample("cdnvideo_upstream_budget_limit_per_minute", account="demo-media") == 2.5
     r.clock.advance(60)  # a minute at 2.5 a minute refills the bucket
-    assert await r.client.dvr_stream("demo-media", "live/main")
+    assert await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert r.sample("cdnvideo_upstream_rate_limited_total", area="dvr") == 1

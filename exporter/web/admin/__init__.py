@@ -7,24 +7,19 @@ import json
 from collections.abc import AsyncIterator
 
 from aiohttp import web
+from aiohttp.web_urldispatcher import AbstractRoute
 
 from exporter.config import Settings
 from exporter.config.rules import GENERATE_PER_MINUTE
 from exporter.runtime.context import Context
-from exporter.web.admin.core import (
-    AdminDeps,
-    AdminState,
-    Rejected,
-    Route,
-    authenticate,
-    make_handler,
-    throttled,
-)
-from exporter.web.admin.masking import secret_mask
+from exporter.web.admin.core import AdminDeps, AdminState, Rejected, Route
+from exporter.web.admin.gate import gate, throttled
 from exporter.web.admin.openapi import build_openapi
-from exporter.web.admin.ratelimit import FailureThrottle, WindowLimit
 from exporter.web.admin.readbudget import ReadBudget, state_path
 from exporter.web.admin.routes import ROUTES
+from exporter.web.auth import authenticate
+from exporter.web.masking import secret_mask
+from exporter.web.ratelimit import FailureThrottle, WindowLimit
 from exporter.web.webauth import authenticated
 
 __all__ = [
@@ -74,10 +69,11 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
         ReadBudget(ctx.clock, reads_share(settings), state_path(settings)),
         WindowLimit(ctx.clock, settings.admin.reads_per_minute // replicas, 60.0),
     )
-    app = web.Application()
+    operations: dict[AbstractRoute, Route] = {}
+    app = web.Application(middlewares=gate(ctx, state, operations))
     app[ADMIN_STATE] = state
     for route in ROUTES:
-        app.router.add_route(route.method, route.path, make_handler(ctx, state, route))
+        operations[app.router.add_route(route.method, route.path, route.handler)] = route
     documents: dict[tuple[str, ...], bytes] = {}
 
     async def openapi(request: web.Request) -> web.Response:

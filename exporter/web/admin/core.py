@@ -1,43 +1,33 @@
-"""The pipeline every admin route goes through: auth, account, query, body, upstream, audit."""
+"""What the admin surface is made of: its routes, its state, one request on its way (``Call``:
+upstream call and pass-through) and the refusals it answers with (``Rejected``). The gate
+that runs them is ``exporter.web.admin.gate``."""
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import re
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-import structlog
 from aiohttp import web
 
 from exporter.config.rules import GENERATE_PER_MINUTE as GENERATE_PER_MINUTE
 from exporter.runtime.context import Context
+from exporter.talking_head.reply import ThConfigurations
 from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
 from exporter.upstream.errors import error_message, is_error_body
-from exporter.upstream.models import ThConfigurations
-from exporter.web.admin.masking import SecretMask, mask, secrets_in
-from exporter.web.admin.ratelimit import FailureThrottle, WindowLimit, client_address
 from exporter.web.admin.readbudget import ReadBudget
-from exporter.web.admin.validation import (
-    MAX_QUERY_VALUE,
-    FieldError,
-    check_query_names,
-    check_segment,
-    check_stream_name,
-)
+from exporter.web.admin.validation import MAX_QUERY_VALUE, FieldError
+from exporter.web.auth import Role
+from exporter.web.masking import SecretMask, mask, secrets_in
+from exporter.web.ratelimit import FailureThrottle, WindowLimit, client_address
 
-audit_log = structlog.get_logger("exporter.admin.audit")
-log = structlog.get_logger("exporter.admin")
-
-Role = Literal["read", "write"]
-Handler = Callable[["Call"], Awaitable[web.StreamResponse]]
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]  # plain aiohttp handler
 Masker = Callable[[Any, SecretMask], Any]
 
-MAX_JSON_DEPTH = 32  # deeper request bodies are refused (400) before anything walks them
 _PARAM = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
 
@@ -153,7 +143,8 @@ def invalid(errors: list[FieldError], status: int = 422) -> Rejected:
 
 @dataclass
 class Call:
-    """One admin request on its way through the pipeline."""
+    """One admin request on its way through the gate (``request[CALL]``): what the
+    middlewares and ``admitted`` learnt of it, and what its audit line reports."""
 
     ctx: Context
     state: AdminState
@@ -289,218 +280,3 @@ ENCODE_OFF_LOOP_BYTES = 64 * 1024  # a reply this large is masked and encoded of
 
 def _encoded(masker: Masker, data: Any, masks: SecretMask) -> bytes:
     return json.dumps(masker(data, masks), ensure_ascii=False).encode()
-
-
-# --- authentication -----------------------------------------------------------------------
-def authenticate(header: str | None, read_token: str, write_token: str) -> Role | None:
-    """The caller's role from ``Authorization: Bearer <token>``; None when missing or unknown.
-
-    Both tokens are always compared (constant time), so timing says nothing about which matched.
-    """
-    if not header:
-        return None
-    scheme, _, token = header.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    return token_role(token, read_token, write_token)
-
-
-def token_role(token: str, read_token: str, write_token: str) -> Role | None:
-    """The role a bare token gives (``authenticate`` without the ``Bearer`` scheme); None when
-    empty or unknown. Both tokens are always compared, in constant time."""
-    token = token.strip()
-    if not token:
-        return None
-    given = token.encode()
-    is_write = bool(write_token) and hmac.compare_digest(given, write_token.encode())
-    is_read = bool(read_token) and hmac.compare_digest(given, read_token.encode())
-    if is_write:
-        return "write"
-    if is_read:
-        return "read"
-    return None
-
-
-# --- dispatch -----------------------------------------------------------------------------
-def _number(text: str) -> int | float:
-    """A JSON number with a fraction or exponent; whole ones become int (JSON Schema's integer
-    includes 1.0, so the checks and the platform see 1)."""
-    value = float(text)
-    return int(value) if value.is_integer() else value
-
-
-class DuplicateKey(ValueError):
-    """A JSON object names one key twice (json.loads would keep the last one silently)."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(f"duplicate key {key!r}")
-        self.key = key
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-def loads_strict(raw: bytes) -> Any:
-    """A JSON body: no NaN or Infinity, no key twice in one object (``DuplicateKey``)."""
-
-    def reject(name: str) -> Any:
-        raise ValueError(f"{name} is not JSON")
-
-    return json.loads(
-        raw.decode("utf-8"), parse_constant=reject, parse_float=_number, object_pairs_hook=_unique
-    )
-
-
-async def _prepare(call: Call) -> None:
-    ctx, route, request = call.ctx, call.route, call.request
-    if not ctx.settings.admin.enabled:
-        raise Rejected(404, "admin_disabled", "the admin surface is disabled (admin.enabled)")
-    admin = ctx.settings.admin
-    presented = request.headers.get("Authorization")
-    call.role = authenticate(presented, admin.read_token, admin.write_token)
-    if call.role is None:  # a valid token is never throttled, whoever else failed
-        _throttle_failure(call, presented)
-        raise Rejected(
-            401,
-            "unauthorized",
-            "send Authorization: Bearer <read or write token>",
-            headers={"WWW-Authenticate": 'Bearer realm="cdnvideo-exporter"'},
-        )
-    if route.write and call.role != "write":
-        raise Rejected(403, "forbidden", "this operation changes data and needs the write token")
-    call.account = request.match_info["account"]
-    if call.account not in ctx.accounts:
-        raise Rejected(404, "unknown_account", "this exporter does not serve that account")
-    errors: list[FieldError] = []
-    for name in route.path_params:
-        if name == "account":
-            continue
-        value = request.match_info[name]
-        errors += check_stream_name(value) if name == "stream_name" else check_segment(name, value)
-    if route.target:
-        call.target = request.match_info.get(route.target)
-    call.query_pairs = list(request.query.items())
-    call.query, query_errors = check_query_names(call.query_pairs, [q.name for q in route.query])
-    errors += query_errors
-    if errors:
-        raise invalid(errors)
-    if route.body is not None:
-        seconds = ctx.settings.server.body_timeout_seconds
-        call.body = await _read_body(request, route.body_required, seconds)
-
-
-def _throttle_failure(call: Call, presented: str | None) -> None:
-    """Count a failed authentication (``FailureThrottle``); 429 once its address or its
-    credential had more than ``admin.auth_failures_per_minute`` in the last minute."""
-    failures = call.state.auth_failures
-    if failures is None:
-        return
-    wait = failures.failed(call.request.remote, call.request.headers, presented)
-    if wait:
-        raise throttled(failures, wait)
-
-
-def throttled(failures: FailureThrottle, wait: int) -> Rejected:
-    return Rejected(429, "rate_limited", failures.message(wait), headers={"Retry-After": str(wait)})
-
-
-async def _read_body(request: web.Request, required: bool, seconds: float) -> Any:
-    try:
-        async with asyncio.timeout(seconds):
-            raw = await request.read()
-    except TimeoutError:
-        raise Rejected(
-            408,
-            "body_timeout",
-            f"the request body did not arrive within {seconds:g} s (server.body_timeout_seconds)",
-            headers={"Connection": "close"},
-        ) from None
-    except web.HTTPRequestEntityTooLarge:
-        raise Rejected(
-            413,
-            "body_too_large",
-            f"the request body is larger than {request.client_max_size} bytes",
-        ) from None
-    if not raw.strip():
-        if required:
-            raise invalid([FieldError("body", "required: a JSON object")], 400)
-        return {}
-    try:
-        body = loads_strict(raw)
-    except DuplicateKey as exc:
-        message = f"the key {exc.key!r} appears twice in one object; send it once"
-        raise invalid([FieldError("body", message)], 400) from None
-    except (ValueError, RecursionError):
-        raise invalid([FieldError("body", "not valid JSON")], 400) from None
-    if json_depth(body) > MAX_JSON_DEPTH:
-        message = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-        raise invalid([FieldError("body", message)], 400)
-    return body
-
-
-def json_depth(value: Any) -> int:
-    """How deeply objects and lists nest in a JSON value (a scalar is 0); no recursion."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            depth += 1
-            deepest = max(deepest, depth)
-            if depth > MAX_JSON_DEPTH:
-                return depth
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth) for child in children)
-    return deepest
-
-
-_OUTCOMES = {401: "unauthenticated", 403: "forbidden", 404: "not_found", 429: "rate_limited"}
-
-
-def make_handler(
-    ctx: Context, state: AdminState, route: Route
-) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    """The aiohttp handler of one route."""
-
-    async def handle(request: web.Request) -> web.StreamResponse:
-        call = Call(ctx, state, request, route)
-        response: web.StreamResponse
-        try:
-            await _prepare(call)
-            response = await route.handler(call)
-        except Rejected as rej:
-            response = rej.response()
-            call.outcome = _OUTCOMES.get(rej.status) or rej.code
-        except Exception:  # our bug must still answer as JSON, and be logged
-            log.exception("admin_handler_failed", operation=route.operation_id)
-            response = Rejected(
-                500, "internal_error", "internal error; see the exporter log"
-            ).response()
-            call.outcome = "internal_error"
-        if route.write:
-            _audit(call, response.status)
-        return response
-
-    return handle
-
-
-def _audit(call: Call, status: int) -> None:
-    """One structured event per change request; never bodies, tokens or secrets."""
-    audit_log.info(
-        "audit",
-        route=f"{call.route.method} /api/v1{call.route.openapi_path}",
-        operation=call.route.operation_id,
-        account=call.account or call.request.match_info.get("account", ""),
-        target=call.target,
-        role=call.role or "none",
-        upstream_status=call.upstream_status,
-        status=status,
-        outcome=call.outcome,
-        remote=call.client_address,
-    )

@@ -1,4 +1,6 @@
-"""What each admin operation does once the request passed auth and the generic checks."""
+"""What each admin operation does: plain aiohttp handlers behind the gate's middlewares (auth,
+errors, audit: exporter.web.admin.gate), each starting with ``admitted`` (account, path,
+query, body)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,14 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from exporter.dvr import reply as dvr
+from exporter.restream import reply as rs
+from exporter.talking_head import reply as th
+from exporter.talking_head.reply import configurations_body
 from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKING_HEAD_SECTION
 from exporter.upstream.client import MayRetry, Reply
-from exporter.upstream.models import configurations_body
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
-from exporter.web.admin.masking import mask, mask_history, mask_video_link
+from exporter.web.admin.gate import admitted
 from exporter.web.admin.restore import has_mask, restore_secrets
 from exporter.web.admin.validation import (
     check_dvr_delete,
@@ -24,6 +29,7 @@ from exporter.web.admin.validation import (
     without_read_only,
 )
 from exporter.web.admin.validation_th import check_generate, check_rename, check_tasks_query
+from exporter.web.masking import mask, mask_history, mask_video_link
 
 log = structlog.get_logger("exporter.admin")
 
@@ -39,16 +45,21 @@ def _reply_id(data: Any, key: str) -> str | None:
 
 
 # --- restream -----------------------------------------------------------------------------
-async def restream_list(call: Call) -> web.StreamResponse:
-    return await call.passthrough(await call.upstream(call.ctx.ops.restream_list(call.account)))
+async def restream_list(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
+    return await call.passthrough(
+        await call.upstream(call.ctx.ops.send(rs.RESTREAM_LIST, call.account))
+    )
 
 
-async def restream_get(call: Call) -> web.StreamResponse:
-    op = call.ctx.ops.restream_get(call.account, call.param("resource_id"))
+async def restream_get(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
+    op = call.ctx.ops.send(rs.RESTREAM_GET, call.account, resource_id=call.param("resource_id"))
     return await call.passthrough(await call.upstream(op))
 
 
-async def restream_create(call: Call) -> web.StreamResponse:
+async def restream_create(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_restream_resource(call.body)
     if not errors and has_mask(call.body):
         # Nothing is stored yet, so no mask can stand for a secret.
@@ -56,12 +67,13 @@ async def restream_create(call: Call) -> web.StreamResponse:
     if errors:
         raise invalid(errors)
     body = without_read_only(call.body)
-    reply = await call.upstream(call.ctx.ops.restream_create(call.account, body))
+    reply = await call.upstream(call.ctx.ops.send(rs.RESTREAM_CREATE, call.account, body=body))
     call.target = _reply_id(reply.data, "resource_id")
     return await call.passthrough(reply)
 
 
-async def restream_update(call: Call) -> web.StreamResponse:
+async def restream_update(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_restream_resource(call.body)
     if errors:
         raise invalid(errors)
@@ -69,7 +81,9 @@ async def restream_update(call: Call) -> web.StreamResponse:
     resource_id = call.param("resource_id")
     if has_mask(body):
         # Keep stored secrets: read the resource as it is now, put its values where the mask is.
-        current = await call.upstream(call.ctx.ops.restream_get(call.account, resource_id))
+        current = await call.upstream(
+            call.ctx.ops.send(rs.RESTREAM_GET, call.account, resource_id=resource_id)
+        )
         if not current.ok:
             return await call.passthrough(current)
         where = f"resource {resource_id}"
@@ -77,38 +91,47 @@ async def restream_update(call: Call) -> web.StreamResponse:
         if errors:
             raise invalid(errors)
         call.body = body
-    reply = await call.upstream(call.ctx.ops.restream_update(call.account, resource_id, body))
+    reply = await call.upstream(
+        call.ctx.ops.send(rs.RESTREAM_UPDATE, call.account, body=body, resource_id=resource_id)
+    )
     return await call.passthrough(reply)
 
 
-async def restream_status(call: Call) -> web.StreamResponse:
+async def restream_status(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_status_query(call.query)
     if errors:
         raise invalid(errors)
-    op = call.ctx.ops.restream_status(call.account, call.query.get("resource_id"))
+    params = rs.status_query(call.query.get("resource_id"))
+    op = call.ctx.ops.send(rs.RESTREAM_STATUS, call.account, params=params)
     return await call.passthrough(await call.upstream(op))
 
 
-async def restream_history(call: Call) -> web.StreamResponse:
+async def restream_history(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_history_query(call.query)
     if errors:
         raise invalid(errors)
     q = call.query
-    op = call.ctx.ops.restream_history(call.account, q["resource_id"], q["start"], q["end"])
+    params = rs.history_query(q["resource_id"], q["start"], q["end"])
+    op = call.ctx.ops.send(rs.RESTREAM_HISTORY, call.account, params=params)
     return await call.passthrough(await call.upstream(op), mask_history)
 
 
 # --- DVR ----------------------------------------------------------------------------------
-async def dvr_get(call: Call) -> web.StreamResponse:
-    op = call.ctx.ops.dvr_get(call.account, call.param("stream_name"))
+async def dvr_get(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
+    op = call.ctx.ops.send(dvr.DVR_GET, call.account, stream_name=call.param("stream_name"))
     return await call.passthrough(await call.upstream(op))
 
 
-async def dvr_delete(call: Call) -> web.StreamResponse:
+async def dvr_delete(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_dvr_delete(call.body)
     if errors:
         raise invalid(errors)
-    op = call.ctx.ops.dvr_delete(call.account, call.param("stream_name"), call.body)
+    stream_name = call.param("stream_name")
+    op = call.ctx.ops.send(dvr.DVR_DELETE, call.account, body=call.body, stream_name=stream_name)
     return await call.passthrough(await call.upstream(op))
 
 
@@ -163,16 +186,18 @@ def _polled_configurations(call: Call) -> web.Response | None:
     return web.json_response(body, headers=headers, dumps=json.dumps)
 
 
-async def th_configurations(call: Call) -> web.StreamResponse:
+async def th_configurations(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     polled = _polled_configurations(call)
     if polled is not None:
         return polled
     await _spend_th_read(call)
-    op = call.ctx.ops.th_configurations(call.account, _retry_read(call))
+    op = call.ctx.ops.send(th.TH_CONFIGURATIONS, call.account, may_retry=_retry_read(call))
     return await call.passthrough(await call.upstream(op))
 
 
-async def th_generate(call: Call) -> web.StreamResponse:
+async def th_generate(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     # The catalogue as last polled: no request spent; none yet, and its checks are skipped.
     catalogue = call.state.deps.catalogue.latest_configurations(call.account)
     errors = check_generate(call.body, catalogue)
@@ -187,7 +212,7 @@ async def th_generate(call: Call) -> web.StreamResponse:
             f"{_share_note(call)}; retry in {wait} s",
             headers={"Retry-After": str(wait)},
         )
-    reply = await call.upstream(call.ctx.ops.th_generate(call.account, call.body))
+    reply = await call.upstream(call.ctx.ops.send(th.TH_GENERATE, call.account, body=call.body))
     task_id = _reply_id(reply.data, "id")
     call.target = task_id
     response = await call.passthrough(reply)
@@ -229,9 +254,11 @@ def _refresh_quota(call: Call) -> None:
     task.add_done_callback(call.state.background.discard)
 
 
-async def th_status(call: Call) -> web.StreamResponse:
+async def th_status(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     await _spend_th_read(call)
-    op = call.ctx.ops.th_status(call.account, call.param("task_id"), _retry_read(call))
+    task_id = call.param("task_id")
+    op = call.ctx.ops.send(th.TH_STATUS, call.account, may_retry=_retry_read(call), task_id=task_id)
     return await call.passthrough(await call.upstream(op))
 
 
@@ -245,31 +272,43 @@ async def _end_task(
     return response
 
 
-async def th_cancel(call: Call) -> web.StreamResponse:
+async def th_cancel(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     task_id = call.param("task_id")
-    return await _end_task(call, call.ctx.ops.th_cancel(call.account, task_id), task_id, "canceled")
+    op = call.ctx.ops.send(th.TH_CANCEL, call.account, task_id=task_id)
+    return await _end_task(call, op, task_id, "canceled")
 
 
-async def th_video_link(call: Call) -> web.StreamResponse:
+async def th_video_link(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     await _spend_th_read(call)
-    op = call.ctx.ops.th_video_link(call.account, call.param("task_id"), _retry_read(call))
+    task_id = call.param("task_id")
+    op = call.ctx.ops.send(
+        th.TH_VIDEO_LINK, call.account, may_retry=_retry_read(call), task_id=task_id
+    )
     return await call.passthrough(await call.upstream(op), mask_video_link)
 
 
-async def th_rename(call: Call) -> web.StreamResponse:
+async def th_rename(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_rename(call.body)
     if errors:
         raise invalid(errors)
-    op = call.ctx.ops.th_rename(call.account, call.param("task_id"), call.body)
+    op = call.ctx.ops.send(
+        th.TH_RENAME, call.account, body=call.body, task_id=call.param("task_id")
+    )
     return await call.passthrough(await call.upstream(op))
 
 
-async def th_delete(call: Call) -> web.StreamResponse:
+async def th_delete(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     task_id = call.param("task_id")
-    return await _end_task(call, call.ctx.ops.th_delete(call.account, task_id), task_id, "deleted")
+    op = call.ctx.ops.send(th.TH_DELETE, call.account, task_id=task_id)
+    return await _end_task(call, op, task_id, "deleted")
 
 
-async def th_tasks(call: Call) -> web.StreamResponse:
+async def th_tasks(request: web.Request) -> web.StreamResponse:
+    call = await admitted(request)
     errors = check_tasks_query(call.query)
     if errors:
         raise invalid(errors)
@@ -278,5 +317,5 @@ async def th_tasks(call: Call) -> web.StreamResponse:
         (k, "+" + v[1:] if k == "sort" and v.startswith(" ") else v) for k, v in call.query_pairs
     ]
     await _spend_th_read(call)
-    op = call.ctx.ops.th_tasks(call.account, params, _retry_read(call))
+    op = call.ctx.ops.send(th.TH_TASKS, call.account, params=params, may_retry=_retry_read(call))
     return await call.passthrough(await call.upstream(op))

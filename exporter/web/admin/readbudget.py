@@ -23,7 +23,7 @@ from exporter.config import Settings
 from exporter.support.clock import Clock
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.traffic.state import write_atomic
-from exporter.web.admin.ratelimit import WindowLimit
+from exporter.web.ratelimit import WindowLimit
 
 log = structlog.get_logger("exporter.admin")
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from exporter.support.secrets import MASK, is_secret_key, is_secret_query_name
 from exporter.support.urls import SCHEME, Url, parse_url, url_spans
-from exporter.web.admin.masking import MASK_REF, SecretMask
 from exporter.web.admin.validation import FieldError
+from exporter.web.masking import MASK_REF, SecretMask
 
 # A slot: (the enclosing entries' identities, the field path without indices, the sites).
 Slot = tuple[tuple[str, ...], str, str]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from exporter.dvr import reply as dvr
+from exporter.restream import reply as rs
+from exporter.talking_head import reply as th
 from exporter.web.admin import handlers as h
 from exporter.web.admin.core import QueryParam, Route
 from exporter.web.admin.schemas import ISO_Z_STRING, SEGMENT_STRING, TASKS_QUERY_SCHEMAS
@@ -20,10 +23,6 @@ from exporter.web.admin.validation_th import (
     VIDEO_READY,
 )
 
-RS = "/app/restream/v2/{account}"
-DVR = "/app/dvr-net/v1/{account}/streams/{stream_name}"
-TH = "/app/th-api/v1/accounts/{account}"
-
 _ISO_Z = "YYYY-mm-ddTHH:MM:SSZ (UTC)"
 _TASK_QUERY_DOC = {
     "start": "Inclusive lower date, YYYY-MM-DDThh:mm:00 with Z or +00:00 (UTC, seconds 00).",
@@ -39,18 +38,18 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         "/restream/{account}/resources",
-        "restream_list",
+        rs.RESTREAM_LIST.name,
         "List restream resources (secrets masked).",
-        f"GET {RS}/resources",
+        rs.RESTREAM_LIST.describe(),
         "restream",
         h.restream_list,
     ),
     Route(
         "POST",
         "/restream/{account}/resources",
-        "restream_create",
+        rs.RESTREAM_CREATE.name,
         "Create a restream resource.",
-        f"POST {RS}/resources",
+        rs.RESTREAM_CREATE.describe(),
         "restream",
         h.restream_create,
         write=True,
@@ -61,18 +60,18 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         "/restream/{account}/resources/{resource_id}",
-        "restream_get",
+        rs.RESTREAM_GET.name,
         "Read one restream resource (secrets masked).",
-        f"GET {RS}/resources/{{resource_id}}",
+        rs.RESTREAM_GET.describe(),
         "restream",
         h.restream_get,
     ),
     Route(
         "PUT",
         "/restream/{account}/resources/{resource_id}",
-        "restream_update",
+        rs.RESTREAM_UPDATE.name,
         "Update a restream resource; a masked secret sent back keeps the stored value.",
-        f"PUT {RS}/resources/{{resource_id}}",
+        rs.RESTREAM_UPDATE.describe(),
         "restream",
         h.restream_update,
         write=True,
@@ -84,9 +83,9 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         "/restream/{account}/status",
-        "restream_status",
+        rs.RESTREAM_STATUS.name,
         "Current status of every restream target, or of one resource.",
-        f"GET {RS}/status",
+        rs.RESTREAM_STATUS.describe(),
         "restream",
         h.restream_status,
         query=(QueryParam("resource_id", "Only this resource.", schema=SEGMENT_STRING),),
@@ -94,9 +93,9 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         "/restream/{account}/history",
-        "restream_history",
+        rs.RESTREAM_HISTORY.name,
         "Status history of one resource's targets.",
-        f"GET {RS}/history",
+        rs.RESTREAM_HISTORY.describe(),
         "restream",
         h.restream_history,
         query=(
@@ -109,18 +108,18 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         "/dvr/{account}/streams/{stream_name:.+}",
-        "dvr_get",
+        dvr.DVR_GET.name,
         "Recorded ranges of a stream on each node (the name may contain /).",
-        f"GET {DVR}",
+        dvr.DVR_GET.describe(),
         "dvr",
         h.dvr_get,
     ),
     Route(
         "DELETE",
         "/dvr/{account}/streams/{stream_name:.+}",
-        "dvr_delete",
+        dvr.DVR_DELETE.name,
         "Delete a range (host, from_ts, duration_sec | to_ts) or all (host, all: true).",
-        f"DELETE {DVR}",
+        dvr.DVR_DELETE.describe(),
         "dvr",
         h.dvr_delete,
         write=True,
@@ -132,18 +131,18 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         "/talking-head/{account}/configurations",
-        "th_configurations",
+        th.TH_CONFIGURATIONS.name,
         "Voices, speaker models, backgrounds, quota.",
-        f"GET {TH}/configurations",
+        th.TH_CONFIGURATIONS.describe(),
         "talking-head",
         h.th_configurations,
     ),
     Route(
         "POST",
         "/talking-head/{account}/generate",
-        "th_generate",
+        th.TH_GENERATE.name,
         "Generate a video (at most 10 a minute per account); the task is followed.",
-        f"POST {TH}/generate",
+        th.TH_GENERATE.describe(),
         "talking-head",
         h.th_generate,
         write=True,
@@ -156,18 +155,18 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         "/talking-head/{account}/status/{task_id}",
-        "th_status",
+        th.TH_STATUS.name,
         "Status of a task.",
-        f"GET {TH}/status/{{task_id}}",
+        th.TH_STATUS.describe(),
         "talking-head",
         h.th_status,
     ),
     Route(
         "DELETE",
         "/talking-head/{account}/cancel/{task_id}",
-        "th_cancel",
+        th.TH_CANCEL.name,
         "Cancel a task.",
-        f"DELETE {TH}/cancel/{{task_id}}",
+        th.TH_CANCEL.describe(),
         "talking-head",
         h.th_cancel,
         write=True,
@@ -177,9 +176,9 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         "/talking-head/{account}/video/{task_id}",
-        "th_video_link",
+        th.TH_VIDEO_LINK.name,
         "Link to the video (valid 6 hours, bound to the exporter's IP address).",
-        f"GET {TH}/video/{{task_id}}",
+        th.TH_VIDEO_LINK.describe(),
         "talking-head",
         h.th_video_link,
         rules=(VIDEO_READY,),
@@ -187,9 +186,9 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "PATCH",
         "/talking-head/{account}/video/{task_id}",
-        "th_rename",
+        th.TH_RENAME.name,
         "Rename a video (video_name at most 35 characters).",
-        f"PATCH {TH}/video/{{task_id}}",
+        th.TH_RENAME.describe(),
         "talking-head",
         h.th_rename,
         write=True,
@@ -199,9 +198,9 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "DELETE",
         "/talking-head/{account}/video/{task_id}",
-        "th_delete",
+        th.TH_DELETE.name,
         "Delete a video.",
-        f"DELETE {TH}/video/{{task_id}}",
+        th.TH_DELETE.describe(),
         "talking-head",
         h.th_delete,
         write=True,
@@ -210,9 +209,9 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         "/talking-head/{account}/tasks",
-        "th_tasks",
+        th.TH_TASKS.name,
         "List videos, filtered, sorted and paged.",
-        f"GET {TH}/tasks",
+        th.TH_TASKS.describe(),
         "talking-head",
         h.th_tasks,
         query=tuple(

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from exporter.upstream.models import ThConfigurations
+from exporter.talking_head.reply import ThConfigurations
 from exporter.web.admin.validation import (
     DAY,
     MINUTE,

@@ -1,0 +1,157 @@
+"""The accounts the traffic poller keeps, across replicas: served, released (kept for
+``series_retention_hours`` so counters continue if the account comes back), resumed, dropped."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+import structlog
+
+from exporter.exposition import Fragment
+from exporter.support.clock import Clock
+from exporter.traffic.families import Latest
+from exporter.traffic.ledger import AccountLedger
+from exporter.traffic.settings import TrafficSettings
+from exporter.traffic.windows import MINUTE, last_ready_minute
+
+log = structlog.get_logger("exporter.traffic")
+
+# Why an account's ledger is released (the log's reason). MOVED: the minutes meanwhile are
+# another replica's to count (read on from the newest minute when it comes back); the others:
+# nobody counts them meanwhile (read from the ledger's cursor when it comes back).
+Release = Literal[
+    "moved to another shard", "removed from the config", "no longer listed by discovery"
+]
+MOVED: Release = "moved to another shard"
+REMOVED: Release = "removed from the config"
+UNLISTED: Release = "no longer listed by discovery"
+
+
+@dataclass
+class AccountState:
+    """All the poller keeps of one account. The ledger (and which resources it folds) outlives
+    a move to another replica for ``series_retention_hours`` so counters continue if the
+    account comes back; the rest is dropped when the account leaves (``forget``)."""
+
+    ledger: AccountLedger
+    folded: frozenset[str] = frozenset()  # resources folded into __other__ at the last count
+    latest: Latest | None = None  # the last window read
+    fragment: Fragment | None = None  # the last fragment built
+    stale: bool = False  # ``fragment`` was built with a view a reload replaced since
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one cycle at a time
+
+
+class Accounts:
+    """Each account's ``AccountState`` by name; ``changed`` is told whenever what the state
+    file would hold changes (an account released or dropped)."""
+
+    def __init__(
+        self,
+        ledgers: dict[str, AccountLedger],
+        clock: Clock,
+        settings: TrafficSettings,
+        changed: Callable[[], None],
+        forget_audit: Callable[[str], None] | None = None,
+    ) -> None:
+        self._by_name = {name: AccountState(led) for name, led in ledgers.items()}
+        self._clock = clock
+        self._settings = settings
+        self._changed = changed
+        self._forget_audit = forget_audit  # the audit is this replica's: it goes with the account
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_name)
+
+    def items(self) -> list[tuple[str, AccountState]]:
+        """A copy: the loop may add an account meanwhile (copying is atomic)."""
+        return list(self._by_name.items())
+
+    def get(self, account: str) -> AccountState | None:
+        return self._by_name.get(account)
+
+    def state(self, account: str) -> AccountState:
+        """The account's state (created with an empty ledger on first use)."""
+        st = self._by_name.get(account)
+        if st is None:
+            st = self._by_name[account] = AccountState(AccountLedger())
+        return st
+
+    def serve(self, accounts: Iterable[str]) -> None:
+        """The accounts this replica serves now. The ledgers of the others (moved to another
+        replica, or gone) are kept, in memory and in the state file, for
+        ``series_retention_hours``, then dropped; an account that comes back meanwhile
+        continues its counters (``resume``). Accounts not released by ``forget`` first are
+        taken as moved."""
+        now = self._clock.time()
+        owned = set(accounts)
+        for name in [n for n in self._by_name if n not in owned]:
+            self._release(name, now, MOVED)
+        self.drop_released(now)
+
+    def held(self) -> tuple[str, ...]:
+        """The accounts whose ledgers are held and not released (at start: those the state
+        file holds as served), sorted."""
+        return tuple(sorted(n for n, st in self._by_name.items() if not st.ledger.released_at))
+
+    def forget(self, account: str, reason: Release = MOVED) -> None:
+        """The account left this replica (``reason``: MOVED, another replica serves it now;
+        else it is gone from the account list): release its ledger (kept for
+        ``series_retention_hours``, see ``serve``) and drop everything else kept of it."""
+        if account in self._by_name:
+            self._release(account, self._clock.time(), reason)
+
+    def _release(self, name: str, now: float, reason: Release) -> None:
+        st = self._by_name[name]
+        if st.ledger.released_at:
+            return
+        st.ledger.released_at = now
+        st.ledger.released_moved = reason == MOVED
+        self._changed()
+        self._by_name[name] = AccountState(st.ledger, st.folded)
+        if self._forget_audit is not None:
+            self._forget_audit(name)
+        log.info(
+            "traffic_account_released",
+            account=name,
+            reason=reason,
+            kept_hours=self._settings.series_retention_hours,
+        )
+
+    def drop_released(self, now: float) -> None:
+        """Drop the ledgers released more than ``series_retention_hours`` ago."""
+        keep = self._settings.series_retention_hours * 3600
+        for name in [
+            n
+            for n, st in self._by_name.items()
+            if st.ledger.released_at and now > st.ledger.released_at + keep
+        ]:
+            del self._by_name[name]
+            self._changed()
+            log.info("traffic_account_dropped", account=name)
+
+    def resume(self, account: str, led: AccountLedger, ready: float) -> None:
+        """An account served again, in its poll (its lines name it: ``steps.account_context``;
+        ``ready``: now on the clock that decides what is ready).
+        Back from another replica: the minutes in between were that replica's to count; read
+        on from the newest ready minute, counters continued. Back in the account list: the
+        minutes missed are read from the ledger's cursor (up to ``catch_up_minutes``, the
+        rest counted as missed) and counted once."""
+        moved, led.released_moved = led.released_moved, False
+        led.released_at = 0.0
+        led.dirty = True
+        last = last_ready_minute(ready, self._settings.delay_seconds)
+        if led.cursor is None or led.cursor >= last - MINUTE:
+            return
+        missed = (last - MINUTE - led.cursor) // MINUTE
+        if not moved:
+            log.info("traffic_account_resumed", minutes_to_read=missed + 1)
+            return
+        led.cursor = last - MINUTE
+        log.info(
+            "traffic_account_resumed",
+            skipped_minutes=missed,
+            reason="read by the replica that served the account meanwhile",
+        )

@@ -1,0 +1,321 @@
+"""One traffic read processed in one step on the worker thread, as fastly-exporter's
+``Process(response)``: each answer decoded, checked (envelope, echo), its ``Date`` read, parsed
+and summed per half, then counted (a first read) or settled (a settle read), unless its
+replies moved the platform's clock. The event loop only sends the requests."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import structlog
+
+from exporter.areakit.metrics import AreaMetrics
+from exporter.support.clock import Clock
+from exporter.traffic.accounts import Accounts
+from exporter.traffic.echo import check_echo, stating
+from exporter.traffic.families import Latest
+from exporter.traffic.final import FinalMinutes, tell
+from exporter.traffic.ledger import AccountLedger, Run, requests
+from exporter.traffic.parse import (
+    ResourceRow,
+    Row,
+    Values,
+    merge,
+    parse_resources,
+    parse_totals,
+)
+from exporter.traffic.policy import cap, refusal
+from exporter.traffic.reply import Answer, MetricsReply, parse_metrics
+from exporter.traffic.select import ResourceSelector, fold
+from exporter.traffic.settings import TrafficSettings
+from exporter.traffic.skew import Clocks
+from exporter.traffic.steps import untied
+from exporter.traffic.windows import MINUTE, Window, settle_cap_minutes
+from exporter.upstream.budget import Postponed
+from exporter.upstream.client import decode_body
+from exporter.upstream.errors import UpstreamError
+
+log = structlog.get_logger("exporter.traffic")
+
+# A rejected upstream value is logged at most once per field in this many seconds.
+REJECTED_LOG_SECONDS = 3600.0
+
+Asked = list[tuple[str, Window]]  # (half, window) of each request, in the order sent
+Replies = list[
+    Answer | UpstreamError | None
+]  # None: taken  # what each request got; taken over by the step
+
+
+def postponement(exc: UpstreamError) -> bool:
+    """Not the platform failing the window: our budget, or its rate limit (429, a 420 or 200
+    body about a rate limit, with or without Retry-After). The read waits; never a failure."""
+    return isinstance(exc, Postponed) or exc.rate_limited
+
+
+def final(run: Run, led: AccountLedger, stages: tuple[int, ...]) -> bool:
+    """``run`` left the ledger after its last settle age (not joined into another run)."""
+    return run not in led.pending and run.next_age(stages) <= run.settled
+
+
+def body(answer: Answer) -> Any:
+    """The answer's body decoded (unless the transport did) and checked as the transport
+    checks the replies it decodes (on the worker)."""
+    reply = answer.reply
+    if reply.decoded:
+        return reply.data
+    data = decode_body(reply.body)
+    answer.told(data)
+    assert answer.client is not None  # only the transport leaves a body undecoded
+    return answer.client.checked("traffic", replace(reply, data=data))
+
+
+def decoded(answer: Answer, per_resource: bool) -> MetricsReply:
+    """The answer's body decoded, checked and parsed, the decoded objects taken over."""
+    return parse_metrics(body(answer), per_resource)
+
+
+def totals_of(answer: Answer, account: str, w: Window) -> Values:
+    """The account totals an answer gives for ``w`` (the audit's read; raises UpstreamError)."""
+    reply = decoded(answer, False)
+    check_echo(reply, account, w)
+    return parse_totals(stating(reply, w)).counts
+
+
+@dataclass
+class Read:
+    """What one read's step did: the first error of the halves not answered in full, whether
+    the replies doubted the clock the read was planned on (then nothing was counted), and for
+    a settle read whether a half was settled, the counters rose, and the run's read at this
+    age is complete."""
+
+    error: UpstreamError | None
+    doubted: bool = False
+    read: bool = False
+    increased: bool = False
+    complete: bool = False
+
+
+Got = dict[str, Any]  # the halves answered: ``totals`` a Row, ``resources`` rows by id
+
+
+class Reader:
+    """The step's parts: the clocks the replies are read against, the resource filter, the
+    ledgers' owner, and the output told final minutes (``final_minutes``)."""
+
+    def __init__(
+        self,
+        accounts: Accounts,
+        clocks: Clocks,
+        select: ResourceSelector,
+        settings: TrafficSettings,
+        metrics: AreaMetrics,
+        clock: Clock,
+        final_minutes: Callable[[], FinalMinutes | None],
+    ) -> None:
+        self._accounts = accounts
+        self._clocks = clocks
+        self._select = select
+        self._settings = settings
+        self._metrics = metrics
+        self._clock = clock
+        self._final_minutes = final_minutes
+        self._rejected_logged: dict[str, float] = {}
+
+    # -- the steps -------------------------------------------------------------------------
+    def first(
+        self,
+        account: str,
+        led: AccountLedger,
+        w: Window,
+        replies: Replies,
+        asked: Asked,
+        halves: Sequence[str],
+        now: float,
+        ready: float,
+        doubts: int,
+    ) -> Read:
+        """A first read of ``w``: both halves counted, or nothing (the first error)."""
+        got, error = self.halves(account, replies, asked, halves)
+        if error is not None:
+            return Read(error)
+        led.answered_at = now
+        if self._clocks.ready_time(now) != ready or self._clocks.doubts != doubts:
+            return Read(None, doubted=True)  # the replies moved the clock it was planned on
+        self._count(account, led, w, got["totals"], got.get("resources", {}), now)
+        return Read(None, read=True)
+
+    def settle(
+        self,
+        account: str,
+        led: AccountLedger,
+        run: Run,
+        w: Window,
+        replies: Replies,
+        asked: Asked,
+        halves: Sequence[str],
+        known_requests: float,
+        now: float,
+        ready: float,
+        doubts: int,
+        cap: int,
+    ) -> Read:
+        """A settle read of ``run`` (piece ``w``): the halves answered are settled, unless
+        the replies doubted the clock (then the read stays owed)."""
+        got, error = self.halves(account, replies, asked, halves, known_requests)
+        read = Read(error)
+        if got and (self._clocks.doubts != doubts or self._clocks.ready_time(now) != ready):
+            read.doubted = True
+            if error is None:
+                return read
+            got = {}
+        if got:
+            led.answered_at = now
+            read.read = True
+            stages = self._settings.settle_stages
+            folds, per_resource = self._select.folds, self._settings.per_resource
+            totals, rows = got.get("totals"), got.get("resources")
+            read.increased, read.complete = led.settle_piece(
+                run, w, totals, rows, folds, stages, cap, per_resource
+            )
+            final_minutes = self._final_minutes()
+            if final_minutes is not None and final(run, led, stages):
+                tell(final_minutes, account, run)
+        return read
+
+    # -- decoding, checking, parsing ---------------------------------------------------------
+    def halves(
+        self,
+        account: str,
+        replies: Replies,
+        asked: Asked,
+        halves: Sequence[str],
+        known_requests: float = 0.0,
+    ) -> tuple[Got, UpstreamError | None]:
+        """The halves answered in full, summed over their windows, and the first error of
+        the others (a refusal before the rest). An empty per-resource answer fails its half
+        when the totals (read now, or else ``known_requests`` counted before) are not zero.
+        Each answer is taken out of ``replies`` as it is read, so its body (bytes, then
+        decoded objects) is freed before the next one is decoded."""
+        errors: list[UpstreamError] = []
+        failed: set[str] = set()
+        good: dict[str, list[tuple[MetricsReply, float | None]]] = {h: [] for h in halves}
+        for i, (half, w) in enumerate(asked):
+            answer, replies[i] = replies[i], None
+            try:
+                if isinstance(answer, UpstreamError):
+                    raise answer  # the request's own error (the transport's, or a status)
+                assert answer is not None  # each taken once
+                skew, data = answer.skew_seconds, body(answer)
+                del answer  # its bytes freed before the rows are parsed
+                reply = parse_metrics(data, half == "resources")  # takes the objects over
+                del data
+                check_echo(reply, account, w)
+            except UpstreamError as problem:
+                errors.append(problem)
+                failed.add(half)
+                continue
+            good[half].append((stating(reply, w), skew))
+            del reply
+        for h in halves:
+            if h not in failed:
+                for _, skew in good[h]:  # the platform's clock: no account's line
+                    untied().run(self._clocks.read, skew)
+        got = self._parse([h for h in halves if h not in failed], good)
+        if "resources" in got and not any(r.rows for r, _ in good["resources"]):
+            counted = requests(got["totals"].counts) if "totals" in got else known_requests
+            if counted > 0:  # no resources for a window with traffic: no answer, retried
+                del got["resources"]
+                errors.append(
+                    UpstreamError(
+                        "traffic",
+                        "invalid_body",
+                        f"per-resource reply without resources for {asked[0][1]} while the "
+                        f"totals count {counted:.0f} edge requests",
+                        200,
+                    )
+                )
+        good.clear()
+        error: UpstreamError | None = None
+        if errors:
+            refused = [e for e in errors if refusal(e)]
+            real = [e for e in errors if not postponement(e)]
+            error = (refused or real or errors)[0]
+        return got, error
+
+    def _parse(
+        self, halves: Sequence[str], good: dict[str, list[tuple[MetricsReply, float | None]]]
+    ) -> Got:
+        """Each half's replies parsed and summed over its windows."""
+        rejected: list[str] = []
+        out: Got = {}
+        if "totals" in halves:
+            out["totals"] = merge(parse_totals(r, rejected) for r, _ in good["totals"])
+        if "resources" in halves:
+            rows: dict[str, ResourceRow] = {}
+            for reply, _ in good["resources"]:
+                for rid, r in self._select.filter(parse_resources(reply, rejected)).items():
+                    seen = rows.get(rid)
+                    rows[rid] = (
+                        r
+                        if seen is None
+                        else ResourceRow(r.id, r.name, r.cname, merge((seen.row, r.row)))
+                    )
+            out["resources"] = rows
+        if rejected:
+            self._report_rejected(rejected)
+        return out
+
+    def _report_rejected(self, fields: list[str]) -> None:
+        """Count each dropped value; log each field at most once an hour."""
+        now = self._clock.time()
+        for name in fields:
+            self._metrics.values_rejected.labels("traffic", name).inc()
+        for name in sorted(set(fields)):
+            if now < self._rejected_logged.get(name, -math.inf) + REJECTED_LOG_SECONDS:
+                continue
+            self._rejected_logged[name] = now
+            log.warning(
+                "upstream_value_rejected",
+                area="traffic",
+                field=name,
+                values=fields.count(name),
+                action="dropped alone; the rest of the window is counted",
+            )
+
+    # -- counting ------------------------------------------------------------------------------
+    def _count(
+        self,
+        account: str,
+        led: AccountLedger,
+        w: Window,
+        totals: Row,
+        rows: dict[str, ResourceRow],
+        now: float,
+    ) -> None:
+        sel = self._select.select(rows.values())
+        stages = self._settings.settle_stages
+        final_minutes = self._final_minutes()
+        settle = None
+        if stages:
+            longest = settle_cap_minutes(stages[0], not led.long_refused)
+            settle = (stages[0] * MINUTE, cap(longest, final_minutes is not None))
+        # Read at, and settled after, on the clock that decides what is ready: a settle read
+        # never comes before its age on the platform's clock, whichever way ours steps.
+        led.count_first_read(
+            w, totals, rows.values(), sel.named_ids, self._clocks.ready_time(now), settle
+        )
+        if final_minutes is not None and not stages:  # no settle reads: final at once
+            folded = frozenset(r.id for r in sel.folded)
+            resources = {r.id: r.row.counts for r in rows.values()}
+            run = Run(w.start, w.end, now, totals.counts, resources, folded)
+            tell(final_minutes, account, run)
+        st = self._accounts.state(account)
+        st.latest = Latest(w, totals, sel.named, fold(sel.folded) if sel.folded else None)
+        folded = frozenset(r.id for r in sel.folded)
+        newly = folded - st.folded
+        if newly:
+            self._metrics.series_dropped.inc(len(newly))
+        st.folded = folded

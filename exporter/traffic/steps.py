@@ -1,0 +1,44 @@
+"""A traffic poll's steps: on the refresh thread one at a time in the order submitted, and
+in the poll's log context (the account, bound once per poll)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import structlog
+
+from exporter.support import offloop
+
+T = TypeVar("T")
+
+
+@contextmanager
+def account_context(account: str) -> Iterator[None]:
+    """Log lines within name ``account`` (structlog's contextvars): bound once per poll."""
+    with structlog.contextvars.bound_contextvars(account=account):
+        yield
+
+
+def untied() -> contextvars.Context:
+    """The current context without the poll's account: for what the poll does on behalf of
+    every account (requests, the platform's clock, the state file), whose lines name none."""
+    ctx = contextvars.copy_context()
+    ctx.run(structlog.contextvars.unbind_contextvars, "account")
+    return ctx
+
+
+def untied_task(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    """``coro`` as a task in the ``untied`` context."""
+    return asyncio.get_running_loop().create_task(coro, context=untied())
+
+
+async def on_worker(step: Callable[..., T], *args: object) -> T:
+    """``step(*args)`` on the refresh thread (after the steps queued before it), in the
+    poll's log context."""
+    ctx = contextvars.copy_context()
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(offloop.WORKER, ctx.run, step, *args)

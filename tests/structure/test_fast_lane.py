@@ -1,0 +1,77 @@
+"""`make test-fast` collects the in-process tests and leaves out real tools, child daemons and
+the slow ones; `make test` collects everything."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+LEFT_OUT_DIRS = (
+    "tests/system/",
+    "tests/release/",
+    "tests/deploy/",
+    "tests/lifecycle/",
+    "tests/reliability/",
+)
+SLOW = "tests/traffic/test_limits.py::test_a_budget_of_3_a_minute_with_the_default_sche"
+
+
+def _make_variable(name: str) -> list[str]:
+    text = (REPO / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
+    found = re.search(rf"^{name} :?= (.*)$", text, re.M)
+    assert found, f"{name} is not set in the Makefile"
+    return shlex.split(found.group(1))
+
+
+def _collected(*args: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+def test_the_fast_lane_leaves_out_real_tools_daemons_and_slow_tests() -> None:
+    fast = _collected(*_make_variable("FAST_ARGS"))
+    assert len(fast) > 1000
+    assert [t for t in fast if t.startswith(LEFT_OUT_DIRS)] == []
+    assert [t for t in fast if "promtool" in t or "_browser.py" in t] == []
+    assert [t for t in fast if t.startswith(SLOW)] == []
+    for kept in (
+        "tests/golden/test_golden.py",
+        "tests/config/",
+        "tests/restream/",
+        "tests/runtime/",
+    ):
+        assert any(t.startswith(kept) for t in fast), kept
+
+
+def test_make_test_keeps_the_whole_suite() -> None:
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
+    # Two runs side by side whose markers complement each other: together the whole suite.
+    assert "$(BIN)/python -m pytest -q -ra -m realtime -p no:cacheprovider $(PYTEST_ARGS)" in recipe
+    assert '$(BIN)/python -m pytest -q -ra -m "not realtime" $(PYTEST_ARGS)' in recipe
+    assert "FAST_ARGS" not in recipe
+
+
+def test_the_fast_lane_runs_a_handful_of_simulation_seeds() -> None:
+    """`make test-fast` runs the fast simulation seeds and the replay test, not the CI batch
+    or the pinned scenarios (`make test` runs those: the marker is not `slow`)."""
+    fast = _collected(*_make_variable("FAST_ARGS"))
+    sim = [t for t in fast if t.startswith("tests/simulation/")]
+    assert 1 <= len([t for t in sim if "test_fast_seed" in t]) <= 5
+    assert any("test_same_seed_same_run_byte_for_byte" in t for t in sim)
+    assert [t for t in sim if "test_seed_holds_the_invariant" in t or "test_pinned" in t] == []
+    everything = _collected("tests/simulation")
+    assert any("test_seed_holds_the_invariant" in t for t in everything)
+    assert any("test_pinned" in t for t in everything)

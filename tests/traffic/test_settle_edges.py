@@ -1,0 +1,103 @@
+"""The two ends of a settle run's life besides its last read: given up after a day in which
+the platform answered no read, and read at the new ages when the schedule changes across a
+restart (past a shortened schedule's last age: one final read, then dropped)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from exporter.simulator import SimConfig
+from exporter.simulator.routes_traffic import parse_minute
+from exporter.traffic.policy import GIVE_UP_MINUTES_AT_LEAST
+from tests.traffic.logcapture import capture_logs
+from tests.traffic.test_against_simulator import (
+    ACC,
+    ServerFactory,
+    assert_counters_equal_truth,
+    drain,
+    outage,
+    rig,
+)
+
+CONFIG = SimConfig(late_seconds=200, resources_per_account=2)
+
+
+@pytest.mark.slow
+async def test_a_run_is_given_up_only_after_a_day_without_any_read(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    async with rig(aiohttp_server, CONFIG) as r:
+        poller = r.poller(revisit_minutes=5)
+        await r.drive(poller, 4 * 60)
+        led = poller.ledger(ACC)
+        runs = list(led.pending)
+        owed = sum(run.minutes for run in runs)
+        assert owed > 0
+        due = max(run.due_at((5,)) for run in runs)
+        # The platform fails every read for a day less 5 minutes after the last run fell due:
+        # nothing is given up, the runs wait.
+        gap = due + GIVE_UP_MINUTES_AT_LEAST * 60 - 300 - r.clock.time()
+        await outage(r, poller, gap, "503")
+        assert r.windows("given_up") == 0
+        assert all(run in led.pending for run in runs)
+        with capture_logs() as logs:
+            await outage(r, poller, 600, "503")
+        assert r.windows("given_up") == owed
+        assert not any(run in led.pending for run in runs)
+        given_up = [e for e in logs if e["event"] == "traffic_settle_given_up"]
+        assert [e["why"] for e in given_up] == ["no settle read for a day"] * len(runs)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ([5, 15, 60], [5, 60]),  # the same last age: runs waiting for 60 still read at 60
+        ([2, 10, 30], [5, 60]),  # runs waiting for 30 are read at 60, the new next age
+    ],
+)
+async def test_a_schedule_changed_across_a_restart_reads_what_is_owed(
+    aiohttp_server: ServerFactory, tmp_path: Path, before: list[int], after: list[int]
+) -> None:
+    # Figures rise for 25 minutes after a minute closes: a read at 30 or 60 minutes is final,
+    # one at 15 or earlier is not.
+    config = SimConfig(late_seconds=25 * 60, resources_per_account=2)
+    state_file = str(tmp_path / "traffic.json")
+    async with rig(aiohttp_server, config) as r:
+        poller = r.poller(state_file=state_file, revisit_minutes=before)
+        await poller.poll(ACC)
+        first = poller.ledger(ACC).cursor
+        assert first is not None
+        await r.drive(poller, 45 * 60)
+        waiting = {run.next_age(tuple(before)) for run in poller.ledger(ACC).pending}
+        assert waiting == set(before)  # runs wait for each age of the old schedule
+        cursor = poller.ledger(ACC).cursor
+        assert cursor is not None
+        # Restarted with the new schedule (no new minute ready): every run is read at the
+        # new schedule's ages above the one it was read at, through the last.
+        await drain(r, state_file, revisit_minutes=after)
+        assert r.windows("given_up") == 0
+        assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
+
+
+async def test_runs_past_a_shortened_schedules_last_age_get_one_final_read(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    state_file = str(tmp_path / "traffic.json")
+    async with rig(aiohttp_server, CONFIG) as r:
+        poller = r.poller(state_file=state_file, revisit_minutes=[1, 5, 30])
+        await r.drive(poller, 12 * 60)
+        past = [run.window for run in poller.ledger(ACC).pending if run.settled >= 1]
+        assert past  # runs past their 1-minute read, waiting for the 5- or 30-minute one
+        restarted_at = r.clock.time()
+        restarted = await drain(r, state_file, revisit_minutes=[1])
+        assert restarted.ledger(ACC).pending == []
+        assert r.windows("given_up") == 0  # a choice of the operator, not a loss to alert on
+        # Each was read once more (both halves) after the restart, then dropped.
+        asked = Counter(
+            (parse_minute("start", q["start"]), parse_minute("end", q["end"]))
+            for q in (dict(req.query) for req in r.sim.requests if req.time >= restarted_at)
+        )
+        assert all(asked[w.start, w.end] == 2 for w in past), (past, asked)

@@ -1,0 +1,54 @@
+"""``/metrics`` tells the store which exposition a scrape was answered with: a fragment
+published at sequence ``n`` has been seen by a scraper once ``served >= n`` (new traffic
+counter series are held at 0 until then; tests/traffic/test_new_resource.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+
+from exporter.config import parse_config
+from exporter.exposition import FragmentBuilder, MetricSpec, StoreKey
+from exporter.support.clock import FakeClock
+from exporter.web.daemon import SERVICE, create_app
+
+ClientFactory = Callable[..., Awaitable[TestClient[Any, Any]]]
+SPEC = MetricSpec("cdnvideo_test_things", "gauge", "Things.", ("account",))
+
+
+def fragment(value: float) -> Any:
+    b = FragmentBuilder()
+    b.declare(SPEC)
+    b.add(SPEC, ("acc",), value)
+    return b.build()
+
+
+async def test_a_scrape_marks_only_what_its_body_held_as_served(
+    aiohttp_client: ClientFactory,
+) -> None:
+    settings = parse_config(
+        {
+            "upstream": {"base_url": "http://127.0.0.1:9", "token": "t"},
+            "restream": {"enabled": False},
+            "dvr": {"enabled": False},
+            "talking_head": {"enabled": False},
+        },
+        env={},
+    )
+    app = await create_app(settings, clock=FakeClock(1_767_225_600), schedule=False)
+    store = app[SERVICE].ctx.store
+    client = await aiohttp_client(app)
+    store.publish(StoreKey("test", "acc"), fragment(1.0))
+    rendered = await store.render()
+    assert rendered.upto == store.sequence > 0
+    assert store.served == 0  # rendered, not yet scraped
+    store.publish(StoreKey("test", "acc"), fragment(2.0))  # after the render
+    response = await client.get("/metrics")
+    assert response.status == 200
+    assert 'cdnvideo_test_things{account="acc"} 1\n' in await response.text()
+    assert store.served == rendered.upto == store.sequence - 1  # not the newer fragment
+    await store.render()
+    await client.get("/metrics")
+    assert store.served == store.sequence

@@ -133,7 +133,7 @@ class Accounts:
             log.info("traffic_account_dropped", account=name)
 
     def resume(self, account: str, led: AccountLedger, ready: float) -> None:
-        """An account served again, in its poll (its lines name it: ``steps.account_context``;
+        """An account served again, in its poll (its lines name it, bound in ``TrafficPoller.poll``;
         ``ready``: now on the clock that decides what is ready).
         Back from another replica: the minutes in between were that replica's to count; read
         on from the newest ready minute, counters continued. Back in the account list: the

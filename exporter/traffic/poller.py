@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 import structlog
+from structlog.contextvars import bound_contextvars
 
 from exporter.areakit.metrics import AreaMetrics
 from exporter.exposition import Store
@@ -25,7 +26,7 @@ from exporter.traffic.reply import TrafficSource
 from exporter.traffic.select import ResourceSelector
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.skew import Clocks
-from exporter.traffic.steps import account_context, on_worker, untied_task
+from exporter.traffic.steps import on_worker, untied_task
 from exporter.traffic.windows import MINUTE, Window, chunks, plan_reads
 from exporter.upstream.errors import UpstreamError
 
@@ -139,17 +140,12 @@ class TrafficPoller:
         """``now`` on the platform's clock as believed (``Clocks.platform_time``)."""
         return self.clocks.platform_time(now)
 
-    async def _work(self, step: Callable[..., T], *args: object) -> T:
-        """Run ``step(*args)`` on the worker thread (after the steps queued before it), its
-        lines naming the account polled."""
-        return await on_worker(step, *args)
-
     # -- one cycle ---------------------------------------------------------------------------
     async def poll(self, account: str) -> None:
-        """One cycle of ``account``: its log lines name it (bound once, ``account_context``)."""
+        """One cycle of ``account``: its log lines name it (bound once)."""
         async with self._state(account).lock:
             now = self.clocks.now()  # a step's line is the host's, not the account's
-            with account_context(account):
+            with bound_contextvars(account=account):
                 await self._cycle(account, now)
 
     async def _cycle(self, account: str, now: float) -> None:
@@ -321,7 +317,7 @@ class TrafficPoller:
         afford is left for later in the poll (the first reads go first), not postponed."""
         # On the worker: the runs past a day are given up first.
         ready = self.clocks.ready_time(now)
-        picked = await self._work(
+        picked = await on_worker(
             policy.due, self._metrics, account, led, ready, self._settings, cycle.aside
         )
         if cycle.run is not None:
@@ -345,7 +341,7 @@ class TrafficPoller:
             known = requests(run.totals) if w == run.window else 0.0
             doubts = self.clocks.doubts
             replies, asked = await self._send(account, w, halves)
-            read = await self._work(
+            read = await on_worker(
                 self._reader.settle,
                 account,
                 led,
@@ -408,7 +404,7 @@ class TrafficPoller:
         ``Doubted``: the replies moved the clock it was planned on)."""
         halves = self._halves()
         replies, asked = await self._send(account, w, halves)
-        read = await self._work(
+        read = await on_worker(
             self._reader.first, account, led, w, replies, asked, halves, now, ready, doubts
         )
         if read.error is not None:

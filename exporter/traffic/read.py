@@ -44,9 +44,8 @@ log = structlog.get_logger("exporter.traffic")
 REJECTED_LOG_SECONDS = 3600.0
 
 Asked = list[tuple[str, Window]]  # (half, window) of each request, in the order sent
-Replies = list[
-    Answer | UpstreamError | None
-]  # None: taken  # what each request got; taken over by the step
+# What each request got, taken over by the step (None: taken).
+Replies = list[Answer | UpstreamError | None]
 
 
 def postponement(exc: UpstreamError) -> bool:
@@ -298,6 +297,7 @@ class Reader:
         sel = self._select.select(rows.values())
         stages = self._settings.settle_stages
         final_minutes = self._final_minutes()
+        folded = frozenset(r.id for r in sel.folded)
         settle = None
         if stages:
             longest = settle_cap_minutes(stages[0], not led.long_refused)
@@ -308,13 +308,11 @@ class Reader:
             w, totals, rows.values(), sel.named_ids, self._clocks.ready_time(now), settle
         )
         if final_minutes is not None and not stages:  # no settle reads: final at once
-            folded = frozenset(r.id for r in sel.folded)
             resources = {r.id: r.row.counts for r in rows.values()}
             run = Run(w.start, w.end, now, totals.counts, resources, folded)
             tell(final_minutes, account, run)
         st = self._accounts.state(account)
         st.latest = Latest(w, totals, sel.named, fold(sel.folded) if sel.folded else None)
-        folded = frozenset(r.id for r in sel.folded)
         newly = folded - st.folded
         if newly:
             self._metrics.series_dropped.inc(len(newly))

@@ -1,12 +1,11 @@
 """A traffic poll's steps: on the refresh thread one at a time in the order submitted, and
-in the poll's log context (the account, bound once per poll)."""
+in the poll's log context (the account, bound once per poll with ``bound_contextvars``)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import structlog
@@ -14,13 +13,6 @@ import structlog
 from exporter.support import offloop
 
 T = TypeVar("T")
-
-
-@contextmanager
-def account_context(account: str) -> Iterator[None]:
-    """Log lines within name ``account`` (structlog's contextvars): bound once per poll."""
-    with structlog.contextvars.bound_contextvars(account=account):
-        yield
 
 
 def untied() -> contextvars.Context:
@@ -39,6 +31,4 @@ def untied_task(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
 async def on_worker(step: Callable[..., T], *args: object) -> T:
     """``step(*args)`` on the refresh thread (after the steps queued before it), in the
     poll's log context."""
-    ctx = contextvars.copy_context()
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(offloop.WORKER, ctx.run, step, *args)
+    return await offloop.off_loop(contextvars.copy_context().run, step, *args)

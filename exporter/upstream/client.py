@@ -246,13 +246,7 @@ class UpstreamClient:
             data = await decode(_decode, raw, jsonpieces.loads)
         elif raw:
             data = _decode(raw)
-        label = str(status)
-        if 200 <= status < 300:  # a 2xx that is no usable answer is counted as what it is
-            if raw and data is None:
-                label = "invalid_body"
-            elif is_error_body(data):
-                label = "error_body"
-        self._count(area, label, started)
+        self._count(area, _label(status, raw, data), started)
         return Reply(
             status, raw, data, ctype, date, received_at=self._clock.time(), headers=reply_headers
         )
@@ -271,12 +265,8 @@ class UpstreamClient:
         decoded body (None: not JSON): counted as ``_send`` counts every other reply (from
         any thread). True: a body about a rate limit, which backs the account off
         (``budget.signal``, on the loop) as ``request`` does for the others."""
-        label = str(reply.status)
-        if data is None:
-            label = "invalid_body"
-        elif is_error_body(data):
-            label = "error_body"
         if self._metrics is not None:
+            label = _label(reply.status, reply.body, data)
             self._metrics.upstream_requests.labels(area, label).inc()
         return _rate_limited(dataclasses.replace(reply, data=data))
 
@@ -477,6 +467,17 @@ def _decode(raw: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:
         return loads(raw)
     except (ValueError, RecursionError):
         return None
+
+
+def _label(status: int, raw: bytes, data: Any) -> str:
+    """A reply's ``upstream_requests`` label: its status, but a 2xx that is no usable answer
+    counted as what it is (a body that is not JSON, an error body)."""
+    if 200 <= status < 300:
+        if raw and data is None:
+            return "invalid_body"
+        if is_error_body(data):
+            return "error_body"
+    return str(status)
 
 
 def _rate_limited(reply: Reply) -> bool:

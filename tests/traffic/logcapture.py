@@ -1,5 +1,5 @@
 """structlog's ``capture_logs`` with the contextvars merged as the daemon's processors do: a
-traffic poll binds its account once (``exporter.traffic.steps.account_context``)."""
+traffic poll binds its account once (``TrafficPoller.poll``)."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ import binascii
 import functools
 import hashlib
 import re
+import ssl
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -286,3 +287,9 @@ def apply_web_config(
 def authenticated(request: web.Request) -> bool:
     """Whether the request passed basic auth (True when no web config asks for it)."""
     return bool(request.get(AUTHENTICATED, True))
+
+
+def listener_tls(app: web.Application) -> ssl.SSLContext | None:
+    """The context to serve ``app`` with: the live config's (None: plain HTTP)."""
+    live = app.get(WEB_CONFIG)
+    return live.listener_tls if live is not None else None

@@ -10,8 +10,11 @@ Basic auth covers ``/metrics``, the landing page and everything else except:
 
 A bcrypt check is slow by design (docs/performance.md#figures-behind-the-code), so, as in
 the exporter-toolkit, a verdict is cached per (user, hash, password) digest, and checks run
-off the event loop, a few at a time (``BasicAuth``). An unknown user costs a check against a
-dummy hash of the same cost.
+off the event loop, a few at a time (``BasicAuth``). Right passwords stay remembered across a
+reload for every user whose hash did not change, so a flood of guesses queued after a reload
+cannot make a scrape that passed before wait. An unknown user costs a check against a dummy
+hash at the lowest cost in the file (the highest would let a flood of unknown names cost more
+than any real user's check).
 The file's ``rate_limit`` (a token bucket, 429 when empty) comes first and counts every
 request but the probes (``/healthz``, ``/readyz``): unlike the toolkit's, so that a flood of
 requests cannot make a kubelet restart a healthy exporter.
@@ -81,13 +84,22 @@ class BasicAuth:
     same credentials share one; more than ``BCRYPT_QUEUE`` waiting raise ``AuthBusy``.
     """
 
-    def __init__(self, users: dict[str, bytes]) -> None:
+    def __init__(self, users: dict[str, bytes], before: BasicAuth | None = None) -> None:
         self.users = users
+        # Verdicts are keyed by (user, hash, password): one remembered from ``before`` (the
+        # config in force until a reload) still holds for a user whose hash is the same.
         self._good: dict[str, OrderedDict[bytes, None]] = {}
         self._bad: OrderedDict[bytes, None] = OrderedDict()
+        if before is not None:
+            self._good = {
+                user: OrderedDict(good)
+                for user, good in before._good.items()
+                if users.get(user) == before.users.get(user)
+            }
+            self._bad = OrderedDict(before._bad)
         self._running: dict[bytes, asyncio.Future[bool]] = {}
         self._workers = asyncio.Semaphore(BCRYPT_WORKERS)
-        self._dummy_cost = max((_cost(h) for h in users.values()), default=10)
+        self._dummy_cost = min((_cost(h) for h in users.values()), default=10)
         self.checks = 0  # bcrypt comparisons started (the rest came from the cache)
 
     @staticmethod
@@ -196,11 +208,18 @@ def _san_values(peercert: object) -> set[str]:
 class _Enforced:
     """What the middleware checks, rebuilt from the live config after each reload."""
 
-    def __init__(self, config: WebConfig) -> None:
-        self.auth = BasicAuth(dict(config.users)) if config.users else None
+    auth: BasicAuth | None
+    bucket: TokenBucket | None
+
+    def __init__(self, config: WebConfig, before: _Enforced | None = None) -> None:
+        kept = before.auth if before else None  # verdicts a reload keeps (BasicAuth)
+        self.auth = BasicAuth(dict(config.users), kept) if config.users else None
         self.sans = set(config.allowed_sans) if config.allowed_sans is not None else None
-        self.bucket = TokenBucket(*config.rate_limit) if config.rate_limit else None
         self.rate_limit = config.rate_limit
+        if before is not None and before.rate_limit == config.rate_limit:
+            self.bucket = before.bucket  # a reload does not refill the bucket
+        else:
+            self.bucket = TokenBucket(*config.rate_limit) if config.rate_limit else None
 
 
 def web_config_middleware(live: LiveWebConfig) -> Middleware:
@@ -212,9 +231,7 @@ def web_config_middleware(live: LiveWebConfig) -> Middleware:
         assert isinstance(old, _Enforced)
         if generation == live.generation:
             return old
-        new = _Enforced(live.config)
-        if new.rate_limit == old.rate_limit:
-            new.bucket = old.bucket  # a reload does not refill the bucket
+        new = _Enforced(live.config, before=old)
         current[:] = [live.generation, new]
         return new
 

@@ -152,7 +152,7 @@ class BasicAuth:
     async def _check(self, password: str, hashed: bytes | None) -> bool:
         async with self._workers:
             self.checks += 1
-            if hashed is None:  # unknown user: the same work against a dummy hash, then no
+            if hashed is None:  # unknown user: a check against the dummy hash, then no
                 cost = self._dummy_cost
                 await asyncio.to_thread(lambda: _bcrypt_ok(password, dummy_hash(cost)))
                 return False

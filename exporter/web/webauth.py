@@ -237,6 +237,13 @@ def web_config_middleware(live: LiveWebConfig) -> Middleware:
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if _older_tls(request, live):
+            # Its client certificate was checked against the trust of a config no longer in
+            # force: closed unanswered, so the client connects again (a Go client, such as
+            # Prometheus, retries an idempotent request on a new connection by itself) and
+            # the new handshake checks the certificate against the client CAs in force.
+            request.protocol.force_close()
+            raise web.HTTPMisdirectedRequest(text="the web config changed: connect again\n")
         now = enforced()
         probe = request.path in OPEN_PATHS  # a probe flood must not fail the probes
         if now.bucket is not None and not probe and not now.bucket.allow():
@@ -272,6 +279,14 @@ def web_config_middleware(live: LiveWebConfig) -> Middleware:
         raise web.HTTPUnauthorized(text="401 Unauthorized\n", headers={"WWW-Authenticate": REALM})
 
     return middleware
+
+
+def _older_tls(request: web.Request, live: LiveWebConfig) -> bool:
+    """Whether the request came on a TLS connection made under an earlier web config (each
+    config's context makes its own connections: ``LiveWebConfig.listener_tls``)."""
+    transport = request.transport
+    made = transport.get_extra_info("ssl_object") if transport is not None else None
+    return isinstance(made, ssl.SSLObject) and made.context is not live.config.tls
 
 
 def add_headers(

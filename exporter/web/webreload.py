@@ -8,7 +8,8 @@ and the next handshakes use the new TLS context (certificate, key, client CAs: a
 from the file is refused from then on). Each config's context does its own handshakes, so its
 session tickets and session cache are its own: a TLS session made under an earlier config is
 not resumed (a resumed session skips the client-certificate check, and would outlive a
-rotated CA by the ticket's lifetime). It fails closed: a file that no longer passes the
+rotated CA by the ticket's lifetime), and a connection made under it is closed at its next
+request (``webauth``). It fails closed: a file that no longer passes the
 checks (empty, truncated into bad YAML or a bad hash, unparsable) is logged, the last good
 config stays in force and ``cdnvideo_exporter_web_config_last_reload_successful`` says 0
 until a good one applies. Switching TLS on or off needs a restart (the listener is either

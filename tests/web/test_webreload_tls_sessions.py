@@ -7,7 +7,7 @@ import asyncio
 import shutil
 import socket
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,3 +103,59 @@ async def test_a_session_saved_before_a_client_ca_rotation_is_not_resumed(
     after = await asyncio.to_thread(fetch, served.port, client, again.session)
     assert after.status is None  # no resumption: a full handshake, and the old certificate fails
     assert not after.resumed
+
+
+def ask(tls: ssl.SSLSocket) -> int | None:
+    """One GET /metrics on an open connection, kept alive; its status, None when closed."""
+    try:
+        tls.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = tls.recv(1)
+            if not chunk:
+                return None
+            head += chunk
+        length = next(
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        body = b""
+        while len(body) < length:
+            body += tls.recv(length - len(body))
+        return int(head.split(b" ", 2)[1])
+    except (ssl.SSLError, OSError):
+        return None
+
+
+def keep_asking(port: int, client: ssl.SSLContext, between: Callable[[], None]) -> list[int | None]:
+    """Two requests on one kept-alive connection, ``between`` run between them."""
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+        client.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
+    ):
+        first = ask(tls)
+        between()
+        return [first, ask(tls)]
+
+
+async def test_a_connection_made_before_a_client_ca_rotation_is_not_served_after_it(
+    served: Served,
+) -> None:
+    client = ssl.create_default_context(cafile=str(served.certs.ca))
+    client.load_cert_chain(served.certs.client_cert, served.certs.client_key)
+    kept = await asyncio.to_thread(keep_asking, served.port, client, lambda: None)
+    assert kept == [200, 200]  # the same config: the connection stays
+
+    def rotate() -> None:
+        rotated = make_certs(served.folder / "rotated", ca_name="the next CA")
+        shutil.copy(rotated.ca, served.certs.ca)
+        assert asyncio.run_coroutine_threadsafe(checked(), loop).result(10) is True
+
+    async def checked() -> bool:
+        return served.live.check()
+
+    loop = asyncio.get_running_loop()
+    answers = await asyncio.to_thread(keep_asking, served.port, client, rotate)
+    assert answers == [200, None]  # closed unanswered: a new connection checks the certificate
+    assert (await asyncio.to_thread(fetch, served.port, client)).status is None

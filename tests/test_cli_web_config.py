@@ -78,3 +78,15 @@ def test_the_config_key_names_the_file_and_the_flag_overrides_it(
     out, err = capsys.readouterr()
     assert yaml.safe_load(out)["web_config_file"] == good
     assert "warning: tls_server_config.curve_preferences: OpenSSL's default curves" in err
+
+
+def test_check_config_refuses_a_bcrypt_cost_above_14(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hashed = "$2y$15$" + "N" * 53  # the cost is read from the hash: nothing is hashed here
+    slow = web(tmp_path, {"basic_auth_users": {"prometheus": hashed}})
+    assert main(["check-config", "--config", config(tmp_path), "--web.config.file", slow]) == 1
+    err = capsys.readouterr().err
+    assert "config error: web config file" in err
+    assert "basic_auth_users.prometheus: bcrypt cost 15 is above 14" in err
+    assert "N" * 53 not in err

@@ -39,6 +39,7 @@ from exporter.web.lifecycle import add_lifecycle_off_route, add_reload_route
 from exporter.web.readiness import readiness
 from exporter.web.serving import serve, wait_for_stop
 from exporter.web.statepaths import state_file_problems
+from exporter.web.webauth import listener_tls
 from exporter.web.webconfig import WebConfig, load_web_config
 
 log = structlog.get_logger("exporter.runtime.service")  # the name start-up lines always had
@@ -217,7 +218,7 @@ async def _daemon(
         enable_lifecycle=flags.enable_lifecycle,
     )
     tune_for_serving()
-    tls = web_config.tls if web_config else None
+    tls = listener_tls(app)  # follows the web config's reloads (None: plain HTTP)
     runner, _ = await serve(
         app, settings.listen_host, settings.listen_port, settings.server, tls, sock=sock
     )

@@ -10,8 +10,11 @@ Basic auth covers ``/metrics``, the landing page and everything else except:
 
 A bcrypt check is slow by design (docs/performance.md#figures-behind-the-code), so, as in
 the exporter-toolkit, a verdict is cached per (user, hash, password) digest, and checks run
-off the event loop, a few at a time (``BasicAuth``). An unknown user costs a check against a
-dummy hash of the same cost.
+off the event loop, a few at a time (``BasicAuth``). Right passwords stay remembered across a
+reload for every user whose hash did not change, so a flood of guesses queued after a reload
+cannot make a scrape that passed before wait. An unknown user costs a check against a dummy
+hash at the lowest cost in the file (the highest would let a flood of unknown names cost more
+than any real user's check).
 The file's ``rate_limit`` (a token bucket, 429 when empty) comes first and counts every
 request but the probes (``/healthz``, ``/readyz``): unlike the toolkit's, so that a flood of
 requests cannot make a kubelet restart a healthy exporter.
@@ -25,6 +28,7 @@ import binascii
 import functools
 import hashlib
 import re
+import ssl
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -80,13 +84,22 @@ class BasicAuth:
     same credentials share one; more than ``BCRYPT_QUEUE`` waiting raise ``AuthBusy``.
     """
 
-    def __init__(self, users: dict[str, bytes]) -> None:
+    def __init__(self, users: dict[str, bytes], before: BasicAuth | None = None) -> None:
         self.users = users
+        # Verdicts are keyed by (user, hash, password): one remembered from ``before`` (the
+        # config in force until a reload) still holds for a user whose hash is the same.
         self._good: dict[str, OrderedDict[bytes, None]] = {}
         self._bad: OrderedDict[bytes, None] = OrderedDict()
+        if before is not None:
+            self._good = {
+                user: OrderedDict(good)
+                for user, good in before._good.items()
+                if users.get(user) == before.users.get(user)
+            }
+            self._bad = OrderedDict(before._bad)
         self._running: dict[bytes, asyncio.Future[bool]] = {}
         self._workers = asyncio.Semaphore(BCRYPT_WORKERS)
-        self._dummy_cost = max((_cost(h) for h in users.values()), default=10)
+        self._dummy_cost = min((_cost(h) for h in users.values()), default=10)
         self.checks = 0  # bcrypt comparisons started (the rest came from the cache)
 
     @staticmethod
@@ -139,7 +152,7 @@ class BasicAuth:
     async def _check(self, password: str, hashed: bytes | None) -> bool:
         async with self._workers:
             self.checks += 1
-            if hashed is None:  # unknown user: the same work against a dummy hash, then no
+            if hashed is None:  # unknown user: a check against the dummy hash, then no
                 cost = self._dummy_cost
                 await asyncio.to_thread(lambda: _bcrypt_ok(password, dummy_hash(cost)))
                 return False
@@ -195,11 +208,18 @@ def _san_values(peercert: object) -> set[str]:
 class _Enforced:
     """What the middleware checks, rebuilt from the live config after each reload."""
 
-    def __init__(self, config: WebConfig) -> None:
-        self.auth = BasicAuth(dict(config.users)) if config.users else None
+    auth: BasicAuth | None
+    bucket: TokenBucket | None
+
+    def __init__(self, config: WebConfig, before: _Enforced | None = None) -> None:
+        kept = before.auth if before else None  # verdicts a reload keeps (BasicAuth)
+        self.auth = BasicAuth(dict(config.users), kept) if config.users else None
         self.sans = set(config.allowed_sans) if config.allowed_sans is not None else None
-        self.bucket = TokenBucket(*config.rate_limit) if config.rate_limit else None
         self.rate_limit = config.rate_limit
+        if before is not None and before.rate_limit == config.rate_limit:
+            self.bucket = before.bucket  # a reload does not refill the bucket
+        else:
+            self.bucket = TokenBucket(*config.rate_limit) if config.rate_limit else None
 
 
 def web_config_middleware(live: LiveWebConfig) -> Middleware:
@@ -211,14 +231,19 @@ def web_config_middleware(live: LiveWebConfig) -> Middleware:
         assert isinstance(old, _Enforced)
         if generation == live.generation:
             return old
-        new = _Enforced(live.config)
-        if new.rate_limit == old.rate_limit:
-            new.bucket = old.bucket  # a reload does not refill the bucket
+        new = _Enforced(live.config, before=old)
         current[:] = [live.generation, new]
         return new
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if _older_tls(request, live):
+            # Its client certificate was checked against the trust of a config no longer in
+            # force: closed unanswered, so the client connects again (a Go client, such as
+            # Prometheus, retries an idempotent request on a new connection by itself) and
+            # the new handshake checks the certificate against the client CAs in force.
+            request.protocol.force_close()
+            raise web.HTTPMisdirectedRequest(text="the web config changed: connect again\n")
         now = enforced()
         probe = request.path in OPEN_PATHS  # a probe flood must not fail the probes
         if now.bucket is not None and not probe and not now.bucket.allow():
@@ -256,6 +281,14 @@ def web_config_middleware(live: LiveWebConfig) -> Middleware:
     return middleware
 
 
+def _older_tls(request: web.Request, live: LiveWebConfig) -> bool:
+    """Whether the request came on a TLS connection made under an earlier web config (each
+    config's context makes its own connections: ``LiveWebConfig.listener_tls``)."""
+    transport = request.transport
+    made = transport.get_extra_info("ssl_object") if transport is not None else None
+    return isinstance(made, ssl.SSLObject) and made.context is not live.config.tls
+
+
 def add_headers(
     live: LiveWebConfig,
 ) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
@@ -286,3 +319,9 @@ def apply_web_config(
 def authenticated(request: web.Request) -> bool:
     """Whether the request passed basic auth (True when no web config asks for it)."""
     return bool(request.get(AUTHENTICATED, True))
+
+
+def listener_tls(app: web.Application) -> ssl.SSLContext | None:
+    """The context to serve ``app`` with: the live config's (None: plain HTTP)."""
+    live = app.get(WEB_CONFIG)
+    return live.listener_tls if live is not None else None

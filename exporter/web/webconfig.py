@@ -48,6 +48,9 @@ HEADERS: dict[str, tuple[str, ...] | None] = {
     "Content-Security-Policy": None,
 }
 BCRYPT_HASH = re.compile(r"\$2[abxy]?\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
+# The highest bcrypt cost taken: each step doubles a check (docs/performance.md, bcrypt), and
+# a scrape, or an unknown user's dummy check, should not cost seconds of a core.
+MAX_BCRYPT_COST = 14
 
 
 @dataclass(frozen=True)
@@ -69,11 +72,19 @@ def _users(raw: Any) -> dict[str, bytes]:
     users = mapping(raw, "basic_auth_users", None)
     out: dict[str, bytes] = {}
     for user, hashed in users.items():
-        if not isinstance(hashed, str) or not BCRYPT_HASH.fullmatch(hashed):
+        found = BCRYPT_HASH.fullmatch(hashed) if isinstance(hashed, str) else None
+        if found is None:
             # the value is a secret: never quoted back
             raise ConfigError(
                 f"basic_auth_users.{user}: not a bcrypt hash (expected $2y$10$... as "
                 "htpasswd -nBC 10 makes)"
+            )
+        cost = int(found.group(1))
+        if cost > MAX_BCRYPT_COST:
+            raise ConfigError(
+                f"basic_auth_users.{user}: bcrypt cost {cost} is above {MAX_BCRYPT_COST} "
+                f"(every check of a password would take {2 ** (cost - 10)}x a cost-10 check); "
+                "make the hash again with htpasswd -nBC 10"
             )
         out[user] = hashed.encode()
     return out

@@ -5,7 +5,11 @@ As the exporter-toolkit picks up a changed file at once, the daemon checks every
 changed (a Kubernetes Secret update or a cert-manager renewal changes them). A changed file is
 read and checked like at start-up: users, headers, SANs and the rate limit are swapped whole,
 and the next handshakes use the new TLS context (certificate, key, client CAs: a CA removed
-from the file is refused from then on). It fails closed: a file that no longer passes the
+from the file is refused from then on). Each config's context does its own handshakes, so its
+session tickets and session cache are its own: a TLS session made under an earlier config is
+not resumed (a resumed session skips the client-certificate check, and would outlive a
+rotated CA by the ticket's lifetime), and a connection made under it is closed at its next
+request (``webauth``). It fails closed: a file that no longer passes the
 checks (empty, truncated into bad YAML or a bad hash, unparsable) is logged, the last good
 config stays in force and ``cdnvideo_exporter_web_config_last_reload_successful`` says 0
 until a good one applies. Switching TLS on or off needs a restart (the listener is either
@@ -47,6 +51,35 @@ def _stamps(files: tuple[str, ...]) -> Stamp:
     return tuple(out)
 
 
+class _FollowingContext(ssl.SSLContext):
+    """The listener's context: every connection is wrapped by the context of the config in
+    force (``current()``), which then handshakes with its own certificate, client CAs, session
+    tickets and session cache. This one never handshakes itself.
+
+    OpenSSL seals tickets with the keys of the context a connection was made from, also when
+    an SNI callback switches to another context during the handshake: so only a connection
+    made from the new context drops the sessions of the old one.
+    """
+
+    _current: Callable[[], ssl.SSLContext]
+
+    def __new__(cls, current: Callable[[], ssl.SSLContext]) -> _FollowingContext:
+        following = super().__new__(cls, ssl.PROTOCOL_TLS_SERVER)
+        following._current = current
+        return following
+
+    def wrap_bio(
+        self,
+        incoming: ssl.MemoryBIO,
+        outgoing: ssl.MemoryBIO,
+        server_side: bool = False,
+        server_hostname: str | bytes | None = None,
+        session: ssl.SSLSession | None = None,
+    ) -> ssl.SSLObject:
+        """What asyncio's TLS transport calls for each connection (``loop.create_server``)."""
+        return self._current().wrap_bio(incoming, outgoing, server_side, server_hostname, session)
+
+
 class LiveWebConfig:
     """``config`` is the one in force; ``changed`` tells its readers to rebuild their state."""
 
@@ -58,11 +91,10 @@ class LiveWebConfig:
     ):
         self.config = config
         self._report = report  # cdnvideo_exporter_web_config_last_reload_successful
-        self.listener_tls = config.tls  # the context the listener was started with
-        if self.listener_tls is not None:
-            # Every handshake switches to the context of the config in force: a reload
-            # replaces certificate, key and trust store (a CA can be taken away, not only added).
-            self.listener_tls.sni_callback = self._current_context
+        # The context to start the listener with (``webauth.listener_tls``): every connection
+        # is made from the context of the config in force. A reload replaces certificate, key
+        # and trust store (a CA can be taken away, not only added) and ends earlier sessions.
+        self.listener_tls = None if config.tls is None else _FollowingContext(self._tls)
         self.generation = 0
         self._load = load
         self._stamps = _stamps(config.files)
@@ -84,10 +116,6 @@ class LiveWebConfig:
         if self.config.users and not new.users:
             # A truncated file can read as valid YAML without its users: fail closed.
             return self._refused("basic auth switched off (no basic_auth_users left): restart")
-        if self.listener_tls is not None and new.tls is not None:
-            # Whether a client certificate is asked for is set when a connection starts, from
-            # the listener's context; the rest comes from ``new.tls`` (``_current_context``).
-            self.listener_tls.verify_mode = new.tls.verify_mode
         self.config = new
         self._stamps = _stamps(new.files)
         self.generation += 1
@@ -102,13 +130,11 @@ class LiveWebConfig:
         self._report(False)
         return False
 
-    def _current_context(
-        self, connection: ssl.SSLObject, server_name: str | None, listener: ssl.SSLContext
-    ) -> None:
-        """The listener's ``sni_callback`` (OpenSSL calls it for every ClientHello, with or
-        without a server name): the handshake goes on with the config in force."""
-        if self.config.tls is not None:
-            connection.context = self.config.tls
+    def _tls(self) -> ssl.SSLContext:
+        """The context of the config in force (TLS stays on: ``check`` refuses switching it)."""
+        tls = self.config.tls
+        assert tls is not None, "the listener serves TLS: a config without it is refused"
+        return tls
 
     async def run(self, seconds: float = RELOAD_SECONDS) -> None:
         while True:

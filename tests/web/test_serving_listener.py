@@ -27,7 +27,7 @@ from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web import webauth
 from exporter.web.daemon import create_app
-from exporter.web.webauth import WEB_CONFIG, BasicAuth, TokenBucket
+from exporter.web.webauth import WEB_CONFIG, BasicAuth, TokenBucket, listener_tls
 from exporter.web.webconfig import load_web_config
 from exporter.web.webreload import LiveWebConfig
 
@@ -105,7 +105,7 @@ async def start(tmp_path: Path) -> AsyncIterator[Start]:
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         runners.append(runner)
-        await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=config.tls).start()
+        await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=listener_tls(app)).start()
         port = runner.addresses[0][1]
         client = ssl.create_default_context(cafile=str(certs.ca))
         return Listener(f"https://127.0.0.1:{port}", certs, client, app[WEB_CONFIG])

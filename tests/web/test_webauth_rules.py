@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +172,101 @@ async def test_without_a_web_config_readiness_shows_its_detail(
         )
     finally:
         await sim_runner.cleanup()
+
+
+REAL_USER, REAL_PASSWORD = "prometheus", "correct horse battery staple"
+QUEUE = 2 + 64  # checks running and waiting (webauth.BCRYPT_WORKERS + BCRYPT_QUEUE)
+
+
+class HeldGuesses:
+    """Wraps ``bcrypt.checkpw``: a check of any password but the real one waits for ``release``
+    (a guess that takes its time, as a cost-14 one does), and the hashes checked are kept."""
+
+    def __init__(self) -> None:
+        self.real = bcrypt.checkpw
+        self.release = threading.Event()
+        self.hashes: list[bytes] = []
+
+    def __call__(self, password: bytes, hashed: bytes) -> bool:
+        self.hashes.append(hashed)
+        if password != REAL_PASSWORD.encode():
+            self.release.wait(30)
+        return bool(self.real(password, hashed))
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeldGuesses]:
+    spy = HeldGuesses()
+    monkeypatch.setattr(bcrypt, "checkpw", spy)
+    yield spy
+    spy.release.set()
+
+
+async def test_after_a_reload_a_flood_of_guesses_does_not_lock_the_scrape_out(
+    serve: Any, tmp_path: Path, held: HeldGuesses
+) -> None:
+    users = {REAL_USER: bcrypt.hashpw(REAL_PASSWORD.encode(), bcrypt.gensalt(4)).decode()}
+    path = write(tmp_path / "web.yml", basic_auth_users=users)
+    app, session, url = await serve(path)
+    scrape = {"Authorization": aiohttp.encode_basic_auth(REAL_USER, REAL_PASSWORD)}
+    async with session.get(url, headers=scrape) as resp:
+        assert resp.status == 200  # the scrape passed once, before the reload
+    other = bcrypt.hashpw(b"another", bcrypt.gensalt(4)).decode()
+    write(tmp_path / "web.yml", basic_auth_users={**users, "grafana": other})
+    assert app[WEB_CONFIG].check() is True  # reloaded: one user more, the scrape's hash the same
+
+    async def guess(i: int) -> int:
+        user = REAL_USER if i % 2 else f"nobody-{i}"  # the real name and made-up ones
+        headers = {"Authorization": aiohttp.encode_basic_auth(user, f"guess-{i}")}
+        async with session.get(url, headers=headers) as resp:
+            return resp.status
+
+    checked = len(held.hashes)
+    flood = [asyncio.create_task(guess(i)) for i in range(QUEUE + 20)]
+    try:
+        while sum(1 for t in flood if t.done() and t.result() == 429) < 20:  # the queue is full
+            await asyncio.wait(flood, timeout=1, return_when=asyncio.FIRST_COMPLETED)
+        assert len(held.hashes) == checked + 2  # two guesses being checked, 64 waiting
+        scrapes = []
+        for _ in range(5):
+            async with session.get(url, headers=scrape) as resp:
+                scrapes.append(resp.status)
+        assert scrapes == [200] * 5
+        assert len(held.hashes) == checked + 2  # the scrapes needed no check
+    finally:
+        held.release.set()
+        answers = await asyncio.gather(*flood, return_exceptions=True)
+    assert sorted(set(answers)) == [401, 429]  # type: ignore[type-var]
+
+
+async def test_a_changed_hash_is_not_taken_from_the_cache_after_a_reload(
+    serve: Any, tmp_path: Path, held: HeldGuesses
+) -> None:
+    held.release.set()
+    users = {REAL_USER: bcrypt.hashpw(REAL_PASSWORD.encode(), bcrypt.gensalt(4)).decode()}
+    path = write(tmp_path / "web.yml", basic_auth_users=users)
+    app, session, url = await serve(path)
+    scrape = {"Authorization": aiohttp.encode_basic_auth(REAL_USER, REAL_PASSWORD)}
+    async with session.get(url, headers=scrape) as resp:
+        assert resp.status == 200
+    renewed = bcrypt.hashpw(b"the new password", bcrypt.gensalt(4)).decode()
+    write(tmp_path / "web.yml", basic_auth_users={REAL_USER: renewed})
+    assert app[WEB_CONFIG].check() is True
+    async with session.get(url, headers=scrape) as resp:
+        assert resp.status == 401  # the old password, remembered before, no longer passes
+    assert held.hashes[-1] == renewed.encode()
+
+
+async def test_an_unknown_user_is_checked_at_the_lowest_cost_in_the_file(
+    held: HeldGuesses,
+) -> None:
+    held.release.set()
+    auth = BasicAuth(
+        {
+            "cheap": bcrypt.hashpw(b"a", bcrypt.gensalt(4)),
+            "dear": bcrypt.hashpw(b"b", bcrypt.gensalt(6)),
+        }
+    )
+    assert await auth.allows(aiohttp.encode_basic_auth("nobody", "guess")) is False
+    assert len(held.hashes) == 1
+    assert held.hashes[0].startswith(b"$2b$04$")  # a dummy hash, at the cheaper user's cost

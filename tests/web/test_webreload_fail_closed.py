@@ -66,6 +66,7 @@ def gauge(client: Any) -> float | None:
         "basic_auth_users: [",  # cut inside the YAML
         "basic_auth_users:\n",  # cut after the key: valid YAML, no user left
         "http_server_config: {}\n",  # valid, but basic auth gone: a restart decides that
+        "basic_auth_users:\n  prometheus: $2b$15$" + "N" * 53,  # a cost above 14
     ],
 )
 async def test_a_bad_file_keeps_basic_auth_and_says_so(daemon: Any, bad: str) -> None:

@@ -33,8 +33,8 @@ from exporter.runtime.scheduler import JITTERED, Scheduler, Timing
 from exporter.runtime.service import Service, build_context
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor, configure_logging
-from exporter.upstream.errors import os_reason
 from exporter.traffic.settings import TRAFFIC_SECTION
+from exporter.upstream.errors import os_reason
 from exporter.web.admin import ADMIN_STATE
 from exporter.web.app import ADMIN_API, READINESS_LOG, init_app
 from exporter.web.lifecycle import add_lifecycle_off_route, add_reload_route

@@ -48,8 +48,11 @@ FAST_ARGS := -m "not system and not slow and not simulation_batch" -k "not promt
   --ignore=tests/reliability --ignore=tests/bench/test_bench_smoke.py \
   --ignore=tests/web/admin/test_schemathesis.py --ignore=tests/web/admin/test_generated_client.py
 
+# On FAST_WORKERS processes (pytest-xdist; auto: one per core); tests/conftest.py's FULL_SUITE
+# names the tests moved to `make test` for their CPU (docs/dev/testing.md, *The fast lane*).
+FAST_WORKERS ?= auto
 test-fast: $(STAMP)  ## the fast lane while editing (under a minute; not a substitute for make test)
-	$(BIN)/python -m pytest -q $(FAST_ARGS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) $(FAST_ARGS) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_PATHS)

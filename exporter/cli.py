@@ -258,7 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "audit":
             return _audit(args.config_file, args.account, args.day)
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
         return 1
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)

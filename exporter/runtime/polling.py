@@ -25,11 +25,19 @@ class PollRunner:
     """Runs a poll of (area, account), reporting success and duration the same way for all."""
 
     def __init__(
-        self, metrics: SelfMetrics, clock: Clock, timer: Callable[[], float] = time.perf_counter
+        self,
+        metrics: SelfMetrics,
+        clock: Clock,
+        timer: Callable[[], float] = time.perf_counter,
+        mask: Callable[[str], str] = lambda text: text,
     ) -> None:
         self._metrics = metrics
         self._clock = clock
         self._timer = timer  # times each poll for cdnvideo_poll_duration_seconds
+        self._mask = mask  # the log redactor's: a reason is shown to people, secrets masked
+        # (area, account) -> job -> why its last run failed (masked), the latest failure last;
+        # a job's entry goes when it succeeds.
+        self._errors: dict[tuple[str, str], dict[str, str]] = {}
         # Last outcome per (area, account, job): an area with two jobs (restream status and
         # history) is up only while both are; one succeeding does not hide the other failing.
         self._jobs: dict[tuple[str, str], dict[str, bool]] = {}
@@ -85,6 +93,10 @@ class PollRunner:
         jobs = self._jobs.setdefault(key, {})
         was_healthy = all(jobs.values()) if jobs else True
         jobs[job] = ok
+        errors = self._errors.setdefault(key, {})
+        errors.pop(job, None)
+        if failure is not None:
+            errors[job] = self._mask(failure_reason(failure))
         healthy = all(jobs.values())
         self._metrics.up.labels(account, area).set(1 if healthy else 0)
         if healthy:
@@ -111,6 +123,7 @@ class PollRunner:
             log.info("area_not_configured", what=what)
         self._unconfigured[key] = what
         self._jobs.pop(key, None)
+        self._errors.pop(key, None)
         for gauge in (self._metrics.up, self._metrics.last_success):
             with contextlib.suppress(KeyError):
                 gauge.remove(account, area)
@@ -132,6 +145,13 @@ class PollRunner:
             where = {"job": job} if job else {}
             log.warning("poll_postponed", reason=exc.message, **where)
 
+    def last_error(self, area: str, account: str) -> str | None:
+        """Why the latest failing run of ``area`` for ``account`` failed, in the platform's
+        words with secrets masked (``Invalid token (HTTP 403)``); None while every job's
+        last run succeeded."""
+        errors = self._errors.get((area, account))
+        return next(reversed(errors.values()), None) if errors else None
+
     def done_once(self, area: str, account: str) -> bool:
         return (area, account) in self._jobs
 
@@ -149,12 +169,27 @@ class PollRunner:
         self._succeeded = {k for k in self._succeeded if k[1] != account}
         for key in [k for k in self._jobs if k[1] == account]:
             del self._jobs[key]
+        for key in [k for k in self._errors if k[1] == account]:
+            del self._errors[key]
         for key in [k for k in self._postponed_logged if k[1] == account]:
             del self._postponed_logged[key]
         for key in [k for k in self._unknown if k[1] == account]:
             del self._unknown[key]
         for key in [k for k in self._unconfigured if k[1] == account]:
             del self._unconfigured[key]
+
+
+def failure_reason(exc: BaseException) -> str:
+    """A failed poll's cause as a person reads it: a platform error as its message and status
+    (``Invalid token or no access (HTTP 403)``, ``GET /app/... failed: DNS lookup of HOST
+    failed (...)``), an error of the exporter's own as its text, a built-in exception (a bug)
+    with its class."""
+    if isinstance(exc, UpstreamError):
+        return exc.message + (f" (HTTP {exc.status})" if exc.status else "")
+    text = str(exc)
+    if text and type(exc).__module__ != "builtins":
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 _UNKNOWN_WORDS = ("account", "client")  # "Account not found", "Client not found", "Invalid account"

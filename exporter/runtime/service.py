@@ -55,7 +55,7 @@ def build_context(
         redactor,
         admin_concurrency=settings.admin.upstream_concurrency,
     )
-    runner = PollRunner(metrics, clock)
+    runner = PollRunner(metrics, clock, mask=redactor.text)
     runner.no_access = client.no_access.__contains__
     ctx = Context(
         settings=settings,

@@ -1,8 +1,8 @@
 """``cdnvideo-exporter audit``: re-read one day's settled windows of an account and print, per
 counted key, what the exporter counted, what the platform reports now, and the difference.
 
-Exit status: 0 every key equal, 1 some differ, 2 nothing to compare (no record of that day, a
-read the platform failed).
+Exit status: 0 every key equal, 1 some differ, 2 nothing to compare (an account the config
+does not name, no record of that day, a read the platform failed).
 """
 
 from __future__ import annotations
@@ -103,6 +103,23 @@ def load_book(settings: Settings, err: TextIO) -> AuditBook | None:
     return book
 
 
+def unknown_account(settings: Settings, book: AuditBook, account: str) -> str | None:
+    """Why ``account`` is unknown here (None when it is known): not among the config's
+    accounts or, where the config discovers them, not in the audit record either."""
+    if settings.accounts is not None:
+        names = [a.name for a in settings.accounts]
+        if account in names:
+            return None
+        return f"unknown account {account!r}: the config's accounts are {', '.join(names)}"
+    if account in book.accounts:
+        return None
+    held = ", ".join(sorted(book.accounts)) or "none"
+    return (
+        f"unknown account {account!r}: the config discovers its accounts and the audit "
+        f"record holds {held}"
+    )
+
+
 async def prove_day(
     settings: Settings,
     book: AuditBook,
@@ -113,6 +130,10 @@ async def prove_day(
     clock: Clock | None = None,
 ) -> int:
     """The ``audit`` command (exit status as the module says)."""
+    unknown = unknown_account(settings, book, account)
+    if unknown is not None:
+        print(f"error: {unknown}", file=err)
+        return 2
     windows = day_windows(book, account, day)
     if not windows:
         print(f"error: the audit record holds no settled window of {account} on {day} "

@@ -30,6 +30,7 @@ from exporter.upstream.endpoint import Endpoint, Lane
 from exporter.upstream.errors import (
     UpstreamError,
     body_status,
+    connection_failure,
     error_message,
     is_error_body,
     says_rate_limited,
@@ -224,7 +225,7 @@ class UpstreamClient:
             except (aiohttp.ClientError, OSError) as exc:
                 self._count(area, "connection_error", started)
                 raise UpstreamError(
-                    area, "connection", f"{method} {path} failed: {type(exc).__name__}"
+                    area, "connection", f"{method} {path} failed: {connection_failure(exc)}"
                 ) from None
         data: Any = None
         if keep_raw and 200 <= status < 300 and len(raw) > DECODE_OFF_LOOP_BYTES:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Literal
+
+import aiohttp
 
 ErrorKind = Literal[
     "http",  # a non-2xx status
@@ -169,3 +172,35 @@ def is_error_body(body: Any) -> bool:
         return not 200 <= code < 300
     status = body.get("status")
     return isinstance(status, str) and status.strip().lower() in ("error", "fail", "failed")
+
+
+def connection_failure(exc: BaseException) -> str:
+    """What failed below HTTP, in words an operator can act on: ``DNS lookup of HOST failed
+    (Name or service not known)``, ``connection to HOST:PORT failed (Connection refused)``,
+    a TLS certificate or handshake refused, the connection closed before a reply; the
+    exception's class only where nothing better is known."""
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return f"TLS certificate of {exc.host} not accepted ({exc.certificate_error})"
+    if isinstance(exc, aiohttp.ClientConnectorSSLError):
+        return f"TLS handshake with {exc.host}:{exc.port} failed ({os_reason(exc.os_error)})"
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return f"DNS lookup of {exc.host} failed ({os_reason(exc.os_error)})"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return f"connection to {exc.host}:{exc.port} failed ({os_reason(exc.os_error)})"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "the platform closed the connection before it replied"
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return f"the reply was cut off ({exc})"
+    return os_reason(exc)
+
+
+def os_reason(exc: BaseException) -> str:
+    """An exception as its reason: the system's words for an OS error number
+    (``Connection refused``), else its text, else its class."""
+    if isinstance(exc, OSError):
+        if isinstance(exc.errno, int) and exc.errno > 0:
+            return os.strerror(exc.errno)
+        if exc.strerror:
+            return str(exc.strerror)
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

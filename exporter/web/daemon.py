@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import shlex
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -33,6 +34,7 @@ from exporter.runtime.service import Service, build_context
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic.settings import TRAFFIC_SECTION
+from exporter.upstream.errors import os_reason
 from exporter.web.admin import ADMIN_STATE
 from exporter.web.app import ADMIN_API, READINESS_LOG, init_app
 from exporter.web.lifecycle import add_lifecycle_off_route, add_reload_route
@@ -237,15 +239,45 @@ async def _daemon(
 
 
 # --- the demo: `cdnvideo-exporter demo` ----------------------------------------------------
-async def serve_plain(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
-    """Serve ``app`` (the simulator's) without the daemon's limits; the runner and the port
-    really bound (when 0 was asked for)."""
+async def serve_plain(
+    app: web.Application, host: str, port: int, sock: socket.socket | None = None
+) -> tuple[web.AppRunner, int]:
+    """Serve ``app`` (the simulator's) without the daemon's limits, on ``sock`` when given;
+    the runner and the port really bound (when 0 was asked for)."""
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site: web.BaseSite = web.SockSite(runner, sock) if sock else web.TCPSite(runner, host, port)
     await site.start()
     bound = int(runner.addresses[0][1])  # the real port when 0 was asked for
     return runner, bound
+
+
+DEMO_FLAGS = ("--web.listen-address", "--simulator.listen-address")
+
+
+def demo_sockets(listen: str, sim_listen: str) -> tuple[socket.socket, socket.socket]:
+    """The exporter's and the simulator's listening sockets, both bound before anything
+    starts. ConfigError naming the flag of each address that is malformed, taken or not this
+    host's, and how to pass another: a second demo fails on its first line, not after its
+    start-up lines."""
+    bound: list[socket.socket] = []
+    problems: list[str] = []
+    for flag, address in zip(DEMO_FLAGS, (listen, sim_listen), strict=True):
+        try:
+            host, port = split_host_port(address, flag, allow_any=flag != DEMO_FLAGS[0])
+            bound.append(bind(host, port))
+        except ConfigError as exc:
+            problems.extend(exc.problems)
+        except OSError as exc:
+            problems.append(
+                f"{flag} {address}: {os_reason(exc)}; pass a free address, e.g. "
+                f"make demo ARGS={flag}=127.0.0.1:9900 (cdnvideo-exporter demo {flag}=...)"
+            )
+    if problems:
+        for sock in bound:
+            sock.close()
+        raise ConfigError.of(problems)
+    return bound[0], bound[1]
 
 
 def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) -> Settings:
@@ -277,40 +309,57 @@ def demo_settings(sim_url: str, token: str, listen: str, read: str, write: str) 
 
 
 async def run_demo(listen: str, sim_listen: str) -> int:
-    """The simulator and the exporter against it, their URLs printed; until a signal."""
+    """The simulator and the exporter against it, their URLs printed; until a signal. Both
+    addresses are bound first (``demo_sockets``): a taken one is a ConfigError naming its
+    flag, before anything starts."""
     from exporter.runtime.tuning import tune_for_serving
     from exporter.simulator import SimConfig, Simulator
 
+    sock, sim_sock = demo_sockets(listen, sim_listen)
     sim = Simulator(SimConfig(), SystemClock())
-    sim_host, sim_port = split_host_port(sim_listen, "--simulator.listen-address", allow_any=True)
-    sim_runner, sim_bound = await serve_plain(sim.build_app(), sim_host, sim_port)
+    sim_host = split_host_port(sim_listen, DEMO_FLAGS[1], allow_any=True)[0]
+    sim_runner, sim_bound = await serve_plain(sim.build_app(), sim_host, 0, sim_sock)
     read, write = secrets.token_urlsafe(12), secrets.token_urlsafe(16)
-    settings = demo_settings(f"http://{sim_host}:{sim_bound}", sim.token, listen, read, write)
+    sim_url = f"http://{sim_host}:{sim_bound}"
+    settings = demo_settings(sim_url, sim.token, listen, read, write)
     redactor = configure_logging("info", "auto", Redactor(settings.secrets()))
     app = await create_app(settings, redactor=redactor)
     tune_for_serving()
-    runner, bound = await serve(app, settings.listen_host, settings.listen_port, settings.server)
-    base = f"http://{settings.listen_host}:{bound}"
-    print(
-        "\n".join(
-            [
-                "cdnvideo-exporter demo: the exporter against its built-in simulator",
-                f"  landing page    {base}/",
-                f"  metrics         {base}/metrics",
-                f"  readiness       {base}/readyz",
-                f"  admin API spec  {base}/api/v1/openapi.json",
-                f"  simulator       http://{sim_host}:{sim_bound}/  (token {sim.token})",
-                f"  admin tokens    read {read}  write {write}  (this run only)",
-                f"  try: curl -H 'Authorization: Bearer {read}' "
-                f"{base}/api/v1/restream/demo-media/status",
-                "Press Ctrl-C to stop.",
-            ]
-        ),
-        flush=True,
+    runner, bound = await serve(
+        app, settings.listen_host, settings.listen_port, settings.server, sock=sock
     )
+    base = f"http://{settings.listen_host}:{bound}"
+    print(demo_banner(base, sim_url, sim.token, read, write), flush=True)
     try:
         await wait_for_stop()
     finally:
         await runner.cleanup()
         await sim_runner.cleanup()
     return 0
+
+
+def demo_banner(base: str, sim_url: str, sim_token: str, read: str, write: str) -> str:
+    """What the demo prints: its URLs and tokens, then the ``export`` lines the examples of
+    README.md and docs/ use (``$EXPORTER``, ``$S``, the admin tokens), to paste into a shell."""
+    exports = {
+        "EXPORTER": base,
+        "S": sim_url,
+        "CDNVIDEO_ADMIN_READ_TOKEN": read,
+        "CDNVIDEO_ADMIN_WRITE_TOKEN": write,
+    }
+    return "\n".join(
+        [
+            "cdnvideo-exporter demo: the exporter against its built-in simulator",
+            f"  landing page    {base}/",
+            f"  metrics         {base}/metrics",
+            f"  readiness       {base}/readyz",
+            f"  admin API spec  {base}/api/v1/openapi.json",
+            f"  simulator       {sim_url}/  (token {sim_token})",
+            f"  admin tokens    read {read}  write {write}  (this run only)",
+            f"  try: curl -H 'Authorization: Bearer {read}' "
+            f"{base}/api/v1/restream/demo-media/status",
+            "The examples of README.md and docs/ use these; paste them into your shell:",
+            *(f"export {name}={shlex.quote(value)}" for name, value in exports.items()),
+            "Press Ctrl-C to stop.",
+        ]
+    )

@@ -62,7 +62,7 @@ padding:.4rem 1rem}section.summary ul{margin:.2rem 0;padding-left:1.2rem}
 section.summary h2.problem,li.problem,li.problem a{color:#cf222e}
 section.summary h2.ok{color:#1a7f37}
 .stale{color:#9a6700}p.none{color:#59636e;margin:.2rem 0}
-.unconfigured{color:#6e7781}
+.unconfigured{color:#6e7781}.why{color:#59636e;font-size:.9em;overflow-wrap:anywhere}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;margin:.5rem 0}
 dt{color:#38424c}dd{margin:0}code{font-size:.9em}td{overflow-wrap:anywhere}
 @media (max-width:36rem){.stack thead{display:none}
@@ -112,9 +112,11 @@ def _health(
         }[ok]
     last = times.successes.get((account, area.name))
     upcoming = times.next_polls.get((account, area.name))
+    error = ctx.runner.last_error(area.name, account) if ok is False else None
+    why = f'<br><span class="why">{e(error)}</span>' if error else ""  # masked by the runner
     return [
         e(area.title),
-        f'<span class="health {css}" data-state="{css}">{e(state)}</span>',
+        f'<span class="health {css}" data-state="{css}">{e(state)}</span>{why}',
         when(last, now),
         _next_poll(upcoming, now, ok is False) if area.enabled(ctx.settings) else "",
     ]

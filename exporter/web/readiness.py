@@ -29,22 +29,30 @@ class Part:
     ready: bool
     reason: str = ""
     holds: bool = True
+    last_error: str | None = None  # why its latest poll failed, secrets masked
 
     def json(self) -> dict[str, Any]:
-        return {"ready": True} if self.ready else {"ready": False, "reason": self.reason}
+        out: dict[str, Any] = (
+            {"ready": True} if self.ready else {"ready": False, "reason": self.reason}
+        )
+        if self.last_error is not None:
+            out["last_error"] = self.last_error
+        return out
 
 
 def area_part(ctx: Context, area: Area, account: str) -> Part:
     """Whether ``area`` is ready for ``account``: configured, polled, and succeeded once (a
-    poll failing after that is the alerts' business, not a reason to stop serving)."""
+    poll failing after that is the alerts' business, not a reason to stop serving). A
+    failing area carries its last error, which a reason that it never succeeded names."""
     what = ctx.runner.not_configured(area.name, account)
     if what is not None:
         return Part(False, f"not configured: {what}", holds=False)
     if ctx.runner.healthy(area.name, account) is None:
         return Part(False, WAITING)
+    error = ctx.runner.last_error(area.name, account)
     if not ctx.runner.succeeded_once(area.name, account):
-        return Part(False, NEVER)
-    return Part(True)
+        return Part(False, f"{NEVER}; last error: {error}" if error else NEVER, last_error=error)
+    return Part(True, last_error=error)
 
 
 def state_part(ctx: Context, areas: Areas) -> Part | None:

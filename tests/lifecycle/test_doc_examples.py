@@ -3,11 +3,11 @@
 The line before each ```sh block is a marker:
 
 - ``<!-- example: demo -->``: run by this test against ``cdnvideo-exporter demo`` (a real
-  process on free ports): the blocks of one file run in order in one ``bash -euo pipefail``,
-  with the demo's admin tokens in ``CDNVIDEO_ADMIN_READ_TOKEN``/``_WRITE_TOKEN`` (the docs
-  define every other variable they use), ``127.0.0.1:9877`` and
-  ``127.0.0.1:8080`` pointing at the demo's exporter and simulator, and ``curl`` failing on an
-  HTTP error (``--fail-with-body``), so an answer of 4xx or 5xx fails the example;
+  process on free ports) as written: the blocks of one file run in order in one ``bash -euo
+  pipefail`` after the ``export`` lines the demo's banner printed (``EXPORTER``, ``S`` for the
+  simulator, the admin tokens in ``CDNVIDEO_ADMIN_READ_TOKEN``/``_WRITE_TOKEN``; the docs
+  define every other variable they use), with ``curl`` failing on an HTTP error
+  (``--fail-with-body``), so an answer of 4xx or 5xx fails the example;
 - ``<!-- example: deployment -->``: needs the real platform or a deployment (docker, kubectl,
   a daemon started with your config, its pid);
 - ``<!-- example: tooling -->``: the project's own tooling (make, pytest, bench, promtool), which
@@ -31,7 +31,7 @@ import pytest
 from tests.web.admin.demo_proc import Demo, running_demo, tool_env
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 KINDS = ("demo", "deployment", "tooling", "slow")
 _BLOCK = re.compile(r"^(?P<marker>[^\n]*)\n```(?:sh|bash|shell)\n(?P<code>.*?)^```", re.M | re.S)
 _MARKER = re.compile(r"<!-- example: (\w+) -->")
@@ -75,23 +75,22 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_the_demo_examples_run_as_written(path: Path, demo: Demo, tmp_path: Path) -> None:
-    exporter = demo.base_url.removeprefix("http://")
-    simulator = demo.simulator_url.removeprefix("http://")
+    assert len(demo.exports) == 4, demo.exports  # EXPORTER, S and the two admin tokens
     script = PRELUDE + "\n".join(
-        f"echo '--- {path.name}:{line}'\n"
-        + code.replace("127.0.0.1:9877", exporter).replace("127.0.0.1:8080", simulator)
-        for line, kind, code in blocks(path)
-        if kind == "demo"
+        [
+            *demo.exports,
+            *(
+                f"echo '--- {path.name}:{line}'\n{code}"
+                for line, kind, code in blocks(path)
+                if kind == "demo"
+            ),
+        ]
     )
-    env = tool_env() | {
-        "CDNVIDEO_ADMIN_READ_TOKEN": demo.read_token,
-        "CDNVIDEO_ADMIN_WRITE_TOKEN": demo.write_token,
-    }
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script],
         capture_output=True,
         text=True,
-        env=env,
+        env=tool_env(),
         cwd=tmp_path,
         timeout=120,
         check=False,

@@ -30,18 +30,20 @@ async def polled(
     accounts: list[Any],
     token: str = "",
     fault: str = "",
+    fault_body: dict[str, Any] | None = None,
     path: str = "/readyz",
     conf: dict[str, Any] | None = None,
     app_out: list[web.Application] | None = None,
 ) -> AsyncIterator[tuple[Ready, list[Any]]]:
     """Every job of every account run once against the simulator (``fault``: that area
-    answers 503); ``path`` (``/readyz``) as a caller with the admin read token sees it, and
-    the log lines of the polls and of every answer. ``app_out`` gets the app."""
+    answers 503, or ``fault_body`` with HTTP 200); ``path`` (``/readyz``) as a caller with
+    the admin read token sees it, and the log lines of the polls and of every answer.
+    ``app_out`` gets the app."""
     clock = FakeClock(T0)
     sim = Simulator(SimConfig(accounts=("demo-media", "demo-shop")), clock)
     sim_runner = await serve(sim)
     if fault:
-        sim.faults.set(fault, "503")
+        sim.faults.set(fault, "error_200" if fault_body else "503", body=fault_body)
     read = "read-token-0123456789abcdef"
     settings = parse_config(
         {
@@ -109,21 +111,59 @@ async def test_a_refused_token_is_still_called_refused_and_not_an_unknown_accoun
     assert "account_unknown" not in events
 
 
+async def test_a_refused_token_is_given_in_the_platforms_words_in_readyz_and_on_the_page() -> None:
+    apps: list[web.Application] = []
+    async with polled(["demo-media"], token="not-the-token", app_out=apps) as (ready, _logs):
+        status, detail = await ready()
+        page = render_landing(apps[0][SERVICE].ctx, apps[0][SERVICE].areas)
+    said = "Invalid token or no access (HTTP 403)"
+    assert status == 503
+    assert detail["areas"]["demo-media"]["traffic"] == {
+        "ready": False,
+        "reason": f"never succeeded since the start; last error: {said}",
+        "last_error": said,
+    }
+    never = f"never succeeded since the start; last error: {said}"
+    assert detail["reason"].startswith(f"traffic/demo-media: {never} (and ")
+    assert f'data-state="failing">failing</span><br><span class="why">{said}</span>' in page
+
+
+async def test_a_secret_in_the_platforms_error_is_masked_in_readyz_and_on_the_page() -> None:
+    apps: list[web.Application] = []
+    echo = {"status": "error", "message": "token demo-token refused for this account"}
+    async with polled(["demo-media"], fault="restream", fault_body=echo, app_out=apps) as (
+        ready,
+        _logs,
+    ):
+        _, detail = await ready()
+        page = render_landing(apps[0][SERVICE].ctx, apps[0][SERVICE].areas)
+    error = detail["areas"]["demo-media"]["restream"]["last_error"]
+    assert error == "token ******** refused for this account (HTTP 200)"
+    assert "demo-token" not in str(detail)
+    assert "demo-token" not in page
+    assert error in page
+
+
 async def test_an_area_that_never_succeeded_keeps_the_exporter_unready_and_is_named() -> None:
     async with polled(["demo-media"], fault="restream") as (ready, logs):
         status, detail = await ready()
         await ready()  # asked again, unchanged: no second line
     assert status == 503
-    assert detail["reason"] == "restream/demo-media: never succeeded since the start"
+    never = "never succeeded since the start; last error: Service unavailable (HTTP 503)"
+    assert detail["reason"] == f"restream/demo-media: {never}"
     areas = detail["areas"]["demo-media"]
-    assert areas["restream"] == {"ready": False, "reason": "never succeeded since the start"}
+    assert areas["restream"] == {
+        "ready": False,
+        "reason": never,
+        "last_error": "Service unavailable (HTTP 503)",
+    }
     assert areas["traffic"] == areas["talking_head"] == {"ready": True}
     changes = [line for line in logs if line["event"] == "readiness_changed"]
     assert [(c["ready"], c["not_ready"][:2]) for c in changes] == [
         (
             False,
             [
-                "restream/demo-media: never succeeded since the start",
+                f"restream/demo-media: {never}",
                 "dvr/demo-media: not configured: " + NOT_CONFIGURED,
             ],
         )

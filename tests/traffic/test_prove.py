@@ -101,6 +101,33 @@ async def test_a_day_without_record_is_said_and_exits_2(tmp_path: Path) -> None:
     assert "holds no settled window of demo-media on 2026-01-01" in err.getvalue()
 
 
+async def test_an_account_the_config_does_not_name_is_called_unknown(tmp_path: Path) -> None:
+    settings = settings_for("http://127.0.0.1:9", "t", str(tmp_path / "traffic.json"))
+    err = io.StringIO()
+    status = await prove_day(settings, AuditBook(), "nosuch", DAY, io.StringIO(), err)
+    assert status == 2
+    assert err.getvalue() == (
+        "error: unknown account 'nosuch': the config's accounts are demo-media\n"
+    )
+
+
+async def test_with_discovery_an_account_the_record_lacks_is_called_unknown(
+    tmp_path: Path,
+) -> None:
+    raw = {
+        "upstream": {"base_url": "http://127.0.0.1:9", "token": "t"},
+        "traffic": {"state_file": str(tmp_path / "traffic.json")},
+    }
+    settings = parse_config(raw, env={}, areas=settings_sections())
+    err = io.StringIO()
+    status = await prove_day(settings, AuditBook(), "nosuch", DAY, io.StringIO(), err)
+    assert status == 2
+    assert err.getvalue() == (
+        "error: unknown account 'nosuch': the config discovers its accounts and the audit "
+        "record holds none\n"
+    )
+
+
 def test_the_command_line_names_what_is_missing(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     from exporter.cli import main
 

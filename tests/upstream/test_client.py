@@ -10,8 +10,12 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
 import pytest
+from aiohttp import TCPConnector
+from aiohttp.abc import AbstractResolver, ResolveResult
 
+from exporter.config import UpstreamSettings
 from exporter.dvr import reply as dvr_reply
 from exporter.dvr.reply import DVR_DELETE, DVR_GET, DvrReader
 from exporter.restream import reply as restream_reply
@@ -25,6 +29,7 @@ from exporter.restream.reply import (
     RestreamReader,
 )
 from exporter.support import jsonpieces
+from exporter.support.clock import FakeClock
 from exporter.talking_head.reply import (
     TH_CANCEL,
     TH_CONFIGURATIONS,
@@ -41,7 +46,7 @@ from exporter.traffic.reply import MetricsEndpoint, MetricsReply, MetricsRow
 from exporter.traffic.steps import on_worker
 from exporter.upstream import Operations, UpstreamClient, UpstreamError, models
 from exporter.upstream import client as client_module
-from tests.rig.client import MakeRig, Rig
+from tests.rig.client import MakeRig, Rig, connect
 from tests.rig.scripted import Answer, FakePlatform
 
 DVR = "/app/dvr-net/v1/acme/streams/live/main"
@@ -180,8 +185,37 @@ async def test_unreachable_platform_gives_kind_connection(make_rig: MakeRig) -> 
     with pytest.raises(UpstreamError) as info:
         await DvrReader(rig.client).dvr_stream("acme", "live/main")
     assert (info.value.kind, info.value.area) == ("connection", "dvr")
-    assert info.value.message.startswith("GET /app/dvr-net/v1/acme/streams/live/main failed: ")
+    assert info.value.message == (
+        f"GET /app/dvr-net/v1/acme/streams/live/main failed: "
+        f"connection to 127.0.0.1:{port} failed (Connection refused)"
+    )
     assert count(rig, "dvr", "connection_error") == 2
+
+
+class NoSuchHost(AbstractResolver):
+    """A resolver that knows no name, as a resolver without the platform's record answers."""
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        raise OSError(socket.EAI_NONAME, "Name or service not known")
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_a_failed_dns_lookup_names_the_host_not_the_exception_class() -> None:
+    settings = UpstreamSettings(base_url="https://api.platform.test", token="static-token-abc")
+    async with aiohttp.ClientSession(connector=TCPConnector(resolver=NoSuchHost())) as session:
+        parts = connect(session, settings, FakeClock(), retries=0)
+        with pytest.raises(UpstreamError) as info:
+            await DvrReader(parts.client).dvr_stream("acme", "live/main")
+    assert info.value.kind == "connection"
+    assert info.value.message == (
+        "GET /app/dvr-net/v1/acme/streams/live/main failed: "
+        "DNS lookup of api.platform.test failed (Name or service not known)"
+    )
+    assert "ClientConnectorDNSError" not in str(info.value)
 
 
 async def test_malformed_json_is_invalid_body(make_rig: MakeRig, platform: FakePlatform) -> None:

@@ -20,12 +20,14 @@ BIN = Path(sys.executable).parent
 
 @dataclass(frozen=True)
 class Demo:
-    """The running demo: the exporter's base URL and the admin tokens it printed."""
+    """The running demo: the exporter's base URL and the admin tokens it printed, and its
+    ``export NAME=value`` lines as they were printed."""
 
     base_url: str
     read_token: str
     write_token: str
     simulator_url: str = ""
+    exports: tuple[str, ...] = ()
 
     @property
     def openapi_url(self) -> str:
@@ -79,7 +81,8 @@ def running_demo(workdir: Path) -> Iterator[Demo]:
         assert spec, text
         assert tokens, text
         assert simulator, text
-        yield Demo(spec.group(1), tokens.group(1), tokens.group(2), simulator.group(1))
+        exports = tuple(re.findall(r"^export [A-Z_]+=\S+$", text, re.M))
+        yield Demo(spec.group(1), tokens.group(1), tokens.group(2), simulator.group(1), exports)
     finally:
         stop(proc, signal.SIGINT)
 

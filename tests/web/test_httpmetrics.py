@@ -3,20 +3,26 @@ included, unknown paths under one label (issue 51, point 1)."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+import bcrypt
 import pytest
+import yaml
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from exporter.runtime.context import Context
+from exporter.web.app import init_app
 from exporter.web.httpmetrics import UNMATCHED, http_metrics
 from exporter.web.lifecycle import add_lifecycle_off_route
+from exporter.web.webconfig import load_web_config
 from tests.rig.table import READ_TOKEN, WRITE_TOKEN
-from tests.web.admin.conftest import make_app, make_context
+from tests.web.admin.conftest import make_app, make_context, make_service
 
 STATUS = "/api/v1/restream/{account}/status"
 
@@ -119,3 +125,19 @@ async def test_the_duration_is_the_handlers_time_and_a_failure_counts_as_500() -
     assert value("t_seconds_bucket", {"handler": "/slow/{name}", "le": "1.0"}) == 0
     assert value("t_seconds_bucket", {"handler": "/slow/{name}", "le": "5.0"}) == 1
     assert value("t_requests_total", {"handler": "/broken", "code": "500"}) == 1
+
+
+async def test_refusals_of_the_web_configs_basic_auth_are_counted(tmp_path: Path) -> None:
+    hashed = bcrypt.hashpw(b"right", bcrypt.gensalt(4)).decode()
+    path = tmp_path / "web.yml"
+    path.write_text(yaml.safe_dump({"basic_auth_users": {"prometheus": hashed}}))
+    async with aiohttp.ClientSession() as session:
+        ctx = make_context("http://127.0.0.1:9", session)
+        service = make_service(ctx)
+        app = init_app(ctx, service.areas, load_web_config(str(path)))
+        async with TestClient(TestServer(app)) as client:
+            assert (await client.get("/metrics")).status == 401
+            good = {"Authorization": "Basic " + base64.b64encode(b"prometheus:right").decode()}
+            assert (await client.get("/metrics", headers=good)).status == 200
+    assert requests(ctx, "/metrics", "401") == 1
+    assert requests(ctx, "/metrics", "200") == 1

@@ -153,21 +153,14 @@ def _config_flags(cmd: argparse.ArgumentParser) -> None:
         "reloads",
     )
     for area in declarations():  # as node_exporter's collector flags; the last one given wins
-        dest = f"collector_{area.name}"
-        cmd.add_argument(
-            f"--collector.{area.name}",
-            dest=dest,
-            action="store_const",
-            const=True,
-            help=f"poll the {area.title} area; overrides {area.name}.enabled",
-        )
-        cmd.add_argument(
-            f"--no-collector.{area.name}",
-            dest=dest,
-            action="store_const",
-            const=False,
-            help=f"do not poll the {area.title} area; overrides {area.name}.enabled",
-        )
+        for prefix, on, verb in (("", True, "poll"), ("no-", False, "do not poll")):
+            cmd.add_argument(
+                f"--{prefix}collector.{area.name}",
+                dest=f"collector_{area.name}",
+                action="store_const",
+                const=on,
+                help=f"{verb} the {area.title} area; overrides {area.name}.enabled",
+            )
 
 
 def _flags(args: argparse.Namespace) -> Flags:

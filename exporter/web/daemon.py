@@ -300,6 +300,8 @@ async def run_demo(listen: str, sim_listen: str) -> int:
                 f"  admin API spec  {base}/api/v1/openapi.json",
                 f"  simulator       http://{sim_host}:{sim_bound}/  (token {sim.token})",
                 f"  admin tokens    read {read}  write {write}  (this run only)",
+                "  counters        a new traffic counter reads 0 until a scrape has read that 0, "
+                "then its count (so increase() counts its first minutes)",
                 f"  try: curl -H 'Authorization: Bearer {read}' "
                 f"{base}/api/v1/restream/demo-media/status",
                 "Press Ctrl-C to stop.",

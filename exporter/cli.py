@@ -22,8 +22,8 @@ from exporter.config import (
     warnings,
 )
 from exporter.config.flags import LOG_FORMATS, LOG_LEVELS, Flags, load_settings
-from exporter.config.loader import read_document, unset_needed
-from exporter.runtime.registry import settings_sections
+from exporter.config.loader import read_document, switch_areas, unset_needed
+from exporter.runtime.registry import declarations, settings_sections
 from exporter.support.buildinfo import build_info
 from exporter.support.logs import Redactor, configure_logging
 from exporter.web.daemon import load, run_daemon, run_demo, serve_plain
@@ -59,13 +59,6 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the exporter daemon", description="Run the daemon.")
     _config_flags(run)
-    run.add_argument(
-        "--web.enable-lifecycle",
-        dest="enable_lifecycle",
-        action="store_true",
-        help="enable POST /-/reload (with admin on, it takes the write token); SIGHUP always "
-        "reloads",
-    )
 
     demo = sub.add_parser(
         "demo",
@@ -152,6 +145,22 @@ def _config_flags(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--log.format", dest="log_format", choices=LOG_FORMATS, help="overrides log.format"
     )
+    cmd.add_argument(
+        "--web.enable-lifecycle",
+        dest="enable_lifecycle",
+        action="store_true",
+        help="enable POST /-/reload (with admin on, it takes the write token); SIGHUP always "
+        "reloads",
+    )
+    for area in declarations():  # as node_exporter's collector flags; the last one given wins
+        for prefix, on, verb in (("", True, "poll"), ("no-", False, "do not poll")):
+            cmd.add_argument(
+                f"--{prefix}collector.{area.name}",
+                dest=f"collector_{area.name}",
+                action="store_const",
+                const=on,
+                help=f"{verb} the {area.title} area; overrides {area.name}.enabled",
+            )
 
 
 def _flags(args: argparse.Namespace) -> Flags:
@@ -160,9 +169,14 @@ def _flags(args: argparse.Namespace) -> Flags:
         web_config_file=args.web_config_file,
         listen_address=args.listen_address,
         telemetry_path=args.telemetry_path,
-        enable_lifecycle=bool(getattr(args, "enable_lifecycle", False)),
+        enable_lifecycle=args.enable_lifecycle,
         log_level=args.log_level,
         log_format=args.log_format,
+        collectors=tuple(
+            (area.name, on)
+            for area in declarations()
+            if (on := getattr(args, f"collector_{area.name}")) is not None
+        ),
     )
 
 
@@ -193,7 +207,8 @@ def check_config(flags: Flags, verbose: bool = False) -> int:
     if verbose:
         for note in notes(settings):
             print(f"note: {note}", file=sys.stderr)
-    unset = unset_needed(read_document(flags.config_file)[0], os.environ, settings_sections())
+    document = switch_areas(read_document(flags.config_file)[0], dict(flags.collectors))
+    unset = unset_needed(document, os.environ, settings_sections())
     web = web_config.warnings if web_config else ()
     for warning in [*unset, *warnings(settings), *family_selection_warnings(settings), *web]:
         print(f"warning: {warning}", file=sys.stderr)

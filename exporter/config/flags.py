@@ -1,7 +1,10 @@
 """Command-line flags in the Prometheus style, and how they override the config file.
 
 ``--web.listen-address``, ``--log.level`` and ``--log.format`` replace the file's ``listen``,
-``log.level`` and ``log.format``; ``--web.config.file`` its ``web_config_file``. The flags
+``log.level`` and ``log.format``; ``--web.config.file`` its ``web_config_file``;
+``--collector.<area>`` / ``--no-collector.<area>`` the area's ``enabled`` (set in the
+document before it is checked, so the rules, and the ``${VAR}`` a switched-off area no longer
+needs, follow the flag). The flags
 without a config key (``--web.telemetry-path``, ``--web.enable-lifecycle``) are read from
 ``Flags`` directly. A reload re-reads the file and applies the same flags again.
 """
@@ -35,6 +38,8 @@ class Flags:
     enable_lifecycle: bool = False
     log_level: str | None = None
     log_format: str | None = None
+    # (area, enabled) of each --collector.<area> / --no-collector.<area> given
+    collectors: tuple[tuple[str, bool], ...] = ()
 
     def overridden(self) -> list[str]:
         """The config keys these flags set, for check-config."""
@@ -44,7 +49,8 @@ class Flags:
             "log.level": self.log_level,
             "log.format": self.log_format,
         }
-        return [key for key, value in keys.items() if value is not None]
+        named = [key for key, value in keys.items() if value is not None]
+        return named + [f"{area}.enabled" for area, _ in self.collectors]
 
 
 def check_telemetry_path(path: str) -> str:
@@ -78,4 +84,5 @@ def load_settings(flags: Flags, areas: Sequence[AreaSection[Any]] | None = None)
     """The config file as the flags override it (ConfigError naming every problem);
     ``areas``: the declared areas' sections (``parse_config``)."""
     check_telemetry_path(flags.telemetry_path)
-    return apply_flags(load_config(flags.config_file, areas=areas), flags)
+    switched = dict(flags.collectors)
+    return apply_flags(load_config(flags.config_file, areas=areas, switched=switched), flags)

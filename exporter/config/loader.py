@@ -241,10 +241,25 @@ def _overridden(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     return raw
 
 
+def switch_areas(raw: Any, switched: Mapping[str, bool]) -> Any:
+    """The document ``raw`` with each area of ``switched`` set ``enabled`` as it says (the
+    command line's ``--collector.<area>`` / ``--no-collector.<area>``); a section that is no
+    mapping is left for the loader to report."""
+    if not switched or (raw is not None and not isinstance(raw, Mapping)):
+        return raw
+    raw = dict(raw or {})
+    for name, on in switched.items():
+        section = raw.get(name)
+        if section is None or isinstance(section, Mapping):
+            raw[name] = {**(section or {}), "enabled": on}
+    return raw
+
+
 def parse_config(
     raw: Any,
     env: Mapping[str, str] | None = None,
     areas: Sequence[AreaSection[Any]] | None = None,
+    switched: Mapping[str, bool] | None = None,
 ) -> Settings:
     """Turn a parsed YAML document into validated settings.
 
@@ -255,10 +270,16 @@ def parse_config(
     ``${VAR}`` / ``${VAR:-default}`` inside string values expand from ``env`` (default: the
     process environment), then the ``CDNVIDEO_*`` overrides apply. Every problem is
     collected: the ConfigError raised names all of them (``problems``), each unset
-    ``${VAR}`` first.
+    ``${VAR}`` first. ``switched`` sets areas' ``enabled`` over the document's
+    (``switch_areas``).
     """
     env = os.environ if env is None else env
     areas = declared_areas() if areas is None else tuple(areas)
+    unknown = sorted(set(switched or {}) - {a.name for a in areas})
+    if unknown:
+        names = ", ".join(a.name for a in areas)
+        raise ConfigError(f"--collector.{unknown[0]}: no such area (areas: {names})")
+    raw = switch_areas(raw, switched or {})
     unset = unset_needed(raw, env, areas)
     raw = _expand_tree(raw, env)
     if raw is None:
@@ -342,13 +363,15 @@ def load_config(
     path: str | Path,
     env: Mapping[str, str] | None = None,
     areas: Sequence[AreaSection[Any]] | None = None,
+    switched: Mapping[str, bool] | None = None,
 ) -> Settings:
     """Read a YAML config file, expand ``${VAR}`` in its values and validate it; each
-    problem of the ConfigError names the file's line of its key where there is one."""
+    problem of the ConfigError names the file's line of its key where there is one;
+    ``switched``: ``parse_config``'s."""
     env = os.environ if env is None else env
     raw, lines = read_document(path)
     try:
-        return parse_config(raw, env, areas)
+        return parse_config(raw, env, areas, switched)
     except ConfigError as exc:
         raise ConfigError.of([_at_line(p, lines) for p in exc.problems]) from None
 

@@ -308,7 +308,10 @@ class LogSettings:
         metadata=field_doc(
             "`auto`: console on a terminal, JSON otherwise; `logfmt`: `key=value` lines as "
             "the Prometheus tools write them (`ts`, `level`, `msg`, `caller` first; values "
-            "quoted where needed, lists comma-joined). Secrets are masked in every format, and "
+            "quoted where needed, lists comma-joined); `json`: one object a line with the "
+            "same keys in the same order (`level` `warn`, as in logfmt), so a pipeline that "
+            "parses one format finds the same names in the other. Secrets are masked in "
+            "every format, and "
             "every record is one line: in logfmt and console output, CR, LF, other control "
             "characters and the Unicode line separators of a value are written as escapes "
             "(`\\r`, `\\n`, `\\x1b`, `\\u2028`; JSON escapes them itself). `run --log.format` "

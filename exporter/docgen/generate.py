@@ -335,10 +335,11 @@ def configuration_md() -> str:
         "the login not chosen (`username`/`password` beside a token) are not asked for. "
         "`cdnvideo-exporter check-config --config.file "
         "FILE` does the same check, prints the effective config with every secret masked "
-        "(with the flags of `run` applied: `--web.listen-address`, `--log.level`, "
-        "`--log.format`), and exits 1 on error; `--verbose` adds notes such as what the "
-        "settle reads cost. SIGHUP or `POST /-/reload` re-reads the file (docs/deploy.md, "
-        "Reload).",
+        "(it takes every flag of `run` and applies those that override a key: "
+        "`--web.listen-address`, `--web.config.file`, `--log.level`, `--log.format`, "
+        "`--collector.AREA` and `--no-collector.AREA`), and exits 1 on error; `--verbose` "
+        "adds notes such as what the settle reads cost. SIGHUP or `POST /-/reload` re-reads "
+        "the file (docs/deploy.md, Reload).",
         "",
         "A static token is all it takes:",
         "",

@@ -241,6 +241,21 @@ class SelfMetrics:
             registry=r,
         )
         self.web_config_reload_successful.set(1)
+        self.http_requests = Counter(
+            "cdnvideo_exporter_http_requests",
+            "Requests the exporter's own HTTP server answered, by route template (handler; "
+            '"unmatched": a path no route matches) and HTTP status, refusals (401, 403, 404, '
+            "429) included.",
+            ["handler", "code"],
+            registry=r,
+        )
+        self.http_duration = Histogram(
+            "cdnvideo_exporter_http_request_duration_seconds",
+            "Time the exporter's own HTTP server took to answer a request, by route template.",
+            ["handler"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=r,
+        )
         if process:  # process_* and python_info, as every prometheus-client exporter has
             ProcessCollector(registry=r)
             PlatformCollector(registry=r)

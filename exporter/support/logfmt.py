@@ -1,10 +1,14 @@
-"""logfmt lines as the Prometheus tools write them (``--log.format logfmt``)::
+"""logfmt lines as the Prometheus tools write them (``--log.format logfmt``), and JSON lines
+with the same keys (``--log.format json``)::
 
     ts=2026-01-01T17:00:05.123456Z level=info msg=exporter_started caller=cli.py:212 \
 accounts=demo-media,demo-shop listen=0.0.0.0:9877
 
 ``ts``, ``level``, ``msg`` (structlog's ``event``) and ``caller`` (file:line of the call) come
-first, the event's own keys after them in the order given. A value is quoted when it is empty
+first, the event's own keys after them in the order given; a JSON line has the same keys in
+the same order (``{"ts": "2026-01-01T17:00:05.123456Z", "level": "info", "msg":
+"exporter_started", "caller": "daemon.py:101", ...}``), so a pipeline that parses one format
+finds the same names in the other. A value is quoted when it is empty
 or holds a space, ``=``, ``"`` or a control character (``"`` and ``\\`` escaped, as go-logfmt
 does); a list, tuple or set is one value, its items joined by commas; a bool is
 ``true``/``false``; ``None`` is an empty value. The level reads ``warn`` for warnings, as in
@@ -13,6 +17,7 @@ the Prometheus tools.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,8 +52,10 @@ def text(value: Any) -> str:
     return '"' + "".join(_ESCAPES.get(c, c) for c in s) + '"'
 
 
-def render(_: Any, __: str, event: Mapping[str, Any]) -> str:
-    """The structlog renderer: one logfmt line of the event."""
+def keyed(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The event under the keys both machine formats write (logfmt and JSON): ``ts``,
+    ``level`` (``warn``, not ``warning``), ``msg``, ``caller`` first, then the event's own keys
+    in their order."""
     fields: dict[str, Any] = {}
     for key, value in event.items():
         fields[_RENAMED.get(key, key)] = value
@@ -57,5 +64,16 @@ def render(_: Any, __: str, event: Mapping[str, Any]) -> str:
     filename, lineno = fields.pop("filename", None), fields.pop("lineno", None)
     if filename is not None:
         fields["caller"] = f"{filename}:{lineno}"
-    ordered = [k for k in FIRST if k in fields] + [k for k in fields if k not in FIRST]
-    return " ".join(f"{key}={text(fields[key])}" for key in ordered)
+    first = {k: fields.pop(k) for k in FIRST if k in fields}
+    return {**first, **fields}
+
+
+def render(_: Any, __: str, event: Mapping[str, Any]) -> str:
+    """The structlog renderer: one logfmt line of the event."""
+    return " ".join(f"{key}={text(value)}" for key, value in keyed(event).items())
+
+
+def render_json(_: Any, __: str, event: Mapping[str, Any]) -> str:
+    """The structlog renderer of ``--log.format json``: one JSON object with the keys logfmt
+    writes (``keyed``), a value JSON cannot hold written as its ``repr``."""
+    return json.dumps(keyed(event), default=repr)

@@ -324,14 +324,14 @@ def configure_logging(
         renderer = structlog.dev.ConsoleRenderer(colors=stream.isatty())
     elif fmt == "logfmt":  # ts, level, msg, caller first, as the Prometheus tools write
         renderer = logfmt.render
-    else:
-        renderer = structlog.processors.JSONRenderer()
+    else:  # the same keys as logfmt: ts, level, msg, caller first
+        renderer = logfmt.render_json
     # One record, one line: logfmt and console get control characters escaped (JSON escapes
     # them itself); the console keeps a traceback's line breaks for the person reading it.
     escape: list[Any] = [] if fmt == "json" else [EscapeControls(fmt == "console")]
     numeric_level = logging.getLevelNamesMapping()[LEVEL_ALIASES.get(level, level).upper()]
     timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
-    caller: list[Any] = [logfmt.callsite()] if fmt == "logfmt" else []
+    caller: list[Any] = [logfmt.callsite()] if fmt in ("logfmt", "json") else []
     structlog.configure(
         processors=[
             context_first,

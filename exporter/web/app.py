@@ -12,6 +12,7 @@ from exporter.exposition.formats import CONTENT_TYPES, negotiate
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.web.admin import AdminDeps, admin_app
+from exporter.web.httpmetrics import expose_refusals, http_metrics
 from exporter.web.landing import landing_handler
 from exporter.web.readiness import ReadinessLog, readiness
 from exporter.web.webauth import apply_web_config, authenticated
@@ -87,6 +88,8 @@ def init_app(
     app.on_response_prepare.append(server_header)
     app[CTX] = ctx
     app[AREAS] = areas
+    # Outermost, so every answer is counted, the web config's and the admin gate's refusals too.
+    app.middlewares.append(http_metrics(ctx.metrics.http_requests, ctx.metrics.http_duration))
     if web_config is not None:
         apply_web_config(app, web_config, ctx.metrics.web_config_reload_successful.set)
     app.router.add_get(telemetry_path, metrics)  # --web.telemetry-path
@@ -99,4 +102,6 @@ def init_app(
     if ctx.settings.admin.enabled:
         app[ADMIN_API] = admin_app(ctx, admin_deps(areas))
         app.add_subapp("/api/v1", app[ADMIN_API])
+        templates = {resource.canonical for resource in app[ADMIN_API].router.resources()}
+        expose_refusals(ctx.metrics.http_requests, sorted(templates))
     return app

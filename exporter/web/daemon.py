@@ -356,6 +356,8 @@ def demo_banner(base: str, sim_url: str, sim_token: str, read: str, write: str) 
             f"  admin API spec  {base}/api/v1/openapi.json",
             f"  simulator       {sim_url}/  (token {sim_token})",
             f"  admin tokens    read {read}  write {write}  (this run only)",
+            "  counters        a new traffic counter reads 0 until a scrape has read that 0, "
+            "then its count (so increase() counts its first minutes)",
             f"  try: curl -H 'Authorization: Bearer {read}' "
             f"{base}/api/v1/restream/demo-media/status",
             "The examples of README.md and docs/ use these; paste them into your shell:",

@@ -35,6 +35,12 @@ from exporter.web.problems import anchor, problems, summary_html
 # instead of linking to a page that may not exist.
 DOCS_NOTE = "Documentation: README.md and docs/ in the source"
 REFRESH_SECONDS = 30
+# Why a person's first look at /metrics shows new traffic counters at 0 (docs/windowing.md,
+# Resources): Prometheus' increase() counts a series' first minutes only from a 0 it scraped.
+COUNTERS_NOTE = (
+    "A new traffic counter reads 0 until a scrape has read that 0, and its count from the next "
+    "scrape on: so Prometheus' increase() and rate() count the series' first minutes too."
+)
 
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
@@ -192,7 +198,8 @@ def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -
         f"<header><h1>cdnvideo-exporter</h1>"
         f'<p class="meta">version {e(__version__)} · started {started} · shard '
         f"{e(ctx.settings.shard)} · {len(ctx.accounts)} account(s)</p>"
-        f"<nav>{' '.join(links)}</nav></header>"
+        f"<nav>{' '.join(links)}</nav>"
+        f'<p class="meta counters">{e(COUNTERS_NOTE)}</p></header>'
         f"<main>{wrong}{sections}</main></body></html>"
     )
 

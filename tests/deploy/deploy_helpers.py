@@ -236,6 +236,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_exporter_config_last_reload_successful": (),
     "cdnvideo_exporter_config_last_reload_success_timestamp_seconds": (),
     "cdnvideo_exporter_web_config_last_reload_successful": (),
+    "cdnvideo_exporter_http_requests_total": ("handler", "code"),
+    "cdnvideo_exporter_http_request_duration_seconds": ("handler",),
     "cdnvideo_traffic_late_requests_total": ("account", "after_minutes"),
     "cdnvideo_traffic_late_hit_bytes_total": ("account", "after_minutes"),
     "cdnvideo_traffic_late_share": ("account", "after_minutes"),
@@ -249,7 +251,11 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "cdnvideo_remote_write_oldest_pending_minute_age_seconds": ("account",),
     "cdnvideo_remote_write_last_minute_timestamp_seconds": ("account",),
 }
-HISTOGRAMS = {"cdnvideo_poll_duration_seconds", "cdnvideo_upstream_request_duration_seconds"}
+HISTOGRAMS = {
+    "cdnvideo_poll_duration_seconds",
+    "cdnvideo_upstream_request_duration_seconds",
+    "cdnvideo_exporter_http_request_duration_seconds",
+}
 # Written by remote_write, never scraped: no target labels (docs/remote-write.md).
 REMOTE_WRITTEN: dict[str, tuple[str, ...]] = {
     "cdnvideo_minute_account_requests": ("account", "side"),

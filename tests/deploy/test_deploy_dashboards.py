@@ -32,7 +32,14 @@ BOARDS = {
     "per-resource.json": ("bandwidth", "requests", "status class", "5xx ratio", "hit ratio"),
     "restream.json": ("target status", "status changes"),
     "dvr.json": ("alive", "recording lag", "recorded"),
-    "exporter-health.json": ("poll status", "lag", "upstream requests", "latency", "windows"),
+    "exporter-health.json": (
+        "poll status",
+        "lag",
+        "upstream requests",
+        "latency",
+        "windows",
+        "refused requests",  # issue 51: the exporter's own HTTP server
+    ),
     # issue 38: month-to-date volume per account and top resources, the 95th percentile, daily
     "billing.json": ("month-to-date volume", "top resources", "95th percentile", "daily volume"),
 }

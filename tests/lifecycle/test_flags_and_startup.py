@@ -79,10 +79,10 @@ def test_log_level_warn_from_the_flag_hides_info_lines(tmp_path: Path) -> None:
     path = _write(tmp_path / "c.yml", listen=f"127.0.0.1:{free_port()}")
     flags = ["run", "--config.file", str(path), "--log.level", "warn", "--log.format", "json"]
     with started(flags, tmp_path, "exporter") as exp:
-        exp.wait_for('"event": "poll_failed"')  # nothing listens on port 9: a warning
+        exp.wait_for('"msg": "poll_failed"')  # nothing listens on port 9: a warning
         lines = [json.loads(x) for x in exp.text().splitlines() if x.startswith("{")]
     assert lines
-    assert {x["level"] for x in lines} <= {"warning", "error"}
+    assert {x["level"] for x in lines} <= {"warn", "error"}
 
 
 def _one_line_failure(done: subprocess.CompletedProcess[str], cause: str) -> None:

@@ -80,9 +80,9 @@ class ScanningLog(io.StringIO):
 
     def write(self, text: str) -> int:
         self._guard.check("log", text)
-        start = text.find('"event": "')
+        start = text.find('"msg": "')
         if start >= 0:
-            name = text[start + 10 : text.find('"', start + 10)]
+            name = text[start + 8 : text.find('"', start + 8)]
             self.events[name] = self.events.get(name, 0) + 1
         return len(text)
 

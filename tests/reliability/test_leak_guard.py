@@ -9,7 +9,7 @@ from .leaks import LeakGuard, ScanningLog
 
 def test_the_guard_finds_a_planted_secret_in_any_output() -> None:
     guard = LeakGuard(io.StringIO())
-    guard.log.write('{"event": "x", "target_key": "yt-SECRET-KEY-1001"}\n')
+    guard.log.write('{"msg": "x", "target_key": "yt-SECRET-KEY-1001"}\n')
     guard.add("/metrics", 'cdnvideo_up{account="a"} 1\n')
     hits = guard.scan()
     assert len(hits) == 1
@@ -30,8 +30,8 @@ def test_a_scanning_log_keeps_nothing_but_the_hits() -> None:
     guard = LeakGuard(io.StringIO())
     guard.secret("config-token-77")
     log = ScanningLog(guard)
-    log.write('{"event": "poll_failed", "error": "boom"}\n')
-    log.write('{"event": "oops", "header": "config-token-77"}\n')
+    log.write('{"msg": "poll_failed", "error": "boom"}\n')
+    log.write('{"msg": "oops", "header": "config-token-77"}\n')
     assert log.getvalue() == ""
     assert log.events == {"poll_failed": 1, "oops": 1}
     assert len(guard.scan()) == 1

@@ -286,7 +286,7 @@ def test_json_log_output_contains_no_planted_secret() -> None:
     for secret in PLANTED:
         assert secret not in out
     records = lines(buf)
-    assert [r["event"] for r in records][:4] == ["token_renewed", "login", "restream", "request"]
+    assert [r["msg"] for r in records][:4] == ["token_renewed", "login", "restream", "request"]
     assert records[0]["token"] == MASK
     assert records[0]["lifetime_seconds"] == 21599
     assert records[3]["url"] == "rtmp://live.example/app"
@@ -294,10 +294,11 @@ def test_json_log_output_contains_no_planted_secret() -> None:
     assert failed["level"] == "error"
     assert "ValueError: upstream said no to ********" in str(failed["exception"])
     assert records[7] == {
-        "event": f"retrying password={MASK}",
-        "level": "warning",
+        "ts": records[7]["ts"],
+        "level": "warn",
+        "msg": f"retrying password={MASK}",
+        "caller": records[7]["caller"],
         "logger": "aiohttp.client",
-        "timestamp": records[7]["timestamp"],
     }
 
 
@@ -307,7 +308,7 @@ def test_level_filters_structlog_and_stdlib_records() -> None:
     structlog.get_logger().info("quiet")
     logging.getLogger("aiohttp.access").info("quiet too")
     structlog.get_logger().warning("loud")
-    assert [r["event"] for r in lines(buf)] == ["loud"]
+    assert [r["msg"] for r in lines(buf)] == ["loud"]
 
 
 def test_apscheduler_says_only_its_errors_the_scheduler_says_the_rest() -> None:
@@ -317,14 +318,14 @@ def test_apscheduler_says_only_its_errors_the_scheduler_says_the_rest() -> None:
     logging.getLogger("apscheduler.scheduler").warning("Execution of job skipped")
     logging.getLogger("apscheduler.executors.default").error("Error running job")
     structlog.get_logger().info("info")
-    assert [r["event"] for r in lines(buf)] == ["Error running job", "info"]
+    assert [r["msg"] for r in lines(buf)] == ["Error running job", "info"]
 
 
 def test_auto_format_is_json_when_not_a_terminal() -> None:
     buf = io.StringIO()
     configure_logging(fmt="auto", stream=buf)
     structlog.get_logger().info("hello", n=1)
-    assert lines(buf)[0]["event"] == "hello"
+    assert lines(buf)[0]["msg"] == "hello"
 
 
 def test_console_format_masks_too() -> None:
@@ -343,7 +344,7 @@ def test_configuring_twice_keeps_one_stdlib_handler() -> None:
     configure_logging(fmt="json", stream=second)
     logging.getLogger("x").warning("once")
     assert first.getvalue() == ""
-    assert [r["event"] for r in lines(second)] == ["once"]
+    assert [r["msg"] for r in lines(second)] == ["once"]
 
 
 # --- one notion of a secret: names by structure, URLs by structure ----------------------------
@@ -420,8 +421,8 @@ def test_bound_context_writes_the_same_line_as_fields_passed_first(fmt: str) -> 
     structlog.get_logger().warning("after")
 
     def stamped(text: str) -> list[str]:  # the time and the calling line differ, nothing else
-        text = re.sub(r'"timestamp": "[^"]+"|ts=\S+', "T", text)
-        return re.sub(r"caller=\S+", "C", text).splitlines()
+        text = re.sub(r'"ts": "[^"]+"|ts=\S+', "T", text)
+        return re.sub(r'"caller": "[^"]+"|caller=\S+', "C", text).splitlines()
 
     assert stamped(bound.getvalue())[0] == stamped(passed.getvalue())[0]
     assert "acme" not in bound.getvalue().splitlines()[1]

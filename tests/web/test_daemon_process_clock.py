@@ -58,7 +58,7 @@ def test_log_lines_are_stamped_with_the_process_clock_structlog_and_stdlib_alike
         configure_logging(level="info", fmt="json", stream=buf)
         structlog.get_logger().info("ours")
         logging.getLogger("aiohttp.server").warning("theirs")
-    stamps = [json.loads(line)["timestamp"] for line in buf.getvalue().splitlines()]
+    stamps = [json.loads(line)["ts"] for line in buf.getvalue().splitlines()]
     assert stamps == ["2026-01-01T17:00:05.250000Z"] * 2
 
 

@@ -202,3 +202,11 @@ def test_every_area_of_the_registry_has_its_part_of_the_page() -> None:
     folder = Path(__file__).resolve().parents[2] / "exporter" / "web" / "landing_parts"
     parts = {p.stem for p in folder.glob("*.py")} - {"__init__"}
     assert parts == set(area_names())
+
+
+async def test_page_says_why_a_new_counter_first_reads_0() -> None:
+    """issue 51, point 9: a person's first look at /metrics shows new counters at 0."""
+    _, text, _ = await page()
+    header = text.split("</header>", 1)[0]
+    assert "A new traffic counter reads 0 until a scrape has read that 0" in header
+    assert "increase()" in header

@@ -92,7 +92,7 @@ async def test_audit_log_carries_no_secret(admin: Admin) -> None:
         structlog.reset_defaults()
     text = stream.getvalue()
     events = [json.loads(line) for line in text.splitlines()]
-    assert [e["operation"] for e in events if e["event"] == "audit"] == [
+    assert [e["operation"] for e in events if e["msg"] == "audit"] == [
         "restream_update",
         "restream_update",
         "restream_create",
@@ -128,7 +128,7 @@ async def test_an_audit_line_keeps_its_structure_whatever_a_body_held(admin: Adm
     finally:
         structlog.reset_defaults()
     events = [json.loads(line) for line in stream.getvalue().splitlines()]
-    got = [(e["account"], e["role"], e["route"]) for e in events if e["event"] == "audit"]
+    got = [(e["account"], e["role"], e["route"]) for e in events if e["msg"] == "audit"]
     assert got == [
         ("demo-media", "write", "POST /api/v1/restream/{account}/resources"),
         ("demo-media", "write", "PUT /api/v1/restream/{account}/resources/{resource_id}"),

@@ -188,7 +188,7 @@ class TrafficPoller:
     def _report_owed(self, account: str, led: AccountLedger, now: float) -> None:
         """The settle reads due and not yet done: how many minutes, and how long overdue."""
         minutes, overdue = led.owed_minutes(
-            self.clocks.ready_time(now), self._settings.settle_stages
+            self.clocks.ready_time(now), policy.stages(self._settings)
         )
         self._metrics.traffic_windows_owed.labels(account).set(minutes)
         self._metrics.traffic_settle_overdue.labels(account).set(overdue)
@@ -228,11 +228,12 @@ class TrafficPoller:
         cap_before = (led.slow_cap, led.slow_until)
         while queue:
             w = queue[0]
-            if not cycle.settled and s.settle_stages:
+            if not cycle.settled and led.pending:
                 # Read on the loop, not the worker: no other step of this account runs now,
                 # and a hop here would let other areas' polls take the budget first.
-                run = cycle.run or led.due(ready, s.settle_stages, cycle.aside)
-                if run is not None and run.due_at(s.settle_stages) <= self._ready_at(w):
+                ages = policy.stages(s)
+                run = cycle.run or led.due(ready, ages, cycle.aside)
+                if run is not None and run.due_at(ages) <= self._ready_at(w):
                     # leaving room for every first read ready now: a backlog is read first
                     leave = len(self._halves()) * len(queue)
                     await self._settle(account, led, now, cycle, run, leave)
@@ -289,7 +290,7 @@ class TrafficPoller:
         rate limit afford it: a backlog (after an outage, or runs falling due together) is
         read in one poll, as the first reads behind are, and holds back no run due after it.
         Each complete read moves a run on an age (or drops it), so the loop ends."""
-        for _ in range(len(led.pending) * len(self._settings.settle_stages) + 1):
+        for _ in range(len(led.pending) * len(policy.stages(self._settings)) + 1):
             if cycle.postponed or (cycle.settled and not cycle.complete):
                 return  # waits for the budget or the rate limit, or a clock in doubt
             if cycle.settled:  # the last run's read is complete: the next run due
@@ -326,7 +327,7 @@ class TrafficPoller:
         if run is None:
             return
         cycle.run = run
-        stages = self._settings.settle_stages
+        stages = policy.stages(self._settings)
         per_resource = self._settings.per_resource
         while True:
             longest = policy.longest(led, now)

@@ -28,6 +28,7 @@ from exporter.traffic.parse import (
     parse_totals,
 )
 from exporter.traffic.policy import cap, refusal
+from exporter.traffic.policy import stages as policy_stages
 from exporter.traffic.reply import Answer, MetricsReply, parse_metrics
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.settings import TrafficSettings
@@ -173,7 +174,7 @@ class Reader:
         if got:
             led.answered_at = now
             read.read = True
-            stages = self._settings.settle_stages
+            stages = policy_stages(self._settings)
             folds, per_resource = self._select.folds, self._settings.per_resource
             totals, rows = got.get("totals"), got.get("resources")
             read.increased, read.complete = led.settle_piece(

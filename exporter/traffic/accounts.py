@@ -55,12 +55,14 @@ class Accounts:
         settings: TrafficSettings,
         changed: Callable[[], None],
         forget_audit: Callable[[str], None] | None = None,
+        released: Callable[[str, int], None] | None = None,
     ) -> None:
         self._by_name = {name: AccountState(led) for name, led in ledgers.items()}
         self._clock = clock
         self._settings = settings
         self._changed = changed
         self._forget_audit = forget_audit  # the audit is this replica's: it goes with the account
+        self._released = released  # told the minutes owed a settle read an account left with
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._by_name)
@@ -109,6 +111,20 @@ class Accounts:
             return
         st.ledger.released_at = now
         st.ledger.released_moved = reason == MOVED
+        owed = sum(run.minutes for run in st.ledger.pending)
+        if owed:
+            # Nobody reads them now (not this replica, nor the one that takes the account
+            # over, which reads on from its newest minute): named, never dropped untold.
+            st.ledger.pending.clear()
+            log.warning(
+                "traffic_settle_released",
+                account=name,
+                minutes=owed,
+                reason=reason,
+                effect="their late data is not counted; what their first reads counted stays",
+            )
+            if self._released is not None:
+                self._released(name, owed)
         self._changed()
         self._by_name[name] = AccountState(st.ledger, st.folded)
         if self._forget_audit is not None:

@@ -73,7 +73,9 @@ class TrafficPoller:
         self.clocks = Clocks(clock, metrics)
         file = StateFile(settings, metrics, clock)
         forget_audit = auditor.forget if auditor is not None else None
-        self._accounts = Accounts(file.load(), clock, settings, file.changed, forget_audit)
+        self._accounts = Accounts(
+            file.load(), clock, settings, file.changed, forget_audit, self._released
+        )
         self.publisher = Publisher(
             store, metrics, clock, settings, self._accounts, file, self.clocks.platform_time
         )
@@ -84,6 +86,10 @@ class TrafficPoller:
         # Told each run of minutes once it is final (remote write). While set, runs are kept
         # to one minute, so what it is told is the platform's own figure for each minute.
         self.final_minutes: FinalMinutes | None = None
+
+    def _released(self, account: str, minutes: int) -> None:
+        """``account`` left this replica with ``minutes`` owed a settle read (``Accounts``)."""
+        self._metrics.traffic_windows.labels(account, "released").inc(minutes)
 
     def _final_minutes(self) -> FinalMinutes | None:
         return self.final_minutes

@@ -11,6 +11,7 @@ import pytest
 
 from exporter.simulator import SimConfig
 from exporter.simulator.routes_traffic import parse_minute
+from exporter.traffic.accounts import MOVED, REMOVED, Release
 from exporter.traffic.policy import GIVE_UP_MINUTES_AT_LEAST
 from tests.traffic.logcapture import capture_logs
 from tests.traffic.test_against_simulator import (
@@ -143,3 +144,32 @@ async def test_settling_switched_off_across_a_restart_still_reads_what_is_owed(
             run.minutes * 60 for run in owed
         )
         assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
+
+
+@pytest.mark.parametrize("reason", [MOVED, REMOVED])
+async def test_minutes_owed_when_an_account_leaves_this_replica_are_named(
+    aiohttp_server: ServerFactory, tmp_path: Path, reason: Release
+) -> None:
+    """An account moved to another shard, or removed from the config, while runs are owed a
+    settle read: nobody reads them any more (the replica taking the account over reads on from
+    its newest minute), so their minutes are counted as ``released``, logged, and kept in the
+    self-metrics after the account's other series go; none is left owed nor dropped untold."""
+    state_file = str(tmp_path / "traffic.json")
+    async with rig(aiohttp_server, CONFIG) as r:
+        poller = r.poller(state_file=state_file, revisit_minutes=[5, 15, 60])
+        poller.serve([ACC])
+        await r.drive(poller, 45 * 60)
+        owed = sum(run.minutes for run in poller.ledger(ACC).pending)
+        assert owed >= 40
+        with capture_logs() as logs:
+            if reason == MOVED:
+                poller.serve([])
+            else:
+                poller.forget(ACC, reason)
+        assert poller.ledger(ACC).pending == []
+        assert r.windows("released") == owed
+        (line,) = [e for e in logs if e["event"] == "traffic_settle_released"]
+        assert (line["minutes"], line["reason"]) == (owed, reason)
+        r.metrics.forget_account(ACC)  # the service forgets the account's series
+        assert r.windows("released") == owed
+        assert r.windows("read") == 0

@@ -19,7 +19,7 @@ from exporter.traffic.auditor import Auditor
 from exporter.traffic.cycle import Allowance, Budget, Cycle
 from exporter.traffic.echo import WindowMismatch
 from exporter.traffic.final import FinalMinutes
-from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
+from exporter.traffic.ledger import HALVES, AccountLedger, Run
 from exporter.traffic.persist import Publisher, StateFile
 from exporter.traffic.read import Asked, Reader, Replies, final, postponement
 from exporter.traffic.reply import TrafficSource
@@ -345,7 +345,6 @@ class TrafficPoller:
                     cycle.settled = True
                     self._allowance.wait(account, cycle)
                 return
-            known = requests(run.totals) if w == run.window else 0.0
             doubts = self.clocks.doubts
             replies, asked = await self._send(account, w, halves)
             read = await on_worker(
@@ -357,7 +356,6 @@ class TrafficPoller:
                 replies,
                 asked,
                 halves,
-                known,
                 now,
                 ready,
                 doubts,

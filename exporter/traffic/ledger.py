@@ -88,8 +88,8 @@ class Run:
     """Contiguous windows read once and not yet settled, with what was counted for them.
 
     ``resources`` holds every exported resource's own values (also folded ones), so a settle
-    read is compared resource by resource. ``settled`` is the age (minutes after the first
-    read, ``due_at``) of the last settle read done; the next one is at the schedule's next age
+    read is compared resource by resource. ``settled`` is the age (minutes after the newest
+    first read, ``due_at``) of the last settle read done; the next one is at the schedule's next age
     (``next_age``), so a schedule changed across a restart still reads what is owed. After
     each read the counted values are raised to what it showed. A settle read has two halves
     (totals, per resource) owed separately: ``done`` names the halves already read at
@@ -129,11 +129,10 @@ class Run:
         return next_age(self.settled, stages)
 
     def due_at(self, stages: tuple[int, ...]) -> float:
-        """When its next settle read is due: at the first age, that age after its newest first
-        read (the run gathered first reads until then); at each later age, that age after its
-        oldest first read, so joining runs never postpones a minute past its own age."""
-        read_at = self.first_read_at if self.settled else self.last_read_at
-        return read_at + self.next_age(stages) * 60.0
+        """When its next settle read is due: that age after its NEWEST first read, at every
+        age, so no minute of the run is read before its own age (a joined run waits for its
+        newest minute; its older ones are read less than ``tolerance_minutes`` late)."""
+        return self.last_read_at + self.next_age(stages) * 60.0
 
     def next_read(self, per_resource: bool, longest: int) -> tuple[Window, tuple[str, ...]]:
         """The window to read next at this age, and the halves owed that read it (totals
@@ -556,8 +555,8 @@ class AccountLedger:
         """Join ``run`` with a contiguous run waiting for the same age, so the later ages read
         windows as long as the platform accepts (a resource folded in either goes on being
         settled under ``__other__``), while the first reads of the joined run lie less than
-        ``tolerance`` minutes apart: it is read at the age after its oldest first read, so none
-        of its minutes is read later than its own age, and none ``tolerance`` earlier."""
+        ``tolerance`` minutes apart: it is read at the age after its newest first read, so none
+        of its minutes is read before its own age, and none ``tolerance`` later."""
         for other in self.pending:
             if (
                 other is run

@@ -41,8 +41,9 @@ class Postponed(UpstreamError):
 
 @dataclass
 class _Bucket:
-    """One account's state. Only the event loop changes it; the gauges read it from the
-    render thread, so reading never changes anything."""
+    """One account's state, its times on the monotonic clock (a step of the wall clock never
+    makes old requests look recent, nor a pause last longer). Only the event loop changes it;
+    the gauges read it from the render thread, so reading never changes anything."""
 
     sent: deque[float] = field(default_factory=deque)  # send times of the last 60 s
     paused_until: float = 0.0

@@ -111,20 +111,7 @@ class Accounts:
             return
         st.ledger.released_at = now
         st.ledger.released_moved = reason == MOVED
-        owed = sum(run.minutes for run in st.ledger.pending)
-        if owed:
-            # Nobody reads them now (not this replica, nor the one that takes the account
-            # over, which reads on from its newest minute): named, never dropped untold.
-            st.ledger.pending.clear()
-            log.warning(
-                "traffic_settle_released",
-                account=name,
-                minutes=owed,
-                reason=reason,
-                effect="their late data is not counted; what their first reads counted stays",
-            )
-            if self._released is not None:
-                self._released(name, owed)
+        self._release_owed(name, st.ledger, reason)
         self._changed()
         self._by_name[name] = AccountState(st.ledger, st.folded)
         if self._forget_audit is not None:
@@ -136,6 +123,25 @@ class Accounts:
             kept_hours=self._settings.series_retention_hours,
         )
 
+    def _release_owed(self, name: str, led: AccountLedger, reason: str) -> None:
+        """The runs ``led`` owes a settle read are read by nobody now (not this replica, nor
+        one that takes the account over, which reads on from its newest minute): counted as
+        released and logged, never dropped untold."""
+        owed = sum(run.minutes for run in led.pending)
+        if not owed:
+            return
+        led.pending.clear()
+        led.dirty = True
+        log.warning(
+            "traffic_settle_released",
+            account=name,
+            minutes=owed,
+            reason=reason,
+            effect="their late data is not counted; what their first reads counted stays",
+        )
+        if self._released is not None:
+            self._released(name, owed)
+
     def drop_released(self, now: float) -> None:
         """Drop the ledgers released more than ``series_retention_hours`` ago."""
         keep = self._settings.series_retention_hours * 3600
@@ -144,6 +150,7 @@ class Accounts:
             for n, st in self._by_name.items()
             if st.ledger.released_at and now > st.ledger.released_at + keep
         ]:
+            self._release_owed(name, self._by_name[name].ledger, "released ledger dropped")
             del self._by_name[name]
             self._changed()
             log.info("traffic_account_dropped", account=name)

@@ -20,7 +20,15 @@ from exporter.runtime.selftext import TextRenderer
 from exporter.support.buildinfo import build_info
 from exporter.support.clock import Clock
 
-WINDOW_OUTCOMES = ("read", "backfilled", "revised", "missed", "mismatched", "given_up")
+WINDOW_OUTCOMES = (
+    "read",
+    "backfilled",
+    "revised",
+    "missed",
+    "mismatched",
+    "given_up",
+    "released",
+)
 
 
 class SelfMetrics:
@@ -113,7 +121,10 @@ class SelfMetrics:
             "Traffic windows by outcome: read (first read), backfilled (after a gap), "
             "revised (a re-read found late increases), missed (older than catch_up_minutes), "
             "mismatched (the reply covered another window than asked; minutes asked for), "
-            "given_up (minutes whose settle read kept failing; their late data is not counted).",
+            "given_up (minutes whose settle read kept failing; their late data is not counted), "
+            "released (minutes owed a settle read when the account left this replica: "
+            "removed from the config or discovery, or moved to another shard; their late data "
+            "is not counted).",
             ["account", "outcome"],
             registry=r,
         )
@@ -292,6 +303,11 @@ class SelfMetrics:
                 with contextlib.suppress(KeyError):
                     gauge.remove(account, area)
         for outcome in WINDOW_OUTCOMES:
+            labels = {"account": account, "outcome": outcome}
+            if outcome == "released" and self.registry.get_sample_value(
+                "cdnvideo_traffic_windows_total", labels
+            ):
+                continue  # stays: the minutes the account left owed are named where read
             with contextlib.suppress(KeyError):
                 self.traffic_windows.remove(account, outcome)
         for gauge in (

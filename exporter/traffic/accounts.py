@@ -55,12 +55,14 @@ class Accounts:
         settings: TrafficSettings,
         changed: Callable[[], None],
         forget_audit: Callable[[str], None] | None = None,
+        released: Callable[[str, int], None] | None = None,
     ) -> None:
         self._by_name = {name: AccountState(led) for name, led in ledgers.items()}
         self._clock = clock
         self._settings = settings
         self._changed = changed
         self._forget_audit = forget_audit  # the audit is this replica's: it goes with the account
+        self._released = released  # told the minutes owed a settle read an account left with
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._by_name)
@@ -109,6 +111,7 @@ class Accounts:
             return
         st.ledger.released_at = now
         st.ledger.released_moved = reason == MOVED
+        self._release_owed(name, st.ledger, reason)
         self._changed()
         self._by_name[name] = AccountState(st.ledger, st.folded)
         if self._forget_audit is not None:
@@ -120,6 +123,25 @@ class Accounts:
             kept_hours=self._settings.series_retention_hours,
         )
 
+    def _release_owed(self, name: str, led: AccountLedger, reason: str) -> None:
+        """The runs ``led`` owes a settle read are read by nobody now (not this replica, nor
+        one that takes the account over, which reads on from its newest minute): counted as
+        released and logged, never dropped untold."""
+        owed = sum(run.minutes for run in led.pending)
+        if not owed:
+            return
+        led.pending.clear()
+        led.dirty = True
+        log.warning(
+            "traffic_settle_released",
+            account=name,
+            minutes=owed,
+            reason=reason,
+            effect="their late data is not counted; what their first reads counted stays",
+        )
+        if self._released is not None:
+            self._released(name, owed)
+
     def drop_released(self, now: float) -> None:
         """Drop the ledgers released more than ``series_retention_hours`` ago."""
         keep = self._settings.series_retention_hours * 3600
@@ -128,6 +150,7 @@ class Accounts:
             for n, st in self._by_name.items()
             if st.ledger.released_at and now > st.ledger.released_at + keep
         ]:
+            self._release_owed(name, self._by_name[name].ledger, "released ledger dropped")
             del self._by_name[name]
             self._changed()
             log.info("traffic_account_dropped", account=name)

@@ -88,8 +88,8 @@ class Run:
     """Contiguous windows read once and not yet settled, with what was counted for them.
 
     ``resources`` holds every exported resource's own values (also folded ones), so a settle
-    read is compared resource by resource. ``settled`` is the age (minutes after the first
-    read, ``due_at``) of the last settle read done; the next one is at the schedule's next age
+    read is compared resource by resource. ``settled`` is the age (minutes after the newest
+    first read, ``due_at``) of the last settle read done; the next one is at the schedule's next age
     (``next_age``), so a schedule changed across a restart still reads what is owed. After
     each read the counted values are raised to what it showed. A settle read has two halves
     (totals, per resource) owed separately: ``done`` names the halves already read at
@@ -129,11 +129,10 @@ class Run:
         return next_age(self.settled, stages)
 
     def due_at(self, stages: tuple[int, ...]) -> float:
-        """When its next settle read is due: at the first age, that age after its newest first
-        read (the run gathered first reads until then); at each later age, that age after its
-        oldest first read, so joining runs never postpones a minute past its own age."""
-        read_at = self.first_read_at if self.settled else self.last_read_at
-        return read_at + self.next_age(stages) * 60.0
+        """When its next settle read is due: that age after its NEWEST first read, at every
+        age, so no minute of the run is read before its own age (a joined run waits for its
+        newest minute; its older ones are read less than ``tolerance_minutes`` late)."""
+        return self.last_read_at + self.next_age(stages) * 60.0
 
     def next_read(self, per_resource: bool, longest: int) -> tuple[Window, tuple[str, ...]]:
         """The window to read next at this age, and the halves owed that read it (totals
@@ -191,6 +190,15 @@ def positive_diff(new: Values, old: Values | None) -> Values | None:
                 out = blank(len(new))
             out[i] = d
     return out
+
+
+def unlisted_rest(totals: Values, resources: Iterable[Values]) -> Values | None:
+    """What ``totals`` hold beyond the sum of ``resources``, per key (positive part; None
+    when nothing): the traffic of resources a per-resource reply no longer lists."""
+    listed = blank(len(totals))
+    for values in resources:
+        add_into(listed, values)
+    return positive_diff(totals, listed)
 
 
 class AccountLedger:
@@ -270,11 +278,15 @@ class AccountLedger:
         named: frozenset[str] | None,
         now: float,
         settle: tuple[float, int] | None,
-    ) -> None:
+        unlisted: bool = False,
+    ) -> Values | None:
         """Add a window's values to the counters (own series when ``named`` is None or holds
         the resource, else ``__other__``) and keep them for the settle read.
 
-        ``settle`` is (revisit seconds, longest run in minutes), or None when settling is off.
+        ``settle`` is (revisit seconds, longest run in minutes), or None when settling is off:
+        then the first read is the last, and with ``unlisted`` (the per-resource half was read
+        and lists every resource) what the totals hold beyond the resources is counted under
+        ``__other__`` at once and returned (``unlisted_rest``).
         """
         add_into(self.totals, totals.counts)
         kept: dict[str, Values] = {}
@@ -292,10 +304,17 @@ class AccountLedger:
             s.last_seen = now
             add_into(s.values, r.row.counts)
             kept[r.id] = r.row.counts
+        rest = None
         if settle is not None:
             self._remember(window, totals.counts, kept, frozenset(folded), now, *settle)
+        elif unlisted:
+            rest = unlisted_rest(totals.counts, kept.values())
+            if rest is not None:
+                self._other().last_seen = now
+                add_into(self._other().values, rest)
         self.cursor = window.last_minute
         self.dirty = True
+        return rest
 
     def _remember(
         self,
@@ -376,6 +395,7 @@ class AccountLedger:
         stages: tuple[int, ...],
         cap_minutes: int,
         per_resource: bool = True,
+        unlisted: bool = False,
     ) -> tuple[bool, bool]:
         """A settle read of ``window``, the whole run or one piece of it (halves not read:
         None). A piece is kept with the others read of its half; a half whose pieces cover
@@ -391,7 +411,9 @@ class AccountLedger:
         self.dirty = True
         if totals is None and resources is None:
             return False, False
-        increased = self.settle(run, totals, resources, fold, stages, cap_minutes, per_resource)
+        increased = self.settle(
+            run, totals, resources, fold, stages, cap_minutes, per_resource, unlisted
+        )
         return increased, run.reading != age or run not in self.pending
 
     @staticmethod
@@ -431,11 +453,16 @@ class AccountLedger:
         stages: tuple[int, ...],
         cap_minutes: int,
         per_resource: bool = True,
+        unlisted: bool = False,
     ) -> bool:
         """Add what the re-read of the whole run shows above what was counted (never
         subtract), for the halves read (None: that half was not read this time); once every
         half of the read at its next age is read, move the run on to the age after (merged
         with a contiguous run waiting for it, ``_merge``), or drop it after the last one.
+        At the last read, with ``unlisted`` (per-resource replies listing every resource),
+        what the run's totals hold beyond its resources (resources the platform dropped from
+        its replies after deleting them, with their late data) goes to ``__other__``: the
+        resources and ``__other__`` sum to the account.
 
         An increase of a resource goes where its first read went: ``__other__`` when it was
         folded in that run, else its own series (kept for the retention period, or created
@@ -465,6 +492,8 @@ class AccountLedger:
         run.settled = age
         run.done, run.pieces, run.reading = frozenset(), {}, 0
         if run.next_age(stages) <= age:  # the last age (or past it): settled
+            if unlisted and per_resource:
+                increased = self._unlisted(run) or increased
             final = requests(run.totals)
             self.late_share = (final - run.first) / final if final > 0 else 0.0
             late = self.late.get(age)
@@ -495,6 +524,22 @@ class AccountLedger:
             increased = True
         return increased
 
+    def _unlisted(self, run: Run) -> bool:
+        """Count what the run's totals hold beyond its resources under ``__other__`` (kept in
+        the run under ``__other__`` too, so an output of final figures sums to the account)."""
+        rest = unlisted_rest(run.totals, run.resources.values())
+        if rest is None:
+            return False
+        other = self._other()
+        other.last_seen = max(other.last_seen, run.last_read_at)
+        add_into(other.values, rest)
+        have = run.resources.get(OTHER)
+        if have is None:
+            run.resources[OTHER] = rest
+        else:
+            add_into(have, rest)
+        return True
+
     def _measure(self, run: Run, diff: Values | None, age: int) -> None:
         """Count what the settle read at ``age`` added (edge requests, hit bytes)."""
         late = self.late.setdefault(age, Late())
@@ -510,8 +555,8 @@ class AccountLedger:
         """Join ``run`` with a contiguous run waiting for the same age, so the later ages read
         windows as long as the platform accepts (a resource folded in either goes on being
         settled under ``__other__``), while the first reads of the joined run lie less than
-        ``tolerance`` minutes apart: it is read at the age after its oldest first read, so none
-        of its minutes is read later than its own age, and none ``tolerance`` earlier."""
+        ``tolerance`` minutes apart: it is read at the age after its newest first read, so none
+        of its minutes is read before its own age, and none ``tolerance`` later."""
         for other in self.pending:
             if (
                 other is run

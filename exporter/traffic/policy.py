@@ -23,6 +23,11 @@ SLOW_HOLD_SECONDS = 3600.0
 SETTLE_ATTEMPTS = 5
 SETTLE_GIVE_UP_SECONDS = 6 * 3600.0
 SETTLE_BACKOFF_MAX_SECONDS = 900.0
+# With settling switched off (``revisit_minutes: 0``) across a restart, the runs counted
+# before still owed a settle read get one last read this many minutes after their newest
+# first read (the default first age), at once when read at an age already; then they are
+# final (remote write is told them), so switching settling off drops nothing owed.
+LAST_READ_MINUTES = 5
 # Unsettled runs this long past due (settle reads failing) are given up (their late data lost).
 GIVE_UP_MINUTES_AT_LEAST = 1440
 
@@ -103,6 +108,13 @@ def give_up_stale(
         give_up(metrics, account, led, stale, "no settle read for a day")
 
 
+def stages(settings: TrafficSettings) -> tuple[int, ...]:
+    """The ages the runs owed are read at: the schedule, or with settling off one last read
+    (``LAST_READ_MINUTES``) for the runs counted while it was on. Only the schedule decides
+    whether a first read keeps a run (``settings.settle_stages``)."""
+    return settings.settle_stages or (LAST_READ_MINUTES,)
+
+
 def due(
     metrics: AreaMetrics,
     account: str,
@@ -113,15 +125,12 @@ def due(
 ) -> Run | None:
     """The unsettled run to re-read now, if any (not one ``aside``), after giving up the
     hopeless ones (on the worker)."""
-    stages = settings.settle_stages
-    if not stages:
-        if led.pending:  # settling was switched off since the state was saved
-            led.pending.clear()
-            led.dirty = True
+    if not led.pending:
         return None
-    led.reschedule(stages)  # the schedule changed since a half was read
-    give_up_stale(metrics, account, led, now, stages, settings.catch_up_minutes)
-    return led.due(now, stages, aside)
+    ages = stages(settings)
+    led.reschedule(ages)  # the schedule changed since a half was read
+    give_up_stale(metrics, account, led, now, ages, settings.catch_up_minutes)
+    return led.due(now, ages, aside)
 
 
 def settle_failed(

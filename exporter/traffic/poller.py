@@ -19,7 +19,7 @@ from exporter.traffic.auditor import Auditor
 from exporter.traffic.cycle import Allowance, Budget, Cycle
 from exporter.traffic.echo import WindowMismatch
 from exporter.traffic.final import FinalMinutes
-from exporter.traffic.ledger import HALVES, AccountLedger, Run, requests
+from exporter.traffic.ledger import HALVES, AccountLedger, Run
 from exporter.traffic.persist import Publisher, StateFile
 from exporter.traffic.read import Asked, Reader, Replies, final, postponement
 from exporter.traffic.reply import TrafficSource
@@ -73,7 +73,9 @@ class TrafficPoller:
         self.clocks = Clocks(clock, metrics)
         file = StateFile(settings, metrics, clock)
         forget_audit = auditor.forget if auditor is not None else None
-        self._accounts = Accounts(file.load(), clock, settings, file.changed, forget_audit)
+        self._accounts = Accounts(
+            file.load(), clock, settings, file.changed, forget_audit, self._released
+        )
         self.publisher = Publisher(
             store, metrics, clock, settings, self._accounts, file, self.clocks.platform_time
         )
@@ -84,6 +86,10 @@ class TrafficPoller:
         # Told each run of minutes once it is final (remote write). While set, runs are kept
         # to one minute, so what it is told is the platform's own figure for each minute.
         self.final_minutes: FinalMinutes | None = None
+
+    def _released(self, account: str, minutes: int) -> None:
+        """``account`` left this replica with ``minutes`` owed a settle read (``Accounts``)."""
+        self._metrics.traffic_windows.labels(account, "released").inc(minutes)
 
     def _final_minutes(self) -> FinalMinutes | None:
         return self.final_minutes
@@ -188,7 +194,7 @@ class TrafficPoller:
     def _report_owed(self, account: str, led: AccountLedger, now: float) -> None:
         """The settle reads due and not yet done: how many minutes, and how long overdue."""
         minutes, overdue = led.owed_minutes(
-            self.clocks.ready_time(now), self._settings.settle_stages
+            self.clocks.ready_time(now), policy.stages(self._settings)
         )
         self._metrics.traffic_windows_owed.labels(account).set(minutes)
         self._metrics.traffic_settle_overdue.labels(account).set(overdue)
@@ -228,11 +234,12 @@ class TrafficPoller:
         cap_before = (led.slow_cap, led.slow_until)
         while queue:
             w = queue[0]
-            if not cycle.settled and s.settle_stages:
+            if not cycle.settled and led.pending:
                 # Read on the loop, not the worker: no other step of this account runs now,
                 # and a hop here would let other areas' polls take the budget first.
-                run = cycle.run or led.due(ready, s.settle_stages, cycle.aside)
-                if run is not None and run.due_at(s.settle_stages) <= self._ready_at(w):
+                ages = policy.stages(s)
+                run = cycle.run or led.due(ready, ages, cycle.aside)
+                if run is not None and run.due_at(ages) <= self._ready_at(w):
                     # leaving room for every first read ready now: a backlog is read first
                     leave = len(self._halves()) * len(queue)
                     await self._settle(account, led, now, cycle, run, leave)
@@ -289,7 +296,7 @@ class TrafficPoller:
         rate limit afford it: a backlog (after an outage, or runs falling due together) is
         read in one poll, as the first reads behind are, and holds back no run due after it.
         Each complete read moves a run on an age (or drops it), so the loop ends."""
-        for _ in range(len(led.pending) * len(self._settings.settle_stages) + 1):
+        for _ in range(len(led.pending) * len(policy.stages(self._settings)) + 1):
             if cycle.postponed or (cycle.settled and not cycle.complete):
                 return  # waits for the budget or the rate limit, or a clock in doubt
             if cycle.settled:  # the last run's read is complete: the next run due
@@ -326,7 +333,7 @@ class TrafficPoller:
         if run is None:
             return
         cycle.run = run
-        stages = self._settings.settle_stages
+        stages = policy.stages(self._settings)
         per_resource = self._settings.per_resource
         while True:
             longest = policy.longest(led, now)
@@ -338,7 +345,6 @@ class TrafficPoller:
                     cycle.settled = True
                     self._allowance.wait(account, cycle)
                 return
-            known = requests(run.totals) if w == run.window else 0.0
             doubts = self.clocks.doubts
             replies, asked = await self._send(account, w, halves)
             read = await on_worker(
@@ -350,7 +356,6 @@ class TrafficPoller:
                 replies,
                 asked,
                 halves,
-                known,
                 now,
                 ready,
                 doubts,

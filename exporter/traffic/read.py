@@ -18,7 +18,7 @@ from exporter.traffic.accounts import Accounts
 from exporter.traffic.echo import check_echo, stating
 from exporter.traffic.families import Latest
 from exporter.traffic.final import FinalMinutes, tell
-from exporter.traffic.ledger import AccountLedger, Run, requests
+from exporter.traffic.ledger import OTHER, AccountLedger, Run
 from exporter.traffic.parse import (
     ResourceRow,
     Row,
@@ -28,6 +28,7 @@ from exporter.traffic.parse import (
     parse_totals,
 )
 from exporter.traffic.policy import cap, refusal
+from exporter.traffic.policy import stages as policy_stages
 from exporter.traffic.reply import Answer, MetricsReply, parse_metrics
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.settings import TrafficSettings
@@ -155,7 +156,6 @@ class Reader:
         replies: Replies,
         asked: Asked,
         halves: Sequence[str],
-        known_requests: float,
         now: float,
         ready: float,
         doubts: int,
@@ -163,7 +163,7 @@ class Reader:
     ) -> Read:
         """A settle read of ``run`` (piece ``w``): the halves answered are settled, unless
         the replies doubted the clock (then the read stays owed)."""
-        got, error = self.halves(account, replies, asked, halves, known_requests)
+        got, error = self.halves(account, replies, asked, halves)
         read = Read(error)
         if got and (self._clocks.doubts != doubts or self._clocks.ready_time(now) != ready):
             read.doubted = True
@@ -173,11 +173,12 @@ class Reader:
         if got:
             led.answered_at = now
             read.read = True
-            stages = self._settings.settle_stages
+            stages = policy_stages(self._settings)
             folds, per_resource = self._select.folds, self._settings.per_resource
             totals, rows = got.get("totals"), got.get("resources")
+            unlisted = self._select.lists_all
             read.increased, read.complete = led.settle_piece(
-                run, w, totals, rows, folds, stages, cap, per_resource
+                run, w, totals, rows, folds, stages, cap, per_resource, unlisted
             )
             final_minutes = self._final_minutes()
             if final_minutes is not None and final(run, led, stages):
@@ -191,13 +192,11 @@ class Reader:
         replies: Replies,
         asked: Asked,
         halves: Sequence[str],
-        known_requests: float = 0.0,
     ) -> tuple[Got, UpstreamError | None]:
         """The halves answered in full, summed over their windows, and the first error of
-        the others (a refusal before the rest). An empty per-resource answer fails its half
-        when the totals (read now, or else ``known_requests`` counted before) are not zero.
-        Each answer is taken out of ``replies`` as it is read, so its body (bytes, then
-        decoded objects) is freed before the next one is decoded."""
+        the others (a refusal before the rest). Each answer is taken out of ``replies`` as it
+        is read, so its body (bytes, then decoded objects) is freed before the next one is
+        decoded."""
         errors: list[UpstreamError] = []
         failed: set[str] = set()
         good: dict[str, list[tuple[MetricsReply, float | None]]] = {h: [] for h in halves}
@@ -222,20 +221,11 @@ class Reader:
             if h not in failed:
                 for _, skew in good[h]:  # the platform's clock: no account's line
                     untied().run(self._clocks.read, skew)
+        # An empty per-resource list beside totals above 0 is an answer: the platform drops
+        # resources from its replies once deleted (the account's only one too). Nothing is
+        # lost either way: resources listed again at a settle read get what they show, and a
+        # run's last read counts what no resource lists under __other__ (``AccountLedger``).
         got = self._parse([h for h in halves if h not in failed], good)
-        if "resources" in got and not any(r.rows for r, _ in good["resources"]):
-            counted = requests(got["totals"].counts) if "totals" in got else known_requests
-            if counted > 0:  # no resources for a window with traffic: no answer, retried
-                del got["resources"]
-                errors.append(
-                    UpstreamError(
-                        "traffic",
-                        "invalid_body",
-                        f"per-resource reply without resources for {asked[0][1]} while the "
-                        f"totals count {counted:.0f} edge requests",
-                        200,
-                    )
-                )
         good.clear()
         error: UpstreamError | None = None
         if errors:
@@ -304,11 +294,14 @@ class Reader:
             settle = (stages[0] * MINUTE, cap(longest, final_minutes is not None))
         # Read at, and settled after, on the clock that decides what is ready: a settle read
         # never comes before its age on the platform's clock, whichever way ours steps.
-        led.count_first_read(
-            w, totals, rows.values(), sel.named_ids, self._clocks.ready_time(now), settle
+        unlisted = self._settings.per_resource and self._select.lists_all
+        rest = led.count_first_read(
+            w, totals, rows.values(), sel.named_ids, self._clocks.ready_time(now), settle, unlisted
         )
         if final_minutes is not None and not stages:  # no settle reads: final at once
             resources = {r.id: r.row.counts for r in rows.values()}
+            if rest is not None:  # what no resource lists, counted under __other__
+                resources[OTHER] = rest
             run = Run(w.start, w.end, now, totals.counts, resources, folded)
             tell(final_minutes, account, run)
         st = self._accounts.state(account)

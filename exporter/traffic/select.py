@@ -61,6 +61,12 @@ class ResourceSelector:
     def folds(self) -> bool:
         return self.max_resources > 0
 
+    @property
+    def lists_all(self) -> bool:
+        """Whether every resource a reply lists is kept (no include/exclude): then what the
+        account totals hold beyond the resources is traffic the replies no longer list."""
+        return self._include.pattern == ".*" and self._exclude is None
+
     def allowed(self, resource: str, name: str) -> bool:
         inc = self._include
         if not (inc.search(resource) or inc.search(name)):

@@ -110,10 +110,10 @@ def settle_cap_minutes(revisit_minutes: int, long_windows: bool) -> int:
 
 
 def tolerance_minutes(age: int, stages: tuple[int, ...]) -> int:
-    """How much earlier than ``age`` a minute may be read at a later age because it is read in
-    one window with older minutes (a joined run is due when its oldest minute is): the first
+    """How much later than ``age`` a minute may be read at a later age because it is read in
+    one window with newer minutes (a joined run is due when its newest minute is): the first
     age (a run gathers up to that many minutes of first reads), at least 2, and a quarter of
-    the age (so later ages still read 10-minute windows). A minute is never read after it."""
+    the age (so later ages still read 10-minute windows). A minute is never read before it."""
     first = stages[0] if stages else age
     return max(first, 2, -(-age // 4))
 

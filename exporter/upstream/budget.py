@@ -41,8 +41,9 @@ class Postponed(UpstreamError):
 
 @dataclass
 class _Bucket:
-    """One account's state. Only the event loop changes it; the gauges read it from the
-    render thread, so reading never changes anything."""
+    """One account's state, its times on the monotonic clock (a step of the wall clock never
+    makes old requests look recent, nor a pause last longer). Only the event loop changes it;
+    the gauges read it from the render thread, so reading never changes anything."""
 
     sent: deque[float] = field(default_factory=deque)  # send times of the last 60 s
     paused_until: float = 0.0
@@ -91,7 +92,7 @@ class RequestBudget:
         configured = float(self.per_minute) if self.per_minute else None
         if b is None:
             return configured
-        now = self._clock.time()
+        now = self._clock.monotonic()
         if now < b.paused_until:
             return 0.0
         limits = [x for x in (b.allowance_at(now), configured) if x is not None]
@@ -100,12 +101,12 @@ class RequestBudget:
     def paused(self, account: str) -> bool:
         """Whether the account is backing off after a rate-limit answer of the platform."""
         b = self._buckets.get(account)
-        return b is not None and self._clock.time() < b.paused_until
+        return b is not None and self._clock.monotonic() < b.paused_until
 
     def in_use(self, account: str) -> int:
         """Requests sent for the account in the last 60 seconds."""
         b = self._buckets.get(account)
-        return 0 if b is None else b.count(self._clock.time())
+        return 0 if b is None else b.count(self._clock.monotonic())
 
     def affords(self, account: str, area: str, count: int) -> bool:
         """Whether ``count`` requests of ``area`` could go now (a poll asks before it starts;
@@ -133,7 +134,7 @@ class RequestBudget:
     def postpone(self, account: str, area: str) -> None:
         """Raise Postponed for a request or poll of ``area`` the budget cannot afford now."""
         b = self._bucket(account)
-        now = self._clock.time()
+        now = self._clock.monotonic()
         paused = now < b.paused_until
         why = "backing off after a rate limit" if paused else "budget spent"
         exc = Postponed(area, "budget", f"request budget of {account!r}: {why}; postponed")
@@ -147,7 +148,7 @@ class RequestBudget:
         if not account:
             return
         b = self._bucket(account)
-        now = self._clock.time()
+        now = self._clock.monotonic()
         self._trim(b, now)
         current = b.allowance_at(now) if now >= b.paused_until else b.allowance
         pause = DEFAULT_PAUSE_SECONDS if retry_after is None else max(0.0, retry_after)
@@ -170,7 +171,7 @@ class RequestBudget:
 
     def log_once(self, event: str, account: str, area: str, **extra: object) -> None:
         """A warning line, at most one per (event, account, area) per LOG_EVERY_SECONDS."""
-        now = self._clock.time()
+        now = self._clock.monotonic()
         key = (event, account, area)
         if now - self._logged.get(key, -math.inf) < LOG_EVERY_SECONDS:
             return
@@ -189,7 +190,7 @@ class RequestBudget:
         allowance the account resumes at (the pause shows in the rate-limited counter)."""
         configured = float(self.per_minute) if self.per_minute else None
         b = self._buckets.get(account)
-        now = self._clock.time()
+        now = self._clock.monotonic()
         allowance = None if b is None else b.allowance_at(max(now, b.paused_until))
         limits = [x for x in (allowance, configured) if x is not None]
         return min(limits) if limits else 0.0
@@ -213,7 +214,7 @@ class RequestBudget:
 
     def _spend(self, account: str) -> None:
         b = self._bucket(account)
-        now = self._clock.time()
+        now = self._clock.monotonic()
         b.sent.append(now)
         self._trim(b, now)
 

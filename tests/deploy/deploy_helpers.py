@@ -283,7 +283,7 @@ TARGET_LABELS = {"job", "instance", "namespace", "pod", "service", "endpoint", "
 ENUMS = {
     "side": {"edge", "origin"},
     "area": {"traffic", "restream", "dvr", "talking_head", "auth"},
-    "outcome": {"read", "backfilled", "revised", "missed", "mismatched", "given_up"}
+    "outcome": {"read", "backfilled", "revised", "missed", "mismatched", "given_up", "released"}
     | {"sent", "rejected", "too_old", "retried"},  # cdnvideo_remote_write_samples_total
     "result": {"equal", "differs"},
 }

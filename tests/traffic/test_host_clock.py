@@ -8,6 +8,7 @@ the platform's plus an offset the test steps.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -61,14 +62,21 @@ class HostClock(FakeClock):
 
 
 @asynccontextmanager
-async def host_rig(server_factory: ServerFactory, config: SimConfig) -> AsyncIterator[Rig]:
+async def host_rig(
+    server_factory: ServerFactory, config: SimConfig, budget: int = 0, offset: float = 0.0
+) -> AsyncIterator[Rig]:
+    """The simulator on the platform's clock, the client on the host's (``offset`` ahead);
+    ``budget``: the client's ``upstream.max_requests_per_minute``."""
     platform = FakeClock(T0)
     sim = Simulator(config, platform)
     server = await server_factory(sim.build_app(), host="127.0.0.1", port=0)
     host = HostClock(platform)
+    host.offset = offset
     metrics = SelfMetrics()
     async with aiohttp.ClientSession() as session:
-        settings = UpstreamSettings(base_url=str(server.make_url("/")), token=sim.token)
+        settings = UpstreamSettings(
+            base_url=str(server.make_url("/")), token=sim.token, max_requests_per_minute=budget
+        )
         client = UpstreamClient(session, settings, metrics, host, retries=0)
         yield Rig(sim, host, Store(host), metrics, client)
 
@@ -218,3 +226,39 @@ def test_a_step_is_told_from_slewing_by_the_monotonic_clock() -> None:
     assert watch.observe(1361.5, 65.0) == 300.0
     assert watch.observe(1376.5, 80.0) == 0.0
     assert watch.correction == -300.0
+
+
+@pytest.mark.parametrize("ahead", [7200.0, 1200.0])
+async def test_a_host_clock_stepped_back_under_a_request_budget_keeps_reading(
+    aiohttp_server: ServerFactory, tmp_path: Path, ahead: float
+) -> None:
+    """Our clock 2 h (or 20 minutes) fast, then stepped back by NTP, with a request budget of
+    3 a minute: the budget counts on the monotonic clock, so the requests sent before the
+    step never look recent for the length of the step; reading goes on with the next poll,
+    nothing is missed, every counter exact."""
+    state_file = str(tmp_path / "traffic.json")
+    async with host_rig(aiohttp_server, CONFIG, budget=3, offset=ahead) as r:
+        assert isinstance(r.clock, HostClock)
+        poller = r.poller(state_file=state_file)
+        while poller.ledger(ACC).cursor is None:  # the login took the first poll's room
+            await r.drive(poller, 15)
+        first = poller.ledger(ACC).cursor
+        assert first is not None
+        await r.drive(poller, 20 * 60)
+        r.clock.offset = 0.0  # the step back
+        step = r.clock.platform.time()
+        await r.drive(poller, 20 * 60)
+        sent = [q.time for q in r.sim.requests if q.area == "traffic" and q.time > step]
+        assert sent
+        assert sent[0] <= step + 75  # the next minute ready is read
+        gaps = [b - a for a, b in itertools.pairwise(sent)]
+        assert max(gaps) <= 120
+        assert r.clock.platform.time() - sent[-1] <= 120
+        cursor = poller.ledger(ACC).cursor
+        assert cursor is not None
+        assert r.clock.platform.time() - (cursor + 60) <= 120 + 60 + 15
+        assert r.windows("missed") == 0
+        drained = await drain(r, state_file)
+        end = drained.ledger(ACC).cursor
+        assert end is not None
+        assert_account_counters_equal_truth(r, range(first, end + 60, 60), True)

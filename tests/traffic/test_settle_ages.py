@@ -1,8 +1,9 @@
 """Each minute is read at each age of the settle schedule: at the first age between the age and
 twice it after its first read (a run gathers first reads less than the first age apart); at
-each later age no later than the poll it falls due in (a joined run is due at the age after its
-OLDEST first read, issue 35 failure 6), and less than ``tolerance_minutes`` early (its newer
-minutes). A backlog of settle reads after an outage holds back no minute falling due behind it."""
+each later age never before it (a joined run is due at the age after its NEWEST first read,
+issue 48 failure 5: due after its oldest, its newer minutes were read early) and less than
+``tolerance_minutes`` late (its older minutes). A backlog of settle reads after an outage holds
+back no minute falling due behind it."""
 
 from __future__ import annotations
 
@@ -52,8 +53,9 @@ def assert_on_time(
         if i == 0:  # read with the newest minute of its run: never before its age
             assert 0 <= late < age * 60 + POLL + again, (m, age, late)
             continue
-        assert late <= POLL + again, (m, age, late)  # never past its own age (and its poll)
-        assert late > -tolerance_minutes(age, schedule) * 60, (m, age, late)  # newer minutes
+        assert late >= 0, (m, age, late)  # never before its own age
+        # a joined run waits for its newest minute: older ones less than the tolerance late
+        assert late < tolerance_minutes(age, schedule) * 60 + POLL + again, (m, age, late)
 
 
 @pytest.mark.parametrize("schedule", [(1, 4), (2, 10, 25), (5, 15)])

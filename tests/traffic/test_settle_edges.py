@@ -11,6 +11,7 @@ import pytest
 
 from exporter.simulator import SimConfig
 from exporter.simulator.routes_traffic import parse_minute
+from exporter.traffic.accounts import MOVED, REMOVED, Release
 from exporter.traffic.policy import GIVE_UP_MINUTES_AT_LEAST
 from tests.traffic.logcapture import capture_logs
 from tests.traffic.test_against_simulator import (
@@ -21,6 +22,7 @@ from tests.traffic.test_against_simulator import (
     outage,
     rig,
 )
+from tests.traffic.test_final_minutes import Told
 
 CONFIG = SimConfig(late_seconds=200, resources_per_account=2)
 
@@ -101,3 +103,73 @@ async def test_runs_past_a_shortened_schedules_last_age_get_one_final_read(
             for q in (dict(req.query) for req in r.sim.requests if req.time >= restarted_at)
         )
         assert all(asked[w.start, w.end] == 2 for w in past), (past, asked)
+
+
+async def test_settling_switched_off_across_a_restart_still_reads_what_is_owed(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """``[5, 15, 60] -> 0`` across a restart with runs owed at every age: each run gets one
+    last read (at once when read at an age already, else 5 minutes after its first read) and
+    is told to the output of final figures; the owed gauge counts only what is read, nothing
+    is dropped untold, every counter equals the platform's final figures."""
+    state_file = str(tmp_path / "traffic.json")
+    async with rig(aiohttp_server, CONFIG) as r:
+        poller = r.poller(state_file=state_file, revisit_minutes=[5, 15, 60])
+        await poller.poll(ACC)
+        first = poller.ledger(ACC).cursor
+        assert first is not None
+        await r.drive(poller, 45 * 60)
+        owed = poller.ledger(ACC).pending
+        assert {run.next_age((5, 15, 60)) for run in owed} == {5, 15, 60}
+        cursor = poller.ledger(ACC).cursor
+        assert cursor is not None
+        told = Told()
+        restarted = r.poller(state_file=state_file, revisit_minutes=0, delay_seconds=86_400)
+        restarted.final_minutes = told
+        await restarted.poll(ACC)
+        gauge = r.metrics.registry.get_sample_value(
+            "cdnvideo_traffic_windows_owed", {"account": ACC}
+        )
+        assert gauge == sum(run.minutes for run in restarted.ledger(ACC).pending if run.settled)
+        for _ in range(40):  # 10 minutes: the runs not read at any age are read at 5
+            await restarted.poll(ACC)
+            r.clock.advance(15)
+        assert restarted.ledger(ACC).pending == []
+        assert r.windows("given_up") == 0
+        assert (
+            r.metrics.registry.get_sample_value("cdnvideo_traffic_windows_owed", {"account": ACC})
+            == 0
+        )
+        assert sum(end - start for start, end, _, _ in told.runs) == sum(
+            run.minutes * 60 for run in owed
+        )
+        assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
+
+
+@pytest.mark.parametrize("reason", [MOVED, REMOVED])
+async def test_minutes_owed_when_an_account_leaves_this_replica_are_named(
+    aiohttp_server: ServerFactory, tmp_path: Path, reason: Release
+) -> None:
+    """An account moved to another shard, or removed from the config, while runs are owed a
+    settle read: nobody reads them any more (the replica taking the account over reads on from
+    its newest minute), so their minutes are counted as ``released``, logged, and kept in the
+    self-metrics after the account's other series go; none is left owed nor dropped untold."""
+    state_file = str(tmp_path / "traffic.json")
+    async with rig(aiohttp_server, CONFIG) as r:
+        poller = r.poller(state_file=state_file, revisit_minutes=[5, 15, 60])
+        poller.serve([ACC])
+        await r.drive(poller, 45 * 60)
+        owed = sum(run.minutes for run in poller.ledger(ACC).pending)
+        assert owed >= 40
+        with capture_logs() as logs:
+            if reason == MOVED:
+                poller.serve([])
+            else:
+                poller.forget(ACC, reason)
+        assert poller.ledger(ACC).pending == []
+        assert r.windows("released") == owed
+        (line,) = [e for e in logs if e["event"] == "traffic_settle_released"]
+        assert (line["minutes"], line["reason"]) == (owed, reason)
+        r.metrics.forget_account(ACC)  # the service forgets the account's series
+        assert r.windows("released") == owed
+        assert r.windows("read") == 0

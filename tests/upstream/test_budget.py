@@ -145,3 +145,25 @@ async def test_platform_rate_limit_backs_the_account_off(
     r.clock.advance(60)  # a minute at 2.5 a minute refills the bucket
     assert await DvrReader(r.client).dvr_stream("demo-media", "live/main")
     assert r.sample("cdnvideo_upstream_rate_limited_total", area="dvr") == 1
+
+
+@pytest.mark.parametrize("step", [-7200.0, -1200.0, 3600.0])
+def test_a_host_clock_step_never_silences_nor_frees_the_budget(step: float) -> None:
+    """The budget counts on the monotonic clock: a wall clock stepped back 2 h or 20 min does
+    not hold the requests sent before it "in the last minute" for the length of the step,
+    nor does a step ahead free them before 60 s have passed."""
+    clock = FakeClock(1000.0)
+    budget = RequestBudget(3, clock)
+    assert takes(budget, "a", "traffic") == 3
+    clock.step(step)
+    assert budget.in_use("a") == 3
+    assert takes(budget, "a", "traffic") == 0  # still within the same 60 s
+    clock.advance(60)
+    assert budget.in_use("a") == 0
+    assert budget.limit("a") == 3
+    assert takes(budget, "a", "traffic") == 3
+    budget.signal("a", "traffic", retry_after=30)
+    clock.step(-step)
+    assert budget.paused("a")  # the pause lasts 30 s of elapsed time, whatever the step
+    clock.advance(30)
+    assert not budget.paused("a")

@@ -8,14 +8,15 @@ is; a 400 is split by the writer to find the series). A 5xx whose body says ``to
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import ssl
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 import aiohttp
 
+from exporter.config.secretfiles import SecretFileError, read_secret
 from exporter.remotewrite.settings import RemoteWriteSettings
 from exporter.remotewrite.wire import CONTENT_TYPE, ENCODING, VERSION
 
@@ -54,20 +55,29 @@ def ssl_context(s: RemoteWriteSettings) -> ssl.SSLContext | None:
     return ctx
 
 
-def _read(path: str) -> str:
-    return Path(path).read_text(encoding="utf-8").strip()
+def _read(key: str, path: str) -> str:
+    try:
+        return read_secret(path).strip()
+    except SecretFileError as exc:
+        raise SecretFileError(f"remote_write.{key}: {exc}") from None
 
 
 def auth_header(s: RemoteWriteSettings) -> str | None:
     """The Authorization header; token and password files are read on every request, so a
-    rotated secret is used from the next request on."""
+    rotated secret is used from the next request on (SecretFileError naming the key when a
+    file cannot be read; blocks for at most the secret files' deadline: call it off the
+    event loop)."""
     if s.bearer_token:
         return f"Bearer {s.bearer_token}"
     if s.bearer_token_file:
-        return f"Bearer {_read(s.bearer_token_file)}"
+        return f"Bearer {_read('bearer_token_file', s.bearer_token_file)}"
     auth = s.basic_auth
     if auth.username:
-        password = _read(auth.password_file) if auth.password_file else auth.password
+        password = (
+            _read("basic_auth.password_file", auth.password_file)
+            if auth.password_file
+            else auth.password
+        )
         pair = f"{auth.username}:{password}".encode()
         return f"Basic {base64.b64encode(pair).decode()}"
     return None
@@ -88,9 +98,9 @@ class Sender:
             "X-Prometheus-Remote-Write-Version": VERSION,
         }
         try:
-            auth = auth_header(self._s)
-        except OSError as exc:
-            return Answer("retry", 0, f"credentials file: {exc.strerror or exc}")
+            auth = await asyncio.to_thread(auth_header, self._s)
+        except SecretFileError as exc:
+            return Answer("retry", 0, str(exc))
         if auth is not None:
             headers["Authorization"] = auth
         timeout = aiohttp.ClientTimeout(total=self._s.timeout_seconds)

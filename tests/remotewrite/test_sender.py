@@ -3,12 +3,16 @@ read before every request, so a rotated token is used from the next one."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import os
+import time
 from pathlib import Path
 
+import aiohttp
 import pytest
 
-from exporter.remotewrite.sender import auth_header, verdict
+from exporter.remotewrite.sender import Answer, Sender, auth_header, verdict
 from exporter.remotewrite.settings import BasicAuth, RemoteWriteSettings
 
 URL = "http://prometheus:9090/api/v1/write"
@@ -47,3 +51,21 @@ def test_token_and_password_files_are_read_before_every_request(tmp_path: Path) 
     s = RemoteWriteSettings(url=URL, basic_auth=BasicAuth("writer", password_file=str(password)))
     assert auth_header(s) == "Basic " + base64.b64encode(b"writer:pw:with:colons").decode()
     assert auth_header(RemoteWriteSettings(url=URL)) is None
+
+
+async def test_a_fifo_token_file_is_refused_at_once_naming_its_key(tmp_path: Path) -> None:
+    """A FIFO (or a hung mount) as the token file: the request is retried later, the loop never
+    waits for a writer, and the answer names the key."""
+    fifo = tmp_path / "token"
+    os.mkfifo(fifo)
+    s = RemoteWriteSettings(url=URL, bearer_token_file=str(fifo))
+    async with aiohttp.ClientSession() as session:
+        started = time.monotonic()
+        answer = await asyncio.wait_for(Sender(s, session).post(b""), 10)
+    assert time.monotonic() - started < 1.0
+    assert answer == Answer(
+        "retry",
+        0,
+        f"remote_write.bearer_token_file: {str(fifo)!r} is not a regular file "
+        "(a FIFO, a device or a directory)",
+    )

@@ -27,14 +27,22 @@ URL = "http://prometheus:9090/api/v1/write"
         (400, "out of order sample", "too_old"),
         (500, "too old sample", "too_old"),
         (400, "err-mimir-sample-timestamp-too-old", "too_old"),
-        (422, "", "bad"),
+        (422, "", "refused"),
+        (401, "unauthorized", "refused"),
+        (403, "", "refused"),
+        (404, "", "refused"),
+        (405, "method not allowed", "refused"),
+        (401, "out of bounds", "refused"),  # only a 400 or 5xx speaks of the samples
+        (301, "", "refused"),
         (429, "too many requests", "retry"),
         (429, "out of bounds", "retry"),
         (500, "internal error", "retry"),
         (503, "", "retry"),
     ],
 )
-def test_each_answer_is_written_bad_too_old_or_retried(status: int, body: str, want: str) -> None:
+def test_each_answer_is_written_bad_too_old_refused_or_retried(
+    status: int, body: str, want: str
+) -> None:
     assert verdict(status, body) == want
 
 

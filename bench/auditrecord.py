@@ -41,6 +41,8 @@ HOUR = 3600.0
 
 
 def full_book(accounts: int, hours: float, now: float) -> AuditBook:
+    """``accounts`` with a 1-minute window settled every minute for ``hours`` up to ``now``
+    (what remote write's 1-minute runs keep), an audit of 60 minutes under way and one done."""
     rng = random.Random(7)
     book = AuditBook()
     for i in range(accounts):
@@ -55,6 +57,7 @@ def full_book(accounts: int, hours: float, now: float) -> AuditBook:
         a.sample = a.counted[-120:-60]  # an audit of 60 minutes under way
         a.running = Outcome(now - 60, 3, 1, array("d", [1.0] * len(COUNT_KEYS)))
         a.last = Outcome(now - HOUR, 60, 0, array("d", [0.0] * len(COUNT_KEYS)))
+        a.minutes = {"equal": 600, "differs": 5}
         a.due_at = now + HOUR
     return book
 

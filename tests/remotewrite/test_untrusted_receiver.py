@@ -13,15 +13,26 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from exporter.remotewrite.sender import ANSWER_BYTES, Sender
+from exporter.remotewrite.sender import ANSWER_BYTES, Answer, Sender
 from exporter.remotewrite.settings import RemoteWriteSettings, TlsConfig
 from exporter.remotewrite.wire import encode
 from tests.remotewrite.receiver import Receiver
 from tests.web.tls_certs import make_certs
 
 ServerFactory = Callable[..., Awaitable[TestServer]]
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 MiB = 1024 * 1024
 HUGE = 256 * MiB
+
+
+async def post_to(aiohttp_server: ServerFactory, handler: Handler) -> Answer:
+    """One remote write to a receiver on 127.0.0.1 that answers with ``handler``."""
+    app = web.Application()
+    app.router.add_post("/api/v1/write", handler)
+    server = await aiohttp_server(app, host="127.0.0.1", port=0)
+    settings = RemoteWriteSettings(url=str(server.make_url("/api/v1/write")))
+    async with aiohttp.ClientSession() as session:
+        return await Sender(settings, session).post(encode([]))
 
 
 async def test_a_huge_answer_is_read_only_up_to_the_bound(aiohttp_server: ServerFactory) -> None:
@@ -44,12 +55,7 @@ async def test_a_huge_answer_is_read_only_up_to_the_bound(aiohttp_server: Server
             finished.set()
         return resp
 
-    app = web.Application()
-    app.router.add_post("/api/v1/write", flood)
-    server = await aiohttp_server(app, host="127.0.0.1", port=0)
-    settings = RemoteWriteSettings(url=str(server.make_url("/api/v1/write")))
-    async with aiohttp.ClientSession() as session:
-        answer = await Sender(settings, session).post(encode([]))
+    answer = await post_to(aiohttp_server, flood)
     await asyncio.wait_for(finished.wait(), 30)
     assert (answer.verdict, answer.status) == ("retry", 500)
     assert answer.detail == "x" * ANSWER_BYTES
@@ -68,12 +74,7 @@ async def test_a_redirect_is_refused_naming_the_location_masked(
         await request.read()
         return web.Response(status=status, headers={"Location": location})
 
-    app = web.Application()
-    app.router.add_post("/api/v1/write", redirect)
-    server = await aiohttp_server(app, host="127.0.0.1", port=0)
-    settings = RemoteWriteSettings(url=str(server.make_url("/api/v1/write")))
-    async with aiohttp.ClientSession() as session:
-        answer = await Sender(settings, session).post(encode([]))
+    answer = await post_to(aiohttp_server, redirect)
     assert (answer.verdict, answer.status) == ("refused", status)
     masked = location.replace("s3cr3t-token", "********")
     assert answer.detail == (

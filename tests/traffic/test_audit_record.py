@@ -6,7 +6,6 @@ it was."""
 from __future__ import annotations
 
 import json
-import random
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -14,16 +13,17 @@ from typing import Any
 
 import pytest
 
+from bench.auditrecord import full_book
 from exporter.exposition import Store
 from exporter.support.clock import FakeClock
 from exporter.traffic import audit_record
-from exporter.traffic.audit import AccountAudit, AuditBook, Counted, Outcome
+from exporter.traffic.audit import AuditBook
 from exporter.traffic.auditor import Auditor, audit_path
 from exporter.traffic.parse import COUNT_KEYS
 from exporter.traffic.windows import Window
 
 T0 = 1_767_225_600.0  # 2026-01-01 00:00 UTC
-HOUR = 3600.0
+HOUR = 3600.0  # full_book: a 1-minute window settled every minute, an audit under way
 
 
 class NoReads:
@@ -33,28 +33,6 @@ class NoReads:
 
 def auditor(state_file: str, clock: FakeClock) -> Auditor:
     return Auditor(NoReads(), Store(clock), clock, audit_path(state_file))  # type: ignore[arg-type]
-
-
-def full_book(accounts: int, hours: int, now: float) -> AuditBook:
-    """``accounts`` with a 1-minute window settled every minute for ``hours`` up to ``now``
-    (what remote write's 1-minute runs keep), an audit under way and one done."""
-    rng = random.Random(7)
-    book = AuditBook()
-    for i in range(accounts):
-        a = book.accounts[f"account-{i:02d}"] = AccountAudit()
-        first = int(now - hours * HOUR) // 60 * 60
-        a.counted = [
-            Counted(
-                s - 180, s - 120, float(s), array("d", (rng.random() * 1e9 for _ in COUNT_KEYS))
-            )
-            for s in range(first, int(now), 60)
-        ]
-        a.sample = a.counted[-120:-60]
-        a.running = Outcome(now - 60, 3, 1, array("d", [1.0] * len(COUNT_KEYS)))
-        a.last = Outcome(now - HOUR, 60, 0, array("d", [0.0] * len(COUNT_KEYS)))
-        a.minutes = {"equal": 600, "differs": 5}
-        a.due_at = now + HOUR
-    return book
 
 
 def same(a: AuditBook, b: AuditBook) -> None:

@@ -83,8 +83,10 @@ class AuditRecord:
         self._legacy_left = False  # a whole-file record read, not yet replaced
 
     def settled(self, account: str, counted: Counted) -> None:
-        """``counted`` goes into the next save's lines."""
-        self._appends.append((account, counted))
+        """``counted`` goes into the next save's lines (without a directory there is no save:
+        the book in memory is the whole record)."""
+        if self.directory:
+            self._appends.append((account, counted))
 
     def take(self, book: AuditBook) -> Pieces:
         """The next save's pieces (on the loop: cheap, small values; the book may change

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from exporter.config.settings import SECRET_MASK, AreaSection, Settings, declared_areas
+from exporter.support.secrets import plain_mask
+from exporter.support.urls import mask_url
 
 
 def _areas(areas: Sequence[AreaSection[Any]] | None) -> tuple[AreaSection[Any], ...]:
@@ -27,6 +29,8 @@ def masked_dict(
             value = getattr(obj, f.name)
             if f.metadata.get("secret") and value:
                 value = SECRET_MASK
+            elif f.metadata.get("url") and value:
+                value = mask_url(value, plain_mask)  # ?token=..., user:password@
             elif dataclasses.is_dataclass(value) and not isinstance(value, type):
                 value = section(value)  # a section inside a section (remote_write.basic_auth)
             elif isinstance(value, tuple):

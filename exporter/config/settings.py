@@ -12,18 +12,22 @@ from exporter.config import rules as r
 from exporter.config.rules import ConfigError as ConfigError
 from exporter.config.rules import Rule
 from exporter.config.rules import split_host_port as split_host_port
+from exporter.support.urls import url_secrets
 
 SECRET_MASK = "********"
 S = TypeVar("S")
 
 
-def field_doc(text: str, secret: bool = False, rule: Rule | None = None) -> dict[str, Any]:
+def field_doc(
+    text: str, secret: bool = False, rule: Rule | None = None, url: bool = False
+) -> dict[str, Any]:
     """Field metadata: what the key means, whether it is a secret, what values are accepted.
 
     The loader enforces ``rule`` (``rules.check_section``) and docs/configuration.md shows its
-    text (``python -m exporter.docgen``): one statement of each rule.
+    text (``python -m exporter.docgen``): one statement of each rule. ``url``: a URL that may
+    carry secrets in its query (``?token=``): shown masked, its secrets redacted in logs.
     """
-    return {"doc": text, "secret": secret, "rule": rule}
+    return {"doc": text, "secret": secret, "rule": rule, "url": url}
 
 
 @dataclass(frozen=True)
@@ -489,6 +493,8 @@ def _secret_values(section: Any) -> list[str]:
         value = getattr(section, f.name)
         if f.metadata.get("secret") and isinstance(value, str):
             out.append(value)
+        elif f.metadata.get("url") and isinstance(value, str):
+            out += url_secrets(value)
         else:
             out += _secret_values(value)
     return out

@@ -3,12 +3,14 @@ authenticate there (the keys of Prometheus' own ``remote_write`` block)."""
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from exporter.config import AreaSection, ConfigError, Settings, field_doc
 from exporter.config import rules as r
+from exporter.config.secretfiles import SecretFileError, read_secret
 from exporter.traffic.settings import TRAFFIC_SECTION
 
 # Prometheus' out_of_order_time_window of the documented receiver set-up is 6 h; a minute
@@ -17,19 +19,29 @@ DEFAULT_MAX_AGE_MINUTES = 330
 
 
 def check_url(key: str, url: str, _: Any) -> None:
+    """An http(s) URL urllib reads, with a host and a port in range, no spaces, no userinfo;
+    the messages never show the URL (its query may hold a token)."""
     if not url:
         return
-    parts = urlsplit(url)
+    expected = "expected an http(s) URL such as http://prometheus:9090/api/v1/write"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # "https://[host", a port not a number or out of 0-65535
+        raise ConfigError(f"{key}: {expected} ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(
-            f"{key}: expected an http(s) URL such as http://prometheus:9090/api/v1/write"
-        )
+        raise ConfigError(f"{key}: {expected}")
+    if port == 0:
+        raise ConfigError(f"{key}: port 0 is no port to send to")
+    if any(c.isspace() for c in url):
+        raise ConfigError(f"{key}: must not contain spaces")
     if parts.username or parts.password:
         raise ConfigError(f"{key}: no credentials in the URL; use basic_auth")
 
 
 def check_auth(key: str, section: RemoteWriteSettings, _: Any) -> None:
-    """At most one way to authenticate; a client certificate comes with its key."""
+    """At most one way to authenticate; a client certificate comes with its key; every file
+    named can be read (a secret file as the writer reads it), and the TLS ones load."""
     ways = [
         name
         for name, given in (
@@ -49,6 +61,89 @@ def check_auth(key: str, section: RemoteWriteSettings, _: Any) -> None:
     tls = section.tls_config
     if bool(tls.cert_file) != bool(tls.key_file):
         raise ConfigError(f"{key}.tls_config: cert_file and key_file go together")
+    if not section.enabled:
+        return
+    problems = [
+        f"{key}.{name}: {exc}"
+        for name, path in (
+            ("bearer_token_file", section.bearer_token_file),
+            ("basic_auth.password_file", auth.password_file),
+        )
+        if path
+        for exc in _unreadable_secret(path)
+    ]
+    problems += _tls_problems(key, section)
+    if problems:
+        raise ConfigError.of(problems)
+
+
+def _unreadable_secret(path: str) -> list[SecretFileError]:
+    try:
+        read_secret(path)
+    except SecretFileError as exc:
+        return [exc]
+    return []
+
+
+def _tls_problems(key: str, section: RemoteWriteSettings) -> list[str]:
+    """What keeps ``tls_config`` from making a TLS context, each naming its key."""
+    tls = section.tls_config
+    if not section.url.startswith("https:"):
+        given = [n for n in ("ca_file", "cert_file", "key_file", "server_name") if getattr(tls, n)]
+        return [f"{key}.tls_config.{n}: only used with an https url" for n in given]
+    problems = [
+        f"{key}.tls_config.{name}: cannot read {path!r}: {exc.strerror or exc}"
+        for name, path in (
+            ("ca_file", tls.ca_file),
+            ("cert_file", tls.cert_file),
+            ("key_file", tls.key_file),
+        )
+        if path
+        for exc in _unopenable(path)
+    ]
+    if problems:
+        return problems
+    try:
+        ssl_context(section)
+    except ConfigError as exc:
+        return [f"{key}.{problem}" for problem in exc.problems]
+    return []
+
+
+def _unopenable(path: str) -> list[OSError]:
+    try:
+        with open(path, "rb"):
+            return []
+    except OSError as exc:
+        return [exc]
+
+
+def ssl_context(s: RemoteWriteSettings) -> ssl.SSLContext | None:
+    """The TLS context towards an https receiver (None for http); ConfigError naming the key
+    (``tls_config.ca_file``) when a file holds no usable certificate or key."""
+    tls = s.tls_config
+    if not s.url.startswith("https:"):
+        return None
+    try:
+        ctx = ssl.create_default_context(cafile=tls.ca_file or None)
+    except (ssl.SSLError, OSError) as exc:
+        raise ConfigError(f"tls_config.ca_file: no usable CA certificate ({_why(exc)})") from None
+    if tls.insecure_skip_verify:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if tls.cert_file:
+        try:
+            ctx.load_cert_chain(tls.cert_file, tls.key_file)
+        except (ssl.SSLError, OSError) as exc:
+            raise ConfigError(
+                f"tls_config.cert_file: not a certificate that key_file fits ({_why(exc)})"
+            ) from None
+    return ctx
+
+
+def _why(exc: OSError) -> str:
+    reason = getattr(exc, "reason", None)
+    return str(reason or exc.strerror or exc)
 
 
 @dataclass(frozen=True)
@@ -69,7 +164,11 @@ class TlsConfig:
     cert_file: str = field(default="", metadata=field_doc("Client certificate (with key_file)."))
     key_file: str = field(default="", metadata=field_doc("Client certificate's key."))
     server_name: str = field(
-        default="", metadata=field_doc("Name the receiver's certificate must carry.")
+        default="",
+        metadata=field_doc(
+            "Name the receiver's certificate must carry (and sent as SNI) when it is not the "
+            "URL's host, as Prometheus' `tls_config.server_name`."
+        ),
     )
     insecure_skip_verify: bool = field(
         default=False, metadata=field_doc("Do not verify the receiver's certificate.")
@@ -83,8 +182,13 @@ class RemoteWriteSettings:
         metadata=field_doc(
             "Remote-write endpoint, e.g. `http://prometheus:9090/api/v1/write`; empty = off. "
             "Each minute's final figures are written once, at the minute's start "
-            "(docs/remote-write.md).",
-            rule=r.custom("empty, or an http(s) URL without credentials", check_url),
+            "(docs/remote-write.md). Query values (`?token=`) are masked wherever it is shown.",
+            rule=r.custom(
+                "empty, or an http(s) URL with a host and a port in 1-65535, no spaces, "
+                "no credentials",
+                check_url,
+            ),
+            url=True,
         ),
     )
     bearer_token: str = field(
@@ -150,7 +254,8 @@ REMOTE_WRITE_SECTION = AreaSection(
     "effect at the next start.",
     rule=r.custom(
         "at most one of `bearer_token`, `bearer_token_file`, `basic_auth`; "
-        "`tls_config.cert_file` with `key_file`",
+        "`tls_config.cert_file` with `key_file`; every file named readable, the TLS ones "
+        "usable, and `tls_config` only with an https `url`",
         check_auth,
     ),
     warnings=warnings,

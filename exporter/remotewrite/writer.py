@@ -4,9 +4,11 @@ the receiver acknowledged it, and writes it once, oldest first, at the minute's 
 ``final`` (the traffic poller's hook, on its worker thread) turns the run into one request
 body per minute and stores them (``MinuteStore``) before it returns. ``flush`` (the background
 loop, or a test) sends what is due: a minute whose body the receiver refuses with a 400 is
-split in halves until the bad series are found and the rest is written; refusals and minutes
-past ``max_age_minutes`` are dropped for good, counted and logged once; anything else is
-retried with the same bytes after a backoff. A minute not yet closed is never sent.
+split in halves until the bad series are found and the rest is written; those series and
+minutes past ``max_age_minutes`` are dropped for good, counted and logged once; anything else
+(a receiver that refuses the request itself, 401, 403, 405 or a redirect, as well as a 5xx or
+no answer) is retried with the same bytes after a backoff, the minute pending meanwhile (what
+the Pending and Stalled alerts read). A minute not yet closed is never sent.
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ LOG_AGAIN_SECONDS = 3600.0  # a permanent refusal is logged once an hour per acc
 IDLE_SECONDS = 15.0  # the loop looks for due minutes at least this often
 
 Post = Callable[[bytes], Awaitable[Answer]]
+
+# A reason's log event and what happens to the minute (any other reason: dropped).
+NOTES = {
+    "retry": ("retrying", "retried with the same bytes"),
+    "refused": (
+        "refused",
+        "kept pending, retried with the same bytes after a backoff: the receiver refuses the "
+        "request itself (check remote_write.url and its credentials)",
+    ),
+}
 
 
 class RemoteWriter:
@@ -121,9 +133,9 @@ class RemoteWriter:
             self._count("sent", await asyncio.to_thread(count, body))
             await self._done(account, minute)
             return True
-        if answer.verdict == "retry":
+        if answer.verdict in ("retry", "refused"):
             self._count("retried", await asyncio.to_thread(count, body))
-            self._note(account, "retry", answer, minute, warn=False)
+            self._note(account, answer.verdict, answer, minute, warn=answer.verdict == "refused")
             return False
         if answer.verdict == "too_old":
             await self._drop(account, minute, body, "too_old", answer.detail)
@@ -154,8 +166,9 @@ class RemoteWriter:
             elif answer.verdict == "too_old":
                 self._count("too_old", len(half))
                 self._note(account, "too_old", answer, minute)
-            elif answer.verdict == "retry":
+            elif answer.verdict in ("retry", "refused"):
                 self._count("retried", len(half))
+                self._note(account, answer.verdict, answer, minute, warn=answer.verdict != "retry")
                 return False
             elif not await self._split(account, minute, half):
                 return False
@@ -181,14 +194,15 @@ class RemoteWriter:
             return
         self._logged[(account, why)] = now
         emit = log.warning if warn else log.info
+        event, action = NOTES.get(why, ("dropped", "not written, not retried"))
         emit(
-            "remote_write_" + ("retrying" if why == "retry" else "dropped"),
+            "remote_write_" + event,
             account=account,
             minute=minute,
             reason=why,
             status=answer.status,
             detail=answer.detail,
-            action="retried with the same bytes" if why == "retry" else "not written, not retried",
+            action=action,
         )
 
     def _show(self, account: str) -> None:

@@ -2,16 +2,23 @@
 
 Applied without a restart, keeping every counter, ledger and cursor: the account list (accounts
 added are scheduled, accounts removed forgotten, ``dvr_streams`` follow), the poll intervals of
-restream, DVR and talking head, ``metrics.include`` / ``metrics.exclude``, and a new static
-``upstream.token`` (a rotated ``token_file``). Every other key
-keeps its running value until the next restart; the reload log line names those that changed
-(``RESTART_KEYS`` is what docs/deploy.md lists). A file that does not pass check-config is
-refused whole: the running config stays, ``cdnvideo_exporter_config_last_reload_successful`` is
+restream, DVR and talking head, ``metrics.include`` / ``metrics.exclude``, and rotated
+secrets: a new static ``upstream.token``, ``upstream.password`` (same ``username``) and the
+admin tokens (a rotated ``*_file``; the remote writer reads its files before each request).
+Every other key keeps its running value until the next restart; the reload log line names
+those that changed (``RESTART_KEYS`` is what docs/deploy.md lists). A file that does not pass
+check-config is refused whole: the running config stays,
+``cdnvideo_exporter_config_last_reload_successful`` is
 0 until a good reload, and the error is logged and returned.
+
+The file and its secret files are read on a worker thread, the whole load bounded by
+``LOAD_DEADLINE_SECONDS`` (each secret file by its own deadline, so the error names its key):
+a FIFO or a hung mount never stops the event loop serving ``/healthz``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -29,6 +36,9 @@ log = structlog.get_logger("exporter.runtime.reload")
 LIVE_KEYS = (
     "accounts",
     "upstream.token (a static token stays static)",
+    "upstream.password (the same username)",
+    "admin.read_token",
+    "admin.write_token",
     "restream.interval_seconds",
     "restream.history_interval_seconds",
     "dvr.interval_seconds",
@@ -37,7 +47,7 @@ LIVE_KEYS = (
     "metrics.exclude",
 )
 RESTART_KEYS = (
-    "upstream.*",
+    "upstream.* (but a static token and the password)",
     "traffic.*",
     "remote_write.*",
     "restream.enabled",
@@ -46,7 +56,7 @@ RESTART_KEYS = (
     "listen",
     "web_config_file",
     "shard",
-    "admin.*",
+    "admin.* (but the tokens)",
     "log.*",
     "accounts (switching between a list and discovery)",
 )
@@ -81,18 +91,36 @@ def live_settings(old: Settings, new: Settings) -> Settings:
     """``old`` with the keys a reload applies taken from ``new``: the accounts, the metric
     selection, and what each area's declaration says of its section (``live``)."""
     accounts = new.accounts if (old.accounts is None) == (new.accounts is None) else old.accounts
-    upstream = old.upstream
+    upstream, admin = old.upstream, old.admin
     if old.upstream.token and new.upstream.token:  # a rotated token (file): sent from now on
         upstream = dataclasses.replace(upstream, token=new.upstream.token)
-    live = dataclasses.replace(old, accounts=accounts, metrics=new.metrics, upstream=upstream)
+    elif _same_login(old, new):  # a rotated password (file): the next login uses it
+        upstream = dataclasses.replace(upstream, password=new.upstream.password)
+    if old.admin.enabled and new.admin.enabled:  # rotated tokens (files): checked from now on
+        admin = dataclasses.replace(
+            admin, read_token=new.admin.read_token, write_token=new.admin.write_token
+        )
+    live = dataclasses.replace(
+        old, accounts=accounts, metrics=new.metrics, upstream=upstream, admin=admin
+    )
     for area in declarations():
         live = area.live(live, new)
     return live
 
 
+def _same_login(old: Settings, new: Settings) -> bool:
+    o, n = old.upstream, new.upstream
+    return not o.token and not n.token and o.username == n.username and bool(n.password)
+
+
+# The longest a reload waits for the config file and its secret files (each secret file has
+# its own, shorter deadline: config.secretfiles.READ_DEADLINE_SECONDS).
+LOAD_DEADLINE_SECONDS = 30.0
+
+
 class Reloader:
-    """Loads the config (``load``: the file as the flags override it) and hands the live part
-    to ``apply``; one reload at a time (the event loop runs it whole)."""
+    """Loads the config (``load``: the file as the flags override it, on a worker thread) and
+    hands the live part to ``apply``; one reload at a time (a lock)."""
 
     def __init__(
         self,
@@ -107,19 +135,26 @@ class Reloader:
         self._apply = apply
         self._report = report
         self._rendered = rendered
+        self._lock = asyncio.Lock()
+        self.deadline = LOAD_DEADLINE_SECONDS
 
     async def reload(self) -> ReloadOutcome:
         """Reload, then render ``/metrics`` at once (``rendered``: the selection applied to what
         is published, the reload gauges showing the outcome)."""
-        outcome = self._reload()
-        await self._rendered()
+        async with self._lock:
+            outcome = await self._reload()
+            await self._rendered()
         return outcome
 
-    def _reload(self) -> ReloadOutcome:
+    async def _reload(self) -> ReloadOutcome:
         old = self._current()
         try:
-            new = self._load()
-        except ConfigError as exc:
+            new = await asyncio.wait_for(asyncio.to_thread(self._load), self.deadline)
+        except (ConfigError, TimeoutError) as exc:
+            if isinstance(exc, TimeoutError):
+                exc = ConfigError(
+                    f"config file: not read within {self.deadline:g} s (a hung mount?)"
+                )
             message = Redactor(old.secrets()).text(str(exc))
             self._report(False)
             log.error("config_reload_failed", error=message, kept="the running config")

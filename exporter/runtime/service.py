@@ -106,9 +106,11 @@ class Service:
         family selection, the poll intervals and the configured accounts. Counters, ledgers,
         cursors and the state of the accounts that stay are kept."""
         before = self._timings()
+        self.ctx.redactor.add(*settings.secrets())  # rotated ones masked before any use
         if settings.upstream.token != self.ctx.settings.upstream.token:
-            self.ctx.redactor.add(settings.upstream.token)  # masked before it is ever sent
             self.ctx.client.replace_token(settings.upstream.token)
+        if settings.upstream.password != self.ctx.settings.upstream.password:
+            self.ctx.client.replace_password(settings.upstream.password)
         self.ctx.settings = settings
         self.ctx.store.selection = FamilySelection(
             settings.metrics.include, settings.metrics.exclude

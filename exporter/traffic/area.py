@@ -55,7 +55,7 @@ class TrafficArea:
             try:
                 await self.poller.poll(account)
             finally:
-                self.history_file.save(self._ctx.clock.time())
+                await self.history_file.save_off_loop(self._ctx.clock.time())
 
         return [Job(self.name, account, TRAFFIC_TICK_SECONDS, poll)]
 

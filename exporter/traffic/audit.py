@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exporter.exposition import Fragment, MetricSpec
-from exporter.traffic.parse import COUNT_KEYS, Values
+from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values
 from exporter.traffic.windows import MINUTE, Window
 
 KEEP_SECONDS = 48 * 3600.0  # counted windows are kept this long after their last settle read
@@ -249,12 +249,13 @@ class AuditBook:
     def load_json(self, doc: dict[str, Any]) -> None:
         """Restore what ``to_json`` wrote (raises KeyError/TypeError/ValueError if not ours)."""
         keys = list(doc["count_keys"])
+        place = [COUNT_INDEX.get(key, -1) for key in keys]  # each key's index here, or -1
 
         def dec(raw: list[float | None]) -> Values:
             out = array("d", [float("nan")]) * len(COUNT_KEYS)
-            for key, x in zip(keys, raw, strict=True):
-                if key in COUNT_KEYS and x is not None:
-                    out[COUNT_KEYS.index(key)] = float(x)
+            for i, x in zip(place, raw, strict=True):
+                if i >= 0 and x is not None:
+                    out[i] = float(x)
             return out
 
         def outcome(raw: list[Any] | None) -> Outcome | None:

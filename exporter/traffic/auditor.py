@@ -1,12 +1,11 @@
 """The audit's reads: one settled window re-read per poll when nothing else is owed, compared
-with what was counted, and the record kept beside the state file (``.audit.json``)."""
+with what was counted, and the record kept beside the state file, in pieces
+(``<state_file>.audit/``: ``exporter.traffic.audit_record``)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
@@ -14,9 +13,9 @@ from exporter.exposition import Store, StoreKey
 from exporter.support import offloop
 from exporter.support.clock import Clock
 from exporter.traffic.audit import DEFAULT_POLICY, AuditBook, Counted, Policy
+from exporter.traffic.audit_record import AuditRecord, Pieces
 from exporter.traffic.parse import Values
 from exporter.traffic.read import totals_of
-from exporter.traffic.state import write_atomic
 from exporter.traffic.steps import on_worker
 from exporter.traffic.windows import Window
 from exporter.upstream.errors import UpstreamError
@@ -33,8 +32,15 @@ SAVE_SECONDS = 60.0
 
 
 def audit_path(state_file: str) -> str:
-    """Where the audit record of a state file is kept ('' when there is no state file)."""
+    """The name of a state file's audit record ('' when there is no state file): the older
+    whole-file record was this file; the record is kept in pieces in the directory of the
+    same name without ``.json`` (``<state_file>.audit/``)."""
     return f"{state_file}.audit.json" if state_file else ""
+
+
+def audit_record(path: str) -> AuditRecord:
+    """The record named ``path`` (``audit_path``): its pieces, and the older whole file."""
+    return AuditRecord(path.removesuffix(".json") if path else "", path)
 
 
 class AuditBudget(Protocol):
@@ -67,6 +73,7 @@ class Auditor:
         self._path = path
         self._budget = budget
         self.book = AuditBook(policy)
+        self._record = audit_record(path)
         self._saved_at = 0.0
         self._changed: set[str] = set()  # accounts whose audit figures changed since published
         self._published: set[str] = set()
@@ -75,10 +82,7 @@ class Auditor:
 
     def _load(self) -> None:
         try:
-            doc = json.loads(Path(self._path).read_bytes())
-            self.book.load_json(doc)
-        except FileNotFoundError:
-            return
+            self._record.load(self.book)
         except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
             log.warning("traffic_audit_record_ignored", path=self._path, problem=str(exc))
             self.book.accounts.clear()
@@ -96,6 +100,7 @@ class Auditor:
 
     def settled(self, account: str, window: Window, totals: Values) -> None:
         self.book.settled(account, window, totals, self._clock.time())
+        self._record.settled(account, self.book.accounts[account].counted[-1])
         self._changed.add(account)
 
     async def step(self, account: str, long_windows: bool) -> None:
@@ -111,9 +116,11 @@ class Auditor:
             self._store.publish(StoreKey("traffic_audit", account), self.book.fragment(account))
             self._changed.discard(account)
             self._published.add(account)
-        if self._save_due(now):  # written on the worker, taken on the loop
-            doc = self._snapshot()
-            await asyncio.get_running_loop().run_in_executor(offloop.WORKER, self._write, doc, now)
+        if self._save_due(now):  # taken on the loop (small pieces), made and written on the worker
+            pieces = self._take()
+            loop = asyncio.get_running_loop()
+            if not await loop.run_in_executor(offloop.WORKER, self._write, pieces, now):
+                self._record.put_back(pieces)
 
     def _affords(self, account: str) -> bool:
         return self._budget is None or self._budget.affords(account, "traffic", 1 + HEADROOM)
@@ -141,18 +148,22 @@ class Auditor:
         """Write the record now if it changed (``force``), else once SAVE_SECONDS passed."""
         now = self._clock.time()
         if self._path and self.book.dirty and (force or self._save_due(now)):
-            self._write(self._snapshot(), now)
+            pieces = self._take()
+            if not self._write(pieces, now):
+                self._record.put_back(pieces)
 
-    def _snapshot(self) -> dict[str, Any]:
-        """The record as a new document; changes after this mark the book dirty again."""
+    def _take(self) -> Pieces:
+        """What the next save writes; changes after this mark the book dirty again."""
         self.book.dirty = False
-        return self.book.to_json()
+        return self._record.take(self.book)
 
-    def _write(self, doc: dict[str, Any], now: float) -> None:
+    def _write(self, pieces: Pieces, now: float) -> bool:
         try:
-            write_atomic(self._path, json.dumps(doc).encode())
+            self._record.write(pieces, now, self.book.policy.keep_seconds)
         except OSError as exc:
             self.book.dirty = True
-            log.error("traffic_audit_record_save_failed", path=self._path, problem=str(exc))
-            return
+            where = self._record.directory
+            log.error("traffic_audit_record_save_failed", path=where, problem=str(exc))
+            return False
         self._saved_at = now
+        return True

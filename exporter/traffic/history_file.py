@@ -1,20 +1,24 @@
 """The landing charts' last hour, kept beside the traffic state file so a restart does not
 blank them: ``<traffic.state_file>.charts.json``.
 
-Written at most every ``SAVE_SECONDS`` after a traffic poll and at shutdown (atomically, like
-the state file); read once at start-up, keeping the points of the last hour. A file that
-cannot be read or is not ours is logged and ignored: the charts start empty, as before.
+Written at most every ``SAVE_SECONDS`` after a traffic poll (``save_off_loop``: the points
+taken on the loop, the file made, written and fsynced on the refresh worker) and at shutdown
+(atomically, like the state file); read once at start-up, keeping the points of the last
+hour. A file that cannot be read or is not ours is logged and ignored: the charts start
+empty, as before.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import structlog
 
+from exporter.support.offloop import off_loop
 from exporter.traffic.history import HOUR_SECONDS, Point, TrafficHistory
 
 log = structlog.get_logger("exporter.traffic.history_file")
@@ -28,10 +32,11 @@ def charts_path(state_file: str) -> str:
     return f"{state_file}.charts.json" if state_file else ""
 
 
-def dumps(history: TrafficHistory, saved_at: float) -> bytes:
+def dumps(points: Mapping[str, tuple[Point, ...]], saved_at: float) -> bytes:
+    """The file of ``points`` (``TrafficHistory.snapshot``: immutable, any thread may read)."""
     accounts = {
-        account: [[p.end, p.requests_per_second, p.bytes_per_second, p.hit_ratio] for p in points]
-        for account, points in history.snapshot().items()
+        account: [[p.end, p.requests_per_second, p.bytes_per_second, p.hit_ratio] for p in rows]
+        for account, rows in points.items()
     }
     doc = {"version": VERSION, "saved_at": saved_at, "accounts": accounts}
     return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
@@ -97,13 +102,26 @@ class HistoryFile:
         self._saved_at = now
 
     def save(self, now: float, force: bool = False) -> None:
-        """Write the file when ``SAVE_SECONDS`` passed since the last write (or ``force``)."""
-        if not self._path or (not force and now - self._saved_at < SAVE_SECONDS):
-            return
+        """Write the file when ``SAVE_SECONDS`` passed since the last write (or ``force``), on
+        the calling thread (at shutdown)."""
+        if self._due(now, force):
+            self._saved_at = now
+            self._write(self._history.snapshot(), now)
+
+    async def save_off_loop(self, now: float) -> None:
+        """As ``save``, the file made and written on the refresh worker: the event loop only
+        takes the points (a dict of immutable tuples)."""
+        if self._due(now, False):
+            self._saved_at = now
+            await off_loop(self._write, self._history.snapshot(), now)
+
+    def _due(self, now: float, force: bool) -> bool:
+        return bool(self._path) and (force or now - self._saved_at >= SAVE_SECONDS)
+
+    def _write(self, points: Mapping[str, tuple[Point, ...]], now: float) -> None:
         from exporter.traffic.state import write_atomic  # here: traffic imports this module
 
-        self._saved_at = now
         try:
-            write_atomic(self._path, dumps(self._history, now))
+            write_atomic(self._path, dumps(points, now))
         except OSError as exc:
             log.warning("charts_file_save_failed", path=self._path, problem=str(exc))

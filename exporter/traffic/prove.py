@@ -8,7 +8,6 @@ does not name, no record of that day, a read the platform failed).
 from __future__ import annotations
 
 import asyncio
-import json
 from array import array
 from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime
@@ -20,7 +19,7 @@ import aiohttp
 from exporter.config import Settings
 from exporter.support.clock import Clock, SystemClock
 from exporter.traffic.audit import AuditBook, Counted
-from exporter.traffic.auditor import audit_path, read_totals
+from exporter.traffic.auditor import audit_path, audit_record, read_totals
 from exporter.traffic.parse import COUNT_KEYS, Values
 from exporter.traffic.reply import MetricsEndpoint, TrafficSource
 from exporter.traffic.settings import TRAFFIC_SECTION
@@ -91,12 +90,13 @@ def load_book(settings: Settings, err: TextIO) -> AuditBook | None:
               file=err)  # fmt: skip
         return None
     book = AuditBook()
-    try:
-        book.load_json(json.loads(Path(path).read_bytes()))
-    except FileNotFoundError:
+    record = audit_record(path)
+    if not Path(record.directory).exists() and not Path(path).exists():
         print(f"error: {path} does not exist (the exporter writes it beside the state file)",
               file=err)  # fmt: skip
         return None
+    try:
+        record.load(book)
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         print(f"error: {path} cannot be read: {exc}", file=err)
         return None

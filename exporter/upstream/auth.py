@@ -99,8 +99,9 @@ def _transient(exc: UpstreamError) -> bool:
 class PasswordLogin:
     """Gets a token from ``/app/oauth/v1/token/`` and renews it ahead of its lifetime.
 
-    A rejected password is remembered: no further login is attempted until the process is
-    restarted with a corrected secret (seven wrong passwords lock the portal login for hours).
+    A rejected password is remembered: no further login is attempted until a reload or a
+    restart brings a different password (seven wrong passwords lock the portal login for
+    hours).
     When a renewal fails while the current token is still inside its lifetime, that token
     stays in use (a warning is logged, ``check`` reports the failure) and renewal is tried
     again, at most every MIN_SECONDS_BETWEEN_LOGINS, until it expires.
@@ -119,6 +120,13 @@ class PasswordLogin:
         self._rejected: LoginRejected | None = None
         self._failure: UpstreamError | None = None  # of the last login attempt
         self._lock = asyncio.Lock()
+
+    def replace_password(self, password: str) -> None:
+        """Log in with ``password`` from the next login on (a reload read a rotated
+        ``upstream.password_file``); a login the old one got refused may be tried again."""
+        if password != self._password:
+            self._password = password
+            self._rejected = None
 
     async def token(self) -> str:
         if self._token and self._clock.time() < self._renew_at:

@@ -177,6 +177,12 @@ class UpstreamClient:
         if isinstance(self.auth, StaticToken):
             self.auth.replace(token)
 
+    def replace_password(self, password: str) -> None:
+        """Log in with ``password`` from the next login on (a reload found a rotated
+        password file); a static token has none, so nothing changes there."""
+        if isinstance(self.auth, PasswordLogin):
+            self.auth.replace_password(password)
+
     def deadline(self) -> float:
         """The longest one call may take in seconds: every attempt's timeout, more than the
         back-off between them at its longest (each wait is at most 1.5 x its step, and the steps

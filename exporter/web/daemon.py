@@ -153,7 +153,7 @@ async def create_app(
     if load is not None and enable_lifecycle:
         admin = app.get(ADMIN_API)
         failures = admin[ADMIN_STATE].auth_failures if admin is not None else None
-        add_reload_route(app, app[RELOADER], settings.admin, failures)
+        add_reload_route(app, app[RELOADER], lambda: ctx.settings.admin, failures)
     else:
         add_lifecycle_off_route(app)
     app.cleanup_ctx.append(lifecycle)

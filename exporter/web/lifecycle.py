@@ -11,6 +11,8 @@ when the port is reachable by others). Without ``--web.enable-lifecycle`` it ans
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import structlog
 from aiohttp import web
 
@@ -28,13 +30,15 @@ log = structlog.get_logger("exporter.web.lifecycle")
 def add_reload_route(
     app: web.Application,
     reloader: Reloader,
-    admin: AdminSettings,
+    current: Callable[[], AdminSettings],
     failures: FailureThrottle | None = None,
 ) -> None:
-    """``failures``: the admin API's failed-authentication throttle, which a wrong token here
+    """``current``: the admin settings in force (a reload may rotate the write token).
+    ``failures``: the admin API's failed-authentication throttle, which a wrong token here
     counts toward and answers as the admin API does (429 with ``Retry-After``)."""
 
     async def reload(request: web.Request) -> web.Response:
+        admin = current()
         if admin.enabled:
             own = request.headers.get(ADMIN_TOKEN_HEADER)
             presented = own if own is not None else request.headers.get("Authorization")

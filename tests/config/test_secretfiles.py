@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from exporter.config import ConfigError, parse_config
+from exporter.config import ConfigError, parse_config, secretfiles
 from exporter.config.report import masked_dict
 
 READ = "read-token-from-a-file-0123"
@@ -76,3 +79,35 @@ def test_the_admin_files_are_not_read_while_admin_is_off(tmp_path: Path) -> None
     s = parse_config({"upstream": {"token": "t0ken"}, "admin": {"read_token_file": gone}}, env={})
     assert s.admin.read_token == ""
     assert s.admin.read_token_file == gone
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "token"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    assert problems({"upstream": {"token_file": str(fifo)}}) == (
+        f"upstream.token_file: {str(fifo)!r} is not a regular file "
+        "(a FIFO, a device or a directory)",
+    )
+    assert time.monotonic() - started < 1.0
+
+
+def test_a_read_that_does_not_answer_is_given_up_at_its_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hung network mount: the read blocks in the kernel (here: sleeps)."""
+    release = threading.Event()
+    monkeypatch.setattr(secretfiles, "_read", lambda path: (release.wait(10), ("", "x"))[1])
+    started = time.monotonic()
+    with pytest.raises(secretfiles.SecretFileError) as caught:
+        secretfiles.read_secret(str(tmp_path / "token"), deadline=0.2)
+    release.set()
+    assert str(caught.value) == f"no answer from {str(tmp_path / 'token')!r} within 0.2 s"
+    assert time.monotonic() - started < 1.0
+
+
+def test_a_file_too_long_for_a_secret_is_refused(tmp_path: Path) -> None:
+    path = secret(tmp_path, "big", "x" * (secretfiles.MAX_SECRET_BYTES + 1))
+    assert problems({"upstream": {"token_file": path}}) == (
+        f"upstream.token_file: {path!r} is longer than 65536 bytes: not a secret",
+    )

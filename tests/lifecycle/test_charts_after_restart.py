@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from exporter.config import parse_config
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
+from exporter.traffic import audit_record
+from exporter.traffic import state as state_module
 from exporter.web.app import AREAS
 from exporter.web.daemon import SERVICE, create_app
 
@@ -91,3 +95,32 @@ async def test_a_damaged_charts_file_is_ignored(tmp_path: Path) -> None:
     )
     app = await create_app(settings, clock=FakeClock(T0), schedule=False)
     assert app[AREAS].traffic.history.points("a") == ()
+
+
+async def test_the_charts_file_and_the_audit_record_are_written_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file the traffic job writes while it runs (the charts' once a minute, the audit
+    record's pieces) is serialised and fsynced on a worker thread, never the loop's."""
+    writers: dict[str, set[str]] = {}
+    real = state_module.write_atomic
+
+    def spy(path: str, data: bytes) -> None:
+        writers.setdefault(Path(path).name, set()).add(threading.current_thread().name)
+        real(path, data)
+
+    monkeypatch.setattr(state_module, "write_atomic", spy)
+    monkeypatch.setattr(audit_record, "write_atomic", spy)
+    clock = FakeClock(T0)
+    sim = Simulator(SimConfig(accounts=(ACCOUNT,), resources_per_account=2), clock)
+    sim_runner = await serve(sim)
+    try:
+        await _run(sim_runner.base_url, sim.token, clock, tmp_path / "state.json", minutes=12)
+    finally:
+        await sim_runner.cleanup()
+    loop_thread = threading.main_thread().name
+    assert loop_thread in writers["state.json.charts.json"]  # the last write, at shutdown
+    during = writers["state.json.charts.json"] - {loop_thread}
+    assert during, "no charts write while polling"
+    assert all(name.startswith("refresh") for name in during)
+    assert writers["head.json"] - {loop_thread}  # the audit record's pieces, while polling

@@ -261,3 +261,40 @@ async def test_the_senders_disk_writes_and_decoding_stay_off_the_event_loop(
     assert len(threads["count"]) == 3  # dropped, retried, sent
     loop_thread = threading.get_ident()
     assert loop_thread not in threads["done"] + threads["count"]
+
+
+@pytest.mark.parametrize("status", [401, 403, 404, 405, 413])
+async def test_a_receiver_refusing_the_request_keeps_the_minute_pending_unsplit(
+    receiver_rig: tuple[Receiver, Rig], status: int
+) -> None:
+    """Not a 400 naming bad samples: the receiver's set-up (credentials, path, a redirect that
+    turned the POST into a GET). One request per try, nothing dropped, the minute pending (the
+    Pending and Stalled alerts read that), retried after a backoff, the status logged as got."""
+    receiver, rig = receiver_rig
+    receiver.answers = [(status, "nope"), (status, "nope")]
+    w = rig.writer()
+    with capture_logs() as logs:
+        offer(w, M, 10.0, resources=6)
+        await w.flush()
+        assert len(receiver.bodies) == 1  # not split
+        rig.clock.advance(5)
+        await w.flush()
+    assert len(receiver.bodies) == 2
+    assert receiver.stored == []
+    assert rig.sample("cdnvideo_remote_write_pending_minutes", account=ACC) == 1
+    age = "cdnvideo_remote_write_oldest_pending_minute_age_seconds"
+    assert rig.sample(age, account=ACC) == 305
+    assert rig.sample("cdnvideo_remote_write_samples_total", outcome="rejected") == 0
+    assert rig.sample("cdnvideo_remote_write_samples_total", outcome="retried") == 14
+    refused = [e for e in logs if e["event"] == "remote_write_refused"]
+    assert len(refused) == 1  # once an hour per account and reason
+    assert (refused[0]["status"], refused[0]["log_level"]) == (status, "warning")
+    assert "kept pending" in refused[0]["action"]
+    rig.clock.advance(5)
+    await w.flush()  # the second failure doubled the backoff to 10 s
+    assert len(receiver.bodies) == 2
+    rig.clock.advance(5)
+    await w.flush()  # the receiver is fixed: everything is written
+    assert len(receiver.stored) == 7
+    assert rig.sample("cdnvideo_remote_write_pending_minutes", account=ACC) == 0
+    assert rig.sample("cdnvideo_remote_write_samples_total", outcome="sent") == 7

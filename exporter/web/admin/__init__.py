@@ -80,8 +80,8 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
         # It names the accounts: with basic auth on, a password or a token is needed.
         presented = request.headers.get("Authorization")
         if not authenticated(request) and not authenticate(
-            presented, settings.admin.read_token, settings.admin.write_token
-        ):
+            presented, ctx.settings.admin.read_token, ctx.settings.admin.write_token
+        ):  # the tokens in force: a reload may have rotated them
             if auth_failures is not None:
                 wait = auth_failures.failed(request.remote, request.headers, presented)
                 if wait:

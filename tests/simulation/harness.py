@@ -271,7 +271,11 @@ class World:
     async def start(self) -> None:
         self.daemon, settings = self._settings(self.daemon)
         session = cast(aiohttp.ClientSession, self.transport.session())
-        ctx = build_context(settings, session, self.host, Redactor(settings.secrets()))
+        # without process_* and python_info: the machine's figures, read from /proc at each
+        # render, which no invariant reads (a tenth of a render)
+        ctx = build_context(
+            settings, session, self.host, Redactor(settings.secrets()), process=False
+        )
         ctx.client.backoff_seconds = 0.0
         # No scrape here asks for OpenMetrics: its body is not rendered (a third of a render).
         ctx.store._extra_openmetrics = None

@@ -35,6 +35,7 @@ import structlog.testing
 import exporter.runtime.registry  # noqa: F401  (declares the areas' config sections)
 from exporter.config import ConfigError, Settings, parse_config
 from exporter.exposition import pack
+from exporter.exposition.deflate import deflate
 from exporter.runtime.reload import Reloader
 from exporter.runtime.scheduler import Scheduler, Timing
 from exporter.runtime.service import Service, build_context
@@ -512,11 +513,22 @@ class InlineOnLoop(Inline):
         return cast(concurrent.futures.Future[Any], future)
 
 
+class Stored(Inline):
+    """``Inline`` for the compression thread, which stores the pieces (deflate level 0)
+    instead of compressing them: a scrape reads the same text, without zlib's work at level
+    6 at every fragment built and a larger part to inflate at every scrape."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        if fn is deflate:
+            kwargs = {**kwargs, "level": 0}
+        return super().submit(fn, *args, **kwargs)
+
+
 @contextlib.contextmanager
 def inline_worker() -> Iterator[None]:
     saved, compressor = offloop.WORKER, pack._compressor
     offloop.WORKER = cast(concurrent.futures.ThreadPoolExecutor, InlineOnLoop())
-    pack._compressor = cast(concurrent.futures.ThreadPoolExecutor, Inline())
+    pack._compressor = cast(concurrent.futures.ThreadPoolExecutor, Stored())
     try:
         yield
     finally:

@@ -18,13 +18,14 @@ import concurrent.futures
 import contextlib
 import hashlib
 import math
+import multiprocessing
 import os
 import random
 import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -564,3 +565,14 @@ async def run_seed(seed: int, minutes: int = 1440) -> Timed:
 def run_seed_sync(args: tuple[int, int]) -> Timed:
     """``run_seed`` in a fresh event loop (a worker process of ``--jobs``)."""
     return asyncio.run(run_seed(*args))
+
+
+def run_seeds(seeds: Sequence[int], minutes: int, jobs: int) -> Iterator[Timed]:
+    """Each seed's run, in the order of ``seeds``: here one after the other, or on ``jobs``
+    processes of their own (each a fresh interpreter, so no state leaks between seeds)."""
+    if jobs <= 1:
+        for seed in seeds:
+            yield asyncio.run(run_seed(seed, minutes))
+        return
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        yield from pool.imap(run_seed_sync, [(s, minutes) for s in seeds])

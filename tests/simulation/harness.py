@@ -274,7 +274,7 @@ class World:
         self.daemon, settings = self._settings(self.daemon)
         session = cast(aiohttp.ClientSession, self.transport.session())
         # without process_* and python_info: the machine's figures, read from /proc at each
-        # render, which no invariant reads (a tenth of a render)
+        # render, which no invariant reads
         ctx = build_context(
             settings, session, self.host, Redactor(settings.secrets()), process=False
         )
@@ -499,7 +499,7 @@ class InlineOnLoop(Inline):
     asyncio future already done, which ``run_in_executor`` hands back as it is, so the
     awaiting poll goes on at once. A ``concurrent.futures.Future`` would hand its result over
     with ``call_soon_threadsafe``: a write to the loop's self-pipe and one more turn of the
-    loop (a ``select``) for every step, about a tenth of a simulated minute's time."""
+    loop (a ``select``) for every step (docs/performance.md, *The deterministic simulation*)."""
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
         try:

@@ -30,8 +30,8 @@ from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
 log = structlog.get_logger("exporter.traffic.state")
 
 STATE_VERSION = 1
-# Value arrays whose text a save keeps for the next (``Texts``): all of a state of a few
-# hundred resources, at most ~2 MB of keys and text at thousands (49 values an array).
+# Value arrays whose text a save keeps for the next (``Texts``): all of a small state, a
+# bounded part of a large one (docs/performance.md#optimisations, 23).
 TEXTS_KEPT = 4096
 Encoded = list[float | int | None]
 

@@ -22,7 +22,11 @@ CI_SEEDS = range(1000, 1040)  # 40 seeds of 6 h: 10 simulated days
 FAST_MINUTES = 90
 FAST_SEEDS = (2000, 2001, 2002)
 # Seeds of the CI range that find an open failure (issue 35), each a strict expected failure.
-KNOWN: dict[int, str] = {}
+# 1023 and 1029 fail the same way at 752c281 (found when the batch's seeds grew to 6 hours).
+KNOWN: dict[int, str] = {
+    1023: "owed misreported: cdnvideo_traffic_windows_owed 0 at the end, minutes still owed",
+    1029: "series jump: a resource's edge requests rise by more than the platform counted",
+}
 
 # Seeds outside the CI range that found a mistake (of the exporter or of the checker's model
 # of counting, issue 35), with the simulated minutes they run: each failed before the fix

@@ -62,12 +62,13 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict exporter
 
 # The deterministic simulation of the daemon (tests/simulation, docs/dev/testing.md): SIM_SEEDS
-# seeds of SIM_MINUTES simulated minutes on SIM_JOBS processes; each failing seed is printed
-# with the command that replays it. `make sim SEED=1234` replays one seed and explains it.
-SIM_SEEDS ?= 0:2000
+# seeds of SIM_MINUTES simulated minutes on SIM_JOBS processes (by default 1,000 simulated
+# days over every core); each failing seed is printed with the command that replays it.
+# `make sim SEED=1234` replays one seed and explains it.
+SIM_SEEDS ?= 0:1000
 SIM_MINUTES ?= 1440
-SIM_JOBS ?= 2
-sim: $(STAMP)  ## deterministic simulation: thousands of seeds (SEED=N replays one)
+SIM_JOBS ?= $(shell nproc)
+sim: $(STAMP)  ## deterministic simulation: 1,000 simulated days over the cores (SEED=N replays one)
 	$(BIN)/python -m tests.simulation --minutes $(SIM_MINUTES) \
 	  $(if $(SEED),--seed $(SEED) --verbose,--seeds $(SIM_SEEDS) --jobs $(SIM_JOBS))
 

@@ -4,7 +4,8 @@ For each scale: the simulator and the exporter in processes of their own, the na
 prometheus-client baseline beside it (up to 5,000 resources), every figure of
 docs/performance.md; then the table and the targets (met or missed, at every scale) on stdout
 and, in ``--out`` (bench/out/), results.md, results.json, cost.png and growth.png (memory and
-refresh time against series).
+refresh time against series); then the simulation's rate (``bench.simulation``: a fixed
+batch of seeds, simulated days per CPU minute).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import procs, targets
+from bench import procs, simulation, targets
 from bench.report import median_result, text_table, write_outputs
 from bench.scale import Plan, Result, run_scale
 
@@ -63,6 +64,19 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the exporter without exporter.runtime.tuning.tune_for_serving (to compare)",
     )
+    p.add_argument(
+        "--simulation-seeds",
+        type=simulation.seeds,
+        default=simulation.seeds(simulation.SEEDS),
+        metavar="FIRST:END",
+        help=f"the simulation batch whose rate is measured (default {simulation.SEEDS})",
+    )
+    p.add_argument(
+        "--simulation-minutes",
+        type=int,
+        default=simulation.MINUTES,
+        help=f"simulated minutes a seed of that batch (default {simulation.MINUTES}; 0: none)",
+    )
     p.add_argument("--out", type=Path, default=OUT, help="where to write the result files")
     return p
 
@@ -91,6 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     before = procs.machine()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     results = asyncio.run(_run(args))
+    sim = None
+    if args.simulation_minutes > 0:
+        sim = simulation.measure(*args.simulation_seeds, args.simulation_minutes)
     after = procs.machine()
     print(text_table(results))
     print()
@@ -98,6 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in results:
         where = f"{r.slice_ms:.1f} ms in {r.slice_where}"
         print(f"# longest slice on the loop at {r.resources} resources: {where}")
+    if sim is not None:
+        print()
+        print(simulation.text_table(sim))
     conditions = {
         "date": started,
         "machine": f"{before['cpus']} CPUs, {before['cpu_model'] or 'unknown model'}",
@@ -107,13 +127,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "options": f"scales={args.scales} quick={args.quick} "
         f"steady_seconds={results[0].steady_seconds:.0f} warmup_seconds={args.warmup_seconds:.0f} "
         f"repeat={args.repeat} untuned={args.untuned} "
-        f"fixed_areas={args.fixed_areas}",
+        f"fixed_areas={args.fixed_areas} simulation_minutes={args.simulation_minutes}",
     }
     notes = [
         "exporter, simulator and baseline each run in a process of their own; "
         "the client (this process) scrapes them in turn over HTTP",
     ]
-    written = write_outputs(args.out, results, conditions, notes)
+    written = write_outputs(args.out, results, conditions, notes, sim)
     if len(results) > 1 and not any(p.suffix == ".png" for p in written):
         print("# no plot: matplotlib is not installed (pip install matplotlib)")
     print("# wrote " + ", ".join(str(p) for p in written))

@@ -11,7 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from bench import targets
+from bench import simulation, targets
 from bench.scale import Result
 
 HEADERS = (
@@ -100,20 +100,32 @@ def median_result(runs: Sequence[Result]) -> Result:
 
 
 def write_outputs(
-    out: Path, results: Sequence[Result], conditions: dict[str, Any], notes: Sequence[str]
+    out: Path,
+    results: Sequence[Result],
+    conditions: dict[str, Any],
+    notes: Sequence[str],
+    sim: simulation.SimRate | None = None,
 ) -> list[Path]:
-    """bench/out/results.md, results.json and cost.png (when matplotlib is there)."""
+    """bench/out/results.md, results.json and cost.png (when matplotlib is there); ``sim``:
+    the simulation's rate, a table of its own."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     md = out / "results.md"
     lines = ["# Benchmark results", "", markdown_table(results), "", "## Targets", ""]
-    lines += [targets.markdown_table(results), "", "Conditions:", ""]
+    lines += [targets.markdown_table(results), ""]
+    if sim is not None:
+        lines += ["## Simulation", "", simulation.markdown_table(sim), ""]
+    lines += ["Conditions:", ""]
     lines += [f"- {k}: {v}" for k, v in conditions.items()]
     lines += ["", *(f"- {n}" for n in notes), ""]
     md.write_text("\n".join(lines), encoding="utf-8")
     written.append(md)
     js = out / "results.json"
-    payload = {"conditions": conditions, "results": [r.to_json() for r in results]}
+    payload = {
+        "conditions": conditions,
+        "results": [r.to_json() for r in results],
+        "simulation": sim.to_json() if sim is not None else None,
+    }
     js.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     written.append(js)
     plot = out / "cost.png"

@@ -93,8 +93,10 @@ _SHORT = 8192  # up to this length, running zlib's CRC over zeros is quicker tha
 _ZEROS = bytes(_SHORT)
 
 
+@functools.lru_cache(maxsize=8192)
 def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
-    """CRC-32 of A + B from crc(A), crc(B) and len(B)."""
+    """CRC-32 of A + B from crc(A), crc(B) and len(B). Kept per argument: a render joins the
+    pieces the render before joined, after the same text up to the first that changed."""
     if len2 <= _SHORT:  # crc(A) moved past len(B) zeros, less the zeros' own CRC
         zeros = memoryview(_ZEROS)[:len2]
         return zlib.crc32(zeros, crc1) ^ zlib.crc32(zeros) ^ crc2

@@ -36,8 +36,11 @@ def build_context(
     session: aiohttp.ClientSession,
     clock: Clock,
     redactor: Redactor,
+    process: bool = True,
 ) -> Context:
-    metrics = SelfMetrics()
+    """The parts every area shares; ``process``: with the ``process_*`` and ``python_info``
+    self-metrics (the simulation leaves them out: they read the machine, not the run)."""
+    metrics = SelfMetrics(process=process)
     metrics.reload_success_time.set(clock.time())
     selection = FamilySelection(settings.metrics.include, settings.metrics.exclude)
     store = Store(

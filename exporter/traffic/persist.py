@@ -37,6 +37,7 @@ class StateFile:
         self.on_disk = False  # a snapshot a restart would load exists
         self.unsaved = False
         self.failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
+        self._texts = state.Texts()  # the value texts of the last save, for the next one
 
     def load(self) -> dict[str, AccountLedger]:
         """The ledgers the file holds (none without a file); entries refused are counted."""
@@ -55,7 +56,7 @@ class StateFile:
     ) -> bool:
         """Snapshot ``ledgers`` and replace the file (on the worker thread)."""
         now = self._clock.time()
-        data = state.dump(ledgers, now, exported)
+        data = state.dump(ledgers, now, exported, self._texts)
         try:
             state.write_atomic(self.path, data)
         except OSError as exc:

@@ -30,6 +30,9 @@ from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
 log = structlog.get_logger("exporter.traffic.state")
 
 STATE_VERSION = 1
+# Value arrays whose text a save keeps for the next (``Texts``): all of a small state, a
+# bounded part of a large one (docs/performance.md#optimisations, 23).
+TEXTS_KEPT = 4096
 Encoded = list[float | int | None]
 
 
@@ -48,6 +51,35 @@ def _enc(values: Values) -> Encoded:
     return [None if x != x else int(x) if x.is_integer() and abs(x) < 2**53 else x for x in values]
 
 
+class Texts:
+    """The JSON text of the value arrays a save wrote, by each array's bytes: the next save
+    writes the arrays that did not change (most of the pending runs, the series of resources
+    without traffic) from here instead of encoding them again. Each save keeps only what it
+    wrote, and at most ``limit`` arrays (the first written), so what it holds between saves
+    stays small whatever the number of resources (docs/performance.md, *Left as it is*)."""
+
+    def __init__(self, limit: int = TEXTS_KEPT) -> None:
+        self.limit = limit
+        self._before: dict[bytes, jsonpieces.Encoded] = {}
+        self._now: dict[bytes, jsonpieces.Encoded] = {}
+
+    def text(self, values: Values) -> jsonpieces.Encoded:
+        """``_text(values)``, from the save before when the same array was written there."""
+        key = values.tobytes()
+        text = self._now.get(key)
+        if text is None:
+            text = self._before.get(key)
+            if text is None:
+                text = _text(values)
+            if len(self._now) < self.limit:
+                self._now[key] = text
+        return text
+
+    def saved(self) -> None:
+        """A save is done: what it wrote is what the next one looks in."""
+        self._before, self._now = self._now, {}
+
+
 def _text(values: Values) -> jsonpieces.Encoded:
     """``_enc(values)`` as JSON text; when every value is whole (most often), written from
     the ints at once (Python writes a list of ints as JSON does, with a space after commas)."""
@@ -61,7 +93,8 @@ def _text(values: Values) -> jsonpieces.Encoded:
     return jsonpieces.encoded(_enc(values))
 
 
-def _account(led: AccountLedger) -> dict[str, Any]:
+def _account(led: AccountLedger, texts: Texts) -> dict[str, Any]:
+    text = texts.text
     return {
         "cursor": led.cursor,
         "long_windows_refused": led.long_refused,
@@ -69,11 +102,11 @@ def _account(led: AccountLedger) -> dict[str, Any]:
         "released_moved": led.released_moved,
         "slow_cap": led.slow_cap,
         "slow_until": led.slow_until,
-        "totals": _text(led.totals),
+        "totals": text(led.totals),
         # each series and run value encoded at once: the document holds their text, not a
         # list of numbers each (a lower peak during a save: docs/performance.md)
         "series": {
-            k: jsonpieces.Encoded(jsonpieces.dumps([s.name, s.cname, _text(s.values), s.last_seen]))
+            k: jsonpieces.Encoded(jsonpieces.dumps([s.name, s.cname, text(s.values), s.last_seen]))
             for k, s in led.series.items()
         },
         "pending": [
@@ -82,8 +115,8 @@ def _account(led: AccountLedger) -> dict[str, Any]:
                 "end": run.end,
                 "last_read_at": run.last_read_at,
                 "first_read_at": run.first_read_at,
-                "totals": _text(run.totals),
-                "resources": {rid: _text(v) for rid, v in run.resources.items()},
+                "totals": text(run.totals),
+                "resources": {rid: text(v) for rid, v in run.resources.items()},
                 "folded": sorted(run.folded),
                 "failures": run.failures,
                 "retry_at": run.retry_at,
@@ -108,17 +141,21 @@ def dump(
     ledgers: Mapping[str, AccountLedger],
     saved_at: float,
     exported: Mapping[str, list[str]] | None = None,
+    texts: Texts | None = None,
 ) -> bytes:
     """The whole state as compact JSON (values listed in the order of ``count_keys``);
     ``exported`` names, per scope (account, resource), the counted keys published as
-    counter samples (``families.exported_keys``; None: all)."""
+    counter samples (``families.exported_keys``; None: all); ``texts``: the value texts of
+    the save before, kept by the caller (``Texts``)."""
+    texts = Texts() if texts is None else texts
     doc = {
         "version": STATE_VERSION,
         "saved_at": saved_at,
         "count_keys": list(COUNT_KEYS),
         "exported_keys": dict(exported) if exported is not None else None,
-        "accounts": {name: _account(led) for name, led in ledgers.items()},
+        "accounts": {name: _account(led, texts) for name, led in ledgers.items()},
     }
+    texts.saved()
     # Encoded a series at a time (jsonpieces): one json.dumps of the whole state would hold
     # the GIL, and so stop the event loop, for its whole run (docs/performance.md).
     return jsonpieces.dumps(doc).encode()

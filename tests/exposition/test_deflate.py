@@ -89,3 +89,18 @@ def test_chunked_rendering_and_compression_equal_the_whole_text() -> None:
 def test_families_without_labels_render_one_line_per_sample() -> None:
     spec = MetricSpec("cdnvideo_y", "gauge", "y.")
     assert render_samples(spec, [((), 1.0), ((), 2.5)]) == b"cdnvideo_y 1\ncdnvideo_y 2.5\n"
+
+
+def test_a_render_joining_the_pieces_joined_before_combines_no_crc_again() -> None:
+    """Each render joins mostly the pieces the render before joined, after the same text: the
+    CRC-32s combined then are kept, not computed again (pieces past 8 kB cost a polynomial
+    product in Python each)."""
+    text = [b"a" * 20_000, b"b" * 100, b"c" * 9_000]
+    pieces = [deflate(t) for t in text]
+    crc32_combine.cache_clear()
+    first = gzip_join(pieces)
+    computed = crc32_combine.cache_info().misses
+    assert computed == 3
+    assert gzip_join(pieces) == first
+    assert crc32_combine.cache_info().misses == computed
+    assert gzip.decompress(first) == b"".join(text)

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Enum, Gauge, Histogram, Info, Metric
+import pytest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Enum,
+    Gauge,
+    Histogram,
+    Info,
+    Metric,
+    disable_created_metrics,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
@@ -61,3 +71,31 @@ class _Custom(Collector):
         dotted = GaugeMetricFamily("with.dot", "a name that is not a legacy name")
         dotted.add_metric([], 1.0)
         return [created, stamped, odd, dotted]
+
+
+def test_plain_counters_and_gauges_are_read_without_their_collect(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A plain counter or gauge is read from its series directly (no ``Metric`` and no
+    ``Sample`` per series built at each render); a gauge set from a function still goes
+    through ``collect``. The bytes are generate_latest's."""
+    disable_created_metrics()  # as SelfMetrics does (process-wide)
+    registry = CollectorRegistry()
+    counter = Counter("c", "a counter", ["l"], registry=registry)
+    counter.labels("x").inc(3)
+    counter.labels(ODD[0]).inc(0.25)
+    gauge = Gauge("g", "a gauge", registry=registry)
+    gauge.set(2)
+    function = Gauge("f", "from a function", registry=registry)
+    function.set_function(lambda: 7.0)
+    expected = generate_latest(registry)
+    renderer = TextRenderer(registry)
+    collected: list[str] = []
+    for metric in (counter, gauge, function):
+        real = type(metric).collect
+        monkeypatch.setattr(
+            metric, "collect", lambda m=metric, real=real: collected.append(m._name) or real(m)
+        )
+    assert renderer.render() == expected
+    assert renderer.render() == expected  # from the kept text
+    assert collected == ["f", "f"]

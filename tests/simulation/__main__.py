@@ -7,14 +7,11 @@ python -m tests.simulation --seeds 0:1000          # seeds 0..999 (``make sim``)
 from __future__ import annotations
 
 import argparse
-import asyncio
-import multiprocessing
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 
-from tests.simulation.harness import Timed, run_seed, run_seed_sync
+from tests.simulation.harness import run_seeds
 from tests.simulation.scenario import draw
 
 
@@ -37,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     started = time.perf_counter()
     cpu = 0.0
-    for seed, timed in zip(seeds, _runs(seeds, args.minutes, args.jobs), strict=True):
+    for seed, timed in zip(seeds, run_seeds(seeds, args.minutes, args.jobs), strict=True):
         if args.verbose:
             print("\n".join(draw(seed, args.minutes).describe()))
         out = timed.outcome
@@ -68,15 +65,6 @@ def main(argv: list[str] | None = None) -> int:
     for kind, n in kinds.most_common():
         print(f"  {kind}: {n} seeds (e.g. {examples[kind]})")
     return 1 if failed else 0
-
-
-def _runs(seeds: list[int], minutes: int, jobs: int) -> Iterator[Timed]:
-    if jobs <= 1:
-        for seed in seeds:
-            yield asyncio.run(run_seed(seed, minutes))
-        return
-    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-        yield from pool.imap(run_seed_sync, [(s, minutes) for s in seeds])
 
 
 if __name__ == "__main__":

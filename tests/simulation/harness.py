@@ -13,17 +13,19 @@ every save fails as it would on a read-only mount while the last good file stays
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import hashlib
 import math
+import multiprocessing
 import os
 import random
 import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -34,6 +36,7 @@ import structlog.testing
 import exporter.runtime.registry  # noqa: F401  (declares the areas' config sections)
 from exporter.config import ConfigError, Settings, parse_config
 from exporter.exposition import pack
+from exporter.exposition.deflate import deflate
 from exporter.runtime.reload import Reloader
 from exporter.runtime.scheduler import Scheduler, Timing
 from exporter.runtime.service import Service, build_context
@@ -270,7 +273,11 @@ class World:
     async def start(self) -> None:
         self.daemon, settings = self._settings(self.daemon)
         session = cast(aiohttp.ClientSession, self.transport.session())
-        ctx = build_context(settings, session, self.host, Redactor(settings.secrets()))
+        # without process_* and python_info: the machine's figures, read from /proc at each
+        # render, which no invariant reads
+        ctx = build_context(
+            settings, session, self.host, Redactor(settings.secrets()), process=False
+        )
         ctx.client.backoff_seconds = 0.0
         # No scrape here asks for OpenMetrics: its body is not rendered (a third of a render).
         ctx.store._extra_openmetrics = None
@@ -487,11 +494,42 @@ class Inline(concurrent.futures.Executor):
         return future
 
 
+class InlineOnLoop(Inline):
+    """``Inline`` for the refresh thread: a step submitted on the event loop returns an
+    asyncio future already done, which ``run_in_executor`` hands back as it is, so the
+    awaiting poll goes on at once. A ``concurrent.futures.Future`` would hand its result over
+    with ``call_soon_threadsafe``: a write to the loop's self-pipe and one more turn of the
+    loop (a ``select``) for every step (docs/performance.md, *The deterministic simulation*)."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the loop (a shutdown's last save): as ``Inline``
+            return super().submit(fn, *args, **kwargs)
+        future = loop.create_future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # raised where the poll awaits it, as from the thread
+            future.set_exception(exc)
+        return cast(concurrent.futures.Future[Any], future)
+
+
+class Stored(Inline):
+    """``Inline`` for the compression thread, which stores the pieces (deflate level 0)
+    instead of compressing them: a scrape reads the same text, without zlib's work at level
+    6 at every fragment built and a larger part to inflate at every scrape."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        if fn is deflate:
+            kwargs = {**kwargs, "level": 0}
+        return super().submit(fn, *args, **kwargs)
+
+
 @contextlib.contextmanager
 def inline_worker() -> Iterator[None]:
     saved, compressor = offloop.WORKER, pack._compressor
-    offloop.WORKER = cast(concurrent.futures.ThreadPoolExecutor, Inline())
-    pack._compressor = cast(concurrent.futures.ThreadPoolExecutor, Inline())
+    offloop.WORKER = cast(concurrent.futures.ThreadPoolExecutor, InlineOnLoop())
+    pack._compressor = cast(concurrent.futures.ThreadPoolExecutor, Stored())
     try:
         yield
     finally:
@@ -526,6 +564,15 @@ async def run_seed(seed: int, minutes: int = 1440) -> Timed:
 
 def run_seed_sync(args: tuple[int, int]) -> Timed:
     """``run_seed`` in a fresh event loop (a worker process of ``--jobs``)."""
-    import asyncio
-
     return asyncio.run(run_seed(*args))
+
+
+def run_seeds(seeds: Sequence[int], minutes: int, jobs: int) -> Iterator[Timed]:
+    """Each seed's run, in the order of ``seeds``: here one after the other, or on ``jobs``
+    processes of their own (each a fresh interpreter, so no state leaks between seeds)."""
+    if jobs <= 1:
+        for seed in seeds:
+            yield asyncio.run(run_seed(seed, minutes))
+        return
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        yield from pool.imap(run_seed_sync, [(s, minutes) for s in seeds])

@@ -13,8 +13,11 @@ connection, a timeout) are raised here, as aiohttp would raise them.
 from __future__ import annotations
 
 import asyncio
+import calendar
 import email.utils
+import functools
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -188,13 +191,18 @@ def _date_off(date: str | None, now: float) -> bool:
     """Whether a reply's ``Date`` is off the platform's clock by more than the exporter's
     ``SKEW_TOLERANCE_SECONDS`` (a reply without one, or with one that does not parse, confirms and
     doubts nothing: docs/windowing.md)."""
-    if not date:
-        return False
+    at = _date(date) if date else None
+    return at is not None and abs(at - now) > SKEW_TOLERANCE_SECONDS
+
+
+@functools.lru_cache(maxsize=256)
+def _date(date: str) -> float | None:
+    """A ``Date`` header as Unix seconds (None when it does not parse); the two halves of a
+    read are answered in the same second."""
     try:
-        at = email.utils.parsedate_to_datetime(date).timestamp()
+        return email.utils.parsedate_to_datetime(date).timestamp()
     except (TypeError, ValueError):
-        return False
-    return abs(at - now) > SKEW_TOLERANCE_SECONDS
+        return None
 
 
 class _Socket:
@@ -272,11 +280,9 @@ def _request(method: str, url: URL, headers: CIMultiDict[str]) -> web.Request:
     )
 
 
+@functools.lru_cache(maxsize=4096)  # a run's minutes are asked for again and again
 def _minute(text: str) -> int:
     """``YYYY-MM-DDThh:mm:00`` -> Unix seconds (-1 when unreadable)."""
-    import calendar
-    import time
-
     try:
         return calendar.timegm(time.strptime(text[:16], "%Y-%m-%dT%H:%M"))
     except ValueError:

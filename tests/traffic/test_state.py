@@ -41,6 +41,45 @@ def test_round_trip_keeps_cursor_counters_and_runs() -> None:
     assert state.dump({"acme": led}, T) == data
 
 
+def test_a_save_encodes_only_the_values_changed_since_the_save_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``Texts`` keeps what a save wrote: the next save encodes only the arrays that changed
+    (a minute counted, a run settled), and its bytes are those of a save without it."""
+    encoded: list[list[float]] = []
+    real = state._text
+    monkeypatch.setattr(state, "_text", lambda v: encoded.append(v.tolist()) or real(v))
+    texts = state.Texts()
+    led = sample()
+    first = state.dump({"acme": led}, T, texts=texts)
+    assert len(encoded) == 2  # the totals; the series and the run value, equal, written once
+    encoded.clear()
+    assert state.dump({"acme": led}, T, texts=texts) == first
+    assert encoded == []
+    led.series["r1"].values[REQ] = 7.0
+    second = state.dump({"acme": led}, T, texts=texts)
+    assert [v[REQ] for v in encoded] == [7.0]
+    assert second == state.dump({"acme": led}, T)
+    assert json.loads(second)["accounts"]["acme"]["series"]["r1"][2][REQ] == 7
+
+
+def test_a_save_keeps_the_text_of_at_most_its_limit_of_arrays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past ``limit`` arrays a save keeps no more text for the next (memory stays bounded at
+    thousands of resources); the arrays past it are encoded again, the same bytes."""
+    encoded: list[list[float]] = []
+    real = state._text
+    monkeypatch.setattr(state, "_text", lambda v: encoded.append(v.tolist()) or real(v))
+    texts = state.Texts(limit=1)
+    led = sample()
+    first = state.dump({"acme": led}, T, texts=texts)
+    encoded.clear()
+    assert state.dump({"acme": led}, T, texts=texts) == first
+    # the totals kept; the series' array and the run's (equal) encoded again, each
+    assert [v[REQ] for v in encoded] == [3.5, 3.5]
+
+
 def test_the_saved_text_is_compact_json_built_from_encoded_series() -> None:
     """Each series and run value is encoded as the document is built (short strings, not a
     list of numbers each: ~10 MB less at the peak of a save at 5,000 resources); the file is
@@ -49,7 +88,7 @@ def test_the_saved_text_is_compact_json_built_from_encoded_series() -> None:
 
     from exporter.support import jsonpieces
 
-    doc = state._account(sample())
+    doc = state._account(sample(), state.Texts())
     assert type(doc["series"]["r1"]) is jsonpieces.Encoded
     assert type(doc["pending"][0]["resources"]["r1"]) is jsonpieces.Encoded
     data = state.dump({"acme": sample()}, T)

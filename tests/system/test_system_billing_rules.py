@@ -18,6 +18,7 @@ import re
 import subprocess
 import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -117,13 +118,9 @@ def recorded_history(url: str) -> str:
     return "\n".join([*lines, "# EOF", ""])
 
 
-@pytest.fixture(scope="module")
-def prometheus_with_history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    promtool, prometheus = tool("promtool", "prometheus"), tool("prometheus", "prometheus")
-    tmp = tmp_path_factory.mktemp("billing")
-    source = tmp / "history.om"
-    source.write_text(history(), encoding="utf-8")
-    data = tmp / "prometheus-data"
+def backfill(promtool: str, text: str, source: Path, data: Path) -> None:
+    """Write ``text`` (OpenMetrics) into blocks of the Prometheus data folder ``data``."""
+    source.write_text(text, encoding="utf-8")
     done = subprocess.run(
         [promtool, "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
         capture_output=True,
@@ -131,25 +128,31 @@ def prometheus_with_history(tmp_path_factory: pytest.TempPathFactory) -> Iterato
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def prometheus_with_history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The counters' history; then, with Prometheus serving it, the recorded 5-minute series
+    over it, added while Prometheus is stopped (it reads new blocks at start)."""
+    promtool, prometheus = tool("promtool", "prometheus"), tool("prometheus", "prometheus")
+    tmp = tmp_path_factory.mktemp("billing")
+    data = tmp / "prometheus-data"
+    backfill(promtool, history(), tmp / "history.om", data)
     procs = Processes(tmp)
     port = free_port()
     config = {"global": {"evaluation_interval": "1h"}, "rule_files": [str(RULES)]}
     url = f"http://127.0.0.1:{port}"
+
+    def serve() -> None:
+        start_prometheus(procs, prometheus, tmp, config, port, data=data)
+        wait_for("prometheus ready", lambda: http("GET", f"{url}/-/ready")[0] == 200, 60, procs)
+
     try:
-        start_prometheus(procs, prometheus, tmp, config, port, data=data)
-        wait_for("prometheus ready", lambda: http("GET", f"{url}/-/ready")[0] == 200, 60, procs)
-        recorded = tmp / "recorded.om"
-        recorded.write_text(recorded_history(url), encoding="utf-8")
+        serve()
+        recorded = recorded_history(url)
         procs.stop()
-        done = subprocess.run(
-            [promtool, "tsdb", "create-blocks-from", "openmetrics", str(recorded), str(data)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        start_prometheus(procs, prometheus, tmp, config, port, data=data)
-        wait_for("prometheus ready", lambda: http("GET", f"{url}/-/ready")[0] == 200, 60, procs)
+        backfill(promtool, recorded, tmp / "recorded.om", data)
+        serve()
         yield url
     finally:
         procs.stop()

@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime-installed
-LINT_PATHS := exporter tests $(wildcard bench deploy/k8s/*.py)
+LINT_PATHS := exporter tests $(wildcard bench deploy/k8s/*.py deploy/release/*.py)
 
 .PHONY: demo test test-fast lint typecheck check bench docs golden mutation lock sim clean
 

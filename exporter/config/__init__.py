@@ -12,9 +12,11 @@ from exporter.config.report import (
 )
 from exporter.config.settings import (
     ENV_OVERRIDES,
+    POD_NAME_ENV,
     SECRET_MASK,
     SECTIONS,
     SHARD_ENV,
+    SHARDS_ENV,
     TOP_LEVEL_KEYS,
     AccountSettings,
     AdminSettings,
@@ -35,8 +37,10 @@ from exporter.config.settings import (
 
 __all__ = [
     "ENV_OVERRIDES",
+    "POD_NAME_ENV",
     "SECRET_MASK",
     "SECTIONS",
+    "SHARDS_ENV",
     "SHARD_ENV",
     "TOP_LEVEL_KEYS",
     "AccountSettings",

@@ -20,8 +20,10 @@ from exporter.config.rules import check_value, shown
 from exporter.config.secretfiles import read_secret_files
 from exporter.config.settings import (
     ENV_OVERRIDES,
+    POD_NAME_ENV,
     SECTIONS,
     SHARD_ENV,
+    SHARDS_ENV,
     TOP_LEVEL_KEYS,
     AccountSettings,
     AreaSection,
@@ -170,6 +172,22 @@ def _parse_shard(raw: Any, key: str = "shard") -> Shard:
     return Shard(index, count)
 
 
+def _shard_of_pod(count: str, pod: str) -> Shard:
+    """The shard of a StatefulSet pod: its ordinal (the digits after the name's last ``-``)
+    modulo the shard count."""
+    if not re.fullmatch(r"[0-9]+", count.strip()) or int(count) < 1:
+        raise ConfigError(
+            f"shard (from {SHARDS_ENV}): expected a whole number above 0, got {count!r}"
+        )
+    ordinal = pod.rpartition("-")[2]
+    if not re.fullmatch(r"[0-9]+", ordinal):
+        raise ConfigError(
+            f"shard (from {SHARDS_ENV}): {POD_NAME_ENV} must end in the pod ordinal "
+            f"(<name>-<number>), got {pod!r}"
+        )
+    return Shard(int(ordinal) % int(count), int(count))
+
+
 def _parse_accounts(raw: Any, errors: list[str]) -> tuple[AccountSettings, ...] | None:
     """The accounts as typed sections (an item may be just the name); their rules are
     checked with every other field's (``rules.check_accounts`` and the fields' own)."""
@@ -316,6 +334,8 @@ def parse_config(
     try:
         if env.get(SHARD_ENV):
             shard = _parse_shard(env[SHARD_ENV], f"shard (from {SHARD_ENV})")
+        elif env.get(SHARDS_ENV):
+            shard = _shard_of_pod(env[SHARDS_ENV], env.get(POD_NAME_ENV, ""))
         else:
             shard = _parse_shard(raw.get("shard"))
     except ConfigError as exc:

@@ -518,8 +518,12 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CDNVIDEO_ADMIN_READ_TOKEN": ("admin", "read_token"),
     "CDNVIDEO_ADMIN_WRITE_TOKEN": ("admin", "write_token"),
 }
-# Overrides the top-level ``shard`` (deploy/k8s/statefulset.yaml derives it from the pod ordinal).
+# Overrides the top-level ``shard``.
 SHARD_ENV = "CDNVIDEO_SHARD"
+# A StatefulSet's way to the shard, without a shell in the container: with CDNVIDEO_SHARDS=N
+# (and no CDNVIDEO_SHARD) the pod named ``<set>-<ordinal>`` in POD_NAME serves ordinal % N.
+SHARDS_ENV = "CDNVIDEO_SHARDS"
+POD_NAME_ENV = "POD_NAME"
 
 
 def stable_hash(text: str) -> int:

@@ -15,7 +15,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from exporter.config import ENV_OVERRIDES, SHARD_ENV, AccountSettings, Settings, Shard, stable_hash
+from exporter.config import (
+    ENV_OVERRIDES,
+    POD_NAME_ENV,
+    SHARD_ENV,
+    SHARDS_ENV,
+    AccountSettings,
+    Settings,
+    Shard,
+    stable_hash,
+)
 from exporter.config.rules import Rule
 from exporter.docgen.metricsdoc import metrics_md
 from exporter.runtime.registry import settings_sections
@@ -209,6 +218,9 @@ def _environment() -> list[str]:
         out.append(f"| `{var}` | `{section}.{key}` |")
     out += [
         f"| `{SHARD_ENV}` | `shard` |",
+        f"| `{SHARDS_ENV}` (with `{POD_NAME_ENV}`, without `{SHARD_ENV}`) | `shard`: "
+        f"`ORDINAL % N / N`, the ordinal read from the end of `{POD_NAME_ENV}` "
+        "(`<name>-<ordinal>`, a StatefulSet pod's name) |",
         "",
         "An error in an overridden value names the key (and, for the shard, the variable).",
         "",
@@ -238,7 +250,8 @@ def _sharding() -> list[str]:
         *rows,
         "",
         f"Run one replica per index, giving each its `shard` or `{SHARD_ENV}` (the "
-        "Kubernetes StatefulSet in `deploy/k8s/` derives it from the pod ordinal). Changing "
+        f"Kubernetes StatefulSets in `deploy/` set `{SHARDS_ENV}` and `{POD_NAME_ENV}`, and "
+        "each pod derives its index from its ordinal). Changing "
         "COUNT moves accounts between replicas; counters restart on the new owner, which "
         "Prometheus' `rate()` and `increase()` handle as a reset.",
         "",

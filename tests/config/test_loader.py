@@ -242,6 +242,46 @@ def test_env_shard_overrides_the_file() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("pod", "shards", "shard"),
+    [
+        ("rel-cdnvideo-exporter-0", "3", Shard(0, 3)),
+        ("x-4", "3", Shard(1, 3)),
+        ("x-7", "1", Shard()),
+    ],
+)
+def test_a_statefulset_pod_serves_its_ordinal_modulo_the_shard_count(
+    pod: str, shards: str, shard: Shard
+) -> None:
+    env = {"CDNVIDEO_SHARDS": shards, "POD_NAME": pod}
+    assert parse_config(with_token(shard="0/1"), env).shard == shard
+    assert parse_config(TOKEN, {**env, "CDNVIDEO_SHARD": "1/2"}).shard == Shard(1, 2)
+
+
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        ({"CDNVIDEO_SHARDS": "0", "POD_NAME": "x-1"}, "expected a whole number above 0, got '0'"),
+        (
+            {"CDNVIDEO_SHARDS": "two", "POD_NAME": "x-1"},
+            "expected a whole number above 0, got 'two'",
+        ),
+        (
+            {"CDNVIDEO_SHARDS": "2"},
+            "POD_NAME must end in the pod ordinal (<name>-<number>), got ''",
+        ),
+        (
+            {"CDNVIDEO_SHARDS": "2", "POD_NAME": "web-a"},
+            "POD_NAME must end in the pod ordinal (<name>-<number>), got 'web-a'",
+        ),
+    ],
+)
+def test_a_shard_count_without_a_pod_ordinal_is_refused_by_name(
+    env: dict[str, str], problem: str
+) -> None:
+    assert refused(TOKEN, env) == f"shard (from CDNVIDEO_SHARDS): {problem}"
+
+
 def test_env_override_does_not_hide_a_malformed_section() -> None:
     assert refused({"upstream": "oops"}, {"CDNVIDEO_TOKEN": "t"}) == (
         "upstream: expected a mapping, got a str (not shown, the section holds secrets)"

@@ -206,3 +206,15 @@ def test_a_panel_that_explains_its_emptiness_says_it_in_its_description_too() ->
     assert len(explained) >= 5
     for p in explained:
         assert p["fieldConfig"]["defaults"]["noValue"] in p["description"], p["title"]
+
+
+def test_the_job_and_instance_variables_at_all_match_the_exporters_targets_only() -> None:
+    """Without a custom allValue, Grafana's "All" is the regular expression of the variable's
+    values (from cdnvideo_exporter_build_info), so `up` and `scrape_*` panels never count
+    another job's targets (tests/system/test_system_dashboard_scope.py proves it against a
+    Prometheus that scrapes itself)."""
+    for name, board in dashboards().items():
+        for var in board["templating"]["list"]:
+            if var["name"] in ("job", "instance"):
+                assert "allValue" not in var, f"{name}: ${var['name']}"
+                assert "cdnvideo_exporter_build_info" in var["definition"], name

@@ -6,7 +6,9 @@ import re
 import subprocess
 import sys
 from collections import defaultdict
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +19,7 @@ from tests.deploy.deploy_helpers import (
     RULES_TEST,
     alert_rules,
     load_yaml,
+    module,
     promql_problems,
     recording_rules,
     run,
@@ -153,3 +156,35 @@ def test_prometheusrule_is_what_sync_rules_writes() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+def _duration(text: str) -> timedelta:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    return sum(
+        (timedelta(seconds=int(n) * units[u]) for n, u in re.findall(r"(\d+)([smhd])", text)),
+        timedelta(),
+    )
+
+
+def test_no_rule_takes_a_long_fine_subquery_more_often_than_every_5_minutes() -> None:
+    """A subquery longer than a day at under 5-minute steps costs thousands of inner
+    evaluations: its group evaluates at most every 5 minutes (its own ``interval``; the
+    global evaluation interval is typically 15 s to 1 m)."""
+    pp = module("promql_parser", "the dev extras (pip install -e '.[dev]')")
+    costly: list[str] = []
+    for group in load_yaml(RULES)["groups"]:
+        interval = _duration(group.get("interval", "0s"))
+        for rule in group["rules"]:
+            found: list[Any] = []
+            pp.walk(
+                pp.parse(rule["expr"]),
+                lambda n: found.append(n) if isinstance(n, pp.SubqueryExpr) else None,  # noqa: B023
+            )
+            for sub in found:
+                step = sub.step or timedelta(0)  # no step: the evaluation interval's
+                fine = sub.range > timedelta(days=1) and step < timedelta(minutes=5)
+                if fine and interval < timedelta(minutes=5):
+                    costly.append(f"{group['name']}: {rule.get('record') or rule['alert']}")
+    assert costly == []
+    month = next(g for g in load_yaml(RULES)["groups"] if g["name"] == "cdnvideo-billing-month")
+    assert month["interval"] == "5m"

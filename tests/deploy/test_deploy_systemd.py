@@ -1,20 +1,27 @@
 """The systemd unit (deploy/systemd/): ``systemd-analyze verify`` finds nothing, the service is
-hardened and reloads with SIGHUP, and its env file and config name only what the exporter
-reads."""
+hardened and reloads with SIGHUP, the exporter keeps its process metrics under the unit's
+/proc view, secrets arrive through ``LoadCredential=``, and its env file and config name only
+what the exporter reads."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
+import pytest
+
 from exporter.config import load_config
-from exporter.config.settings import ENV_OVERRIDES
 from exporter.traffic.settings import TRAFFIC_SECTION
-from tests.deploy.deploy_helpers import DEPLOY, run, tool
+from tests.deploy.deploy_helpers import CLIENT_SERIES, DEPLOY, missing, run, tool
+from tests.system.system_stack import free_port
 
 UNIT = DEPLOY / "systemd" / "cdnvideo-exporter.service"
-ENV = DEPLOY / "systemd" / "cdnvideo-exporter.env"
 CONFIG = DEPLOY / "systemd" / "config.yml"
 BINARY = "/opt/cdnvideo-exporter/bin/cdnvideo-exporter"
 
@@ -63,20 +70,73 @@ def test_the_service_is_hardened_and_reloads_with_sighup() -> None:
         assert s[key] == ["yes"], key
     assert s["CapabilityBoundingSet"] == [""]
     assert s["ExecReload"] == ["/bin/kill -HUP $MAINPID"]
-    assert s["EnvironmentFile"] == ["-/etc/cdnvideo-exporter/env"]
     start = s["ExecStart"][0].split()
     assert start[:2] == [BINARY, "run"]
     assert "--config.file=/etc/cdnvideo-exporter/config.yml" in start
 
 
-def test_the_env_file_names_only_variables_the_exporter_reads() -> None:
-    names = re.findall(r"^#?([A-Z][A-Z0-9_]*)=", ENV.read_text(encoding="utf-8"), re.M)
-    assert names
-    assert set(names) <= set(ENV_OVERRIDES)
-    assert not re.findall(r"^[A-Z]", ENV.read_text(encoding="utf-8"), re.M)  # all commented
-
-
-def test_the_config_keeps_its_state_in_the_state_directory() -> None:
-    settings = load_config(CONFIG, env={"CDNVIDEO_TOKEN": "t0ken"})
+def test_the_config_keeps_its_state_in_the_state_directory(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("t0ken")
+    settings = load_config(CONFIG, env={"CREDENTIALS_DIRECTORY": str(tmp_path)})
     state = Path(TRAFFIC_SECTION.of(settings).state_file)
     assert state.parent == Path("/var/lib") / service()["StateDirectory"][0]
+
+
+def proc_options(unit: dict[str, list[str]]) -> str:
+    """The mount options systemd gives the service's /proc (systemd.exec(5): ProtectProc= is
+    hidepid=, ProcSubset=pid is subset=pid)."""
+    options = [f"hidepid={unit['ProtectProc'][0]}"] if "ProtectProc" in unit else []
+    if unit.get("ProcSubset") == ["pid"]:
+        options.append("subset=pid")
+    return ",".join(options) or "defaults"
+
+
+def test_the_process_metrics_survive_the_units_proc_view() -> None:
+    """The demo in a mount and PID namespace whose /proc is mounted as the unit mounts it:
+    /metrics still has every process_* series (subset=pid hides /proc/stat, which
+    prometheus-client needs for the boot time, and the process collector then reports none)."""
+    unshare = tool("unshare", "the Debian package util-linux")
+    port = free_port()
+    mount = f'mount -t proc -o {proc_options(service())} proc /proc && exec "$@"'
+    demo = [sys.executable, "-m", "exporter", "demo", "--listen", f"127.0.0.1:{port}"]
+    demo += ["--simulator-listen", "127.0.0.1:0"]
+    args = [unshare, "--mount", "--pid", "--fork", "--kill-child", "sh", "-c", mount, "sh", *demo]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        metrics = ""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    metrics = r.read().decode()
+                break
+            except OSError:
+                time.sleep(0.3)
+        if proc.poll() is not None:
+            err = proc.stderr.read() if proc.stderr else ""
+            if err.startswith(("unshare:", "mount:")):  # no namespaces here (a container)
+                missing(f"cannot mount the unit's /proc view here: {err.strip()[:300]}")
+            pytest.fail(f"the demo stopped under the unit's /proc view: {err[-2000:]}")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # unshare, and the demo in its namespace
+        proc.wait(timeout=30)
+    found = set(re.findall(r"^(process_[a-z_]+) ", metrics, re.M))
+    assert found == {name for name in CLIENT_SERIES if name.startswith("process_")}
+
+
+def test_secrets_reach_the_service_as_credentials_only_it_can_read() -> None:
+    """LoadCredential= copies each secret into $CREDENTIALS_DIRECTORY (readable by the dynamic
+    user only); the config names them with *_file keys, so no secret is in the environment."""
+    s = service()
+    assert s["LoadCredential"] == ["token:/etc/cdnvideo-exporter/token"]
+    assert "EnvironmentFile" not in s
+    text = CONFIG.read_text(encoding="utf-8")
+    assert "  token_file: ${CREDENTIALS_DIRECTORY}/token\n" in text
+
+
+def test_the_config_reads_the_token_from_the_credentials_directory(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("t0ken-from-a-credential\n")
+    settings = load_config(CONFIG, env={"CREDENTIALS_DIRECTORY": str(tmp_path)})
+    assert settings.upstream.token == "t0ken-from-a-credential"

@@ -2,10 +2,13 @@
 
 A bytes counter is backfilled (``promtool tsdb create-blocks-from openmetrics``) for
 2026-01-31 (10 bytes/s) and 2026-02-01 (2 bytes/s), and for a second account the true-time
-series too (each minute's bytes at the minute's start, as remote_write stores them); each
-rule's expression is then queried at a chosen evaluation time, as Prometheus evaluates the rule
-then. (promtool's rule unit tests cannot hold a 31-day subquery at 5-minute steps: their engine
-loads at most 10,000 samples.)
+series too (each minute's bytes at the minute's start, as remote_write stores them). The
+recorded 5-minute bandwidth the month-to-date rule reads is backfilled from them as the first
+billing group records it, every minute (its expression over the data, at each minute: a range
+query, written back as OpenMetrics; ``create-blocks-from rules`` would evaluate at instants
+offset from the minute). Each rule's expression is then queried at a chosen evaluation time,
+as Prometheus evaluates the rule then. (promtool's rule unit tests cannot hold a 31-day
+subquery at 5-minute steps: their engine loads at most 10,000 samples.)
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 import subprocess
 import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,6 +44,18 @@ RATE = "account_side:cdnvideo_account_transferred_bytes:rate5m"
 TRUE_P95 = "account_side:cdnvideo_minute_account_transferred_bytes:rate5m_p95_month_to_date"
 TRUE_ACCOUNT = "true-media"  # has the true-time series beside its counter (50 bytes/s)
 TRUE_COUNTER_RATE = 50.0
+# The rule before it was chained (issue 50): the 95th percentile of a subquery of the rate of
+# the counters themselves, evaluated with the rest every 15 s or so.
+UNCHAINED_P95 = """
+quantile_over_time(0.95, (
+  max by (account, side) (rate(cdnvideo_account_transferred_bytes_total[5m]))
+  and on (account, side) (
+    max by (account, side) (month(timestamp(cdnvideo_account_transferred_bytes_total)))
+    == on (account, side)
+    max by (account, side) (month(timestamp(cdnvideo_account_transferred_bytes_total @ end())))
+  )
+)[31d:1m])
+"""
 
 
 def minute_bytes(t: int) -> int:
@@ -86,13 +102,25 @@ def expression(record: str) -> str:
     return str(next(r["expr"] for r in rules if r["record"] == record))
 
 
-@pytest.fixture(scope="module")
-def prometheus_with_history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    promtool, prometheus = tool("promtool", "prometheus"), tool("prometheus", "prometheus")
-    tmp = tmp_path_factory.mktemp("billing")
-    source = tmp / "history.om"
-    source.write_text(history(), encoding="utf-8")
-    data = tmp / "prometheus-data"
+def recorded_history(url: str) -> str:
+    """OpenMetrics: the first billing group's 5-minute bandwidth at every minute of the data,
+    as Prometheus evaluates it (a range query of the rule's expression)."""
+    query = urllib.parse.urlencode(
+        {"query": expression(RATE), "start": FEB_1 - DAY, "end": FEB_1 + DAY, "step": STEP}
+    )
+    status, body, _ = http("GET", f"{url}/api/v1/query_range?{query}", timeout=180.0)
+    reply = json.loads(body)
+    assert status == 200, reply
+    lines = [f"# TYPE {RATE} gauge"]
+    for series in reply["data"]["result"]:
+        labels = ",".join(f'{k}="{v}"' for k, v in sorted(series["metric"].items()))
+        lines += [f"{RATE}{{{labels}}} {v} {t}" for t, v in series["values"]]
+    return "\n".join([*lines, "# EOF", ""])
+
+
+def backfill(promtool: str, text: str, source: Path, data: Path) -> None:
+    """Write ``text`` (OpenMetrics) into blocks of the Prometheus data folder ``data``."""
+    source.write_text(text, encoding="utf-8")
     done = subprocess.run(
         [promtool, "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
         capture_output=True,
@@ -100,13 +128,31 @@ def prometheus_with_history(tmp_path_factory: pytest.TempPathFactory) -> Iterato
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def prometheus_with_history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The counters' history; then, with Prometheus serving it, the recorded 5-minute series
+    over it, added while Prometheus is stopped (it reads new blocks at start)."""
+    promtool, prometheus = tool("promtool", "prometheus"), tool("prometheus", "prometheus")
+    tmp = tmp_path_factory.mktemp("billing")
+    data = tmp / "prometheus-data"
+    backfill(promtool, history(), tmp / "history.om", data)
     procs = Processes(tmp)
     port = free_port()
     config = {"global": {"evaluation_interval": "1h"}, "rule_files": [str(RULES)]}
-    try:
+    url = f"http://127.0.0.1:{port}"
+
+    def serve() -> None:
         start_prometheus(procs, prometheus, tmp, config, port, data=data)
-        url = f"http://127.0.0.1:{port}"
         wait_for("prometheus ready", lambda: http("GET", f"{url}/-/ready")[0] == 200, 60, procs)
+
+    try:
+        serve()
+        recorded = recorded_history(url)
+        procs.stop()
+        backfill(promtool, recorded, tmp / "recorded.om", data)
+        serve()
         yield url
     finally:
         procs.stop()
@@ -114,7 +160,8 @@ def prometheus_with_history(tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 def at(url: str, expr: str, when: int) -> list[tuple[dict[str, str], float]]:
     query = urllib.parse.urlencode({"query": expr, "time": str(when)})
-    status, body, _ = http("GET", f"{url}/api/v1/query?{query}")
+    # a month-long subquery takes seconds on a loaded machine
+    status, body, _ = http("GET", f"{url}/api/v1/query?{query}", timeout=180.0)
     reply = json.loads(body)
     assert status == 200, reply
     return [(s["metric"], float(s["value"][1])) for s in reply["data"]["result"]]
@@ -197,3 +244,21 @@ def test_the_billing_dashboard_takes_the_true_time_figure_where_it_exists(
         TRUE_ACCOUNT: pytest.approx(8 * true_time),
     }
     assert true_time != pytest.approx(TRUE_COUNTER_RATE)
+
+
+@pytest.mark.parametrize(
+    "when",
+    [FEB_1 - DAY // 2, FEB_1 - 3600, FEB_1 + 120, FEB_1 + 1800, FEB_1 + DAY - 60],
+    ids=["jan-31-12:00", "jan-31-23:00", "feb-1-00:02", "feb-1-00:30", "feb-1-23:59"],
+)
+def test_the_chained_95th_percentile_gives_the_unchained_rules_figures(
+    prometheus_with_history: str, when: int
+) -> None:
+    """The month-to-date figure from the recorded 5-minute series equals the one the rule
+    gave before it was chained (a subquery of the counters' rate), for every account."""
+    url = prometheus_with_history
+    before = sorted(at(url, UNCHAINED_P95, when), key=lambda s: s[0]["account"])
+    after = sorted(at(url, expression(P95), when), key=lambda s: s[0]["account"])
+    assert [labels for labels, _ in after] == [labels for labels, _ in before]
+    assert [labels["account"] for labels, _ in after] == ["demo-media", TRUE_ACCOUNT]
+    assert [value for _, value in after] == pytest.approx([value for _, value in before], rel=1e-12)

@@ -41,9 +41,8 @@ from exporter.simulator import SimConfig, Simulator
 from exporter.support import offloop
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
-from exporter.traffic.ledger import requests
 from exporter.traffic.settings import requests_per_minute
-from tests.simulation.invariant import Checker, Owed, Violation, hhmm
+from tests.simulation.invariant import Checker, Violation, hhmm
 from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
 from tests.simulation.transport import AuditSource, Transport
 
@@ -298,7 +297,6 @@ class World:
         if proc is None:
             return
         await self.scrape()  # what Prometheus saw last
-        self._unapplied(proc)
         if mode == "killed":
             proc.service.scheduler.shutdown()
             tmp = self.state_file.with_name(f".{self.state_file.name}.tmp")
@@ -309,37 +307,6 @@ class World:
         await proc.service.ctx.client._session.close()
         self.checker.stopped(self.platform.time(), killed=mode == "killed")
         self.proc = None
-
-    def _unapplied(self, proc: Process) -> None:
-        """Tell the checker which reads a stop leaves unapplied, as its state says: minutes
-        past the cursor are not counted (a first read the daemon set aside, on a clock its
-        replies doubted, is read again at the next poll); the pieces of a half read piece by
-        piece are applied once they cover the run (docs/windowing.md); a settle read set aside
-        on a doubted clock stays owed (``Checker.set_aside``, against what each run counted)."""
-        poller = proc.service.areas.traffic.poller
-        for account in poller.held():
-            led = poller.ledger(account)
-            if led.cursor is not None:
-                for resources in (False, True):
-                    self.checker.unapplied(account, resources, led.cursor + 60, None)
-            for run in led.pending:
-                for half, piece in run.pieces.items():
-                    self.checker.unapplied(account, half == "resources", run.start, piece.to, 1)
-            owed = []
-            for run in led.pending:
-                for half in run.owed(proc.daemon.per_resource):
-                    piece = run.pieces.get(half)
-                    counted = (
-                        {rid: requests(v) for rid, v in run.resources.items()}
-                        if half == "resources"
-                        else {"": requests(run.totals)}
-                    )
-                    start = run.start if piece is None else piece.to
-                    minutes = range(run.start, run.end, 60)
-                    owed.append(
-                        Owed(half == "resources", minutes, range(start, run.end, 60), counted)
-                    )
-            self.checker.set_aside(account, owed)
 
     # -- the day ------------------------------------------------------------------------------
     def timeline(self) -> list[Event]:

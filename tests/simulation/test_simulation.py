@@ -131,24 +131,6 @@ def test_an_audit_read_is_not_a_read_that_counts() -> None:
     }
 
 
-def test_reads_a_stop_left_unapplied_count_nothing() -> None:
-    """A half read piece by piece is applied once the pieces cover the run, a first read set
-    aside on a doubted clock is read again: the reads a stop leaves unapplied (seeds 4012 and
-    4074 ended with one) are left out, and the counter is held to the read before."""
-    from tests.simulation.invariant import _answered
-    from tests.simulation.transport import Read
-
-    first = Read(at=300.0, account="a", start=0, end=120, resources=False, status=200,
-                 answered=True)  # fmt: skip
-    piece = Read(at=900.0, account="a", start=0, end=60, resources=False, status=200,
-                 answered=True)  # fmt: skip
-    assert dict(_answered([first, piece], {("a", False, 0, 900.0)})) == {
-        ("a", False, 0): [300.0],
-        ("a", False, 60): [300.0],
-    }
-    assert dict(_answered([first, piece]))[("a", False, 0)] == [300.0, 900.0]
-
-
 def test_a_minute_with_one_half_answered_was_not_read() -> None:
     """A first read takes both halves or neither: a minute whose per-resource half failed and
     that fell out of catch-up before it was read again (seed 4035) was never counted."""

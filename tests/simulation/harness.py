@@ -42,7 +42,7 @@ from exporter.support import offloop
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.traffic.settings import requests_per_minute
-from tests.simulation.invariant import Checker, Violation, hhmm
+from tests.simulation.invariant import COUNTERS, Checker, Violation, hhmm
 from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
 from tests.simulation.transport import AuditSource, Transport
 
@@ -55,10 +55,7 @@ FAMILIES = {
 _SAMPLE = re.compile(r"^([a-z_]+)\{([^}]*)\} (\S+)$")
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 KEPT = (
-    "cdnvideo_account_requests_total",
-    "cdnvideo_resource_requests_total",
-    "cdnvideo_resource_responses_total",
-    "cdnvideo_account_responses_total",
+    *COUNTERS,  # every counter family at account and resource scope
     "cdnvideo_traffic_windows_total",
     "cdnvideo_traffic_lag_seconds",
     "cdnvideo_up",
@@ -246,6 +243,10 @@ class World:
                 "state_file": str(self.state_file),
                 "resource_status_codes": daemon.resource_status_codes,
                 "per_resource": daemon.per_resource,
+                "max_resources": daemon.max_resources,
+                "resources_include": daemon.resources_include,
+                "resources_exclude": daemon.resources_exclude,
+                "series_retention_hours": daemon.retention_hours,
             },
             "restream": {"enabled": False},
             "dvr": {"enabled": False},
@@ -343,6 +344,9 @@ class World:
                 changes["budget"] = e.arg("budget")
             if e.arg("codes") is not None:
                 changes["resource_status_codes"] = e.arg("codes")
+            for name in ("per_resource", "max_resources"):
+                if e.arg(name) is not None:
+                    changes[name] = e.arg(name)
             self.daemon = replace(self.daemon, **changes)
         elif e.kind == "start":
             if self.proc is None:

@@ -15,13 +15,12 @@ from __future__ import annotations
 import bisect
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from exporter.simulator.churn import Change
-from exporter.simulator.traffic_model import EDGE_REQ, ORIGIN_REQ
-from exporter.simulator.traffic_window import late_fraction
+from exporter.simulator.traffic_window import COLUMN_KEYS, late_fraction
 from tests.simulation.scenario import Daemon, Event, Scenario
 
 if TYPE_CHECKING:
@@ -37,6 +36,8 @@ KINDS = {
     "series born nonzero": "a counter series was first exposed at a value other than 0",
     "series jump": "a series rose by more than the platform counted after it appeared",
     "miscounted": "a counter differs from the figures of the reads the daemon made",
+    "resources off the account": "at the end, a family's resource series (__other__ "
+    "included) do not sum to its account series as the reads of the two halves say",
     "silent minutes": "minutes neither read nor named by a self-metric (missed)",
     "early settle read": "a minute's read at an age of its schedule came before that age",
     "late settle read": "a minute's settle read came later than its age plus the tolerance",
@@ -64,11 +65,37 @@ OWED = "cdnvideo_traffic_windows_owed"
 INFO = "cdnvideo_resource_info"
 RESOURCE_REQUESTS = "cdnvideo_resource_requests_total"
 RENAME_SEEN_SECONDS = 600.0  # a rename this long before the end must be in the info series
-COUNTERS = (
-    "cdnvideo_account_requests_total",
-    "cdnvideo_resource_requests_total",
-    "cdnvideo_resource_responses_total",
-    "cdnvideo_account_responses_total",
+Labels = tuple[tuple[str, str], ...]
+
+
+def _counted_columns() -> tuple[tuple[str, int, Labels], ...]:
+    """Each counted column of the platform's rows (the simulator's ``COLUMN_KEYS``) with the
+    family it is counted in, less its scope (``cdnvideo_account_`` or ``cdnvideo_resource_``),
+    and its labels (docs/metrics.md: a specific status code in ``responses_total{code}``, a
+    class key, the platform's count for the class, in ``responses_by_class_total{class}``)."""
+    out: list[tuple[str, int, Labels]] = []
+    for col, key in enumerate(COLUMN_KEYS):
+        side, _, rest = key.partition("_")
+        if rest == "requests_total":
+            out.append(("requests_total", col, (("side", side),)))
+        elif rest == "hit_bytes":
+            out.append(("edge_hit_bytes_total", col, ()))
+        elif rest.startswith("status_"):
+            code = rest.removeprefix("status_")
+            if code.endswith("xx"):
+                out.append(("responses_by_class_total", col, (("class", code), ("side", side))))
+            else:
+                out.append(("responses_total", col, (("code", code), ("side", side))))
+    return tuple(out)
+
+
+COUNTED = _counted_columns()
+# a series' column: by its family (less the scope) and its labels but account and resource
+COLUMN_OF = {(name, labels): col for name, col, labels in COUNTED}
+COUNTERS = tuple(
+    f"cdnvideo_{scope}_{name}"
+    for scope in ("account", "resource")
+    for name in dict.fromkeys(name for name, _, _ in COUNTED)
 )
 
 
@@ -167,9 +194,7 @@ class Checker:
     _reread: dict[tuple[str, bool], dict[int, float]] = field(
         default_factory=lambda: defaultdict(dict)
     )
-    _growth_cache: dict[tuple[str, str | None, str, float], float | None] = field(
-        default_factory=dict
-    )
+    _growth_cache: dict[tuple[Key, float], float | None] = field(default_factory=dict)
     # per (account, half, minute): when a fetch of it was thrown away for a doubted Date
 
     # -- what the harness reports -------------------------------------------------------------
@@ -337,20 +362,23 @@ class Checker:
         the reading delay: the first minute a new series counts closed before it appeared)
         and ``now``: an upper bound of a fair rise."""
         labels = dict(key[1])
-        account, side = labels.get("account", ""), labels.get("side", "")
-        resource = labels.get("resource")
-        scope = (account, resource, side, since)
+        account, resource = labels.get("account", ""), labels.get("resource")
+        scope = (key, since)
         if scope not in self._growth_cache:
-            self._growth_cache[scope] = self._platform_growth(account, resource, side, since, now)
+            self._growth_cache[scope] = self._platform_growth(account, resource, key, since, now)
         return self._growth_cache[scope]
 
     def _platform_growth(
-        self, account: str, resource: str | None, side: str, since: float, now: float
+        self, account: str, resource: str | None, key: Key, since: float, now: float
     ) -> float | None:
         reader = self.sim.traffic_reader(account)
-        if reader is None or resource == "__other__" or side not in ("edge", "origin"):
+        if reader is None or resource == "__other__":
             return None
-        col = EDGE_REQ if side == "edge" else ORIGIN_REQ
+        name = key[0].removeprefix("cdnvideo_account_").removeprefix("cdnvideo_resource_")
+        rest = tuple((k, v) for k, v in key[1] if k not in ("account", "resource"))
+        col = COLUMN_OF.get((name, rest))
+        if col is None:
+            return None
         index = None
         if resource is not None:
             index = reader.traffic.index.get(resource)
@@ -427,19 +455,35 @@ class Checker:
     def finish(self, end: float) -> list[Violation]:
         self._new_reads()
         reads = _answered(self.transport.reads)
-        if self.s.daemon.per_resource:
-            reads = _first_read(reads)
+        reads = self._both_halves(reads)
         aside = _set_aside(self.transport.reads)
         for account in self.s.accounts:
             self._exact(account, reads)
             self._silent(account, reads)
             self._ages(account, reads, end, aside)
             self._owed(account, reads, end)
-            self._kept(account)
+            self._kept(account, end)
             self._names(account, end)
         return self.violations
 
-    def _kept(self, account: str) -> None:
+    def _both_halves(
+        self, reads: dict[tuple[str, bool, int], list[float]]
+    ) -> dict[tuple[str, bool, int], list[float]]:
+        """``_first_read`` for the minutes first read by a daemon with per-resource series
+        (``per_resource``: a first read takes both halves or neither); a daemon without reads
+        the totals only."""
+        both = _first_read(reads)
+        out = {}
+        for key, times in reads.items():
+            life = self._life(times[0])
+            if key in both or (life is not None and not life.daemon.per_resource):
+                out[key] = times
+        return out
+
+    def _every_life(self, test: Callable[[Daemon], bool]) -> bool:
+        return all(test(life.daemon) for life in self.lives)
+
+    def _kept(self, account: str, end: float) -> None:
         """Resource counter series stay for ``series_retention_hours`` (24) after their
         resource was last seen (docs/windowing.md): within a day, none may go while the
         account's resource series are shown."""
@@ -449,7 +493,18 @@ class Checker:
 
         if not any(mine(k) for k in self.present):
             return  # family left out, or the account not served here at the end
-        gone = sorted(k for k in self.last if mine(k) and k not in self.present)
+        reader = self.sim.traffic_reader(account)
+        assert reader is not None
+        traffic = reader.traffic
+        retention = min(life.daemon.retention_hours for life in self.lives) * 3600
+
+        def forgotten(key: Key) -> bool:  # deleted on the platform longer ago than retention
+            i = traffic.index.get(dict(key[1]).get("resource", ""))
+            return i is not None and traffic.spans[i][1] <= end - retention
+
+        gone = sorted(
+            k for k in self.last if mine(k) and k not in self.present and not forgotten(k)
+        )
         if gone:
             self.add("series vanished", f"{len(gone)} series, e.g. {_show(gone[0])}")
 
@@ -506,15 +561,15 @@ class Checker:
                 continue
             rows = reader.traffic.rows(m)
             items: list[tuple[Key, list[float]]] = []
-            if resources:
-                for res, row in zip(reader.traffic.resources, rows, strict=True):
-                    labels = (("account", account), ("resource", res.id), ("side", "edge"))
-                    items.append((("cdnvideo_resource_requests_total", labels), [row[EDGE_REQ]]))
-            else:
-                for side, col in (("edge", EDGE_REQ), ("origin", ORIGIN_REQ)):
-                    sided = (("account", account), ("side", side))
-                    key: Key = ("cdnvideo_account_requests_total", sided)
+            for name, col, labels in COUNTED:
+                if not resources:
+                    mine = tuple(sorted((("account", account), *labels)))
+                    key: Key = (f"cdnvideo_account_{name}", mine)
                     items.append((key, [row[col] for row in rows]))
+                    continue
+                for res, row in zip(reader.traffic.resources, rows, strict=True):
+                    each = (("account", account), ("resource", res.id), *labels)
+                    items.append(((f"cdnvideo_resource_{name}", tuple(sorted(each))), [row[col]]))
             owed = not self._settled_for_sure(times[0], times)
             for key, values in items:
                 reset = self.reset_at.get(key)
@@ -530,10 +585,13 @@ class Checker:
                     prev = self._visible(m, values, since[-2]) - base if len(since) > 1 else 0.0
                     short[key] += last - prev
         named = self.owed.get(account, 0.0) > 0
+        top = not self._every_life(lambda d: d.max_resources == 0)
         for key, expected in sorted(want.items()):
             got = self.last.get(key)
             if got is None or key not in self.present:
                 continue  # not exposed at the end (excluded family, account released)
+            if top and key[0].startswith("cdnvideo_resource_"):
+                continue  # a resource in and out of the top N: held to the sums (``_sums``)
             low = expected - short[key] if named else expected
             if not low <= got <= expected:
                 self.add(
@@ -541,6 +599,44 @@ class Checker:
                     f"{_show(key)} {got:.0f}, the reads made show {expected:.0f} "
                     f"({got - expected:+.0f})"
                     + (f", {short[key]:.0f} of it owed a read" if short[key] and got < low else ""),
+                )
+        self._sums(account, want, short if named else {})
+
+    def _sums(self, account: str, want: Mapping[Key, float], short: Mapping[Key, float]) -> None:
+        """The resource series (``__other__`` included: the resources folded by
+        ``max_resources``) sum to the account's, in every counted family, as far as what the
+        reads made show for the two halves (``want``, less what a minute owed a read may
+        lack, ``short``): ``account - resources`` lies where the reads put it. Checked where
+        every series of the family was shown all along (no series shown again at 0, no family
+        left out or taken in by a reload, no saves held back)."""
+        if self.writable_at is not None or not self._every_life(
+            lambda d: d.per_resource and d.resources_include == ".*" and not d.resources_exclude
+        ):
+            return  # resources filtered out are in no series (not even __other__)
+        shown: dict[Key, float] = defaultdict(float)  # by the account's key: the resources'
+        for key in self.present:
+            labels = dict(key[1])
+            if key[0].startswith("cdnvideo_resource_") and labels.get("account") == account:
+                name = key[0].replace("cdnvideo_resource_", "cdnvideo_account_")
+                rest = tuple(sorted((k, v) for k, v in key[1] if k != "resource"))
+                shown[(name, rest)] += self.last[key]
+        reset = {k[0] for k in self.reset_at if ("account", account) in k[1]}
+        for key, got in sorted(shown.items()):
+            whole = self.last.get(key)
+            family = key[0].replace("cdnvideo_account_", "cdnvideo_resource_")
+            left = {key[0], family} & (reset | set(self.included_at) | {self.excluded})
+            if whole is None or key not in self.present or left:
+                continue
+            parts = [k for k in want if k[0] == family and _without_resource(k) == key]
+            hi = want.get(key, 0.0) - sum(want[k] for k in parts)
+            lo = hi - short.get(key, 0.0)
+            hi += sum(short.get(k, 0.0) for k in parts)
+            if not lo <= whole - got <= hi:
+                self.add(
+                    "resources off the account",
+                    f"{_show(key)} {whole:.0f}, its resources (__other__ included) sum to "
+                    f"{got:.0f}; the reads made put the difference at {hi:.0f}"
+                    + (f" to {lo:.0f}" if lo != hi else ""),
                 )
 
     def _visible(self, m: int, values: list[float], t: float) -> float:
@@ -602,9 +698,7 @@ class Checker:
                     own = aside.get((acc, resources, m), [])
                     for _ in own:  # each read of its own set aside since: one poll more
                         more = (
-                            due
-                            + late_by
-                            + POLL_SECONDS * sum(times[i] < t <= limit for t in own)
+                            due + late_by + POLL_SECONDS * sum(times[i] < t <= limit for t in own)
                         )
                         if more == limit:
                             break
@@ -621,7 +715,8 @@ class Checker:
             # final: the schedule in force when its last read falls due reaches past lateness
             end_life = self._life(f + stages[-1] * MINUTE) or life
             end_stages = end_life.daemon.stages()
-            need = min(stages[-1], end_stages[-1] if end_stages else 0)
+            # a schedule switched off (0) later drops nothing: what is owed is read or named
+            need = min(stages[-1], end_stages[-1]) if end_stages else stages[-1]
             due_final = f + need * MINUTE + 2 * sum(tolerance(stages, len(stages) - 1))
             if (
                 need
@@ -673,18 +768,18 @@ class Checker:
                 continue
             f = times[0]
             firsts[m] = min(firsts.get(m, f), f)
-            early_ok = False
-            for stages in self._schedules(f):
-                if not stages:
-                    early_ok = True
-                    continue
+            lived = [x for x in self._schedules(f) if x]  # a schedule of 0 settles nothing owed
+            early_ok = not lived
+            for stages in lived:
                 last = f + stages[-1] * MINUTE - 2
                 early_ok |= times[-1] >= last - taken_early(stages, len(stages) - 1)
             loose[m] = loose.get(m, True) and early_ok
             strict[m] = strict.get(m, True) and self._settled_for_sure(f, times)
-        stages = self.lives[-1].daemon.stages()
         least = most = 0
-        for m, f in firsts.items() if stages else ():
+        for m, f in firsts.items():
+            stages = self._owing(f)
+            if not stages:
+                continue
             first_due = f + stages[0] * MINUTE - taken_early(stages, 0) - OWED_SLACK_SECONDS
             if not strict[m] and first_due <= end:
                 most += 1
@@ -710,7 +805,7 @@ class Checker:
         however overdue (docs/windowing.md, *A settle schedule*): a read at the last age's
         time after a restart may be the read of an earlier age."""
         life = self.lives[-1]
-        stages = life.daemon.stages()
+        stages = self._owing(f)
         if not stages:
             return True
 
@@ -721,14 +816,23 @@ class Checker:
         if f >= life.start:
             return each_age(times, stages)
         since = [t for t in times if t >= life.start]
-        if (
-            len(since) >= len(stages)
-            and since[-1] >= f + stages[-1] * MINUTE - 2 - taken_early(stages, len(stages) - 1)
+        if len(since) >= len(stages) and since[-1] >= f + stages[-1] * MINUTE - 2 - taken_early(
+            stages, len(stages) - 1
         ):
             return True
         before = self.lives[-2] if len(self.lives) > 1 else life
         changed = any(x.daemon.stages() != stages for x in self.lives if x.stop >= f)
         return not changed and not before.killed and each_age(times, stages)
+
+    def _owing(self, first: float) -> tuple[int, ...]:
+        """The schedule a minute first read at ``first`` is owed reads by at the end: the last
+        daemon's, or, where that one settles nothing (``revisit_minutes: 0``), the schedule
+        it was first read under (switching settle reads off drops nothing owed: issue 48
+        failure 1)."""
+        first_life = self._life(first)
+        return self.lives[-1].daemon.stages() or (
+            first_life.daemon.stages() if first_life is not None else ()
+        )
 
     def _schedules(self, first: float) -> list[tuple[int, ...]]:
         """The schedules a minute first read at ``first`` lived under, to the end."""
@@ -828,6 +932,12 @@ def _first_read(
     resource) or neither, so a minute with one half answered and never the other was not
     counted (the other half failed, and the minute was then missed: beyond catch-up)."""
     return {k: v for k, v in reads.items() if (k[0], not k[1], k[2]) in reads}
+
+
+def _without_resource(key: Key) -> Key:
+    """A resource series' account series (same family and labels, ``resource`` left out)."""
+    name = key[0].replace("cdnvideo_resource_", "cdnvideo_account_")
+    return name, tuple((k, v) for k, v in key[1] if k != "resource")
 
 
 def _show(key: Key) -> str:

@@ -31,6 +31,10 @@ class Daemon:
     budget: int = 0  # upstream.max_requests_per_minute (0: none)
     resource_status_codes: str = "codes"
     per_resource: bool = True
+    max_resources: int = 0  # traffic.max_resources (0: every resource its own series)
+    resources_include: str = ".*"  # traffic.resources_include
+    resources_exclude: str = ""  # traffic.resources_exclude
+    retention_hours: float = 24.0  # traffic.series_retention_hours
 
     def cost(self) -> float:
         """What the exporter's budget check asks for this schedule (its own rule)."""
@@ -87,6 +91,13 @@ class Scenario:
             f"{'discovery' if self.discovery else 'static list'}, revisit {self.daemon.revisit}, "
             f"budget {self.daemon.budget or '-'}, status codes {self.daemon.resource_status_codes}"
         )
+        d = self.daemon
+        paths = (
+            f"per_resource {d.per_resource}, max_resources {d.max_resources}, resources "
+            f"include {d.resources_include!r} exclude {d.resources_exclude!r}, series retention "
+            f"{d.retention_hours} h"
+        )
+        head = f"{head}, {paths}"
         return [head, *(f"  {e}" for e in self.events)]
 
 
@@ -136,7 +147,33 @@ def draw(seed: int, minutes: int = 1440) -> Scenario:
     # Drawn apart (its own stream), so the seeds drawn before churn came keep their days.
     if random.Random(f"churn {seed}").random() < CHURN_SHARE:
         scenario = replace(scenario, quirks=(*scenario.quirks, "resource-churn"))
-    return scenario
+    return _paths(random.Random(f"paths {seed}"), scenario)
+
+
+def _paths(rnd: random.Random, s: Scenario) -> Scenario:
+    """The operator's paths through the resource settings (issue 48 point 3), drawn from a
+    stream of their own so the days drawn before them keep their conditions: per-resource
+    series off, a top N (``max_resources``), resources filtered in or out, a retention short
+    enough that a restart's downtime passes it, and restarts that change them."""
+    d = s.daemon
+    if rnd.random() < 0.12:
+        d = replace(d, per_resource=False)
+    if rnd.random() < 0.15:
+        d = replace(d, max_resources=rnd.choice((1, 2)))
+    if rnd.random() < 0.1:
+        d = replace(d, resources_include=rnd.choice(("[13579]$", "0[12]$")))
+    if rnd.random() < 0.1:
+        d = replace(d, resources_exclude=rnd.choice(("2$", "0[34]$")))
+    if rnd.random() < 0.15:
+        d = replace(d, retention_hours=rnd.choice((0.5, 1.0)))
+    events = []
+    for e in s.events:
+        if e.kind == "restart" and rnd.random() < 0.3:
+            change = rnd.choice((("per_resource", not d.per_resource), ("max_resources", 1),
+                                 ("max_resources", 0), ("revisit", 0)))  # fmt: skip
+            e = replace(e, args=(*(a for a in e.args if a[0] != change[0]), change))
+        events.append(e)
+    return replace(s, daemon=d, events=tuple(events))
 
 
 def _order(e: Event) -> tuple[int, str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import hashlib
+import json
 import math
 import os
 import random
@@ -337,6 +338,8 @@ class World:
             sim.faults.clear()
         elif e.kind == "restart":
             await self.stop(str(e.arg("mode")))
+            if e.arg("state") is not None:
+                self.damage(str(e.arg("state")))
             changes: dict[str, Any] = {}
             if e.arg("revisit") is not None:
                 changes["revisit"] = e.arg("revisit")
@@ -378,6 +381,25 @@ class World:
             body = {"status": "error", "message": "Internal error", "description": "resource"}
             sim.faults.set("traffic", "error_200", count=int(e.arg("count")), match="resources",
                            body=body)  # fmt: skip
+
+    def damage(self, how: str) -> None:
+        """The state file as a restart may find it (``scenario.STATE_DAMAGE``)."""
+        if not self.state_file.exists():
+            return
+        data = self.state_file.read_bytes()
+        if how == "corrupt":
+            self.state_file.write_bytes(b"\x00\x13not json" + data[:40])
+        elif how == "truncated":
+            self.state_file.write_bytes(data[: len(data) // 2])
+        elif how == "previous":  # a settle read done is `stage` (how many), not `settled` (age)
+            doc = json.loads(data)
+            stages = self.daemon.stages()
+            for account in doc.get("accounts", {}).values():
+                for run in account.get("pending", []):
+                    settled = run.pop("settled", 0)
+                    run["stage"] = stages.index(settled) + 1 if settled in stages else 0
+            self.state_file.write_text(json.dumps(doc))
+        self.notes.append(f"state file left {how}")
 
     async def reload(self) -> None:
         if self.proc is not None:

@@ -20,6 +20,9 @@ SCHEDULES: tuple[int | tuple[int, ...], ...] = (
 )  # fmt: skip
 OUTAGE_KINDS = ("503", "504", "500", "timeout", "refused")
 CHURN_SHARE = 0.3  # days whose resources are added, renamed and deleted (quirk resource-churn)
+# What a restart may leave of the state file (harness.World.damage): bytes that are not JSON,
+# the file cut in half, or the file as the previous release wrote it (`stage`, not `settled`).
+STATE_DAMAGE = ("corrupt", "truncated", "previous")
 QUIET_END_SECONDS = 3600  # nothing is drawn in the last hour: the day ends settled
 
 
@@ -154,7 +157,8 @@ def _paths(rnd: random.Random, s: Scenario) -> Scenario:
     """The operator's paths through the resource settings (issue 48 point 3), drawn from a
     stream of their own so the days drawn before them keep their conditions: per-resource
     series off, a top N (``max_resources``), resources filtered in or out, a retention short
-    enough that a restart's downtime passes it, and restarts that change them."""
+    enough that a restart's downtime passes it, restarts that change them or leave the state
+    file damaged (``STATE_DAMAGE``), and host clock steps past ``catch_up_minutes``."""
     d = s.daemon
     if rnd.random() < 0.12:
         d = replace(d, per_resource=False)
@@ -172,8 +176,19 @@ def _paths(rnd: random.Random, s: Scenario) -> Scenario:
             change = rnd.choice((("per_resource", not d.per_resource), ("max_resources", 1),
                                  ("max_resources", 0), ("revisit", 0)))  # fmt: skip
             e = replace(e, args=(*(a for a in e.args if a[0] != change[0]), change))
+        if e.kind == "restart" and rnd.random() < 0.15:
+            e = replace(e, args=(*e.args, ("state", rnd.choice(STATE_DAMAGE))))
         events.append(e)
-    return replace(s, daemon=d, events=tuple(events))
+    span = s.minutes * 60 - QUIET_END_SECONDS
+    if span >= 600 and rnd.random() < 0.08:  # a host clock step past catch_up_minutes
+        step = rnd.choice((-1, 1)) * (s.catch_up_minutes + 30) * 60
+        start = 60 * rnd.randrange(5, span // 60)
+        end = min(span, start + 60 * rnd.choice((30, 90)))
+        events += [
+            Event(start, "clock", (("offset", step),)),
+            Event(end, "clock", (("offset", 0),)),
+        ]
+    return replace(s, daemon=d, events=tuple(sorted(events, key=_order)))
 
 
 def _order(e: Event) -> tuple[int, str]:

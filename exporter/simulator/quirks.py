@@ -93,6 +93,12 @@ QUIRKS: dict[str, str] = {
         "traffic from the next minute on, a deleted one none, and per-resource replies leave "
         "out a resource with no minute of its life in the window"
     ),
+    "drop-deleted-resources": (
+        "a deleted resource (by `resource-churn` or `delete_resource`) is left out of every "
+        "per-resource reply from the minute boundary it is deleted at, windows holding minutes "
+        "of its life included, while the account totals keep those minutes, late data included "
+        "(the platform's docs never promise a deleted resource stays in replies)"
+    ),
 }
 
 

@@ -115,7 +115,9 @@ class TrafficRoutes:
                         rounded(revise(values, revised if res.id == first else 0)), columns, nested
                     ),
                 }
-                for res, values in reader.per_resource(start, minutes, now, resources)
+                for res, values in reader.per_resource(
+                    start, minutes, now, resources, self.sim.has_quirk("drop-deleted-resources")
+                )
             ]
         else:
             values = revise(reader.totals(start, minutes, now, resources), revised)

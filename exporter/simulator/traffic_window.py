@@ -268,12 +268,24 @@ class TrafficReader:
         return acc.values()
 
     def per_resource(
-        self, start: int, minutes: int, now: float, resources: Sequence[str] | None = None
+        self,
+        start: int,
+        minutes: int,
+        now: float,
+        resources: Sequence[str] | None = None,
+        drop_deleted: bool = False,
     ) -> list[tuple[CdnResource, list[Value]]]:
         """One figure list per resource over [start, start + minutes) as seen at `now` (a
-        resource without a minute of its life in the window is left out)."""
+        resource without a minute of its life in the window is left out, and with
+        `drop_deleted` one deleted by `now` too, whatever minutes of its life the window holds;
+        the account totals keep them)."""
         alive = self.traffic.alive
-        indices = [j for j in self._indices(resources) if alive(j, start, minutes)]
+        spans = self.traffic.spans
+        indices = [
+            j
+            for j in self._indices(resources)
+            if alive(j, start, minutes) and not (drop_deleted and spans[j][1] <= now)
+        ]
         sums = [WindowSum(minutes) for _ in indices]
         for i in range(minutes):
             m = start + 60 * i

@@ -95,3 +95,34 @@ async def test_quirk_resource_churn_changes_the_list_on_its_own_the_same_way_eac
     assert logs[0] == logs[1]
     assert [c.at for c in logs[0]] == [T0 + k * CHURN_SECONDS for k in (1, 2, 3)]
     assert {c.kind for c in logs[0]} <= {"add", "rename", "delete"}
+
+
+async def test_quirk_drop_deleted_resources_leaves_a_deleted_resource_out_of_its_own_minutes(
+    aiohttp_client: ClientFactory,
+) -> None:
+    """Deleted at 17:02 (after its minute 17:00 closed, before that minute's late data all
+    came): per-resource replies name it until then and never after, even for 17:00; the
+    account totals keep its minute, late data included."""
+    clock = FakeClock(T0 + 90)
+    sim = Simulator(
+        SimConfig(
+            resources_per_account=2,
+            late_seconds=600,
+            quirks=frozenset({"drop-deleted-resources"}),
+        ),
+        clock,
+    )
+    client = await aiohttp_client(sim.build_app(), headers=TOKEN)
+    early = await _rows(client, T0)
+    assert sorted(early) == ["100001", "100002"]
+    sim.delete_resource(ACCOUNT, "100002")  # from 17:02
+    assert sorted(await _rows(client, T0)) == ["100001", "100002"]  # not deleted yet
+    clock.set(T0 + 3600)
+    late = await _rows(client, T0)
+    assert sorted(late) == ["100001"]
+    assert sorted(await _rows(client, T0, 3)) == ["100001"]
+    final = sim.traffic_final(ACCOUNT, T0)
+    assert await _total(client, T0) == final["edge_requests_total"]
+    gone = sim.traffic_final(ACCOUNT, T0, "100002")["edge_requests_total"]
+    assert gone > early["100002"]["edge_requests_total"] > 0
+    assert late["100001"]["edge_requests_total"] == final["edge_requests_total"] - gone

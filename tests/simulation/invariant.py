@@ -564,23 +564,25 @@ class Checker:
             if acc != account:
                 continue
             rows = reader.traffic.rows(m)
-            items: list[tuple[Key, list[float]]] = []
+            items: list[tuple[Key, list[float], list[float]]] = []  # key, values, reads
+            held = self._held_by_replies(reader.traffic.spans, times)
             for name, col, labels in COUNTED:
                 if not resources:
                     mine = tuple(sorted((("account", account), *labels)))
                     key: Key = (f"cdnvideo_account_{name}", mine)
-                    items.append((key, [row[col] for row in rows]))
+                    items.append((key, [row[col] for row in rows], times))
                     continue
-                for res, row in zip(reader.traffic.resources, rows, strict=True):
+                for j, (res, row) in enumerate(zip(reader.traffic.resources, rows, strict=True)):
                     each = (("account", account), ("resource", res.id), *labels)
-                    items.append(((f"cdnvideo_resource_{name}", tuple(sorted(each))), [row[col]]))
+                    name_j = f"cdnvideo_resource_{name}"
+                    items.append(((name_j, tuple(sorted(each))), [row[col]], held[j]))
             owed = not self._settled_for_sure(times[0], times)
-            for key, values in items:
+            for key, values, seen in items:
                 reset = self.reset_at.get(key)
-                since = [t for t in times if reset is None or t >= reset]
+                since = [t for t in seen if reset is None or t >= reset]
                 base = 0.0
-                if len(since) < len(times):  # shown again at 0: counts the reads after that
-                    base = self._visible(m, values, times[len(times) - len(since) - 1])
+                if len(since) < len(seen):  # shown again at 0: counts the reads after that
+                    base = self._visible(m, values, seen[len(seen) - len(since) - 1])
                 if not since:
                     continue
                 last = self._visible(m, values, since[-1]) - base
@@ -642,6 +644,16 @@ class Checker:
                     f"{got:.0f}; the reads made put the difference at {hi:.0f}"
                     + (f" to {lo:.0f}" if lo != hi else ""),
                 )
+
+    def _held_by_replies(
+        self, spans: list[tuple[float, float]], times: list[float]
+    ) -> list[list[float]]:
+        """Per resource, the reads whose per-resource reply held it: all of them, or, under
+        the quirk ``drop-deleted-resources``, those made before it was deleted (the platform
+        leaves a deleted resource out of every later reply, its own minutes included)."""
+        if "drop-deleted-resources" not in self.s.quirks:
+            return [times] * len(spans)
+        return [[t for t in times if t < end] for _, end in spans]
 
     def _visible(self, m: int, values: list[float], t: float) -> float:
         """The platform's figures of minute ``m`` as visible at ``t``, floored per row."""

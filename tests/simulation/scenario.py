@@ -157,7 +157,9 @@ def _paths(rnd: random.Random, s: Scenario) -> Scenario:
     """The operator's paths through the resource settings (issue 48 point 3), drawn from a
     stream of their own so the days drawn before them keep their conditions: per-resource
     series off, a top N (``max_resources``), resources filtered in or out, a retention short
-    enough that a restart's downtime passes it, restarts that change them or leave the state
+    enough that a restart's downtime passes it, deleted resources dropped from the replies
+    (quirk ``drop-deleted-resources``, on half the days with resource churn), restarts that
+    change them or leave the state
     file damaged (``STATE_DAMAGE``), and host clock steps past ``catch_up_minutes``."""
     d = s.daemon
     if rnd.random() < 0.12:
@@ -170,6 +172,9 @@ def _paths(rnd: random.Random, s: Scenario) -> Scenario:
         d = replace(d, resources_exclude=rnd.choice(("2$", "0[34]$")))
     if rnd.random() < 0.15:
         d = replace(d, retention_hours=rnd.choice((0.5, 1.0)))
+    quirks = s.quirks
+    if "resource-churn" in quirks and rnd.random() < 0.5:  # issue 48 failure 3
+        quirks = (*quirks, "drop-deleted-resources")
     events = []
     for e in s.events:
         if e.kind == "restart" and rnd.random() < 0.3:
@@ -188,7 +193,7 @@ def _paths(rnd: random.Random, s: Scenario) -> Scenario:
             Event(start, "clock", (("offset", step),)),
             Event(end, "clock", (("offset", 0),)),
         ]
-    return replace(s, daemon=d, events=tuple(sorted(events, key=_order)))
+    return replace(s, daemon=d, quirks=quirks, events=tuple(sorted(events, key=_order)))
 
 
 def _order(e: Event) -> tuple[int, str]:

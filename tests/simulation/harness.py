@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
+from unittest import mock
 
 import aiohttp
 import structlog.testing
@@ -299,7 +300,14 @@ class World:
         if proc is None:
             return
         await self.scrape()  # what Prometheus saw last
-        if mode == "killed":
+        if mode == "killed_in_save":  # dies inside a save: the new file written, not renamed
+            with (
+                mock.patch.object(os, "replace", side_effect=_Killed),
+                contextlib.suppress(_Killed),
+            ):
+                proc.service.areas.traffic.poller.save_state()
+            proc.service.scheduler.shutdown()
+        elif mode == "killed":
             proc.service.scheduler.shutdown()
             tmp = self.state_file.with_name(f".{self.state_file.name}.tmp")
             if not tmp.is_dir():
@@ -307,7 +315,7 @@ class World:
         else:
             proc.service.stop()
         await proc.service.ctx.client._session.close()
-        self.checker.stopped(self.platform.time(), killed=mode == "killed")
+        self.checker.stopped(self.platform.time(), killed=mode.startswith("killed"))
         self.proc = None
 
     # -- the day ------------------------------------------------------------------------------
@@ -463,6 +471,10 @@ class World:
             scrapes=self.scrapes,
             notes=self.notes,
         )
+
+
+class _Killed(BaseException):
+    """The process dying between a save's write and its rename (mode ``killed_in_save``)."""
 
 
 class Inline(concurrent.futures.Executor):

@@ -183,6 +183,9 @@ def _paths(rnd: random.Random, s: Scenario) -> Scenario:
             e = replace(e, args=(*(a for a in e.args if a[0] != change[0]), change))
         if e.kind == "restart" and rnd.random() < 0.15:
             e = replace(e, args=(*e.args, ("state", rnd.choice(STATE_DAMAGE))))
+        elif e.kind == "restart" and e.arg("mode") == "killed" and rnd.random() < 0.3:
+            mode = ("mode", "killed_in_save")  # dies between a save's write and its rename
+            e = replace(e, args=(mode, *(a for a in e.args if a[0] != "mode")))
         events.append(e)
     span = s.minutes * 60 - QUIET_END_SECONDS
     if span >= 600 and rnd.random() < 0.08:  # a host clock step past catch_up_minutes

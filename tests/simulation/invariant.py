@@ -560,6 +560,7 @@ class Checker:
         assert reader is not None
         want: dict[Key, float] = defaultdict(float)
         short: dict[Key, float] = defaultdict(float)  # what the owed minutes' last reads add
+        lost: dict[Key, float] = defaultdict(float)  # what replies without the resource hid
         for (acc, resources, m), times in reads.items():
             if acc != account:
                 continue
@@ -578,18 +579,16 @@ class Checker:
                     items.append(((name_j, tuple(sorted(each))), [row[col]], held[j]))
             owed = not self._settled_for_sure(times[0], times)
             for key, values, seen in items:
-                reset = self.reset_at.get(key)
-                since = [t for t in seen if reset is None or t >= reset]
-                base = 0.0
-                if len(since) < len(seen):  # shown again at 0: counts the reads after that
-                    base = self._visible(m, values, seen[len(seen) - len(since) - 1])
-                if not since:
+                counted = self._counted(key, m, values, times)
+                if counted is None:
                     continue
-                last = self._visible(m, values, since[-1]) - base
+                last, prev = counted
                 want[key] += last
                 if owed:
-                    prev = self._visible(m, values, since[-2]) - base if len(since) > 1 else 0.0
                     short[key] += last - prev
+                if seen is not times:  # the reads whose reply held the resource
+                    held_last = self._counted(key, m, values, seen)
+                    lost[key] += last - (held_last[0] if held_last else 0.0)
         named = self.owed.get(account, 0.0) > 0
         top = not self._every_life(lambda d: d.max_resources == 0)
         for key, expected in sorted(want.items()):
@@ -598,7 +597,7 @@ class Checker:
                 continue  # not exposed at the end (excluded family, account released)
             if top and key[0].startswith("cdnvideo_resource_"):
                 continue  # a resource in and out of the top N: held to the sums (``_sums``)
-            low = expected - short[key] if named else expected
+            low = (expected - short[key] if named else expected) - lost[key]
             if not low <= got <= expected:
                 self.add(
                     "miscounted",
@@ -645,15 +644,34 @@ class Checker:
                     + (f" to {lo:.0f}" if lo != hi else ""),
                 )
 
+    def _counted(
+        self, key: Key, m: int, values: list[float], times: list[float]
+    ) -> tuple[float, float] | None:
+        """What the reads ``times`` of minute ``m`` count for ``key``: at its last read, and
+        at the read before (0 if none); a series shown again at 0 counts the reads after the
+        start or reload that made it new. None when no read counts."""
+        reset = self.reset_at.get(key)
+        since = [t for t in times if reset is None or t >= reset]
+        if not since:
+            return None
+        base = 0.0
+        if len(since) < len(times):
+            base = self._visible(m, values, times[len(times) - len(since) - 1])
+        last = self._visible(m, values, since[-1]) - base
+        prev = self._visible(m, values, since[-2]) - base if len(since) > 1 else 0.0
+        return last, prev
+
     def _held_by_replies(
         self, spans: list[tuple[float, float]], times: list[float]
     ) -> list[list[float]]:
         """Per resource, the reads whose per-resource reply held it: all of them, or, under
         the quirk ``drop-deleted-resources``, those made before it was deleted (the platform
-        leaves a deleted resource out of every later reply, its own minutes included)."""
+        leaves a deleted resource out of every later reply, its own minutes included). The
+        late data those replies hid is still the account's: its own series may lack it
+        (``_exact``), the resources and ``__other__`` together may not (``_sums``)."""
         if "drop-deleted-resources" not in self.s.quirks:
             return [times] * len(spans)
-        return [[t for t in times if t < end] for _, end in spans]
+        return [times if times[-1] < end else [t for t in times if t < end] for _, end in spans]
 
     def _visible(self, m: int, values: list[float], t: float) -> float:
         """The platform's figures of minute ``m`` as visible at ``t``, floored per row."""

@@ -165,6 +165,12 @@ PINNED_48: dict[str, tuple[Scenario, frozenset[str]]] = {
         scenario(48_005, 150, late_seconds=1800.0, daemon=Daemon(revisit=(5, 15, 60))),
         frozenset({"early settle read", "not final"}),
     ),
+    # NEW: a state file ignored as a whole (not JSON) at a restart: the minutes since its
+    # cursor are neither read nor named missed, its owed runs dropped (seeds 1009, 1011, 1012).
+    "state_file_ignored": (
+        scenario(48_007, 120, (ev(40, "restart", mode="clean", down=4, state="corrupt"),)),
+        frozenset({"silent minutes", "not final"}),
+    ),
 }
 REASONS_48: dict[str, str] = {
     "settle_off_across_restart": "issue 48 failure 1, fixed on i48-fix",
@@ -172,6 +178,8 @@ REASONS_48: dict[str, str] = {
     "deleted_only_resource_dropped": "issue 48 failure 3, fixed on i48-fix",
     "deleted_resource_dropped": "issue 48 failure 3, fixed on i48-fix",
     "merged_run_read_early": "issue 48 failure 5, fixed on i48-fix",
+    "state_file_ignored": "NEW: a state file ignored as a whole loses the minutes since its "
+    "cursor and its owed runs unnamed (only a log line)",
 }
 ALL = {**PINNED, **PINNED_48}
 

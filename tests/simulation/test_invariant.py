@@ -685,3 +685,52 @@ def test_settle_reads_switched_off_leave_what_is_owed_owed(tmp_path: Path) -> No
         "acc1: cdnvideo_traffic_windows_owed 0 at the end, the reads made leave 30 to 30 "
         "minutes owed a settle read"
     ]
+
+
+def _dropped(tmp_path: Path, deleted_shows: str) -> list[str]:
+    """Quirk drop-deleted-resources, late data for 900 s: minute 06:03 read (both halves) at
+    06:05 and 06:10; resource 0 deleted at 06:07, so the 06:10 reply leaves it out. At the
+    end the account shows both reads, the other resources the 06:10 read, and resource 0
+    (``deleted_shows``) its 06:05 read ("held"), or the 06:10 figure ("all": its late data
+    put back from the totals). The findings of both rules."""
+    base = draw(3, 120)
+    scenario = replace(
+        base,
+        accounts=("acc1",),
+        daemon=SCHEDULE,
+        events=(),
+        late_seconds=900.0,
+        quirks=("drop-deleted-resources",),
+    )
+    checker = World(scenario, tmp_path).checker
+    checker.started(T0, SCHEDULE)
+    m = T0 + 3 * MINUTE
+    first, second = T0 + 5 * MINUTE, T0 + 10 * MINUTE
+    for at in (first, second):
+        _read(checker, at, m)
+    reader = checker.sim.traffic_reader("acc1")
+    assert reader is not None
+    ids = [r.id for r in reader.traffic.resources]
+    reader.traffic.delete(ids[0], T0 + 7 * MINUTE)
+    rows = reader.traffic.rows(m)
+    each = [checker._visible(m, [row[EDGE_REQ]], second) for row in rows]
+    held = checker._visible(m, [rows[0][EDGE_REQ]], first)
+    assert each[0] > held  # late data the reply at 06:10 left out
+    account = ("cdnvideo_account_requests_total", (("account", "acc1"), ("side", "edge")))
+    shown = {_series(i): v for i, v in zip(ids, each, strict=True)}
+    if deleted_shows == "held":
+        shown[_series(ids[0])] = held
+    end = T0 + 30 * MINUTE
+    checker.scrape(end, {account[0]: {account: sum(each)}, RESOURCE_REQUESTS: shown})
+    kinds = ("miscounted", "resources off the account")
+    return [v.kind for v in checker.finish(end) if v.kind in kinds]
+
+
+def test_a_deleted_resources_hidden_late_data_lost_fails(tmp_path: Path) -> None:
+    """Issue 48 failure 3 (b): the platform drops a deleted resource from its replies; what
+    its last minutes gained after is the account's, and the resources no longer sum to it."""
+    assert _dropped(tmp_path, "held") == ["resources off the account"]
+
+
+def test_a_deleted_resources_late_data_put_back_holds(tmp_path: Path) -> None:
+    assert _dropped(tmp_path, "all") == []

@@ -18,6 +18,7 @@ T0 = 1_767_225_600 + 6 * 3600  # 2026-01-01T06:00:00Z: the simulated day starts 
 SCHEDULES: tuple[int | tuple[int, ...], ...] = (
     5, 5, 3, 0, 10, (5, 15, 60), (2, 10, 30), (1, 4), (5, 60), (2, 5), (1, 3, 20),
 )  # fmt: skip
+DAY_LONG = (5, 60, 1440)  # the longest schedule a config takes: an age of a day
 OUTAGE_KINDS = ("503", "504", "500", "timeout", "refused")
 CHURN_SHARE = 0.3  # days whose resources are added, renamed and deleted (quirk resource-churn)
 # What a restart may leave of the state file (harness.World.damage): bytes that are not JSON,
@@ -150,7 +151,25 @@ def draw(seed: int, minutes: int = 1440) -> Scenario:
     # Drawn apart (its own stream), so the seeds drawn before churn came keep their days.
     if random.Random(f"churn {seed}").random() < CHURN_SHARE:
         scenario = replace(scenario, quirks=(*scenario.quirks, "resource-churn"))
-    return _paths(random.Random(f"paths {seed}"), scenario)
+    scenario = _paths(random.Random(f"paths {seed}"), scenario)
+    return _day_long(random.Random(f"day-long {seed}"), scenario)
+
+
+def _day_long(rnd: random.Random, s: Scenario) -> Scenario:
+    """A settle schedule a day long (``DAY_LONG``), from the start or from a restart on,
+    drawn from a stream of its own (the other draws of a seed stay as they were)."""
+    if rnd.random() < 0.05:
+        return replace(s, daemon=replace(s.daemon, revisit=DAY_LONG))
+    restarts = [i for i, e in enumerate(s.events) if e.kind == "restart"]
+    if restarts and rnd.random() < 0.1:
+        events = list(s.events)
+        i = rnd.choice(restarts)
+        e = events[i]
+        events[i] = replace(
+            e, args=(*(a for a in e.args if a[0] != "revisit"), ("revisit", DAY_LONG))
+        )
+        return replace(s, events=tuple(events))
+    return s
 
 
 def _paths(rnd: random.Random, s: Scenario) -> Scenario:

@@ -26,7 +26,7 @@ STATE_IGNORED = (
 )
 # Seeds of the CI range that find an open failure, each a strict expected failure.
 KNOWN: dict[int, str] = {
-    1003: "issue 48 failure 1, fixed on i48-fix",  # revisit_minutes 0 at a restart: owed 0
+    1002: "issue 48 failure 3, fixed on i48-fix",  # a deleted resource's late data lost
     1007: "issue 48 failure 5, fixed on i48-fix",  # age 60 read up to 6 minutes early
     1009: STATE_IGNORED,  # killed, the state file left corrupt
     1011: STATE_IGNORED,  # killed, down 70 minutes, the state file cut in half

@@ -805,8 +805,10 @@ class Checker:
                 continue
             f = times[0]
             firsts[m] = min(firsts.get(m, f), f)
-            lived = [x for x in self._schedules(f) if x]  # a schedule of 0 settles nothing owed
-            early_ok = not lived
+            # a minute first read with settling off owes nothing; one owed keeps owing when a
+            # later schedule is 0 (switching settle reads off settles nothing owed)
+            lived = [x for x in self._schedules(f) if x]
+            early_ok = not lived or not self._first_schedule(f)
             for stages in lived:
                 last = f + stages[-1] * MINUTE - 2
                 early_ok |= times[-1] >= last - taken_early(stages, len(stages) - 1)
@@ -862,14 +864,18 @@ class Checker:
         return not changed and not before.killed and each_age(times, stages)
 
     def _owing(self, first: float) -> tuple[int, ...]:
-        """The schedule a minute first read at ``first`` is owed reads by at the end: the last
-        daemon's, or, where that one settles nothing (``revisit_minutes: 0``), the schedule
-        it was first read under (switching settle reads off drops nothing owed: issue 48
-        failure 1)."""
-        first_life = self._life(first)
-        return self.lives[-1].daemon.stages() or (
-            first_life.daemon.stages() if first_life is not None else ()
-        )
+        """The schedule a minute first read at ``first`` is owed reads by at the end: none if
+        it was first read with settling off; else the last daemon's, or, where that one
+        settles nothing (``revisit_minutes: 0``), the schedule it was first read under
+        (switching settle reads off drops nothing owed: issue 48 failure 1)."""
+        stages = self._first_schedule(first)
+        return (self.lives[-1].daemon.stages() or stages) if stages else ()
+
+    def _first_schedule(self, first: float) -> tuple[int, ...]:
+        """The schedule a minute first read at ``first`` was first read under: none (settling
+        off) means it never owes a settle read, whatever a later schedule says."""
+        life = self._life(first)
+        return life.daemon.stages() if life is not None else ()
 
     def _schedules(self, first: float) -> list[tuple[int, ...]]:
         """The schedules a minute first read at ``first`` lived under, to the end."""

@@ -734,3 +734,13 @@ def test_a_deleted_resources_hidden_late_data_lost_fails(tmp_path: Path) -> None
 
 def test_a_deleted_resources_late_data_put_back_holds(tmp_path: Path) -> None:
     assert _dropped(tmp_path, "all") == []
+
+
+def test_minutes_first_read_with_settling_off_owe_nothing_later(tmp_path: Path) -> None:
+    """Settling off (0), then (5, 15) from a restart on: the minutes first read before it
+    were never owed a settle read (seed 1028 found the checker holding them owed)."""
+    checker = _checker(tmp_path, Daemon(revisit=0))
+    end = _first_reads(checker, 30)
+    checker.stopped(T0 + 33 * MINUTE)
+    checker.started(T0 + 33 * MINUTE, SCHEDULE)
+    assert _owed_at_end(checker, 0, end) == []

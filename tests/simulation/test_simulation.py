@@ -24,7 +24,8 @@ STATE_IGNORED = (
     "NEW: a state file ignored as a whole loses the minutes since its cursor and its owed "
     "runs unnamed (only a log line)"
 )
-# Seeds of the CI range that find an open failure, each a strict expected failure.
+# Seeds of the CI range and of FAST_SEEDS that find an open failure, each a strict expected
+# failure.
 KNOWN: dict[int, str] = {
     1002: "issue 48 failure 3, fixed on i48-fix",  # a deleted resource's late data lost
     1007: "issue 48 failure 5, fixed on i48-fix",  # age 60 read up to 6 minutes early
@@ -38,6 +39,8 @@ KNOWN: dict[int, str] = {
     1029: STATE_IGNORED,  # the state file cut in half at a restart: its series gone
     1030: "issue 48 failure 5, fixed on i48-fix",  # (2, 10, 30): age 10 read early
     1031: "issue 48 failure 3, fixed on i48-fix",  # a deleted resource's late data lost
+    # FAST_SEEDS (90 minutes)
+    2001: "issue 48 failure 1, fixed on i48-fix",  # (1, 3, 20) -> 0 at a restart: owed 0
 }
 
 # Seeds outside the CI range that found a mistake (of the exporter or of the checker's model
@@ -77,7 +80,13 @@ def _check(seed: int, minutes: int) -> None:
     )
 
 
-@pytest.mark.parametrize("seed", FAST_SEEDS)
+@pytest.mark.parametrize(
+    "seed",
+    [
+        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=KNOWN[s])) if s in KNOWN else s
+        for s in FAST_SEEDS
+    ],
+)
 def test_fast_seed_holds_the_invariant(seed: int) -> None:
     _check(seed, FAST_MINUTES)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from exporter.simulator.traffic_model import EDGE_REQ
 from exporter.simulator.traffic_window import COLUMN_KEYS
@@ -602,17 +603,23 @@ def test_a_later_age_may_wait_for_its_windows_newest_minute(tmp_path: Path) -> N
 HIT_BYTES = ("cdnvideo_account_edge_hit_bytes_total", (("account", "acc1"),))
 
 
-def _family_at_end(tmp_path: Path, off: float) -> list[str]:
-    """Minute 06:03 read at 06:05, 06:10 and 06:20 (settled, (5, 15)); at the end the
-    account's edge hit bytes show what the reads show plus ``off``."""
+def _settled_minute(tmp_path: Path) -> tuple[Checker, int, list[Any]]:
+    """A checker whose minute 06:03 was read (both halves) at 06:05, 06:10 and 06:20 (its
+    ages of (5, 15)); the minute and its rows on the platform."""
     checker = _checker(tmp_path)
     m = T0 + 3 * MINUTE
     for at in (5, 10, 20):
         _read(checker, T0 + at * MINUTE, m)
     traffic = checker.sim.traffic_reader("acc1")
     assert traffic is not None
+    return checker, m, list(traffic.traffic.rows(m))
+
+
+def _family_at_end(tmp_path: Path, off: float) -> list[str]:
+    """Minute 06:03 read at 06:05, 06:10 and 06:20 (settled, (5, 15)); at the end the
+    account's edge hit bytes show what the reads show plus ``off``."""
+    checker, m, rows = _settled_minute(tmp_path)
     col = COLUMN_KEYS.index("edge_hit_bytes")
-    rows = traffic.traffic.rows(m)
     shown = checker._visible(m, [row[col] for row in rows], T0 + 20 * MINUTE)
     assert shown > 0
     end = T0 + 30 * MINUTE
@@ -634,13 +641,9 @@ def _sums_at_end(tmp_path: Path, other_off: float) -> list[str]:
     """Minute 06:03 read (both halves) at 06:05, 06:10 and 06:20; at the end the account's
     edge requests as the reads show them, its first resource's too, and ``__other__``
     holding the rest plus ``other_off`` (the resources a top N folds)."""
-    checker = _checker(tmp_path)
-    m = T0 + 3 * MINUTE
-    for at in (5, 10, 20):
-        _read(checker, T0 + at * MINUTE, m)
+    checker, m, rows = _settled_minute(tmp_path)
     traffic = checker.sim.traffic_reader("acc1")
     assert traffic is not None
-    rows = traffic.traffic.rows(m)
     ids = [r.id for r in traffic.traffic.resources]
     assert len(ids) > 1
     at = T0 + 20 * MINUTE

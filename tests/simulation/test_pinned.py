@@ -200,29 +200,25 @@ def _holds(name: str) -> None:
 REASONS: dict[str, str] = {}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=REASONS[n]))
-        if n in REASONS
+def _marked(
+    pinned: dict[str, tuple[Scenario, frozenset[str]]], reasons: dict[str, str]
+) -> list[object]:
+    """The names of ``pinned``, those still open (``reasons``) strict expected failures."""
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=reasons[n]))
+        if n in reasons
         else n
-        for n in PINNED
-    ],
-)
+        for n in pinned
+    ]
+
+
+@pytest.mark.parametrize("name", _marked(PINNED, REASONS))
 def test_issue_35_failure_is_gone(name: str) -> None:
     """The pinned scenario shows none of the violation kinds its failure causes."""
     _holds(name)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=REASONS_48[n]))
-        if n in REASONS_48
-        else n
-        for n in PINNED_48
-    ],
-)
+@pytest.mark.parametrize("name", _marked(PINNED_48, REASONS_48))
 def test_issue_48_failure_is_gone(name: str) -> None:
     """The pinned scenario shows none of the violation kinds its failure causes."""
     _holds(name)

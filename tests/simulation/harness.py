@@ -400,7 +400,12 @@ class World:
         elif how == "truncated":
             self.state_file.write_bytes(data[: len(data) // 2])
         elif how == "previous":  # a settle read done is `stage` (how many), not `settled` (age)
-            doc = json.loads(data)
+            try:
+                doc = json.loads(data)
+            except ValueError:
+                return  # left damaged by a restart before, while the daemon was down
+            if not isinstance(doc, dict):
+                return
             stages = self.daemon.stages()
             for account in doc.get("accounts", {}).values():
                 for run in account.get("pending", []):

@@ -17,6 +17,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import hashlib
+import json
 import math
 import multiprocessing
 import os
@@ -29,6 +30,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
+from unittest import mock
 
 import aiohttp
 import structlog.testing
@@ -44,9 +46,8 @@ from exporter.simulator import SimConfig, Simulator
 from exporter.support import offloop
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
-from exporter.traffic.ledger import requests
 from exporter.traffic.settings import requests_per_minute
-from tests.simulation.invariant import Checker, Owed, Violation, hhmm
+from tests.simulation.invariant import COUNTERS, Checker, Violation, hhmm
 from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
 from tests.simulation.transport import AuditSource, Transport
 
@@ -59,10 +60,7 @@ FAMILIES = {
 _SAMPLE = re.compile(r"^([a-z_]+)\{([^}]*)\} (\S+)$")
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 KEPT = (
-    "cdnvideo_account_requests_total",
-    "cdnvideo_resource_requests_total",
-    "cdnvideo_resource_responses_total",
-    "cdnvideo_account_responses_total",
+    *COUNTERS,  # every counter family at account and resource scope
     "cdnvideo_traffic_windows_total",
     "cdnvideo_traffic_lag_seconds",
     "cdnvideo_up",
@@ -250,6 +248,10 @@ class World:
                 "state_file": str(self.state_file),
                 "resource_status_codes": daemon.resource_status_codes,
                 "per_resource": daemon.per_resource,
+                "max_resources": daemon.max_resources,
+                "resources_include": daemon.resources_include,
+                "resources_exclude": daemon.resources_exclude,
+                "series_retention_hours": daemon.retention_hours,
             },
             "restream": {"enabled": False},
             "dvr": {"enabled": False},
@@ -305,8 +307,14 @@ class World:
         if proc is None:
             return
         await self.scrape()  # what Prometheus saw last
-        self._unapplied(proc)
-        if mode == "killed":
+        if mode == "killed_in_save":  # dies inside a save: the new file written, not renamed
+            with (
+                mock.patch.object(os, "replace", side_effect=_Killed),
+                contextlib.suppress(_Killed),
+            ):
+                proc.service.areas.traffic.poller.save_state()
+            proc.service.scheduler.shutdown()
+        elif mode == "killed":
             proc.service.scheduler.shutdown()
             tmp = self.state_file.with_name(f".{self.state_file.name}.tmp")
             if not tmp.is_dir():
@@ -314,39 +322,8 @@ class World:
         else:
             proc.service.stop()
         await proc.service.ctx.client._session.close()
-        self.checker.stopped(self.platform.time(), killed=mode == "killed")
+        self.checker.stopped(self.platform.time(), killed=mode.startswith("killed"))
         self.proc = None
-
-    def _unapplied(self, proc: Process) -> None:
-        """Tell the checker which reads a stop leaves unapplied, as its state says: minutes
-        past the cursor are not counted (a first read the daemon set aside, on a clock its
-        replies doubted, is read again at the next poll); the pieces of a half read piece by
-        piece are applied once they cover the run (docs/windowing.md); a settle read set aside
-        on a doubted clock stays owed (``Checker.set_aside``, against what each run counted)."""
-        poller = proc.service.areas.traffic.poller
-        for account in poller.held():
-            led = poller.ledger(account)
-            if led.cursor is not None:
-                for resources in (False, True):
-                    self.checker.unapplied(account, resources, led.cursor + 60, None)
-            for run in led.pending:
-                for half, piece in run.pieces.items():
-                    self.checker.unapplied(account, half == "resources", run.start, piece.to, 1)
-            owed = []
-            for run in led.pending:
-                for half in run.owed(proc.daemon.per_resource):
-                    piece = run.pieces.get(half)
-                    counted = (
-                        {rid: requests(v) for rid, v in run.resources.items()}
-                        if half == "resources"
-                        else {"": requests(run.totals)}
-                    )
-                    start = run.start if piece is None else piece.to
-                    minutes = range(run.start, run.end, 60)
-                    owed.append(
-                        Owed(half == "resources", minutes, range(start, run.end, 60), counted)
-                    )
-            self.checker.set_aside(account, owed)
 
     # -- the day ------------------------------------------------------------------------------
     def timeline(self) -> list[Event]:
@@ -376,6 +353,8 @@ class World:
             sim.faults.clear()
         elif e.kind == "restart":
             await self.stop(str(e.arg("mode")))
+            if e.arg("state") is not None:
+                self.damage(str(e.arg("state")))
             changes: dict[str, Any] = {}
             if e.arg("revisit") is not None:
                 changes["revisit"] = e.arg("revisit")
@@ -383,6 +362,9 @@ class World:
                 changes["budget"] = e.arg("budget")
             if e.arg("codes") is not None:
                 changes["resource_status_codes"] = e.arg("codes")
+            for name in ("per_resource", "max_resources"):
+                if e.arg(name) is not None:
+                    changes[name] = e.arg(name)
             self.daemon = replace(self.daemon, **changes)
         elif e.kind == "start":
             if self.proc is None:
@@ -414,6 +396,30 @@ class World:
             body = {"status": "error", "message": "Internal error", "description": "resource"}
             sim.faults.set("traffic", "error_200", count=int(e.arg("count")), match="resources",
                            body=body)  # fmt: skip
+
+    def damage(self, how: str) -> None:
+        """The state file as a restart may find it (``scenario.STATE_DAMAGE``)."""
+        if not self.state_file.exists():
+            return
+        data = self.state_file.read_bytes()
+        if how == "corrupt":
+            self.state_file.write_bytes(b"\x00\x13not json" + data[:40])
+        elif how == "truncated":
+            self.state_file.write_bytes(data[: len(data) // 2])
+        elif how == "previous":  # a settle read done is `stage` (how many), not `settled` (age)
+            try:
+                doc = json.loads(data)
+            except ValueError:
+                return  # left damaged by a restart before, while the daemon was down
+            if not isinstance(doc, dict):
+                return
+            stages = self.daemon.stages()
+            for account in doc.get("accounts", {}).values():
+                for run in account.get("pending", []):
+                    settled = run.pop("settled", 0)
+                    run["stage"] = stages.index(settled) + 1 if settled in stages else 0
+            self.state_file.write_text(json.dumps(doc))
+        self.notes.append(f"state file left {how}")
 
     async def reload(self) -> None:
         if self.proc is not None:
@@ -477,6 +483,10 @@ class World:
             scrapes=self.scrapes,
             notes=self.notes,
         )
+
+
+class _Killed(BaseException):
+    """The process dying between a save's write and its rename (mode ``killed_in_save``)."""
 
 
 class Inline(concurrent.futures.Executor):

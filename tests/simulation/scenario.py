@@ -18,8 +18,12 @@ T0 = 1_767_225_600 + 6 * 3600  # 2026-01-01T06:00:00Z: the simulated day starts 
 SCHEDULES: tuple[int | tuple[int, ...], ...] = (
     5, 5, 3, 0, 10, (5, 15, 60), (2, 10, 30), (1, 4), (5, 60), (2, 5), (1, 3, 20),
 )  # fmt: skip
+DAY_LONG = (5, 60, 1440)  # the longest schedule a config takes: an age of a day
 OUTAGE_KINDS = ("503", "504", "500", "timeout", "refused")
 CHURN_SHARE = 0.3  # days whose resources are added, renamed and deleted (quirk resource-churn)
+# What a restart may leave of the state file (harness.World.damage): bytes that are not JSON,
+# the file cut in half, or the file as the previous release wrote it (`stage`, not `settled`).
+STATE_DAMAGE = ("corrupt", "truncated", "previous")
 QUIET_END_SECONDS = 3600  # nothing is drawn in the last hour: the day ends settled
 
 
@@ -31,6 +35,10 @@ class Daemon:
     budget: int = 0  # upstream.max_requests_per_minute (0: none)
     resource_status_codes: str = "codes"
     per_resource: bool = True
+    max_resources: int = 0  # traffic.max_resources (0: every resource its own series)
+    resources_include: str = ".*"  # traffic.resources_include
+    resources_exclude: str = ""  # traffic.resources_exclude
+    retention_hours: float = 24.0  # traffic.series_retention_hours
 
     def cost(self) -> float:
         """What the exporter's budget check asks for this schedule (its own rule)."""
@@ -87,6 +95,13 @@ class Scenario:
             f"{'discovery' if self.discovery else 'static list'}, revisit {self.daemon.revisit}, "
             f"budget {self.daemon.budget or '-'}, status codes {self.daemon.resource_status_codes}"
         )
+        d = self.daemon
+        paths = (
+            f"per_resource {d.per_resource}, max_resources {d.max_resources}, resources "
+            f"include {d.resources_include!r} exclude {d.resources_exclude!r}, series retention "
+            f"{d.retention_hours} h"
+        )
+        head = f"{head}, {paths}"
         return [head, *(f"  {e}" for e in self.events)]
 
 
@@ -136,7 +151,71 @@ def draw(seed: int, minutes: int = 1440) -> Scenario:
     # Drawn apart (its own stream), so the seeds drawn before churn came keep their days.
     if random.Random(f"churn {seed}").random() < CHURN_SHARE:
         scenario = replace(scenario, quirks=(*scenario.quirks, "resource-churn"))
-    return scenario
+    scenario = _paths(random.Random(f"paths {seed}"), scenario)
+    return _day_long(random.Random(f"day-long {seed}"), scenario)
+
+
+def _day_long(rnd: random.Random, s: Scenario) -> Scenario:
+    """A settle schedule a day long (``DAY_LONG``), from the start or from a restart on,
+    drawn from a stream of its own (the other draws of a seed stay as they were)."""
+    if rnd.random() < 0.05:
+        return replace(s, daemon=replace(s.daemon, revisit=DAY_LONG))
+    restarts = [i for i, e in enumerate(s.events) if e.kind == "restart"]
+    if restarts and rnd.random() < 0.1:
+        events = list(s.events)
+        i = rnd.choice(restarts)
+        e = events[i]
+        events[i] = replace(
+            e, args=(*(a for a in e.args if a[0] != "revisit"), ("revisit", DAY_LONG))
+        )
+        return replace(s, events=tuple(events))
+    return s
+
+
+def _paths(rnd: random.Random, s: Scenario) -> Scenario:
+    """The operator's paths through the resource settings (issue 48 point 3), drawn from a
+    stream of their own so the days drawn before them keep their conditions: per-resource
+    series off, a top N (``max_resources``), resources filtered in or out, a retention short
+    enough that a restart's downtime passes it, deleted resources dropped from the replies
+    (quirk ``drop-deleted-resources``, on half the days with resource churn), restarts that
+    change them or leave the state
+    file damaged (``STATE_DAMAGE``), and host clock steps past ``catch_up_minutes``."""
+    d = s.daemon
+    if rnd.random() < 0.12:
+        d = replace(d, per_resource=False)
+    if rnd.random() < 0.15:
+        d = replace(d, max_resources=rnd.choice((1, 2)))
+    if rnd.random() < 0.1:
+        d = replace(d, resources_include=rnd.choice(("[13579]$", "0[12]$")))
+    if rnd.random() < 0.1:
+        d = replace(d, resources_exclude=rnd.choice(("2$", "0[34]$")))
+    if rnd.random() < 0.15:
+        d = replace(d, retention_hours=rnd.choice((0.5, 1.0)))
+    quirks = s.quirks
+    if "resource-churn" in quirks and rnd.random() < 0.5:  # issue 48 failure 3
+        quirks = (*quirks, "drop-deleted-resources")
+    events = []
+    for e in s.events:
+        if e.kind == "restart" and rnd.random() < 0.3:
+            change = rnd.choice((("per_resource", not d.per_resource), ("max_resources", 1),
+                                 ("max_resources", 0), ("revisit", 0)))  # fmt: skip
+            e = replace(e, args=(*(a for a in e.args if a[0] != change[0]), change))
+        if e.kind == "restart" and rnd.random() < 0.15:
+            e = replace(e, args=(*e.args, ("state", rnd.choice(STATE_DAMAGE))))
+        elif e.kind == "restart" and e.arg("mode") == "killed" and rnd.random() < 0.3:
+            mode = ("mode", "killed_in_save")  # dies between a save's write and its rename
+            e = replace(e, args=(mode, *(a for a in e.args if a[0] != "mode")))
+        events.append(e)
+    span = s.minutes * 60 - QUIET_END_SECONDS
+    if span >= 600 and rnd.random() < 0.08:  # a host clock step past catch_up_minutes
+        step = rnd.choice((-1, 1)) * (s.catch_up_minutes + 30) * 60
+        start = 60 * rnd.randrange(5, span // 60)
+        end = min(span, start + 60 * rnd.choice((30, 90)))
+        events += [
+            Event(start, "clock", (("offset", step),)),
+            Event(end, "clock", (("offset", 0),)),
+        ]
+    return replace(s, daemon=d, quirks=quirks, events=tuple(sorted(events, key=_order)))
 
 
 def _order(e: Event) -> tuple[int, str]:

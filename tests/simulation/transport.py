@@ -31,11 +31,13 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from exporter.simulator import Simulator
-from exporter.traffic.skew import SKEW_TOLERANCE_SECONDS
 
 if TYPE_CHECKING:
     from exporter.traffic.reply import MetricsReply, TrafficSource
 
+# A reply whose `Date` lies further than this off the clock the daemon believes is doubted
+# (docs/windowing.md, *Reads follow the platform's confirmed clock*: "more than 5 s").
+DATE_TOLERANCE_SECONDS = 5.0
 METRICS_PATHS = ("/app/metrics/v1/", "/app/metrics/v1", "/app/metrics/v1/resources",
                  "/app/metrics/v1/resources/")  # fmt: skip
 
@@ -189,10 +191,10 @@ class Exchange:
 
 def _date_off(date: str | None, now: float) -> bool:
     """Whether a reply's ``Date`` is off the platform's clock by more than the exporter's
-    ``SKEW_TOLERANCE_SECONDS`` (a reply without one, or with one that does not parse, confirms and
+    ``DATE_TOLERANCE_SECONDS`` (a reply without one, or with one that does not parse, confirms and
     doubts nothing: docs/windowing.md)."""
     at = _date(date) if date else None
-    return at is not None and abs(at - now) > SKEW_TOLERANCE_SECONDS
+    return at is not None and abs(at - now) > DATE_TOLERANCE_SECONDS
 
 
 @functools.lru_cache(maxsize=256)

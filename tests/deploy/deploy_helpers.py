@@ -62,7 +62,9 @@ def module(name: str, hint: str) -> Any:
 
 
 def run(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    # A bound against a hung tool, not a speed target: `promtool test rules` evaluates the
+    # month-long billing subqueries and takes minutes of CPU on a 2-core machine under load.
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
 
 
 def load_yaml(path: Path) -> Any:

@@ -303,11 +303,6 @@ class SelfMetrics:
                 with contextlib.suppress(KeyError):
                     gauge.remove(account, area)
         for outcome in WINDOW_OUTCOMES:
-            labels = {"account": account, "outcome": outcome}
-            if outcome == "released" and self.registry.get_sample_value(
-                "cdnvideo_traffic_windows_total", labels
-            ):
-                continue  # stays: the minutes the account left owed are named where read
             with contextlib.suppress(KeyError):
                 self.traffic_windows.remove(account, outcome)
         for gauge in (

@@ -15,7 +15,13 @@ from exporter.support.clock import Clock
 from exporter.traffic.families import Latest
 from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.settings import TrafficSettings
-from exporter.traffic.windows import MINUTE, last_ready_minute
+from exporter.traffic.state import Lost
+from exporter.traffic.windows import (
+    MINUTE,
+    TICK_SECONDS,
+    last_ready_minute,
+    tolerance_minutes,
+)
 
 log = structlog.get_logger("exporter.traffic")
 
@@ -46,7 +52,9 @@ class AccountState:
 
 class Accounts:
     """Each account's ``AccountState`` by name; ``changed`` is told whenever what the state
-    file would hold changes (an account released or dropped)."""
+    file would hold changes (an account released or dropped), ``named`` the minutes left
+    without a settle read, with their outcome (``released``, ``given_up``); ``lost``: the
+    state file was ignored as a whole (the accounts served at the start read on from it)."""
 
     def __init__(
         self,
@@ -55,14 +63,16 @@ class Accounts:
         settings: TrafficSettings,
         changed: Callable[[], None],
         forget_audit: Callable[[str], None] | None = None,
-        released: Callable[[str, int], None] | None = None,
+        named: Callable[[str, str, int], None] | None = None,
+        lost: Lost | None = None,
     ) -> None:
         self._by_name = {name: AccountState(led) for name, led in ledgers.items()}
         self._clock = clock
         self._settings = settings
         self._changed = changed
         self._forget_audit = forget_audit  # the audit is this replica's: it goes with the account
-        self._released = released  # told the minutes owed a settle read an account left with
+        self._named = named  # told the minutes owed a settle read an account left unread
+        self._lost = lost  # until the first ``serve``: the accounts served then take it over
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._by_name)
@@ -78,8 +88,59 @@ class Accounts:
         """The account's state (created with an empty ledger on first use)."""
         st = self._by_name.get(account)
         if st is None:
-            st = self._by_name[account] = AccountState(AccountLedger())
+            st = self._by_name[account] = AccountState(self._fresh(account))
         return st
+
+    def _fresh(self, account: str) -> AccountLedger:
+        """A new ledger: empty, or, for an account served at the start while the state file
+        was ignored as a whole (``state.Lost``), read on from where that file left off. Its
+        cursor is the one the file's text still holds, else the newest minute ready at its
+        save: never before the cursor then (no minute is counted twice); the file is saved
+        after each poll that read and at the stop, within a poll of the read, so a minute
+        that became ready in the poll before the save may not have been read: counted as
+        missed. The minutes after the cursor are read (beyond ``catch_up_minutes`` counted
+        as missed) into counters that start at 0 again. The runs the file owed a settle read
+        are gone with it: at most the schedule's last age and its tolerance (less one) of
+        the minutes up to the cursor, counted as given up."""
+        led = AccountLedger()
+        lost = self._lost
+        if lost is None:
+            return led
+        cursor = lost.cursors.get(account)
+        cursor_from, unsure = "the file", 0
+        if cursor is None and lost.saved_at is not None and lost.saved_at <= self._clock.time():
+            saved_at = lost.saved_at  # (one after now, a clock stepped back, says nothing)
+            cursor = last_ready_minute(saved_at, self._settings.delay_seconds)
+            read_by = last_ready_minute(saved_at - TICK_SECONDS, self._settings.delay_seconds)
+            cursor_from, unsure = "its save", (cursor - read_by) // MINUTE
+        if cursor is None:
+            log.warning(
+                "traffic_state_lost",
+                path=lost.path,
+                problem=lost.problem,
+                effect="the minutes since the file's save are neither read nor counted",
+            )
+            return led
+        led.cursor = cursor
+        led.dirty = True
+        ages = self._settings.settle_stages
+        owed = ages[-1] + tolerance_minutes(ages[-1], ages) - 1 if ages else 0
+        log.warning(
+            "traffic_state_taken_over",
+            path=lost.path,
+            problem=lost.problem,
+            cursor=cursor,
+            cursor_from=cursor_from,
+            missed_minutes=unsure,
+            given_up_minutes=owed,
+            effect="counters start at 0; the minutes after the cursor are read; the late "
+            "data of the minutes owed a settle read is not counted",
+        )
+        if self._named is not None:
+            for outcome, minutes in (("missed", unsure), ("given_up", owed)):
+                if minutes:
+                    self._named(account, outcome, minutes)
+        return led
 
     def serve(self, accounts: Iterable[str]) -> None:
         """The accounts this replica serves now. The ledgers of the others (moved to another
@@ -92,6 +153,10 @@ class Accounts:
         for name in [n for n in self._by_name if n not in owned]:
             self._release(name, now, MOVED)
         self.drop_released(now)
+        if self._lost is not None:  # the accounts served at the start take the file over
+            for name in sorted(owned):
+                self.state(name)
+            self._lost = None
 
     def held(self) -> tuple[str, ...]:
         """The accounts whose ledgers are held and not released (at start: those the state
@@ -139,8 +204,8 @@ class Accounts:
             reason=reason,
             effect="their late data is not counted; what their first reads counted stays",
         )
-        if self._released is not None:
-            self._released(name, owed)
+        if self._named is not None:
+            self._named(name, "released", owed)
 
     def drop_released(self, now: float) -> None:
         """Drop the ledgers released more than ``series_retention_hours`` ago."""

@@ -12,8 +12,7 @@ from exporter.traffic.history_file import HistoryFile, charts_path
 from exporter.traffic.poller import TrafficPoller
 from exporter.traffic.reply import MetricsEndpoint
 from exporter.traffic.settings import TRAFFIC_SECTION
-
-TRAFFIC_TICK_SECONDS = 15.0
+from exporter.traffic.windows import TICK_SECONDS
 
 
 class TrafficArea:
@@ -57,7 +56,7 @@ class TrafficArea:
             finally:
                 await self.history_file.save_off_loop(self._ctx.clock.time())
 
-        return [Job(self.name, account, TRAFFIC_TICK_SECONDS, poll)]
+        return [Job(self.name, account, TICK_SECONDS, poll)]
 
     def serve(self, accounts: tuple[str, ...]) -> None:
         if self.enabled(self._ctx.settings):

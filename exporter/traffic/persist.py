@@ -38,11 +38,15 @@ class StateFile:
         self.unsaved = False
         self.failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
         self._texts = state.Texts()  # the value texts of the last save, for the next one
+        self.lost: state.Lost | None = None  # the file was ignored as a whole (``load``)
 
     def load(self) -> dict[str, AccountLedger]:
-        """The ledgers the file holds (none without a file); entries refused are counted."""
+        """The ledgers the file holds (none without a file); entries refused are counted,
+        and a file ignored as a whole leaves what its text still says in ``lost``."""
         rejected: list[str] = []
-        ledgers = state.load(self.path, rejected) if self.path else {}
+        lost: list[state.Lost] = []
+        ledgers = state.load(self.path, rejected, lost) if self.path else {}
+        self.lost = lost[0] if lost else None
         self._metrics.state_entries_rejected.inc(len(rejected))
         self.on_disk = bool(ledgers)
         return ledgers

@@ -73,8 +73,9 @@ class TrafficPoller:
         self.clocks = Clocks(clock, metrics)
         file = StateFile(settings, metrics, clock)
         forget_audit = auditor.forget if auditor is not None else None
+        ledgers = file.load()
         self._accounts = Accounts(
-            file.load(), clock, settings, file.changed, forget_audit, self._released
+            ledgers, clock, settings, file.changed, forget_audit, self._named, file.lost
         )
         self.publisher = Publisher(
             store, metrics, clock, settings, self._accounts, file, self.clocks.platform_time
@@ -87,9 +88,10 @@ class TrafficPoller:
         # to one minute, so what it is told is the platform's own figure for each minute.
         self.final_minutes: FinalMinutes | None = None
 
-    def _released(self, account: str, minutes: int) -> None:
-        """``account`` left this replica with ``minutes`` owed a settle read (``Accounts``)."""
-        self._metrics.traffic_windows.labels(account, "released").inc(minutes)
+    def _named(self, account: str, outcome: str, minutes: int) -> None:
+        """``minutes`` of ``account`` owed a settle read are left unread, for ``outcome``
+        (``Accounts``: released with the account, given up with a state file lost)."""
+        self._metrics.traffic_windows.labels(account, outcome).inc(minutes)
 
     def _final_minutes(self) -> FinalMinutes | None:
         return self.final_minutes

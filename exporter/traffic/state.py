@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -38,6 +40,48 @@ Encoded = list[float | int | None]
 
 class StateError(ValueError):
     """The state file is not one we wrote (corrupt, truncated, another version)."""
+
+
+# What a file ignored as a whole still says, read from its text as it is: when it was saved
+# and every account's cursor (the keys ``dump`` writes first), else the cursor that opens an
+# account's object.
+_SAVED_AT = re.compile(rb'"saved_at":\s*([0-9]+(?:\.[0-9]*)?)')
+_CURSORS = re.compile(rb'"cursors":\s*(\{[^{}]*\})')
+_CURSOR = re.compile(rb'"((?:[^"\\]|\\.)*)":\s*\{\s*"cursor":\s*([0-9]+)[,}]')
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A state file ignored as a whole (``load``): when it was saved and the cursors, by
+    account, as far as its text still says (``saved_at`` None: not legible; the file's own
+    time is no witness: a copy or a restore sets it). The counters and unsettled runs it held
+    are gone: ``Accounts`` reads on from these cursors and names what cannot be read."""
+
+    path: str
+    problem: str
+    saved_at: float | None
+    cursors: dict[str, int] = field(default_factory=dict)
+
+
+def salvage(data: bytes, path: str, problem: str) -> Lost:
+    """What ``data``, a state file ignored as a whole, still says (``Lost``)."""
+    found = _SAVED_AT.search(data)
+    saved_at = float(found.group(1)) if found is not None else None
+    found_all = _CURSORS.search(data)
+    pairs: list[tuple[object, object]] = []
+    if found_all is not None:
+        with suppress(ValueError):
+            pairs = list(json.loads(found_all.group(1)).items())
+    for match in _CURSOR.finditer(data):
+        try:
+            pairs.append((json.loads(b'"' + match.group(1) + b'"'), int(match.group(2))))
+        except ValueError:
+            continue
+    cursors: dict[str, int] = {}
+    for name, cursor in pairs:
+        if isinstance(name, str) and type(cursor) is int and cursor % 60 == 0:
+            cursors.setdefault(name, cursor)
+    return Lost(path, problem, saved_at, cursors)
 
 
 def _enc(values: Values) -> Encoded:
@@ -151,6 +195,8 @@ def dump(
     doc = {
         "version": STATE_VERSION,
         "saved_at": saved_at,
+        # first, and small: what a file cut short or damaged further on still says (``salvage``)
+        "cursors": {name: led.cursor for name, led in ledgers.items()},
         "count_keys": list(COUNT_KEYS),
         "exported_keys": dict(exported) if exported is not None else None,
         "accounts": {name: _account(led, texts) for name, led in ledgers.items()},
@@ -378,12 +424,15 @@ def parse(data: bytes, rejected: list[str] | None = None) -> dict[str, AccountLe
     return out
 
 
-def load(path: str, rejected: list[str] | None = None) -> dict[str, AccountLedger]:
+def load(
+    path: str, rejected: list[str] | None = None, lost: list[Lost] | None = None
+) -> dict[str, AccountLedger]:
     """Ledgers from the state file; a missing or unusable file gives none (never raises).
 
     An unusable file is reported with a warning naming it and the problem, and left in
-    place (it is replaced by the next save). Entries left out (``parse``) are appended to
-    ``rejected`` and reported in one warning.
+    place (it is replaced by the next save); what its text still says is appended to
+    ``lost`` (``salvage``). Entries left out (``parse``) are appended to ``rejected`` and
+    reported in one warning.
     """
     try:
         data = Path(path).read_bytes()
@@ -398,6 +447,8 @@ def load(path: str, rejected: list[str] | None = None) -> dict[str, AccountLedge
         ledgers = parse(data, problems)
     except StateError as exc:
         log.warning("traffic_state_ignored", path=path, problem=str(exc))
+        if lost is not None:
+            lost.append(salvage(data, path, str(exc)))
         return {}
     if problems:
         log.warning(

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 MINUTE = 60
 MAX_WINDOW_MINUTES = 10  # the metrics API accepts 1 to 10 minutes per request (older docs)
+TICK_SECONDS = 15.0  # each account is polled this often
 
 
 @dataclass(frozen=True, slots=True)

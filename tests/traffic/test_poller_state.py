@@ -53,12 +53,16 @@ async def test_a_corrupt_state_file_is_ignored_with_a_warning(
 ) -> None:
     path = tmp_path / "traffic.json"
     path.write_text('{"version": 1, "accounts": {"acme": {"cursor": 17')
+    # no saved_at nor cursor to read: nothing says where it left off
+    # (tests/traffic/test_state_lost.py reads on from a file that does)
     with capture_logs() as logs:
         poller = make_poller(state_file=str(path))
+        await poller.poll("acme")
     warning = next(e for e in logs if e["event"] == "traffic_state_ignored")
     assert warning["path"] == str(path)
     assert "not JSON" in warning["problem"]
-    await poller.poll("acme")
+    lost = next(e for e in logs if e["event"] == "traffic_state_lost")
+    assert lost["effect"] == "the minutes since the file's save are neither read nor counted"
     assert len(source.calls) == 2  # a fresh start: only the newest ready minute
     assert '"version":1' in path.read_text()  # replaced by a good file
 

@@ -1,0 +1,106 @@
+"""A state file ignored as a whole (corrupt, truncated): the daemon reads on from where it left
+off, against the simulator over real HTTP, and names what it cannot read (docs/windowing.md,
+*State file*)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from exporter.simulator import SimConfig
+from exporter.traffic import state
+from tests.traffic.logcapture import capture_logs
+from tests.traffic.test_against_simulator import (
+    ACC,
+    Rig,
+    ServerFactory,
+    assert_counters_equal_truth,
+    drain,
+    rig,
+)
+
+# The schedule [5]: a run gathers up to 5 minutes and is read 5 minutes after its newest
+# first read, so up to 5 + 5 - 1 minutes are owed a settle read at any time.
+OWED_AT_MOST = 9
+
+
+def spoil(path: Path, damage: Callable[[bytes], bytes]) -> None:
+    path.write_bytes(damage(path.read_bytes()))
+
+
+async def restart_on(r: Rig, state_file: Path, damage: Callable[[bytes], bytes]) -> tuple[int, int]:
+    """Run 20 minutes, damage the state file (``damage`` of its bytes), stay down 4 minutes,
+    start again and run 10; returns the cursor before and after."""
+    poller = r.poller(state_file=str(state_file))
+    await r.drive(poller, 20 * 60)
+    before = poller.ledger(ACC).cursor
+    assert before is not None
+    spoil(state_file, damage)
+    r.clock.advance(4 * 60)
+    again = r.poller(state_file=str(state_file))
+    again.serve([ACC])
+    await r.drive(again, 10 * 60)
+    after = again.ledger(ACC).cursor
+    assert after is not None
+    return before, after
+
+
+async def test_a_corrupt_state_file_reads_on_from_its_save_and_names_what_it_owed(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    path = tmp_path / "traffic.json"
+    async with rig(aiohttp_server, SimConfig(late_seconds=240, resources_per_account=3)) as r:
+        with capture_logs() as logs:
+            # what is left of the file: its first 40 bytes behind garbage (saved_at legible)
+            before, after = await restart_on(r, path, lambda data: b"\x00\x13" + data[:40])
+        taken = next(e for e in logs if e["event"] == "traffic_state_taken_over")
+        assert taken["cursor_from"] == "its save"
+        assert taken["cursor"] == before  # the minute read last before the stop
+        # saved in the poll that read it: read then, or, for all the file says, in the
+        # poll after (not read): counted as missed rather than read twice
+        assert taken["missed_minutes"] == 1
+        assert r.windows("missed") == 1
+        assert r.windows("given_up") == OWED_AT_MOST
+        assert r.windows("backfilled") >= 4  # the minutes while down are read
+        await drain(r, str(path))
+        # counters start at 0 again: they hold every minute since ``before`` once
+        assert assert_counters_equal_truth(r, range(before + 60, after + 60, 60)) > 0
+
+
+async def test_a_truncated_state_file_reads_on_from_the_cursor_it_still_holds(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    path = tmp_path / "traffic.json"
+    async with rig(aiohttp_server, SimConfig(late_seconds=240, resources_per_account=3)) as r:
+        with capture_logs() as logs:
+            before, after = await restart_on(r, path, lambda data: data[: len(data) // 2])
+        taken = next(e for e in logs if e["event"] == "traffic_state_taken_over")
+        assert (taken["cursor_from"], taken["cursor"]) == ("the file", before)
+        assert r.windows("missed") == 0
+        assert r.windows("given_up") == OWED_AT_MOST
+        await drain(r, str(path))
+        assert assert_counters_equal_truth(r, range(before + 60, after + 60, 60)) > 0
+
+
+def test_what_a_state_file_ignored_as_a_whole_still_says(tmp_path: Path) -> None:
+    head = b'{"version":1,"saved_at":1767229205.5,"count_keys":["edge_requests_total"],'
+    accounts = b'"accounts":{"a\\"b":{"cursor":1767229020,"totals":[1]},"c":{"cursor":61,'
+    path = tmp_path / "state.json"
+    path.write_bytes(head + accounts + b'"d":{"cursor":17672')  # cut inside a cursor
+    lost: list[state.Lost] = []
+    with capture_logs() as logs:
+        assert state.load(str(path), lost=lost) == {}
+    assert [e["event"] for e in logs] == ["traffic_state_ignored"]
+    assert lost[0].saved_at == 1767229205.5
+    assert lost[0].cursors == {'a"b': 1767229020}  # 61 is no minute; d's is cut
+    assert "not JSON" in lost[0].problem
+
+
+def test_without_a_legible_saved_at_nothing_says_where_the_file_left_off(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.json"
+    path.write_bytes(b"\x00\x13 not json")
+    lost: list[state.Lost] = []
+    assert state.load(str(path), lost=lost) == {}
+    assert (lost[0].saved_at, lost[0].cursors) == (None, {})

@@ -21,16 +21,12 @@ CI_MINUTES = 360
 CI_SEEDS = range(1000, 1028)  # 28 seeds of 6 h: 7 simulated days
 FAST_MINUTES = 90
 FAST_SEEDS = (2000, 2001, 2002)
-STATE_IGNORED = (
-    "NEW: a state file ignored as a whole loses the minutes since its cursor and its owed "
-    "runs unnamed (only a log line)"
-)
 # Seeds of the CI range and of FAST_SEEDS that find an open failure, each a strict expected
 # failure.
 KNOWN: dict[int, str] = {
     1002: "resources off the account: edge hit bytes of the resources exceed the account's",
-    1011: STATE_IGNORED,  # not final, series vanished, silent minutes
-    1012: STATE_IGNORED,  # silent minutes
+    1011: "series vanished: a state file cut short takes with its counters the series of the "
+    "resources max_resources folds since",
     1015: "late settle read: an older minute of a joined run read 2 minutes past its age",
     1016: "read before close and a silent stall after a host clock step",
     1018: "owed misreported: the owed gauge 0 with minutes owed a settle read",
@@ -64,7 +60,6 @@ FOUND: dict[int, tuple[int, str]] = {
 }
 # Seeds of FOUND that find an open failure of the exporter (strict expected failures).
 FOUND_OPEN: dict[int, str] = {
-    4074: STATE_IGNORED,  # killed, the state file left corrupt, 15 minutes down
     5872: "miscounted: a resource's edge hit bytes with deleted resources dropped from replies",
 }
 

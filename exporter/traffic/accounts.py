@@ -176,7 +176,16 @@ class Accounts:
             return
         st.ledger.released_at = now
         st.ledger.released_moved = reason == MOVED
-        self._release_owed(name, st.ledger, reason)
+        if reason == MOVED:  # the replica taking it over reads on from its newest minute
+            self._release_owed(name, st.ledger, reason)
+        elif st.ledger.pending:  # read when it comes back (``resume``), else named at the drop
+            log.info(
+                "traffic_settle_kept",
+                account=name,
+                minutes=sum(run.minutes for run in st.ledger.pending),
+                reason=reason,
+                effect="read if the account is served again within series_retention_hours",
+            )
         self._changed()
         self._by_name[name] = AccountState(st.ledger, st.folded)
         if self._forget_audit is not None:
@@ -188,10 +197,16 @@ class Accounts:
             kept_hours=self._settings.series_retention_hours,
         )
 
-    def _release_owed(self, name: str, led: AccountLedger, reason: str) -> None:
+    def _release_owed(
+        self, name: str, led: AccountLedger, reason: str, counted: bool = True
+    ) -> None:
         """The runs ``led`` owes a settle read are read by nobody now (not this replica, nor
-        one that takes the account over, which reads on from its newest minute): counted as
-        released and logged, never dropped untold."""
+        one that takes the account over, which reads on from its newest minute): logged, and
+        counted as released while the account's series are still served (``counted``), never
+        dropped untold. An account moved to another replica releases them at once; one gone
+        from the account list keeps them with its ledger, read should it come back, and
+        releases them when the ledger is dropped (its series are gone by then: the log line
+        names them)."""
         owed = sum(run.minutes for run in led.pending)
         if not owed:
             return
@@ -204,7 +219,7 @@ class Accounts:
             reason=reason,
             effect="their late data is not counted; what their first reads counted stays",
         )
-        if self._named is not None:
+        if counted and self._named is not None:
             self._named(name, "released", owed)
 
     def drop_released(self, now: float) -> None:
@@ -215,7 +230,8 @@ class Accounts:
             for n, st in self._by_name.items()
             if st.ledger.released_at and now > st.ledger.released_at + keep
         ]:
-            self._release_owed(name, self._by_name[name].ledger, "released ledger dropped")
+            led = self._by_name[name].ledger
+            self._release_owed(name, led, "released ledger dropped", counted=False)
             del self._by_name[name]
             self._changed()
             log.info("traffic_account_dropped", account=name)

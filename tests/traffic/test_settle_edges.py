@@ -146,15 +146,14 @@ async def test_settling_switched_off_across_a_restart_still_reads_what_is_owed(
         assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
 
 
-@pytest.mark.parametrize("reason", [MOVED, REMOVED])
-async def test_minutes_owed_when_an_account_leaves_this_replica_are_named(
-    aiohttp_server: ServerFactory, tmp_path: Path, reason: Release
+async def test_minutes_owed_when_an_account_moves_to_another_replica_are_named(
+    aiohttp_server: ServerFactory, tmp_path: Path
 ) -> None:
-    """An account moved to another shard, or removed from the config, while runs are owed a
-    settle read: nobody reads them any more (the replica taking the account over reads on from
-    its newest minute), so their minutes are counted as ``released`` and logged before the
-    account's series go (a departed account leaves no series behind); none is left owed nor
-    dropped untold."""
+    """An account moved to another shard while runs are owed a settle read: nobody reads them
+    any more (the replica taking the account over reads on from its newest minute), so their
+    minutes are counted as ``released`` and logged before the account's series go (a departed
+    account leaves no series behind); none is left owed nor dropped untold."""
+    reason: Release = MOVED
     state_file = str(tmp_path / "traffic.json")
     async with rig(aiohttp_server, CONFIG) as r:
         poller = r.poller(state_file=state_file, revisit_minutes=[5, 15, 60])
@@ -163,10 +162,7 @@ async def test_minutes_owed_when_an_account_leaves_this_replica_are_named(
         owed = sum(run.minutes for run in poller.ledger(ACC).pending)
         assert owed >= 40
         with capture_logs() as logs:
-            if reason == MOVED:
-                poller.serve([])
-            else:
-                poller.forget(ACC, reason)
+            poller.serve([])
         assert poller.ledger(ACC).pending == []
         assert r.windows("released") == owed
         (line,) = [e for e in logs if e["event"] == "traffic_settle_released"]
@@ -174,3 +170,34 @@ async def test_minutes_owed_when_an_account_leaves_this_replica_are_named(
         r.metrics.forget_account(ACC)  # the service forgets the account's series, all of them
         assert r.windows("released") == 0
         assert r.windows("read") == 0
+
+
+async def test_minutes_owed_when_an_account_leaves_the_list_are_read_when_it_comes_back(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """An account removed from the config (or no longer listed by discovery) while runs are
+    owed a settle read keeps them with its ledger: back 20 minutes later, they are read (the
+    overdue ones at once) and every counter equals the platform's final figures; nothing is
+    released, given up or missed."""
+    state_file = str(tmp_path / "traffic.json")
+    async with rig(aiohttp_server, CONFIG) as r:
+        poller = r.poller(state_file=state_file, revisit_minutes=[5, 15, 60])
+        poller.serve([ACC])
+        await poller.poll(ACC)
+        first = poller.ledger(ACC).cursor
+        assert first is not None
+        await r.drive(poller, 45 * 60)
+        owed = sum(run.minutes for run in poller.ledger(ACC).pending)
+        assert owed >= 40
+        with capture_logs() as logs:
+            poller.forget(ACC, REMOVED)
+        assert sum(run.minutes for run in poller.ledger(ACC).pending) == owed
+        (line,) = [e for e in logs if e["event"] == "traffic_settle_kept"]
+        assert (line["minutes"], line["reason"]) == (owed, REMOVED)
+        r.clock.advance(20 * 60)
+        poller.serve([ACC])
+        await r.drive(poller, 65 * 60)
+        assert (r.windows("released"), r.windows("given_up"), r.windows("missed")) == (0, 0, 0)
+        cursor = (await drain(r, state_file, revisit_minutes=[5, 15, 60])).ledger(ACC).cursor
+        assert cursor is not None
+        assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0

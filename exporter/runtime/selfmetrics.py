@@ -121,10 +121,10 @@ class SelfMetrics:
             "Traffic windows by outcome: read (first read), backfilled (after a gap), "
             "revised (a re-read found late increases), missed (older than catch_up_minutes), "
             "mismatched (the reply covered another window than asked; minutes asked for), "
-            "given_up (minutes whose settle read kept failing; their late data is not counted), "
-            "released (minutes owed a settle read when the account left this replica: "
-            "removed from the config or discovery, or moved to another shard; their late data "
-            "is not counted).",
+            "given_up (minutes whose settle read kept failing, or that a state file ignored "
+            "as a whole owed one; their late data is not counted), "
+            "released (minutes owed a settle read when the account moved to another shard; "
+            "their late data is not counted).",
             ["account", "outcome"],
             registry=r,
         )

@@ -29,7 +29,6 @@ KNOWN: dict[int, str] = {
     "resources max_resources folds since",
     1015: "late settle read: an older minute of a joined run read 2 minutes past its age",
     1016: "read before close and a silent stall after a host clock step",
-    1018: "owed misreported: the owed gauge 0 with minutes owed a settle read",
     1019: "stale resource name: cdnvideo_resource_info keeps a name from before a rename",
     1023: "not final (minutes released unread) and a stale resource name",
     1027: "late settle read and owed misreported",

@@ -30,7 +30,7 @@ KNOWN: dict[int, str] = {
     1015: "late settle read: an older minute of a joined run read 2 minutes past its age",
     1016: "read before close and a silent stall after a host clock step",
     1019: "stale resource name: cdnvideo_resource_info keeps a name from before a rename",
-    1023: "not final (minutes released unread) and a stale resource name",
+    1023: "stale resource name: cdnvideo_resource_info keeps a name from before a rename",
     1027: "late settle read and owed misreported",
     # FAST_SEEDS (90 minutes)
     2001: "owed misreported after settling is switched off at a restart (issue 48 failure 1)",

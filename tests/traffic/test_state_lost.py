@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from exporter.simulator import SimConfig
 from exporter.traffic import state
 from tests.traffic.logcapture import capture_logs
@@ -45,40 +47,37 @@ async def restart_on(r: Rig, state_file: Path, damage: Callable[[bytes], bytes])
     return before, after
 
 
-async def test_a_corrupt_state_file_reads_on_from_its_save_and_names_what_it_owed(
-    aiohttp_server: ServerFactory, tmp_path: Path
+@pytest.mark.parametrize(
+    ("damage", "cursor_from", "missed"),
+    [
+        # cut in half: the cursors at its head are legible
+        (lambda data: data[: len(data) // 2], "the file", 0),
+        # its first 40 bytes behind garbage: only saved_at is legible. The file was saved in
+        # the poll that read the cursor's minute: read then, or, for all the file says, in
+        # the poll after (not read): counted as missed rather than read twice
+        (lambda data: b"\x00\x13" + data[:40], "its save", 1),
+    ],
+    ids=["truncated", "corrupt"],
+)
+async def test_a_state_file_ignored_as_a_whole_is_read_on_from_where_it_says(
+    aiohttp_server: ServerFactory,
+    tmp_path: Path,
+    damage: Callable[[bytes], bytes],
+    cursor_from: str,
+    missed: int,
 ) -> None:
     path = tmp_path / "traffic.json"
     async with rig(aiohttp_server, SimConfig(late_seconds=240, resources_per_account=3)) as r:
         with capture_logs() as logs:
-            # what is left of the file: its first 40 bytes behind garbage (saved_at legible)
-            before, after = await restart_on(r, path, lambda data: b"\x00\x13" + data[:40])
+            before, after = await restart_on(r, path, damage)
         taken = next(e for e in logs if e["event"] == "traffic_state_taken_over")
-        assert taken["cursor_from"] == "its save"
-        assert taken["cursor"] == before  # the minute read last before the stop
-        # saved in the poll that read it: read then, or, for all the file says, in the
-        # poll after (not read): counted as missed rather than read twice
-        assert taken["missed_minutes"] == 1
-        assert r.windows("missed") == 1
+        # the minute read last before the stop
+        assert (taken["cursor_from"], taken["cursor"]) == (cursor_from, before)
+        assert taken["missed_minutes"] == r.windows("missed") == missed
         assert r.windows("given_up") == OWED_AT_MOST
         assert r.windows("backfilled") >= 4  # the minutes while down are read
         await drain(r, str(path))
         # counters start at 0 again: they hold every minute since ``before`` once
-        assert assert_counters_equal_truth(r, range(before + 60, after + 60, 60)) > 0
-
-
-async def test_a_truncated_state_file_reads_on_from_the_cursor_it_still_holds(
-    aiohttp_server: ServerFactory, tmp_path: Path
-) -> None:
-    path = tmp_path / "traffic.json"
-    async with rig(aiohttp_server, SimConfig(late_seconds=240, resources_per_account=3)) as r:
-        with capture_logs() as logs:
-            before, after = await restart_on(r, path, lambda data: data[: len(data) // 2])
-        taken = next(e for e in logs if e["event"] == "traffic_state_taken_over")
-        assert (taken["cursor_from"], taken["cursor"]) == ("the file", before)
-        assert r.windows("missed") == 0
-        assert r.windows("given_up") == OWED_AT_MOST
-        await drain(r, str(path))
         assert assert_counters_equal_truth(r, range(before + 60, after + 60, 60)) > 0
 
 

@@ -113,6 +113,7 @@ def batch(request: pytest.FixtureRequest) -> dict[int, Outcome]:
 
 
 @pytest.mark.simulation_batch
+@pytest.mark.xdist_group("simulation_batch")  # one worker computes the batch (``batch``)
 @pytest.mark.parametrize("seed", _batch())
 def test_seed_holds_the_invariant(seed: int, batch: dict[int, Outcome]) -> None:
     _check(seed, CI_MINUTES, batch[seed])

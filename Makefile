@@ -26,6 +26,9 @@ $(STAMP): $(RUNTIME)
 demo: $(RUNTIME)  ## the exporter against its built-in simulator; flags in ARGS="--web.listen-address=:9900"
 	$(BIN)/cdnvideo-exporter demo $(ARGS)
 
+# The rest runs on TEST_WORKERS processes (pytest-xdist; auto: one per core); the simulation's
+# CI batch stays on one of them (xdist_group), which spreads its seeds over the cores itself.
+TEST_WORKERS ?= auto
 test: $(STAMP)  ## lint, type-check and the whole test suite
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/ruff format --check $(LINT_PATHS)
@@ -34,7 +37,8 @@ test: $(STAMP)  ## lint, type-check and the whole test suite
 	@# output printed after it. Exit 5 (nothing collected, e.g. PYTEST_ARGS chose none) is fine.
 	$(BIN)/python -m pytest -q -ra -m realtime -p no:cacheprovider $(PYTEST_ARGS) \
 	  > $(VENV)/realtime-tests.log 2>&1 & rt=$$!; \
-	$(BIN)/python -m pytest -q -ra -m "not realtime" $(PYTEST_ARGS) | tee $(VENV)/tests.log; \
+	$(BIN)/python -m pytest -q -ra -m "not realtime" -n $(TEST_WORKERS) --dist loadgroup \
+	  $(PYTEST_ARGS) | tee $(VENV)/tests.log; \
 	rc=$${PIPESTATUS[0]}; wait $$rt; rrc=$$?; echo "--- realtime tests (run beside the rest) ---"; \
 	cat $(VENV)/realtime-tests.log; echo "--- the rest, again: ---"; tail -n 1 $(VENV)/tests.log; \
 	if [ $$rc -eq 5 ]; then rc=0; fi; if [ $$rrc -eq 5 ]; then rrc=0; fi; \

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.deploy.deploy_helpers import (
     K8S,
@@ -71,10 +72,19 @@ def test_the_unit_tests_would_catch_a_changed_threshold(tmp_path: Path) -> None:
     mutated = RULES.read_text(encoding="utf-8").replace(") > 0.05", ") > 0.5")
     assert mutated != RULES.read_text(encoding="utf-8")
     (tmp_path / "rules.yml").write_text(mutated, encoding="utf-8")
-    (tmp_path / "rules.test.yml").write_text(RULES_TEST.read_text(encoding="utf-8"))
+    # the unit tests of that alert (the month-long billing ones take minutes and test no alert)
+    suite = load_yaml(RULES_TEST)
+    alert = "CdnvideoResource5xxRatioHigh"
+    suite["tests"] = [
+        t
+        for t in suite["tests"]
+        if any(c["alertname"] == alert for c in t.get("alert_rule_test", []))
+    ]
+    assert suite["tests"], f"no unit test of {alert}"
+    (tmp_path / "rules.test.yml").write_text(yaml.safe_dump(suite), encoding="utf-8")
     result = run([promtool, "test", "rules", "rules.test.yml"], tmp_path)
     assert result.returncode != 0
-    assert "CdnvideoResource5xxRatioHigh" in result.stdout + result.stderr
+    assert alert in result.stdout + result.stderr
 
 
 def test_every_required_alert_exists() -> None:

@@ -198,7 +198,11 @@ class Checker:
     _reread: dict[tuple[str, bool], dict[int, float]] = field(
         default_factory=lambda: defaultdict(dict)
     )
-    _growth_cache: dict[tuple[Key, float], float | None] = field(default_factory=dict)
+    # per scrape: (account, resource, column, since) -> bound; (minute, time) -> fraction
+    _growth_cache: dict[tuple[str, str | None, int | None, float], float | None] = field(
+        default_factory=dict
+    )
+    _fractions: dict[tuple[int, float], float] = field(default_factory=dict)
     # per (account, half, minute): when a fetch of it was thrown away for a doubted Date
 
     # -- what the harness reports -------------------------------------------------------------
@@ -288,6 +292,7 @@ class Checker:
             for key, value in vals.items():
                 self._counter(now, key, value)
         self._growth_cache.clear()
+        self._fractions.clear()
         self.present = {k for name in COUNTERS for k in families.get(name, {})}
         self._seen = dict(families)
         self._windows(now, families.get("cdnvideo_traffic_windows_total", {}))
@@ -367,22 +372,21 @@ class Checker:
         and ``now``: an upper bound of a fair rise."""
         labels = dict(key[1])
         account, resource = labels.get("account", ""), labels.get("resource")
-        scope = (key, since)
+        # A side's requests bound every count of that side (responses are requests): the
+        # exact column's bound is no tighter than the reading delay it approximates. So the
+        # bound is the same for every series of one scope and side (families, codes, classes).
+        side = labels.get("side")
+        col = COLUMN_OF.get(("requests_total", (("side", side),))) if side else None
+        scope = (account, resource, col, since)
         if scope not in self._growth_cache:
-            self._growth_cache[scope] = self._platform_growth(account, resource, key, since, now)
+            self._growth_cache[scope] = self._platform_growth(account, resource, col, since, now)
         return self._growth_cache[scope]
 
     def _platform_growth(
-        self, account: str, resource: str | None, key: Key, since: float, now: float
+        self, account: str, resource: str | None, col: int | None, since: float, now: float
     ) -> float | None:
         reader = self.sim.traffic_reader(account)
-        if reader is None or resource == "__other__":
-            return None
-        # A side's requests bound every count of that side (responses are requests): the
-        # exact column's bound is no tighter than the reading delay it approximates.
-        side = dict(key[1]).get("side")
-        col = COLUMN_OF.get(("requests_total", (("side", side),))) if side else None
-        if col is None:
+        if reader is None or resource == "__other__" or col is None:
             return None
         index = None
         if resource is not None:
@@ -423,7 +427,12 @@ class Checker:
         self._read_at[key] = at
 
     def _fraction(self, m: int, t: float) -> float:
-        return late_fraction(m, t, self.s.late_seconds, self.s.late_half_seconds)
+        f = self._fractions.get((m, t))
+        if f is None:
+            f = self._fractions[(m, t)] = late_fraction(
+                m, t, self.s.late_seconds, self.s.late_half_seconds
+            )
+        return f
 
     def _windows(self, now: float, values: Mapping[Key, float]) -> None:
         for key, value in values.items():

@@ -62,7 +62,8 @@ def test_make_test_keeps_the_whole_suite() -> None:
     recipe = makefile.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
     # Two runs side by side whose markers complement each other: together the whole suite.
     assert "$(BIN)/python -m pytest -q -ra -m realtime -p no:cacheprovider $(PYTEST_ARGS)" in recipe
-    assert '$(BIN)/python -m pytest -q -ra -m "not realtime" $(PYTEST_ARGS)' in recipe
+    rest = '$(BIN)/python -m pytest -q -ra -m "not realtime" -n $(TEST_WORKERS) --dist loadgroup'
+    assert rest in recipe.replace("\\\n\t  ", "")
     assert "FAST_ARGS" not in recipe
 
 

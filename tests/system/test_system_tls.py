@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import ssl
 import sys
 import urllib.error
@@ -122,6 +123,7 @@ def tls_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsStack]:
             env,
         )  # fmt: skip
         stack = TlsStack(f"https://127.0.0.1:{port}", f"http://127.0.0.1:{prom_port}", certs.ca)
+        wait_for("the exporter's port", lambda: _accepts(port), STARTUP_SECONDS, procs)
         wait_for(
             "Prometheus /-/ready",
             lambda: http("GET", f"{stack.prom}/-/ready")[0] == 200,
@@ -131,6 +133,15 @@ def tls_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsStack]:
         yield stack
     finally:
         procs.stop()
+
+
+def _accepts(port: int) -> bool:
+    """The exporter listens (each test may be the first to reach it: tests run in any order)."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
 
 
 def test_prometheus_scrapes_over_https_with_basic_auth(tls_stack: TlsStack) -> None:

@@ -35,7 +35,7 @@ def sent(admin: Admin, path: str) -> int:
 async def test_a_day_s_share_of_reads_then_429_until_the_oldest_is_a_day_old(
     make_admin: MakeAdmin,
 ) -> None:
-    admin = await make_admin()
+    admin = await make_admin(timeout=10)  # reads, not timeouts, are what this counts
     per_day = parse_config({"upstream": {"token": "t"}}, env={}).admin.talking_head_reads_per_day
     assert per_day * 30 == TALKING_HEAD_MONTHLY_ALLOWANCE  # the default: a day's share
     reads = ("/talking-head/demo-media/tasks", "/talking-head/demo-media/video/task-1", STATUS)

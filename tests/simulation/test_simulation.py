@@ -88,18 +88,27 @@ def _batch() -> list[object]:
     ]
 
 
+# The batch's outcomes by seed, once per process: a worker of pytest-xdist may tear a module's
+# fixture down between two of its tests (when the next test it is sent is another module's)
+# and set it up again; the batch is not run twice for that.
+_BATCH: dict[tuple[int, ...], dict[int, Outcome]] = {}
+
+
 @pytest.fixture(scope="module")
 def batch(request: pytest.FixtureRequest) -> dict[int, Outcome]:
     """The outcomes of the CI seeds this session runs, computed at once over the machine's
     cores (``run_seeds``, as ``make sim`` runs them): each seed's test reads its own."""
     name = test_seed_holds_the_invariant.__name__
-    seeds = [
+    seeds = tuple(
         item.callspec.params["seed"]
         for item in request.session.items
         if isinstance(item, pytest.Function) and item.originalname == name
-    ]
-    jobs = min(len(seeds), os.cpu_count() or 1)
-    return dict(zip(seeds, (t.outcome for t in run_seeds(seeds, CI_MINUTES, jobs)), strict=True))
+    )
+    if seeds not in _BATCH:
+        jobs = min(len(seeds), os.cpu_count() or 1)
+        outcomes = (t.outcome for t in run_seeds(seeds, CI_MINUTES, jobs))
+        _BATCH[seeds] = dict(zip(seeds, outcomes, strict=True))
+    return _BATCH[seeds]
 
 
 @pytest.mark.simulation_batch

@@ -33,6 +33,9 @@ class Job:
     seconds: float
     poll: Callable[[], Awaitable[None]]
     name: str = ""
+    # After each run: when (wall clock) to run again before the next tick, if sooner; None: at
+    # the tick (the traffic area: the instant its budget affords a read it held back).
+    again: Callable[[], float | None] | None = None
 
 
 class NothingToWatch(Exception):

@@ -122,9 +122,11 @@ class Scheduler:
         seconds: float,
         poll: Callable[[], Awaitable[None]],
         job: str = "",
+        again: Callable[[], float | None] | None = None,
         first_within: float | None = None,
     ) -> None:
-        """Run ``poll`` every ``seconds`` as area/account (``job`` names extra jobs of an area)."""
+        """Run ``poll`` every ``seconds`` as area/account (``job`` names extra jobs of an area);
+        after each run ``again`` may name an instant to run once more before the next tick."""
         key = JobKey(area, account, job)
         spread = min(seconds, 10.0) if first_within is None else first_within
         offset = (stable_hash(str(key)) % 1000) / 1000 * spread
@@ -135,6 +137,8 @@ class Scheduler:
         async def run() -> None:
             ok = await self._runner.run(area, account, poll, job)
             self._finished(str(key), ok)
+            if again is not None and (when := again()) is not None:
+                self._sooner(str(key), when)
 
         where = {"area": area, "account": account, **({"job": job} if job else {})}
         jitter = max(0.0, min(seconds * 0.1, 5.0))
@@ -276,6 +280,18 @@ class Scheduler:
         for key in self._jobs.values():
             self._publish(key)
         log.warning("schedule_follows_clock_step", step_seconds=round(step, 1))
+
+    def _sooner(self, ident: str, when: float) -> None:
+        """Bring the job's next run forward to ``when`` (not before now) if that is sooner;
+        the grid goes on after it."""
+        job = self._aps.get_job(ident)
+        if job is None or job.next_run_time is None:
+            return
+        when = max(when, self._clock.time())
+        if at(when) < job.next_run_time:
+            self._aps.modify_job(ident, next_run_time=at(when))
+            if (key := self._jobs.get(ident)) is not None:
+                self._publish(key)
 
     def _finished(self, ident: str, ok: bool) -> None:
         """Count the run's outcome; after a failure, bring the job's next run forward to its

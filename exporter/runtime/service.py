@@ -101,7 +101,7 @@ class Service:
 
     def _schedule(self, account: str) -> None:
         for job in self.jobs(account):
-            self.scheduler.every(job.area, account, job.seconds, job.poll, job.name)
+            self.scheduler.every(job.area, account, job.seconds, job.poll, job.name, job.again)
         self._scheduled.add(account)
 
     def reconfigure(self, settings: Settings) -> None:

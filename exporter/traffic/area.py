@@ -3,6 +3,8 @@ the landing charts."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from exporter.areakit import AreaContext, Job
 from exporter.config import Settings
 from exporter.traffic.accounts import MOVED, REMOVED, UNLISTED, Release
@@ -56,7 +58,8 @@ class TrafficArea:
             finally:
                 await self.history_file.save_off_loop(self._ctx.clock.time())
 
-        return [Job(self.name, account, TICK_SECONDS, poll)]
+        again = partial(self.poller.wake_at, account)
+        return [Job(self.name, account, TICK_SECONDS, poll, again=again)]
 
     def serve(self, accounts: tuple[str, ...]) -> None:
         if self.enabled(self._ctx.settings):

@@ -21,6 +21,8 @@ class Budget(Protocol):
 
     def paused(self, account: str) -> bool: ...
 
+    def frees_in(self, account: str, area: str, count: int) -> float | None: ...
+
 
 @dataclass
 class Cycle:
@@ -35,6 +37,7 @@ class Cycle:
     aside: list[Run] = field(default_factory=list)  # read on a doubted clock: next poll
     read: bool = False  # a first read was counted or a settle half read
     refused: UpstreamError | None = None  # the platform's rate limit made a read wait
+    wanted: int = 0  # the requests of the read the budget made wait
 
     def wait(self, exc: UpstreamError | None = None) -> None:
         """A read owed waits for a later poll; ``exc``: because of the platform's limit."""
@@ -64,12 +67,22 @@ class Allowance:
         """Whether the budget affords ``count`` requests now; if not, the cycle waits."""
         if self.can(account, count):
             return True
-        self.wait(account, cycle)
+        self.wait(account, cycle, count)
         return False
 
-    def wait(self, account: str, cycle: Cycle) -> None:
+    def frees_in(self, account: str, cycle: Cycle) -> float | None:
+        """Seconds until the budget affords the read the cycle waited for; None without a
+        budget, while the platform's limit pauses the account, or when it affords it now (the
+        read waited for a reason of its own: the tick decides)."""
+        if self._budget is None or self._budget.paused(account) or not cycle.wanted:
+            return None
+        delay = self._budget.frees_in(account, "traffic", cycle.wanted)
+        return delay if delay is not None and delay > 0 else None
+
+    def wait(self, account: str, cycle: Cycle, count: int = 1) -> None:
         """The cycle waits for the budget (said as the platform's limit while paused by it)."""
         paused = self._budget is not None and self._budget.paused(account)
+        cycle.wanted = count
         cycle.wait(
             UpstreamError("traffic", "budget", "backing off after a rate limit") if paused else None
         )

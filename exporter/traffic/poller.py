@@ -87,6 +87,8 @@ class TrafficPoller:
         # Told each run of minutes once it is final (remote write). While set, runs are kept
         # to one minute, so what it is told is the platform's own figure for each minute.
         self.final_minutes: FinalMinutes | None = None
+        # account -> when a poll the budget held back should run again (``wake_at``)
+        self._wake: dict[str, float] = {}
 
     def _named(self, account: str, outcome: str, minutes: int) -> None:
         """``minutes`` of ``account`` owed a settle read are left unread, for ``outcome``
@@ -156,6 +158,11 @@ class TrafficPoller:
             with bound_contextvars(account=account):
                 await self._cycle(account, now)
 
+    def wake_at(self, account: str) -> float | None:
+        """When the account's next poll should run (wall clock) because the budget held its
+        last one back and frees before the next tick; asked once after each poll."""
+        return self._wake.pop(account, None)
+
     async def _cycle(self, account: str, now: float) -> None:
         self._accounts.drop_released(now)
         led = self.ledger(account)
@@ -188,6 +195,9 @@ class TrafficPoller:
         await self.publisher.publish(account, led, now, ok=not refused)
         if cycle.postponed:  # resumed next poll; nothing owed is dropped
             self._metrics.polls_postponed.labels("traffic").inc()
+            delay = None if cycle.refused is not None else self._allowance.frees_in(account, cycle)
+            if delay is not None:
+                self._wake[account] = self._clock.time() + delay
         if refused and cycle.refused is not None:
             # The platform refuses every read: the poll fails (cdnvideo_up 0), while the
             # reads stay owed and no settle run counts a failure.

@@ -120,6 +120,29 @@ class RequestBudget:
         usable = limit if area in PRIORITY_AREAS else max(1.0, limit - reserve)
         return self.in_use(account) + min(float(count), usable) <= usable
 
+    def frees_in(self, account: str, area: str, count: int) -> float | None:
+        """Seconds until ``affords(account, area, count)`` holds if nothing more is sent: 0
+        when it does now; None while paused by the platform's limit (its own retry decides).
+        A poll the budget held back runs again at that instant, not at its next tick: the
+        last 60 s hold the allowance exactly, never the allowance less what a tick wasted."""
+        limit = self.limit(account)
+        if limit is None:
+            return 0.0
+        if limit <= 0:
+            return None
+        reserve = max(RESERVE_AT_LEAST, limit * RESERVE_FRACTION)
+        usable = limit if area in PRIORITY_AREAS else max(1.0, limit - reserve)
+        room = math.floor(usable - min(float(count), usable))  # sends that may stay in window
+        b = self._buckets.get(account)
+        now = self._clock.monotonic()
+        if b is None:
+            return 0.0
+        sent = list(b.sent)
+        recent = sent[bisect.bisect_right(sent, now - 60.0) :]
+        if len(recent) <= room:
+            return 0.0
+        return recent[len(recent) - room - 1] + 60.0 - now + 0.001  # past the edge
+
     # --- spending ----------------------------------------------------------------------------
     def take(self, account: str, area: str) -> None:
         """Spend one request, or raise Postponed (nothing is spent)."""

@@ -151,8 +151,12 @@ class ExporterProcess:
         assert status == 200
         return parse(body)
 
-    async def wait_for(self, probe: Any, what: str, within: float = 30.0) -> Any:
-        """Poll ``probe`` (a coroutine function) until it returns something truthy."""
+    async def wait_for(
+        self, probe: Any, what: str, within: float = 30.0, every: float = 0.1
+    ) -> Any:
+        """Poll ``probe`` (a coroutine function) every ``every`` seconds until it returns
+        something truthy (a probe that scrapes asks less often: each scrape costs both sides
+        a render and a parse)."""
         deadline = time.monotonic() + within
         while True:
             code = self.proc.poll()
@@ -165,7 +169,7 @@ class ExporterProcess:
                 return got
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {what}: {self.log()[-2000:]}")
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(every)
 
     async def window_end(self, account: str) -> float | None:
         samples = await self.scrape()

@@ -97,12 +97,13 @@ class World:
         want = last_ready_minute(await self.sim.now(), DELAY) + 60
 
         async def done() -> dict[str, int] | None:
-            ends = {a: await exp.window_end(a) for a in ACCOUNTS}
+            samples = await exp.scrape()  # one scrape for every account
+            ends = {a: samples.get((WINDOW_END, (("account", a),))) for a in ACCOUNTS}
             if all(e is not None and e >= want for e in ends.values()):
                 return {a: int(e) for a, e in ends.items() if e is not None}
             return None
 
-        got: dict[str, int] = await exp.wait_for(done, f"traffic read up to {want}")
+        got: dict[str, int] = await exp.wait_for(done, f"traffic read up to {want}", every=0.25)
         return got
 
     async def counted(self, exp: ExporterProcess) -> None:
@@ -114,7 +115,7 @@ class World:
             key = "cdnvideo_account_requests_total"
             return all(samples.get((key, (("account", a), ("side", "edge")))) for a in ACCOUNTS)
 
-        await exp.wait_for(done, "counters shown")
+        await exp.wait_for(done, "counters shown", every=0.25)
 
     async def assert_exact(self, exp: ExporterProcess) -> int:
         """Every counter equals /_sim/traffic summed over the minutes accounted since ``first``."""

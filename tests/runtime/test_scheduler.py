@@ -44,6 +44,22 @@ async def test_a_job_runs_at_its_first_instant_and_then_once_every_interval() ->
     assert s.next_due() == T0 + 60.0
 
 
+async def test_a_job_that_asks_to_run_again_sooner_runs_then_keeps_its_grid() -> None:
+    """``again`` after a run (the traffic poll held back by its budget) brings the next run
+    forward to the instant it names, never later than the tick, and the grid goes on."""
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    runs: list[float] = []
+    asks = iter([T0 + 4.0, None, T0 + 40.0, None])  # the third asks past its tick: no effect
+    s.every("traffic", "acme", 15.0, counting(runs, clock), again=lambda: next(asks, None))
+    await s.run_due()
+    assert s.next_due() == T0 + 4.0
+    for step in (4.0, 11.0, 15.0, 15.0):
+        clock.advance(step)
+        await s.run_due()
+    assert runs == [0.0, 4.0, 15.0, 30.0, 45.0]
+
+
 @pytest.mark.parametrize("step", [-900.0, 600.0])
 async def test_a_step_of_the_wall_clock_moves_the_schedule_with_it(step: float) -> None:
     """The wall clock stepped (NTP) while the monotonic clock runs on: every 15 s of elapsed

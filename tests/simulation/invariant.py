@@ -60,6 +60,10 @@ LONGEST_WINDOW_MINUTES = 10  # docs/windowing.md: first reads and settle reads, 
 TICK_SLACK_SECONDS = 45.0  # two poll ticks (15 s: another run due at once goes first) and jitter
 POLL_SECONDS = 15.0  # a read set aside on a doubted clock is made again at the next poll
 DISTURBED_AFTER_SECONDS = 900.0  # an error reply or a postponement excuses this long after it
+# A budget that affords the schedule (upstream.max_requests_per_minute above its cost) holds
+# a read back by at most its window (60 s: the requests of the last minute leave it) and a poll
+# tick: such a postponement excuses a settle read that much later, not a quarter of an hour.
+BUDGET_HOLD_SECONDS = 60.0 + POLL_SECONDS
 OWED_SLACK_SECONDS = 75.0  # a due read seen by the gauge: the last poll before the last scrape
 OWED = "cdnvideo_traffic_windows_owed"
 # Outcomes of cdnvideo_traffic_windows_total that count or name other things than a minute
@@ -184,7 +188,13 @@ class Checker:
         default_factory=lambda: defaultdict(list)
     )
     held: dict[str, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
+    # ``disturbed`` less the postponements of a budget that affords the schedule, and those
+    strict: dict[str, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
+    budget_held: dict[str, list[tuple[float, float]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     _postponed: float = 0.0
+    _limited: float = 0.0
     _read_index: int = 0
     _prev_scrape: float = 0.0
     _first_read: set[tuple[str, bool, int]] = field(default_factory=set)  # minutes read
@@ -211,7 +221,7 @@ class Checker:
         self.present = set()
         self._seen = {}
         self._windows_now = {}
-        self._postponed = 0.0
+        self._postponed = self._limited = 0.0
         self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
         self.view_at = now
         self._reread.clear()
@@ -241,12 +251,17 @@ class Checker:
                 self.included_at[self.excluded] = now
             self.excluded = f"cdnvideo_{family}_total" if family else ""
 
-    def _disturb(self, account: str, start: float, end: float, held: bool = True) -> None:
+    def _disturb(
+        self, account: str, start: float, end: float, held: bool = True, budget: bool = False
+    ) -> None:
         """Mark [start, end] disturbed for ``account`` ("*": all): the age checks skip it; with
-        ``held`` (a fault, a limit or a budget held reads back) so does ``not final``."""
+        ``held`` (a fault, a limit or a budget held reads back) so does ``not final``. With
+        ``budget`` (a budget that affords the schedule postponed a poll) the settle ages are
+        still checked, ``BUDGET_HOLD_SECONDS`` later."""
         if held:
             self._add_span(self.held[account], start, end)
         self._add_span(self.disturbed[account], start, end)
+        self._add_span((self.budget_held if budget else self.strict)[account], start, end)
 
     @staticmethod
     def _add_span(spans: list[tuple[float, float]], start: float, end: float) -> None:
@@ -255,10 +270,25 @@ class Checker:
         else:
             spans.append((start, end))
 
-    def quiet(self, account: str, start: float, end: float, held_only: bool = False) -> bool:
+    def affords(self, daemon: Daemon) -> bool:
+        """Whether the daemon's budget affords its schedule with room to spare: above the
+        schedule's cost (``Daemon.cost``; on a platform answering 1-minute windows only, 2, or 1
+        without per-resource, for each first read and each age: docs/windowing.md, *Request
+        cost*). A budget at the cost exactly never catches up a backlog (after a restart)."""
+        if not daemon.budget:
+            return False
+        cost = daemon.cost()
+        if "one-minute-window" in self.s.quirks:
+            cost = (2.0 if daemon.per_resource else 1.0) * (1 + len(daemon.stages()))
+        return daemon.budget > cost
+
+    def quiet(
+        self, account: str, start: float, end: float, held_only: bool = False, strict: bool = False
+    ) -> bool:
         """No error reply, postponement, restart or scenario event touched [start, end]
-        (``held_only``: nothing that held reads back: a fault, a limit, a budget)."""
-        spans = self.held if held_only else self.disturbed
+        (``held_only``: nothing that held reads back: a fault, a limit, a budget; ``strict``:
+        a postponement by a budget that affords the schedule does not count)."""
+        spans = self.held if held_only else self.strict if strict else self.disturbed
         for key in (account, "*"):
             for a, b in spans.get(key, ()):
                 if a <= end and start <= b:
@@ -275,16 +305,13 @@ class Checker:
         not walked again, since an unchanged value can break none of their rules (a rise's
         bound only grows with time)."""
         self._new_reads()
-        postponed = sum(
-            sum(families.get(name, {}).values())
-            for name in (
-                "cdnvideo_upstream_polls_postponed_total",
-                "cdnvideo_upstream_rate_limited_total",
-            )
-        )
-        if postponed > self._postponed:
-            self._disturb("*", self._prev_scrape, now + DISTURBED_AFTER_SECONDS)
-        self._postponed = postponed
+        postponed = sum(families.get("cdnvideo_upstream_polls_postponed_total", {}).values())
+        limited = sum(families.get("cdnvideo_upstream_rate_limited_total", {}).values())
+        if postponed > self._postponed or limited > self._limited:
+            life = self._life(now)
+            budget = limited <= self._limited and life is not None and self.affords(life.daemon)
+            self._disturb("*", self._prev_scrape, now + DISTURBED_AFTER_SECONDS, budget=budget)
+        self._postponed, self._limited = postponed, limited
         for name in COUNTERS:
             vals = families.get(name)
             if vals is None or self._seen.get(name) is vals:
@@ -734,10 +761,16 @@ class Checker:
                 continue
             half = "resources" if resources else "totals"
             last_due = f + stages[-1] * MINUTE + tolerance(stages, len(stages) - 1)[1]
-            if last_due < min(end, life.stop) and self.quiet(account, f - MINUTE, last_due):
+            spans = self.budget_held.get(account, []) + self.budget_held.get("*", [])
+            hold = BUDGET_HOLD_SECONDS if any(a <= last_due and f <= b for a, b in spans) else 0
+            last_due += hold
+            if last_due < min(end, life.stop) and self.quiet(
+                account, f - MINUTE, last_due, strict=True
+            ):
                 for i, age in enumerate(stages):
                     due = f + age * MINUTE
                     early, late_by = tolerance(stages, i)
+                    late_by += hold
                     limit = due + late_by
                     own = aside.get((acc, resources, m), [])
                     for _ in own:  # each read of its own set aside since: one poll more

@@ -167,3 +167,21 @@ def test_a_host_clock_step_never_silences_nor_frees_the_budget(step: float) -> N
     assert budget.paused("a")  # the pause lasts 30 s of elapsed time, whatever the step
     clock.advance(30)
     assert not budget.paused("a")
+
+
+def test_frees_in_names_the_instant_the_budget_affords_a_read_again() -> None:
+    clock = FakeClock(1000.0)
+    budget = RequestBudget(3, clock)
+    assert budget.frees_in("a", "traffic", 2) == 0.0  # nothing sent: now
+    budget.take("a", "traffic")
+    budget.take("a", "traffic")  # a first read's pair at 1000
+    clock.advance(20)
+    budget.take("a", "traffic")  # a settle half at 1020
+    assert budget.frees_in("a", "traffic", 1) == pytest.approx(40.0, abs=0.01)  # the pair leaves
+    assert budget.frees_in("a", "traffic", 2) == pytest.approx(40.0, abs=0.01)
+    assert budget.frees_in("a", "traffic", 3) == pytest.approx(60.0, abs=0.01)  # and the half
+    clock.advance(budget.frees_in("a", "traffic", 2) or 0.0)
+    assert budget.affords("a", "traffic", 2)  # at that instant, not a tick later
+    assert not budget.affords("a", "traffic", 3)
+    budget.signal("a", "traffic", retry_after=30.0)
+    assert budget.frees_in("a", "traffic", 1) is None  # a pause: its own retry decides

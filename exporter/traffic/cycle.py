@@ -74,8 +74,8 @@ class Allowance:
         """Seconds until the budget affords the read the cycle waited for; None without a
         budget, while the platform's limit pauses the account, or when it affords it now (the
         read waited for a reason of its own: the tick decides)."""
-        if self._budget is None or self._budget.paused(account) or not cycle.wanted:
-            return None
+        if self._budget is None or not cycle.wanted:
+            return None  # (the budget's own frees_in is None while paused)
         delay = self._budget.frees_in(account, "traffic", cycle.wanted)
         return delay if delay is not None and delay > 0 else None
 

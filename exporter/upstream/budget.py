@@ -64,6 +64,13 @@ class _Bucket:
         return len(sent) - bisect.bisect_right(sent, now - 60.0)
 
 
+def _usable(limit: float, area: str) -> float:
+    """Of ``limit`` requests a minute, what ``area`` may use: all of it for traffic and auth,
+    the rest leaving them their reserve."""
+    reserve = max(RESERVE_AT_LEAST, limit * RESERVE_FRACTION)
+    return limit if area in PRIORITY_AREAS else max(1.0, limit - reserve)
+
+
 class RequestBudget:
     """``upstream.max_requests_per_minute`` per account (0 = no limit), shared by every area.
 
@@ -116,8 +123,7 @@ class RequestBudget:
             return True
         if limit <= 0:
             return False
-        reserve = max(RESERVE_AT_LEAST, limit * RESERVE_FRACTION)
-        usable = limit if area in PRIORITY_AREAS else max(1.0, limit - reserve)
+        usable = _usable(limit, area)
         return self.in_use(account) + min(float(count), usable) <= usable
 
     def frees_in(self, account: str, area: str, count: int) -> float | None:
@@ -130,8 +136,7 @@ class RequestBudget:
             return 0.0
         if limit <= 0:
             return None
-        reserve = max(RESERVE_AT_LEAST, limit * RESERVE_FRACTION)
-        usable = limit if area in PRIORITY_AREAS else max(1.0, limit - reserve)
+        usable = _usable(limit, area)
         room = math.floor(usable - min(float(count), usable))  # sends that may stay in window
         b = self._buckets.get(account)
         now = self._clock.monotonic()

@@ -3,13 +3,19 @@ the slow ones; `make test` collects everything."""
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import FULL_SUITE, in_full_suite_only
+
+# One worker runs them all, so each collection (``_collected``) is made once.
+pytestmark = pytest.mark.xdist_group("fast_lane")
 
 REPO = Path(__file__).resolve().parents[2]
 LEFT_OUT_DIRS = (
@@ -29,7 +35,10 @@ def _make_variable(name: str) -> list[str]:
     return shlex.split(found.group(1))
 
 
+@functools.cache
 def _collected(*args: str) -> list[str]:
+    """The test ids pytest collects with ``args`` (each collection once a process: two tests
+    here read the fast lane's)."""
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
         cwd=REPO,

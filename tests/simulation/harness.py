@@ -39,6 +39,9 @@ import exporter.runtime.registry  # noqa: F401  (declares the areas' config sect
 from exporter.config import ConfigError, Settings, parse_config
 from exporter.exposition import pack
 from exporter.exposition.deflate import deflate
+from exporter.remotewrite.build import build_writer
+from exporter.remotewrite.settings import REMOTE_WRITE_SECTION
+from exporter.remotewrite.writer import RemoteWriter
 from exporter.runtime.reload import Reloader
 from exporter.runtime.scheduler import Scheduler, Timing
 from exporter.runtime.service import Service, build_context
@@ -49,7 +52,7 @@ from exporter.support.logs import Redactor
 from exporter.traffic.settings import requests_per_minute
 from tests.simulation.invariant import COUNTERS, Checker, Violation, hhmm
 from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
-from tests.simulation.transport import AuditSource, Transport
+from tests.simulation.transport import RECEIVER_HOST, AuditSource, Transport
 
 SCRAPE_SECONDS = 15.0  # Prometheus' scrape interval (deploy/compose/prometheus.yml)
 FAMILIES = {
@@ -160,6 +163,7 @@ class Process:
     service: Service
     reloader: Reloader
     started_at: float  # platform clock
+    writer: RemoteWriter | None = None  # remote write, when the scenario draws it
 
 
 @dataclass
@@ -261,6 +265,8 @@ class World:
         }
         if not s.discovery:
             raw["accounts"] = [{"name": a} for a in self.listed]
+        if s.remote_write:
+            raw["remote_write"] = {"url": f"http://{RECEIVER_HOST}/api/v1/write"}
         return raw
 
     def _settings(self, daemon: Daemon) -> tuple[Daemon, Settings]:
@@ -294,10 +300,21 @@ class World:
             ctx.metrics.reload_done(self.host),
             ctx.store.render,
         )
+        writer = None
+        if self.s.remote_write:  # as the daemon builds it (exporter/web/daemon.py)
+            writer = build_writer(
+                REMOTE_WRITE_SECTION.of(settings),
+                str(self.state_file),
+                session,
+                self.host,
+                ctx.metrics,
+                lambda name: ctx.store.selection.wants(name),
+            )
+            service.areas.traffic.poller.final_minutes = writer
         await ctx.store.render()
         service.start(timers=False)
         self.proc = Process(
-            self._procs, self.daemon, settings, service, reloader, self.platform.time()
+            self._procs, self.daemon, settings, service, reloader, self.platform.time(), writer
         )
         self.checker.started(self.platform.time(), self.daemon)
         self._procs += 1
@@ -463,6 +480,8 @@ class World:
                 await self.apply(events.pop(0))
             if self.proc is not None:
                 await self.proc.service.scheduler.run_due()
+                if self.proc.writer is not None:
+                    await self.proc.writer.flush()  # its loop's round (offered minutes)
             if now >= next_scrape:
                 await self.scrape()
                 next_scrape += SCRAPE_SECONDS

@@ -15,10 +15,11 @@ from __future__ import annotations
 import bisect
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from exporter.remotewrite.wire import decode
 from exporter.simulator.churn import Change
 from exporter.simulator.traffic_window import COLUMN_KEYS, late_fraction
 from tests.simulation.scenario import Daemon, Event, Scenario
@@ -51,6 +52,11 @@ KINDS = {
     "cdnvideo_resource_info, or is named twice",
     "owed misreported": "at the end, cdnvideo_traffic_windows_owed differs from the minutes "
     "still owed a settle read",
+    "remote write off": "a minute's remote-write samples differ from the figures of its last "
+    "read (a run of several minutes: their sum), or a minute was written twice with another "
+    "value, or a minute never read was written",
+    "remote write missing": "a minute read at every age of its schedule was not written by "
+    "remote write, and no outcome of cdnvideo_traffic_windows_total names it",
 }
 STALL_SECONDS = 900.0  # nothing counted this long: cdnvideo_up 0 or the lag alert must show it
 LAG_ALERT_SECONDS = 420.0  # deploy/prometheus/rules.yml CdnvideoTrafficDataStale
@@ -86,6 +92,8 @@ def _counted_columns() -> tuple[tuple[str, int, Labels], ...]:
         side, _, rest = key.partition("_")
         if rest == "requests_total":
             out.append(("requests_total", col, (("side", side),)))
+        elif rest == "bandwidth":  # bits a second over the window: x 60 / 8 bytes a minute
+            out.append(("transferred_bytes_total", col, (("side", side),)))
         elif rest == "hit_bytes":
             out.append(("edge_hit_bytes_total", col, ()))
         elif rest.startswith("status_"):
@@ -98,6 +106,20 @@ def _counted_columns() -> tuple[tuple[str, int, Labels], ...]:
 
 
 COUNTED = _counted_columns()
+# The remote-write family of a counted family at account scope (docs/remote-write.md; the
+# classes are not written).
+REMOTE_WRITE_NAMES = {
+    "requests_total": "cdnvideo_minute_account_requests",
+    "transferred_bytes_total": "cdnvideo_minute_account_transferred_bytes",
+    "responses_total": "cdnvideo_minute_account_responses",
+}
+# Columns of a rate (bandwidth, bits a second), counted as bytes: a minute's figure times its
+# 60 seconds / 8, not floored (docs/metrics.md: ``transferred_bytes_total``). The reply rounds
+# the window's average to 3 decimals and a read counts its window's bytes to the nearest byte:
+# a minute's count lies at most this far from its figure, per row (resource).
+RATE_COLUMNS = frozenset(col for name, col, _ in COUNTED if name == "transferred_bytes_total")
+BYTES_PER_RATE_MINUTE = MINUTE / 8
+RATE_ROUNDING_BYTES = 0.5 + 0.0005 * BYTES_PER_RATE_MINUTE
 # a column by its family (less the scope) and its labels but account and resource
 COLUMN_OF = {(name, labels): col for name, col, labels in COUNTED}
 COUNTERS = tuple(
@@ -278,7 +300,8 @@ class Checker:
         if not daemon.budget:
             return False
         cost = daemon.cost()
-        if "one-minute-window" in self.s.quirks:
+        if "one-minute-window" in self.s.quirks or self.s.remote_write:
+            # remote write keeps every run to one minute (docs/remote-write.md): so its cost
             cost = (2.0 if daemon.per_resource else 1.0) * (1 + len(daemon.stages()))
         return daemon.budget > cost
 
@@ -403,7 +426,8 @@ class Checker:
         # exact column's bound is no tighter than the reading delay it approximates. So the
         # bound is the same for every series of one scope and side (families, codes, classes).
         side = labels.get("side")
-        col = COLUMN_OF.get(("requests_total", (("side", side),))) if side else None
+        unit = "transferred_bytes_total" if _rate(key) else "requests_total"
+        col = COLUMN_OF.get((unit, (("side", side),))) if side else None
         scope = (account, resource, col, since)
         if scope not in self._growth_cache:
             self._growth_cache[scope] = self._platform_growth(account, resource, col, since, now)
@@ -443,7 +467,7 @@ class Checker:
             f2 = self._fraction(m, now)
             f1 = 0.0 if m in fresh else self._fraction(m, min(t1, before.get(m, t1)))
             for row in chosen:
-                total += _scaled(row[col], f2) - _scaled(row[col], f1)
+                total += _amount(col, row[col], f2) - _amount(col, row[col], f1)
         return total
 
     def _reread_since_view(self, account: str, half: bool, m: int, at: float) -> None:
@@ -505,7 +529,90 @@ class Checker:
             self._owed(account, reads, end)
             self._kept(account, end)
             self._names(account, end)
+            if self.s.remote_write:
+                self._written(account, reads, end)
         return self.violations
+
+    def _written(
+        self, account: str, reads: dict[tuple[str, bool, int], list[float]], end: float
+    ) -> None:
+        """The remote-write samples of the account's totals (docs/remote-write.md): each
+        minute at its own timestamp, once, at the figures of its last read; a run of several
+        minutes read in one window (a catch-up) spread over them, so held to the window's sum;
+        every minute read at each age of its schedule written, unless named."""
+        reader = self.sim.traffic_reader(account)
+        assert reader is not None
+        written: dict[tuple[Key, int], float] = {}
+        for _, body in self.transport.written:
+            for series in decode(body):
+                labels = dict(series.labels)
+                if labels.get("account") != account or "resource" in labels:
+                    continue
+                name = labels.pop("__name__")
+                key = (name, tuple(sorted(labels.items())))
+                m = series.timestamp_ms // 1000
+                seen = written.get((key, m))
+                if seen is not None and seen != series.value:
+                    self.add(
+                        "remote write off", f"{_show(key)} @{hhmm(m)} {seen} then {series.value}"
+                    )
+                written[(key, m)] = series.value
+        minutes = {m for _, m in written}
+        last = _last_windows(self.transport.reads)
+        windows: dict[tuple[float, int, int], list[int]] = defaultdict(list)
+        for m in sorted(minutes):
+            if (account, False, m) not in reads:
+                self.add("remote write off", f"{account} minute {hhmm(m)} written, never read")
+                continue
+            windows[last[(account, False, m)]].append(m)
+        keys = {key for key, _ in written}
+        for (at, start, stop), span in sorted(windows.items()):
+            for name, col, labels in COUNTED:
+                wname = REMOTE_WRITE_NAMES.get(name)
+                if wname is None:
+                    continue
+                key = (wname, tuple(sorted((("account", account), *labels))))
+                if key not in keys:
+                    continue  # the family left out (metrics.exclude)
+                got = sum(written.get((key, m), 0.0) for m in span)
+                want = sum(
+                    self._visible(
+                        m, [row[col] for row in reader.traffic.rows(m)], at, col in RATE_COLUMNS
+                    )
+                    for m in span
+                )
+                off = (
+                    RATE_ROUNDING_BYTES * len(reader.traffic.resources)
+                    if col in RATE_COLUMNS
+                    else 0.0
+                )
+                if abs(got - want) > off + 1e-6 * max(1.0, abs(want)):
+                    self.add(
+                        "remote write off",
+                        f"{_show(key)} {hhmm(start)}-{hhmm(stop)} written {got:.0f}, its last "
+                        f"read at {hhmm(at)} shows {want:.0f}",
+                    )
+        if not written:
+            return  # nothing of the account's totals written: every family left out
+        unwritten = [
+            m
+            for (acc, half, m), times in reads.items()
+            if acc == account
+            and not half
+            and m not in minutes
+            and times[-1] < end - MINUTE
+            and self._settled_for_sure(times[0], times)
+        ]
+        named = sum(
+            n for (a, o), n in self.windows.items() if a == account and o not in COUNTED_OUTCOMES
+        )
+        if len(unwritten) > named:
+            first = min(unwritten)
+            self.add(
+                "remote write missing",
+                f"{account}: {len(unwritten)} minutes read at every age (first {hhmm(first)}) "
+                f"not written, {named:.0f} named",
+            )
 
     def _both_halves(
         self, reads: dict[tuple[str, bool, int], list[float]]
@@ -598,6 +705,7 @@ class Checker:
         want: dict[Key, float] = defaultdict(float)
         short: dict[Key, float] = defaultdict(float)  # what the owed minutes' last reads add
         lost: dict[Key, float] = defaultdict(float)  # what replies without the resource hid
+        slack: dict[Key, float] = defaultdict(float)  # a rate's rounding, in bytes (0 for counts)
         for (acc, resources, m), times in reads.items():
             if acc != account:
                 continue
@@ -621,6 +729,8 @@ class Checker:
                     continue
                 last, prev = counted
                 want[key] += last
+                if _rate(key):
+                    slack[key] += RATE_ROUNDING_BYTES * len(values)
                 if owed:
                     short[key] += last - prev
                 if seen is not times:  # the reads whose reply held the resource
@@ -635,16 +745,26 @@ class Checker:
             if top and key[0].startswith("cdnvideo_resource_"):
                 continue  # a resource in and out of the top N: held to the sums (``_sums``)
             low = (expected - short[key] if named else expected) - lost[key]
-            if not low <= got <= expected:
+            if (
+                not low - _slack(slack, key, expected)
+                <= got
+                <= expected + _slack(slack, key, expected)
+            ):
                 self.add(
                     "miscounted",
                     f"{_show(key)} {got:.0f}, the reads made show {expected:.0f} "
                     f"({got - expected:+.0f})"
                     + (f", {short[key]:.0f} of it owed a read" if short[key] and got < low else ""),
                 )
-        self._sums(account, want, short if named else {})
+        self._sums(account, want, short if named else {}, slack)
 
-    def _sums(self, account: str, want: Mapping[Key, float], short: Mapping[Key, float]) -> None:
+    def _sums(
+        self,
+        account: str,
+        want: Mapping[Key, float],
+        short: Mapping[Key, float],
+        slack: Mapping[Key, float],
+    ) -> None:
         """The resource series (``__other__`` included: the resources folded by
         ``max_resources``) sum to the account's, in every counted family, as far as what the
         reads made show for the two halves (``want``, less what a minute owed a read may
@@ -673,7 +793,8 @@ class Checker:
             hi = want.get(key, 0.0) - sum(want[k] for k in parts)
             lo = hi - short.get(key, 0.0)
             hi += sum(short.get(k, 0.0) for k in parts)
-            if not lo <= whole - got <= hi:
+            off = _slack(slack, key, whole) + sum(_slack(slack, k, want[k]) for k in parts)
+            if not lo - off <= whole - got <= hi + off:
                 self.add(
                     "resources off the account",
                     f"{_show(key)} {whole:.0f}, its resources (__other__ included) sum to "
@@ -692,10 +813,11 @@ class Checker:
         if not since:
             return None
         base = 0.0
+        rate = _rate(key)
         if len(since) < len(times):
-            base = self._visible(m, values, times[len(times) - len(since) - 1])
-        last = self._visible(m, values, since[-1]) - base
-        prev = self._visible(m, values, since[-2]) - base if len(since) > 1 else 0.0
+            base = self._visible(m, values, times[len(times) - len(since) - 1], rate)
+        last = self._visible(m, values, since[-1], rate) - base
+        prev = self._visible(m, values, since[-2], rate) - base if len(since) > 1 else 0.0
         return last, prev
 
     def _held_by_replies(
@@ -710,9 +832,12 @@ class Checker:
             return [times] * len(spans)
         return [times if times[-1] < end else [t for t in times if t < end] for _, end in spans]
 
-    def _visible(self, m: int, values: list[float], t: float) -> float:
-        """The platform's figures of minute ``m`` as visible at ``t``, floored per row."""
+    def _visible(self, m: int, values: list[float], t: float, rate: bool = False) -> float:
+        """The platform's figures of minute ``m`` as visible at ``t``, floored per row (a
+        rate: its bytes over the minute, not floored)."""
         f = self._fraction(m, t)
+        if rate:
+            return sum(v * f for v in values) * BYTES_PER_RATE_MINUTE
         return float(sum(_scaled(v, f) for v in values))
 
     def _silent(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
@@ -943,6 +1068,22 @@ def _scaled(value: float, f: float) -> int:
     return int(value) if f >= 1.0 else (int(value * f) if f > 0 else 0)
 
 
+def _slack(slack: Mapping[Key, float], key: Key, value: float) -> float:
+    """How far a series of ``key`` may lie from the figures that make ``value``: a rate's
+    rounding and the float sums' error (0 for a count)."""
+    return slack[key] + 1e-9 * abs(value) if key in slack else 0.0
+
+
+def _rate(key: Key) -> bool:
+    """Whether the series counts the bytes of a rate column (``RATE_COLUMNS``)."""
+    return key[0].endswith("_transferred_bytes_total")
+
+
+def _amount(col: int, value: float, f: float) -> float:
+    """What a column's figure ``value`` counts at the visible fraction ``f``."""
+    return value * f * BYTES_PER_RATE_MINUTE if col in RATE_COLUMNS else _scaled(value, f)
+
+
 def _doubted(reads: list[Read]) -> set[int]:
     """The indices of the reads the daemon doubted and applied nothing of: both halves of a
     read asked together (one account, window and instant, each half once) when either answer
@@ -984,10 +1125,7 @@ def _answered(reads: list[Read]) -> dict[tuple[str, bool, int], list[float]]:
     lets the newer minutes of a joined run be read that early)."""
     out: dict[tuple[str, bool, int], list[float]] = defaultdict(list)
     last: dict[tuple[str, bool, int], tuple[float, int, int]] = {}
-    doubted = _doubted(reads)
-    for i, r in enumerate(reads):
-        if not r.answered or r.audit or i in doubted:
-            continue
+    for r in _counted_reads(reads):
         for m in range(r.start, r.end, MINUTE):
             key = (r.account, r.resources, m)
             seen = last.get(key)
@@ -1008,6 +1146,22 @@ class _Label:
 
     def __str__(self) -> str:
         return _show(self.key)
+
+
+def _last_windows(reads: list[Read]) -> dict[tuple[str, bool, int], tuple[float, int, int]]:
+    """Per (account, half, minute): when its last counted read was made (as ``_answered``
+    takes them) and that read's window."""
+    out: dict[tuple[str, bool, int], tuple[float, int, int]] = {}
+    for r in _counted_reads(reads):
+        for m in range(r.start, r.end, MINUTE):
+            out[(r.account, r.resources, m)] = (r.at, r.start, r.end)
+    return out
+
+
+def _counted_reads(reads: list[Read]) -> Iterator[Read]:
+    """The reads that count: answered, not the audit's, not doubted (``_answered``)."""
+    doubted = _doubted(reads)
+    return (r for i, r in enumerate(reads) if r.answered and not r.audit and i not in doubted)
 
 
 def _first_read(

@@ -21,6 +21,7 @@ SCHEDULES: tuple[int | tuple[int, ...], ...] = (
 DAY_LONG = (5, 60, 1440)  # the longest schedule a config takes: an age of a day
 OUTAGE_KINDS = ("503", "504", "500", "timeout", "refused")
 CHURN_SHARE = 0.3  # days whose resources are added, renamed and deleted (quirk resource-churn)
+REMOTE_WRITE_SHARE = 0.5  # days whose daemon writes each final minute by remote write
 # What a restart may leave of the state file (harness.World.damage): bytes that are not JSON,
 # the file cut in half, or the file as the previous release wrote it (`stage`, not `settled`).
 STATE_DAMAGE = ("corrupt", "truncated", "previous")
@@ -84,6 +85,7 @@ class Scenario:
     discovery: bool
     daemon: Daemon
     events: tuple[Event, ...] = field(default_factory=tuple)
+    remote_write: bool = False  # each final minute written to a receiver (docs/remote-write.md)
 
     def describe(self) -> list[str]:
         head = (
@@ -101,7 +103,7 @@ class Scenario:
             f"include {d.resources_include!r} exclude {d.resources_exclude!r}, series retention "
             f"{d.retention_hours} h"
         )
-        head = f"{head}, {paths}"
+        head = f"{head}, {paths}{', remote write' if self.remote_write else ''}"
         return [head, *(f"  {e}" for e in self.events)]
 
 
@@ -152,6 +154,8 @@ def draw(seed: int, minutes: int = 1440) -> Scenario:
     if random.Random(f"churn {seed}").random() < CHURN_SHARE:
         scenario = replace(scenario, quirks=(*scenario.quirks, "resource-churn"))
     scenario = _paths(random.Random(f"paths {seed}"), scenario)
+    written = random.Random(f"remote write {seed}").random() < REMOTE_WRITE_SHARE
+    scenario = replace(scenario, remote_write=written)
     return _day_long(random.Random(f"day-long {seed}"), scenario)
 
 

@@ -6,6 +6,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from exporter.remotewrite.wire import Series, encode
 from exporter.simulator.traffic_model import EDGE_REQ
 from exporter.simulator.traffic_window import COLUMN_KEYS
 from tests.simulation.harness import World
@@ -635,6 +638,96 @@ def test_every_counted_family_is_held_to_the_platform(tmp_path: Path) -> None:
     assert len(found) == 1
     assert found[0].startswith('cdnvideo_account_edge_hit_bytes_total{account="acc1"} ')
     assert found[0].endswith("(+7)")
+
+
+EDGE_BYTES = (
+    "cdnvideo_account_transferred_bytes_total",
+    (("account", "acc1"), ("side", "edge")),
+)
+
+
+def _bytes_at_end(tmp_path: Path, off: float) -> list[str]:
+    """Minute 06:03 read (both halves) at 06:05, 06:10 and 06:20; at the end the account's
+    edge bytes show the minute's bandwidth x 60 / 8 as visible at its last read, plus ``off``."""
+    tmp_path.mkdir()
+    checker, m, rows = _settled_minute(tmp_path)
+    col = COLUMN_KEYS.index("edge_bandwidth")
+    shown = checker._visible(m, [row[col] for row in rows], T0 + 20 * MINUTE, rate=True)
+    fraction = checker._fraction(m, T0 + 20 * MINUTE)
+    assert shown == pytest.approx(sum(row[col] for row in rows) * fraction * 60 / 8)
+    assert shown > 1000
+    end = T0 + 30 * MINUTE
+    checker.scrape(end, {EDGE_BYTES[0]: {EDGE_BYTES: shown + off}})
+    return [v.detail for v in checker.finish(end) if v.kind == "miscounted"]
+
+
+def test_transferred_bytes_are_held_to_the_bandwidth_read(tmp_path: Path) -> None:
+    """Bytes from the bandwidth of each minute's last read, within a read's rounding to the
+    byte per resource (3 rows: 1.5 bytes), not a byte a resource more."""
+    assert _bytes_at_end(tmp_path / "a", 0.0) == []
+    assert _bytes_at_end(tmp_path / "b", -1.4) == []
+    found = _bytes_at_end(tmp_path / "c", 2.0 * 3)
+    assert len(found) == 1
+    assert found[0].startswith(
+        'cdnvideo_account_transferred_bytes_total{account="acc1",side="edge"} '
+    )
+
+
+def _written_at_end(tmp_path: Path, off: float, minutes: tuple[int, ...]) -> tuple[list[str], int]:
+    """Minutes 06:03 and 06:04 read (both halves) at each age of (5, 15), on a day with remote
+    write; the receiver got the account's edge requests of ``minutes`` (0: 06:03, 1: 06:04,
+    2: 06:05, never read), each at 06:03's last read plus ``off``. What the checker finds of
+    remote write, and 06:03's figure."""
+    checker, m, rows = _settled_minute(tmp_path)
+    for at in (6, 11, 21):
+        _read(checker, T0 + at * MINUTE, m + MINUTE)
+    checker.s = replace(checker.s, remote_write=True)
+    shown = checker._visible(m, [row[EDGE_REQ] for row in rows], T0 + 20 * MINUTE)
+    assert shown > 0
+    traffic = checker.sim.traffic_reader("acc1")
+    assert traffic is not None
+    labels = (("__name__", "cdnvideo_minute_account_requests"), ("account", "acc1"))
+    for i in minutes:
+        value = (
+            shown
+            if i != 1
+            else checker._visible(
+                m + MINUTE,
+                [row[EDGE_REQ] for row in traffic.traffic.rows(m + MINUTE)],
+                T0 + 21 * MINUTE,
+            )
+        )
+        series = Series((*labels, ("side", "edge")), value + off, (m + i * MINUTE) * 1000)
+        checker.transport.written.append((T0 + 22 * MINUTE, encode([series])))
+    found = [
+        f"{v.kind}: {v.detail}" for v in checker.finish(T0 + 30 * MINUTE) if "remote" in v.kind
+    ]
+    return found, int(shown)
+
+
+def test_minutes_written_at_their_last_read_hold(tmp_path: Path) -> None:
+    assert _written_at_end(tmp_path, 0.0, (0, 1))[0] == []
+
+
+def test_a_minute_written_off_its_last_read_fails(tmp_path: Path) -> None:
+    found, shown = _written_at_end(tmp_path, 5.0, (0,))
+    assert found[0] == (
+        'remote write off: cdnvideo_minute_account_requests{account="acc1",side="edge"} '
+        f"06:03:00-06:04:00 written {shown + 5}, its last read at 06:20:00 shows {shown}"
+    )
+
+
+def test_a_minute_never_read_but_written_fails(tmp_path: Path) -> None:
+    found, _ = _written_at_end(tmp_path, 0.0, (0, 1, 2))
+    assert found == ["remote write off: acc1 minute 06:05:00 written, never read"]
+
+
+def test_a_minute_read_at_every_age_and_not_written_fails(tmp_path: Path) -> None:
+    found, _ = _written_at_end(tmp_path, 0.0, (0,))
+    assert found == [
+        "remote write missing: acc1: 1 minutes read at every age (first 06:04:00) not written, "
+        "0 named"
+    ]
 
 
 def _sums_at_end(tmp_path: Path, other_off: float) -> list[str]:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 # A reply whose `Date` lies further than this off the clock the daemon believes is doubted
 # (docs/windowing.md, *Reads follow the platform's confirmed clock*: "more than 5 s").
 DATE_TOLERANCE_SECONDS = 5.0
+RECEIVER_HOST = "receiver.invalid"  # remote_write.url's host: the receiver is recorded here
 METRICS_PATHS = ("/app/metrics/v1/", "/app/metrics/v1", "/app/metrics/v1/resources",
                  "/app/metrics/v1/resources/")  # fmt: skip
 
@@ -70,6 +71,8 @@ class Transport:
     down: str = ""  # "timeout" or "refused" while the platform is unreachable
     sent: int = 0
     auditing: bool = False  # the standing audit's read is under way (``AuditSource``)
+    # the bodies posted to the remote-write receiver, each with when (platform clock)
+    written: list[tuple[float, bytes]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.app = self.sim.build_app()
@@ -106,6 +109,9 @@ class Session:
     def request(self, method: str, url: URL | str, **kwargs: Any) -> Exchange:
         return Exchange(self._transport, method, URL(url), kwargs)
 
+    def post(self, url: URL | str, **kwargs: Any) -> Exchange:
+        return Exchange(self._transport, "POST", URL(url), kwargs)
+
     async def close(self) -> None:
         self.closed = True
 
@@ -117,9 +123,27 @@ class Response:
         self.status = status
         self.headers = headers
         self._body = body
+        self.content = _Content(body)
 
     async def read(self) -> bytes:
         return self._body
+
+    def close(self) -> None:
+        return None
+
+
+class _Content:
+    """The part of ``aiohttp.StreamReader`` the remote writer reads: its answer's head."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    async def read(self, n: int = -1) -> bytes:
+        head, self._body = (self._body, b"") if n < 0 else (self._body[:n], self._body[n:])
+        return head
+
+    def at_eof(self) -> bool:
+        return not self._body
 
 
 class Exchange:
@@ -131,11 +155,16 @@ class Exchange:
         params = kwargs.get("params")
         self._url = url.extend_query(params) if params else url
         self._headers = CIMultiDict(kwargs.get("headers") or {})
-        if kwargs.get("json") is not None or kwargs.get("data") is not None:
+        self._data: bytes = kwargs.get("data") or b""
+        receiver = url.host == RECEIVER_HOST
+        if kwargs.get("json") is not None or (self._data and not receiver):
             raise NotImplementedError("the simulation sends GET requests only (static token)")
 
     async def __aenter__(self) -> Response:
         t = self._t
+        if self._url.host == RECEIVER_HOST:  # a receiver that takes every write
+            t.written.append((t.sim.clock.time(), self._data))
+            return Response(204, CIMultiDictProxy(CIMultiDict()), b"")
         t.sent += 1
         if t.down == "timeout":
             raise TimeoutError

@@ -18,7 +18,15 @@ DIR_MODE = 0o750
 
 def problem(path: str, create: bool) -> str | None:
     """What prevents writing ``path`` (None: nothing), after making its missing directories
-    when ``create``."""
+    when ``create``. A path the system refuses to look at (a name longer than the file
+    system takes) is such a problem, named, never an exception."""
+    try:
+        return _problem(path, create)
+    except OSError as exc:
+        return f"{exc.filename or path}: {exc.strerror or exc}"
+
+
+def _problem(path: str, create: bool) -> str | None:
     target = Path(path)
     if target.is_dir():
         return f"{path} is a directory"

@@ -76,3 +76,14 @@ def test_run_makes_the_missing_directories_and_check_config_does_not(tmp_path: P
         assert state.parent.is_dir()
         assert (state.parent.stat().st_mode & 0o777) == 0o750
         assert list(state.parent.iterdir()) == []  # the probe file is gone again
+
+
+def test_a_state_file_name_too_long_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
+    long = str(tmp_path / ("1" + "0" * 300))  # one component over NAME_MAX (255)
+    config = _config(tmp_path / "c.yml", long)
+    done = cli("check-config", "--config.file", str(config), cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.splitlines()[0] == (
+        f"config error: traffic.state_file: {long} cannot be written ({long}: File name too long)"
+    )

@@ -140,18 +140,28 @@ def normalise(text: str) -> str:
     return result
 
 
+# The exporter's own HTTP metrics count the scrapes that read them: a render between two
+# scrapes (the renderer renders after every change, when it gets to it) shows one more.
+SCRAPES_COUNTED = "cdnvideo_exporter_http_"
+
+
 def steady(text: str) -> str:
-    """The exposition without the lines of the process collectors, whose values move between
-    two scrapes of the same state."""
+    """The exposition without the lines of the process collectors and of the exporter's own
+    HTTP metrics, whose values move between two scrapes of the same state."""
     return "".join(
         line
         for line in text.splitlines(True)
-        if line == "# EOF\n" or not _from_process_collectors(line)
+        if line == "# EOF\n"
+        or not (_from_process_collectors(line) or _name(line).startswith(SCRAPES_COUNTED))
     )
 
 
+def _name(line: str) -> str:
+    return line.split(" ")[2] if line.startswith("# ") else line.partition("{")[0].split(" ")[0]
+
+
 def _from_process_collectors(line: str) -> bool:
-    name = line.split(" ")[2] if line.startswith("# ") else line.partition("{")[0].split(" ")[0]
+    name = _name(line)
     return name.startswith("process_") or name == "python_info"
 
 

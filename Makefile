@@ -26,10 +26,9 @@ $(STAMP): $(RUNTIME)
 demo: $(RUNTIME)  ## the exporter against its built-in simulator; flags in ARGS="--web.listen-address=:9900"
 	$(BIN)/cdnvideo-exporter demo $(ARGS)
 
-# The rest runs on TEST_WORKERS processes (pytest-xdist; one more than the cores: part of the
-# suite waits on child processes, servers and real tools, and a core stays busy); the simulation's
+# The rest runs on TEST_WORKERS processes (pytest-xdist; auto: one per core); the simulation's
 # CI batch stays on one of them (xdist_group), which spreads its seeds over the cores itself.
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+TEST_WORKERS ?= auto
 test: $(STAMP)  ## lint, type-check and the whole test suite
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/ruff format --check $(LINT_PATHS)

@@ -21,6 +21,9 @@ import yaml
 
 from exporter import __version__
 
+# One worker builds the release once for all of them (the module fixture ``release``).
+pytestmark = pytest.mark.xdist_group("release")
+
 REPO = Path(__file__).resolve().parents[2]
 NAME = "cdnvideo_exporter"
 

@@ -28,6 +28,10 @@ from .leaks import LeakGuard
 from .procs import PYTHON, ROOT, ExporterProcess, SimProcess, child_env, free_port
 from .rig import T0, Samples, exported_counters
 
+# The exporter polls on its grid in real time (15 s): the tests wait more than they work, so
+# they run beside the rest of the suite (``make test``'s realtime run).
+pytestmark = pytest.mark.realtime
+
 # Accounts whose first traffic poll falls in the first 0.1 s after start (the scheduler
 # spreads first runs over 10 s by a stable hash of the account), so a restarted exporter
 # starts its refresh at once.

@@ -76,14 +76,14 @@ RESOURCES = 3
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("quirk", "seconds"),
-    [("", DAY), ("rate-limit-200", DAY / 4), ("rate-limit-420", DAY / 4)],
+    [("", DAY / 2), ("rate-limit-200", DAY / 4), ("rate-limit-420", DAY / 4)],
 )
 async def test_a_platform_limit_of_6_a_minute_loses_nothing(
     aiohttp_server: ServerFactory, tmp_path: Path, quirk: str, seconds: float
 ) -> None:
     # Figures rise for 3 minutes after a minute closes; [1, 4] costs 4.2 requests a minute
     # on average, in bursts (the catch-up after an outage) that the platform's limit of 6
-    # refuses: 429 with Retry-After over a day, a 200 "Rate limit exceeded" body or a 420
+    # refuses: 429 with Retry-After over 12 hours, a 200 "Rate limit exceeded" body or a 420
     # without Retry-After over 6 hours (the same outage and catch-up in the middle).
     config = SimConfig(
         late_seconds=180,

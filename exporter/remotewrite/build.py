@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 import aiohttp
 import structlog
 
+from exporter.config import Settings
 from exporter.remotewrite.metrics import OUTCOMES, RemoteWriteMetrics
 from exporter.remotewrite.sender import Sender
-from exporter.remotewrite.settings import RemoteWriteSettings
+from exporter.remotewrite.settings import REMOTE_WRITE_SECTION, RemoteWriteSettings
 from exporter.remotewrite.store import MinuteStore
 from exporter.remotewrite.writer import RemoteWriter
 from exporter.support.clock import Clock
+from exporter.traffic.final import FinalMinutes
+from exporter.traffic.settings import TRAFFIC_SECTION
 
 log = structlog.get_logger("exporter.remotewrite")
 
@@ -46,3 +50,30 @@ def build_writer(
         store_dir(traffic_state_file), settings.max_age_minutes * 60.0, failed=_log_failed_write
     )
     return RemoteWriter(settings, store, Sender(settings, session).post, clock, metrics, wants)
+
+
+class _Told(Protocol):
+    final_minutes: FinalMinutes | None
+
+
+def attach_writer(
+    settings: Settings,
+    session: aiohttp.ClientSession,
+    clock: Clock,
+    metrics: RemoteWriteMetrics,
+    wants: Callable[[str], bool],
+    poller: _Told,
+) -> RemoteWriter:
+    """The remote writer of ``settings`` (its section enabled), its store beside the traffic
+    state file, told each final traffic minute by ``poller``: how the daemon wires it, and the
+    simulation with it."""
+    writer = build_writer(
+        REMOTE_WRITE_SECTION.of(settings),
+        TRAFFIC_SECTION.of(settings).state_file,
+        session,
+        clock,
+        metrics,
+        wants,
+    )
+    poller.final_minutes = writer
+    return writer

@@ -3,6 +3,7 @@ the lateness the settle reads measured."""
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,17 @@ def shown_mask(values: Values) -> bytearray:
     return bytearray(1 if v == v else 0 for v in values)
 
 
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One piece of a half read piece by piece: its window and the counted values it showed
+    (the totals, or each listed resource's)."""
+
+    start: int
+    end: int
+    totals: Values | None
+    resources: Mapping[str, Values]
+
+
 @dataclass(slots=True)
 class Pieces:
     """One half of a settle read of a run longer than the windows the platform answers, read
@@ -61,8 +73,17 @@ class Pieces:
     to: int
     totals: Row | None = None
     resources: dict[str, ResourceRow] = field(default_factory=dict)
+    parts: list[Part] = field(default_factory=list)  # each piece as read, in order
 
     def add(self, window: Window, totals: Row | None, resources: Mapping[str, ResourceRow]) -> None:
+        self.parts.append(
+            Part(
+                window.start,
+                window.end,
+                None if totals is None else totals.counts,
+                {rid: r.row.counts for rid, r in resources.items()},
+            )
+        )
         self.to = window.end
         if totals is not None:
             self.totals = totals if self.totals is None else merge((self.totals, totals))
@@ -115,6 +136,10 @@ class Run:
     first: float = 0.0  # edge requests its first reads counted
     first_read_at: float = 0.0  # when the oldest window of the run was first read
     pieces: dict[str, Pieces] = field(default_factory=dict)  # halves read in part
+    # the pieces of each half of the read at the current age, once complete (not saved: a
+    # restart reads a half again from the run's start): how an output of final figures
+    # shares the run's figures out over its minutes (``traffic.final``)
+    shape: dict[str, list[Part]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.first_read_at:
@@ -357,12 +382,13 @@ class AccountLedger:
         """The run whose settle read is most overdue, not waiting out a backoff (a run whose
         settle reads fail does not hold back the others) nor set ``aside`` by this poll."""
         best: Run | None = None
+        best_at = math.inf
         for run in self.pending:
-            if any(run is a for a in aside):
+            if aside and any(run is a for a in aside):
                 continue
             at = run.due_at(stages)
-            if now >= at and now >= run.retry_at and (best is None or at < best.due_at(stages)):
-                best = run
+            if now >= at and now >= run.retry_at and at < best_at:
+                best, best_at = run, at
         return best
 
     def reschedule(self, stages: tuple[int, ...]) -> None:
@@ -371,7 +397,7 @@ class AccountLedger:
         nothing owed is skipped."""
         for run in self.pending:
             if run.reading and run.reading != run.next_age(stages):
-                run.done, run.pieces, run.reading = frozenset(), {}, 0
+                run.done, run.pieces, run.reading, run.shape = frozenset(), {}, 0, {}
                 self.dirty = True
 
     def owed_minutes(self, now: float, stages: tuple[int, ...]) -> tuple[int, float]:
@@ -406,8 +432,12 @@ class AccountLedger:
         whole = window == run.window
         if totals is not None and not (whole and "totals" not in run.pieces):
             totals = self._totals_piece(run, window, totals)
+        elif totals is not None:
+            run.shape.pop("totals", None)
         if resources is not None and not (whole and "resources" not in run.pieces):
             resources = self._resources_piece(run, window, resources)
+        elif resources is not None:
+            run.shape.pop("resources", None)
         self.dirty = True
         if totals is None and resources is None:
             return False, False
@@ -431,6 +461,7 @@ class AccountLedger:
         if p.to < run.end:
             return None
         del run.pieces["totals"]
+        run.shape["totals"] = p.parts
         return p.totals
 
     def _resources_piece(
@@ -442,6 +473,7 @@ class AccountLedger:
         if p.to < run.end:
             return None
         del run.pieces["resources"]
+        run.shape["resources"] = p.parts
         return p.resources
 
     def settle(
@@ -500,6 +532,7 @@ class AccountLedger:
             self.last_stage_share = None if late is None else late.share
             self.drop(run)
         else:
+            run.shape = {}  # only the last read's pieces share a final run out
             self._merge(run, cap_minutes, tolerance_minutes(run.next_age(stages), stages))
         return increased
 

@@ -24,7 +24,7 @@ from aiohttp import web
 
 from exporter.config import ConfigError, Settings, parse_config, split_host_port
 from exporter.config.flags import Flags, load_settings
-from exporter.remotewrite.build import build_writer
+from exporter.remotewrite.build import attach_writer
 from exporter.remotewrite.settings import REMOTE_WRITE_SECTION
 from exporter.remotewrite.writer import RemoteWriter
 from exporter.runtime.registry import settings_sections
@@ -33,7 +33,6 @@ from exporter.runtime.scheduler import JITTERED, Scheduler, Timing
 from exporter.runtime.service import Service, build_context
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor, configure_logging
-from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.upstream.errors import os_reason
 from exporter.web.admin import ADMIN_STATE
 from exporter.web.app import ADMIN_API, READINESS_LOG, init_app
@@ -88,20 +87,19 @@ async def create_app(
     )
     ctx = build_context(settings, session, clock, redactor)
     service = Service(ctx, Scheduler(ctx.runner, clock, timing, ctx.metrics.next_poll))
-    rw_settings = REMOTE_WRITE_SECTION.of(settings)
     rw_session: aiohttp.ClientSession | None = None
     writer = None
-    if rw_settings.enabled:  # each final traffic minute, by remote write (docs/remote-write.md)
+    # each final traffic minute, by remote write (docs/remote-write.md)
+    if REMOTE_WRITE_SECTION.of(settings).enabled:
         rw_session = aiohttp.ClientSession(headers={"User-Agent": "cdnvideo-exporter"})
-        writer = build_writer(
-            rw_settings,
-            TRAFFIC_SECTION.of(settings).state_file,
+        writer = attach_writer(
+            settings,
             rw_session,
             clock,
             ctx.metrics,
             lambda name: ctx.store.selection.wants(name),  # the selection a reload set
+            service.areas.traffic.poller,
         )
-        service.areas.traffic.poller.final_minutes = writer
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         tasks = [

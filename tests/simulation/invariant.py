@@ -117,6 +117,11 @@ REMOTE_WRITE_NAMES = {
 # 60 seconds / 8, not floored (docs/metrics.md: ``transferred_bytes_total``). The reply rounds
 # the window's average to 3 decimals and a read counts its window's bytes to the nearest byte:
 # a minute's count lies at most this far from its figure, per row (resource).
+# The counted family of a remote-write family at resource scope (docs/remote-write.md).
+RESOURCE_WRITE_FAMILIES = {
+    "cdnvideo_minute_resource_requests": "requests_total",
+    "cdnvideo_minute_resource_transferred_bytes": "transferred_bytes_total",
+}
 RATE_COLUMNS = frozenset(col for name, col, _ in COUNTED if name == "transferred_bytes_total")
 BYTES_PER_RATE_MINUTE = MINUTE / 8
 RATE_ROUNDING_BYTES = 0.5 + 0.0005 * BYTES_PER_RATE_MINUTE
@@ -522,6 +527,8 @@ class Checker:
         reads = _answered(self.transport.reads)
         reads = self._both_halves(reads)
         aside = _set_aside(self.transport.reads)
+        written = self._decode_written() if self.s.remote_write else {}
+        windows = _counted_windows(self.transport.reads) if written else {}
         for account in self.s.accounts:
             self._exact(account, reads)
             self._silent(account, reads)
@@ -530,41 +537,62 @@ class Checker:
             self._kept(account, end)
             self._names(account, end)
             if self.s.remote_write:
-                self._written(account, reads, end)
+                mine = written.get(account, {})
+                totals = {k: v for k, v in mine.items() if not _has_resource(k[0])}
+                self._written(account, reads, end, totals, windows)
+                self._written_resources(account, mine, windows)
         return self.violations
 
-    def _written(
-        self, account: str, reads: dict[tuple[str, bool, int], list[float]], end: float
-    ) -> None:
-        """The remote-write samples of the account's totals (docs/remote-write.md): each
-        minute at its own timestamp, once, at the figures of its last read; a run of several
-        minutes read in one window (a catch-up) spread over them, so held to the window's sum;
-        every minute read at each age of its schedule written, unless named."""
-        reader = self.sim.traffic_reader(account)
-        assert reader is not None
-        written: dict[tuple[Key, int], float] = {}
-        for _, body in self.transport.written:
+    def _decode_written(self) -> dict[str, dict[tuple[Key, int], tuple[float, float]]]:
+        """Every sample the receiver got (account totals and resources), per account: its
+        value and when it was first sent. A minute is written once (docs/remote-write.md):
+        the same series and timestamp sent again must carry the same value (a resend)."""
+        out: dict[str, dict[tuple[Key, int], tuple[float, float]]] = defaultdict(dict)
+        for at, body in self.transport.written:
             for series in decode(body):
                 labels = dict(series.labels)
-                if labels.get("account") != account or "resource" in labels:
+                account = labels.get("account")
+                if account is None:
                     continue
                 name = labels.pop("__name__")
                 key = (name, tuple(sorted(labels.items())))
                 m = series.timestamp_ms // 1000
-                seen = written.get((key, m))
-                if seen is not None and seen != series.value:
+                seen = out[account].get((key, m))
+                if seen is None:
+                    out[account][(key, m)] = (series.value, at)
+                elif seen[0] != series.value:
                     self.add(
-                        "remote write off", f"{_show(key)} @{hhmm(m)} {seen} then {series.value}"
+                        "remote write off", f"{_show(key)} @{hhmm(m)} {seen[0]} then {series.value}"
                     )
-                written[(key, m)] = series.value
+        return out
+
+    def _written(
+        self,
+        account: str,
+        reads: dict[tuple[str, bool, int], list[float]],
+        end: float,
+        samples: dict[tuple[Key, int], tuple[float, float]],
+        counted: dict[tuple[str, bool, int], list[tuple[float, int, int]]],
+    ) -> None:
+        """The remote-write samples of the account's totals (docs/remote-write.md): each
+        minute at its own timestamp, once, at the figures of its last read before it was
+        written (a minute read again after a restart keeps what was written); a run of several
+        minutes read in one window (a catch-up) spread over them, so held to the window's sum;
+        every minute read at each age of its schedule written, unless named."""
+        reader = self.sim.traffic_reader(account)
+        assert reader is not None
+        written = {k: v for k, (v, _) in samples.items()}
+        first_sent: dict[int, float] = {}
+        for (_, m), (_, at) in samples.items():
+            first_sent[m] = min(at, first_sent.get(m, at))
         minutes = {m for _, m in written}
-        last = _last_windows(self.transport.reads)
         windows: dict[tuple[float, int, int], list[int]] = defaultdict(list)
         for m in sorted(minutes):
-            if (account, False, m) not in reads:
+            before = [w for w in counted.get((account, False, m), []) if w[0] <= first_sent[m]]
+            if not before:
                 self.add("remote write off", f"{account} minute {hhmm(m)} written, never read")
                 continue
-            windows[last[(account, False, m)]].append(m)
+            windows[before[-1]].append(m)
         keys = {key for key, _ in written}
         for (at, start, stop), span in sorted(windows.items()):
             for name, col, labels in COUNTED:
@@ -613,6 +641,48 @@ class Checker:
                 f"{account}: {len(unwritten)} minutes read at every age (first {hhmm(first)}) "
                 f"not written, {named:.0f} named",
             )
+
+    def _written_resources(
+        self,
+        account: str,
+        samples: dict[tuple[Key, int], tuple[float, float]],
+        counted: dict[tuple[str, bool, int], list[tuple[float, int, int]]],
+    ) -> None:
+        """The remote-write samples of each resource written under its own id
+        (docs/remote-write.md): at the platform's figures for that resource as its
+        per-resource half's last read before the write showed them (a window read whole spread
+        over its minutes, so held to its sum). ``__other__`` (folded resources, what the
+        replies no longer list) is the account's remainder, not a resource's figure."""
+        reader = self.sim.traffic_reader(account)
+        assert reader is not None
+        index = {res.id: i for i, res in enumerate(reader.traffic.resources)}
+        spans: dict[tuple[Key, tuple[float, int, int]], list[int]] = defaultdict(list)
+        for (key, m), (_, at) in samples.items():
+            rid = dict(key[1]).get("resource")
+            if rid is None or rid not in index:
+                continue  # an account series, or __other__
+            before = [w for w in counted.get((account, True, m), []) if w[0] <= at]
+            if not before:
+                self.add("remote write off", f"{_show(key)} minute {hhmm(m)} written, never read")
+                continue
+            spans[(key, before[-1])].append(m)
+        for (key, (at, start, stop)), span in sorted(spans.items()):
+            family = RESOURCE_WRITE_FAMILIES.get(key[0])
+            labels = tuple((k, v) for k, v in key[1] if k not in ("account", "resource"))
+            col = COLUMN_OF.get((family or "", labels))
+            if col is None:
+                continue
+            i = index[dict(key[1])["resource"]]
+            rate = col in RATE_COLUMNS
+            got = sum(samples[(key, m)][0] for m in span)
+            want = sum(self._visible(m, [reader.traffic.rows(m)[i][col]], at, rate) for m in span)
+            off = RATE_ROUNDING_BYTES if rate else 0.0
+            if abs(got - want) > off + 1e-6 * max(1.0, abs(want)):
+                self.add(
+                    "remote write off",
+                    f"{_show(key)} {hhmm(start)}-{hhmm(stop)} written {got:.0f}, its last "
+                    f"read at {hhmm(at)} shows {want:.0f}",
+                )
 
     def _both_halves(
         self, reads: dict[tuple[str, bool, int], list[float]]
@@ -1148,13 +1218,15 @@ class _Label:
         return _show(self.key)
 
 
-def _last_windows(reads: list[Read]) -> dict[tuple[str, bool, int], tuple[float, int, int]]:
-    """Per (account, half, minute): when its last counted read was made (as ``_answered``
-    takes them) and that read's window."""
-    out: dict[tuple[str, bool, int], tuple[float, int, int]] = {}
+def _counted_windows(
+    reads: list[Read],
+) -> dict[tuple[str, bool, int], list[tuple[float, int, int]]]:
+    """Per (account, half, minute): its counted reads (as ``_answered`` takes them), in
+    order, each as when it was made and its window."""
+    out: dict[tuple[str, bool, int], list[tuple[float, int, int]]] = defaultdict(list)
     for r in _counted_reads(reads):
         for m in range(r.start, r.end, MINUTE):
-            out[(r.account, r.resources, m)] = (r.at, r.start, r.end)
+            out[(r.account, r.resources, m)].append((r.at, r.start, r.end))
     return out
 
 
@@ -1177,6 +1249,10 @@ def _without_resource(key: Key) -> Key:
     """A resource series' account series (same family and labels, ``resource`` left out)."""
     name = key[0].replace("cdnvideo_resource_", "cdnvideo_account_")
     return name, tuple((k, v) for k, v in key[1] if k != "resource")
+
+
+def _has_resource(key: Key) -> bool:
+    return any(k == "resource" for k, _ in key[1])
 
 
 def _show(key: Key) -> str:

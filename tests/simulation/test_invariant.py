@@ -673,14 +673,19 @@ def test_transferred_bytes_are_held_to_the_bandwidth_read(tmp_path: Path) -> Non
     )
 
 
-def _written_at_end(tmp_path: Path, off: float, minutes: tuple[int, ...]) -> tuple[list[str], int]:
+def _written_at_end(
+    tmp_path: Path, off: float, minutes: tuple[int, ...], read_after: bool = False
+) -> tuple[list[str], int]:
     """Minutes 06:03 and 06:04 read (both halves) at each age of (5, 15), on a day with remote
     write; the receiver got the account's edge requests of ``minutes`` (0: 06:03, 1: 06:04,
-    2: 06:05, never read), each at 06:03's last read plus ``off``. What the checker finds of
-    remote write, and 06:03's figure."""
+    2: 06:05, never read), each at 06:03's last read plus ``off``, at 06:22 (with
+    ``read_after``, 06:03 is read again at 06:25, as a daemon restarted before it saved the
+    write would). What the checker finds of remote write, and 06:03's figure."""
     checker, m, rows = _settled_minute(tmp_path)
     for at in (6, 11, 21):
         _read(checker, T0 + at * MINUTE, m + MINUTE)
+    if read_after:
+        _read(checker, T0 + 25 * MINUTE, m)
     checker.s = replace(checker.s, remote_write=True)
     shown = checker._visible(m, [row[EDGE_REQ] for row in rows], T0 + 20 * MINUTE)
     assert shown > 0
@@ -714,6 +719,59 @@ def test_a_minute_written_off_its_last_read_fails(tmp_path: Path) -> None:
     assert found[0] == (
         'remote write off: cdnvideo_minute_account_requests{account="acc1",side="edge"} '
         f"06:03:00-06:04:00 written {shown + 5}, its last read at 06:20:00 shows {shown}"
+    )
+
+
+def test_a_minute_read_again_after_it_was_written_is_held_to_the_read_before(
+    tmp_path: Path,
+) -> None:
+    """docs/remote-write.md: a run settled again after a restart keeps the first body."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert _written_at_end(tmp_path / "a", 0.0, (0, 1), read_after=True)[0] == []
+    found, shown = _written_at_end(tmp_path / "b", 3.0, (0,), read_after=True)
+    assert found[0] == (
+        'remote write off: cdnvideo_minute_account_requests{account="acc1",side="edge"} '
+        f"06:03:00-06:04:00 written {shown + 3}, its last read at 06:20:00 shows {shown}"
+    )
+
+
+def _resource_written(tmp_path: Path, off: float) -> tuple[list[str], int]:
+    """Minute 06:03 settled as ``_settled_minute``; the receiver got its first resource's edge
+    requests at the last read's figure plus ``off``, and nothing of the account's totals."""
+    tmp_path.mkdir()
+    checker, m, rows = _settled_minute(tmp_path)
+    checker.s = replace(checker.s, remote_write=True)
+    traffic = checker.sim.traffic_reader("acc1")
+    assert traffic is not None
+    rid = traffic.traffic.resources[0].id
+    shown = checker._visible(m, [rows[0][EDGE_REQ]], T0 + 20 * MINUTE)
+    assert shown > 0
+    labels = (
+        ("__name__", "cdnvideo_minute_resource_requests"),
+        ("account", "acc1"),
+        ("resource", rid),
+        ("side", "edge"),
+    )
+    other = (("__name__", "cdnvideo_minute_resource_requests"), ("account", "acc1"))
+    series = [
+        Series(labels, shown + off, m * 1000),
+        Series((*other, ("resource", "__other__"), ("side", "edge")), 1e9, m * 1000),
+    ]
+    checker.transport.written.append((T0 + 22 * MINUTE, encode(series)))
+    found = [
+        f"{v.kind}: {v.detail}" for v in checker.finish(T0 + 30 * MINUTE) if "remote" in v.kind
+    ]
+    return found, int(shown)
+
+
+def test_a_resource_written_at_its_last_read_holds_and_off_it_fails(tmp_path: Path) -> None:
+    assert _resource_written(tmp_path / "a", 0.0)[0] == []
+    found, shown = _resource_written(tmp_path / "b", -2.0)
+    assert len(found) == 1
+    assert found[0].startswith("remote write off: cdnvideo_minute_resource_requests{")
+    assert found[0].endswith(
+        f"06:03:00-06:04:00 written {shown - 2}, its last read at 06:20:00 shows {shown}"
     )
 
 

@@ -14,6 +14,7 @@ from exporter.traffic import TrafficPoller
 from exporter.traffic.final import tell
 from exporter.traffic.ledger import Run
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, blank
+from exporter.upstream.errors import UpstreamError
 from tests.traffic.test_against_simulator import ACC, Rig, ServerFactory, rig
 
 LATE = SimConfig(late_seconds=480, late_half_seconds=60, resources_per_account=3)
@@ -76,6 +77,47 @@ async def test_each_minute_is_told_once_with_its_final_figures_across_a_restart(
         assert len(starts) >= 15
         for start, end, totals, resources in told.runs:
             assert end == start + 60  # one-minute runs while an output is set
+            assert totals == truth(r, start)
+            for res in r.sim.resources(ACC):
+                assert resources[res.id] == truth(r, start, res.id)
+
+
+async def test_a_run_caught_up_in_one_window_is_told_minute_by_minute_after_its_pieces(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """Minutes first read together after a downtime (one catch-up window), then settled in
+    pieces once the platform times long windows out: each minute is told with its own final
+    figures, not the window's sum spread evenly."""
+    state_file = str(tmp_path / "traffic.json")
+    told = Told()
+    async with rig(aiohttp_server, LATE) as r:
+        p = poller(r, state_file, told)
+        await r.drive(p, 4 * 60)
+        cursor = p.ledger(ACC).cursor
+        assert cursor is not None
+        r.clock.advance(6 * 60)  # down for 6 minutes
+        p = poller(r, state_file, told)
+        await p.poll(ACC)  # the catch-up: one window of the minutes missed meanwhile
+        caught = [run for run in p.ledger(ACC).pending if run.start >= cursor]
+        assert max(run.minutes for run in caught) >= 5
+        r.sim.set_quirks(["slow-long-windows"])  # the platform now times longer windows out
+        p = poller(r, state_file, told, delay_seconds=86_400)  # no new minute: drain the rest
+        timeouts = 0
+        for _ in range(400):
+            if not p.ledger(ACC).pending:
+                break
+            try:
+                await p.poll(ACC)
+            except UpstreamError:
+                timeouts += 1  # a long window timed out: read in pieces from then on
+            r.clock.advance(15)
+        assert timeouts >= 1
+        assert p.ledger(ACC).pending == []
+
+        after = [t for t in told.runs if t[0] >= cursor]
+        assert len(after) >= 5
+        for start, end, totals, resources in after:
+            assert end == start + 60
             assert totals == truth(r, start)
             for res in r.sim.resources(ACC):
                 assert resources[res.id] == truth(r, start, res.id)

@@ -153,6 +153,12 @@ def dumps(value: Any, depth: int = DUMPS_DEPTH) -> str:
     return _ENCODE(value)
 
 
+def scalar(value: Any) -> str:
+    """A string, number, bool or None as ``dumps`` writes it."""
+    write = _SCALARS.get(type(value))
+    return write(value) if write is not None else _ENCODE(value)
+
+
 def _literal(value: bool | None) -> str:
     return "null" if value is None else "true" if value else "false"
 

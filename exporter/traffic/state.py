@@ -6,9 +6,10 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any, cast
 
@@ -153,25 +154,7 @@ def _account(led: AccountLedger, texts: Texts) -> dict[str, Any]:
             k: jsonpieces.Encoded(jsonpieces.dumps([s.name, s.cname, text(s.values), s.last_seen]))
             for k, s in led.series.items()
         },
-        "pending": [
-            {
-                "start": run.start,
-                "end": run.end,
-                "last_read_at": run.last_read_at,
-                "first_read_at": run.first_read_at,
-                "totals": text(run.totals),
-                "resources": {rid: text(v) for rid, v in run.resources.items()},
-                "folded": sorted(run.folded),
-                "failures": run.failures,
-                "retry_at": run.retry_at,
-                "settled": run.settled,
-                "reading": run.reading,
-                "done": sorted(run.done),
-                "failing_since": run.failing_since,
-                "first": run.first,
-            }
-            for run in led.pending
-        ],
+        "pending": [_run(run, text) for run in led.pending],
         "late": {
             str(age): [late.requests, late.hit_bytes, late.share]
             for age, late in sorted(led.late.items())
@@ -179,6 +162,28 @@ def _account(led: AccountLedger, texts: Texts) -> dict[str, Any]:
         "late_share": led.late_share,
         "last_stage_share": led.last_stage_share,
     }
+
+
+def _run(run: Run, text: Callable[[Values], jsonpieces.Encoded]) -> jsonpieces.Encoded:
+    """One pending run as JSON text, written at once (what ``jsonpieces.dumps`` writes of
+    the object with these keys, in this order): most of a save's text is its runs. Its
+    times and counts are finite numbers (ints and floats written as JSON writes them); one
+    that is not is refused as ``dumps`` refuses it."""
+    times = (run.last_read_at, run.first_read_at, run.retry_at, run.failing_since, run.first)
+    if not all(map(math.isfinite, times)):
+        for t in times:
+            jsonpieces.scalar(t)  # raises, naming the value
+    esc = encode_basestring_ascii
+    resources = ",".join([f"{esc(rid)}:{text(v)}" for rid, v in run.resources.items()])
+    folded = ",".join([esc(f) for f in sorted(run.folded)])
+    done = ",".join([esc(d) for d in sorted(run.done)])
+    return jsonpieces.Encoded(
+        f'{{"start":{run.start!r},"end":{run.end!r},"last_read_at":{run.last_read_at!r},'
+        f'"first_read_at":{run.first_read_at!r},"totals":{text(run.totals)},'
+        f'"resources":{{{resources}}},"folded":[{folded}],"failures":{run.failures!r},'
+        f'"retry_at":{run.retry_at!r},"settled":{run.settled!r},"reading":{run.reading!r},'
+        f'"done":[{done}],"failing_since":{run.failing_since!r},"first":{run.first!r}}}'
+    )
 
 
 def dump(

@@ -59,9 +59,27 @@ def test_recording_rules_read_documented_series_and_are_documented() -> None:
         assert "max by (account" in rule["expr"]
 
 
-def test_promtool_unit_tests_pass() -> None:
+# Evaluated by promtool every 5 minutes of each unit test (a 31-day subquery at 1-minute
+# steps: most of the suite's CPU), read by no alert; proved against a real Prometheus by
+# tests/system/test_system_billing_rules.py.
+MONTH_GROUP = "cdnvideo-billing-month"
+
+
+def test_promtool_unit_tests_pass(tmp_path: Path) -> None:
+    """rules.test.yml against rules.yml less the month-to-date group, which no alert and no
+    other rule reads (checked here), so leaving it out changes no outcome the tests check."""
     promtool = tool("promtool", "the Debian package prometheus")
-    result = run([promtool, "test", "rules", RULES_TEST.name], RULES_TEST.parent)
+    rules = load_yaml(RULES)
+    month = [g for g in rules["groups"] if g["name"] == MONTH_GROUP]
+    assert len(month) == 1
+    records = {r["record"] for r in month[0]["rules"]}
+    rest = [g for g in rules["groups"] if g["name"] != MONTH_GROUP]
+    for group in rest:
+        for rule in group["rules"]:
+            assert not any(name in rule["expr"] for name in records), rule
+    (tmp_path / RULES.name).write_text(yaml.safe_dump({"groups": rest}), encoding="utf-8")
+    (tmp_path / RULES_TEST.name).write_text(RULES_TEST.read_text(encoding="utf-8"), "utf-8")
+    result = run([promtool, "test", "rules", RULES_TEST.name], tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout
 

@@ -39,7 +39,7 @@ import exporter.runtime.registry  # noqa: F401  (declares the areas' config sect
 from exporter.config import ConfigError, Settings, parse_config
 from exporter.exposition import pack
 from exporter.exposition.deflate import deflate
-from exporter.remotewrite.build import build_writer
+from exporter.remotewrite.build import attach_writer
 from exporter.remotewrite.settings import REMOTE_WRITE_SECTION
 from exporter.remotewrite.writer import RemoteWriter
 from exporter.runtime.reload import Reloader
@@ -54,7 +54,6 @@ from tests.simulation.invariant import COUNTERS, Checker, Violation, hhmm
 from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
 from tests.simulation.transport import RECEIVER_HOST, AuditSource, Transport
 
-SCRAPE_SECONDS = 15.0  # Prometheus' scrape interval (deploy/compose/prometheus.yml)
 FAMILIES = {
     "account_requests": "cdnvideo_account_requests_total",
     "resource_requests": "cdnvideo_resource_requests_total",
@@ -301,16 +300,15 @@ class World:
             ctx.store.render,
         )
         writer = None
-        if self.s.remote_write:  # as the daemon builds it (exporter/web/daemon.py)
-            writer = build_writer(
-                REMOTE_WRITE_SECTION.of(settings),
-                str(self.state_file),
+        if REMOTE_WRITE_SECTION.of(settings).enabled:  # as the daemon attaches it
+            writer = attach_writer(
+                settings,
                 session,
                 self.host,
                 ctx.metrics,
                 lambda name: ctx.store.selection.wants(name),
+                service.areas.traffic.poller,
             )
-            service.areas.traffic.poller.final_minutes = writer
         await ctx.store.render()
         service.start(timers=False)
         self.proc = Process(
@@ -462,7 +460,8 @@ class World:
         end = T0 + self.s.minutes * 60
         events = self.timeline()
         await self.start()
-        next_scrape = T0 + SCRAPE_SECONDS / 2
+        every = self.s.scrape_seconds
+        next_scrape = T0 + every / 2
         while True:
             now = self.platform.time()
             nxt = min(end, next_scrape, T0 + events[0].at if events else end)
@@ -484,7 +483,7 @@ class World:
                     await self.proc.writer.flush()  # its loop's round (offered minutes)
             if now >= next_scrape:
                 await self.scrape()
-                next_scrape += SCRAPE_SECONDS
+                next_scrape += every
         await self.scrape()
         await self.stop("clean")
         violations = self.checker.finish(end)

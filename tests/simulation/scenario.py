@@ -22,6 +22,9 @@ DAY_LONG = (5, 60, 1440)  # the longest schedule a config takes: an age of a day
 OUTAGE_KINDS = ("503", "504", "500", "timeout", "refused")
 CHURN_SHARE = 0.3  # days whose resources are added, renamed and deleted (quirk resource-churn)
 REMOTE_WRITE_SHARE = 0.5  # days whose daemon writes each final minute by remote write
+# Prometheus' scrape interval of a day (seconds): the compose file's 15 s, and 60 s, the
+# interval of many installations (a key held at 0 waits longer for a scrape that reads it).
+SCRAPE_INTERVALS = (15.0, 60.0, 60.0)
 # What a restart may leave of the state file (harness.World.damage): bytes that are not JSON,
 # the file cut in half, or the file as the previous release wrote it (`stage`, not `settled`).
 STATE_DAMAGE = ("corrupt", "truncated", "previous")
@@ -86,6 +89,7 @@ class Scenario:
     daemon: Daemon
     events: tuple[Event, ...] = field(default_factory=tuple)
     remote_write: bool = False  # each final minute written to a receiver (docs/remote-write.md)
+    scrape_seconds: float = 15.0  # Prometheus' scrape interval
 
     def describe(self) -> list[str]:
         head = (
@@ -104,6 +108,7 @@ class Scenario:
             f"{d.retention_hours} h"
         )
         head = f"{head}, {paths}{', remote write' if self.remote_write else ''}"
+        head = f"{head}, scraped every {self.scrape_seconds:.0f} s"
         return [head, *(f"  {e}" for e in self.events)]
 
 
@@ -155,7 +160,8 @@ def draw(seed: int, minutes: int = 1440) -> Scenario:
         scenario = replace(scenario, quirks=(*scenario.quirks, "resource-churn"))
     scenario = _paths(random.Random(f"paths {seed}"), scenario)
     written = random.Random(f"remote write {seed}").random() < REMOTE_WRITE_SHARE
-    scenario = replace(scenario, remote_write=written)
+    scrape = random.Random(f"scrape {seed}").choice(SCRAPE_INTERVALS)
+    scenario = replace(scenario, remote_write=written, scrape_seconds=scrape)
     return _day_long(random.Random(f"day-long {seed}"), scenario)
 
 

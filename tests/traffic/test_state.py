@@ -90,11 +90,44 @@ def test_the_saved_text_is_compact_json_built_from_encoded_series() -> None:
 
     doc = state._account(sample(), state.Texts())
     assert type(doc["series"]["r1"]) is jsonpieces.Encoded
-    assert type(doc["pending"][0]["resources"]["r1"]) is jsonpieces.Encoded
+    assert type(doc["pending"][0]) is jsonpieces.Encoded
     data = state.dump({"acme": sample()}, T)
     parsed = json.loads(data)
     assert data == json.dumps(parsed, separators=(",", ":"), allow_nan=False).encode()
     assert parsed["accounts"]["acme"]["series"]["r1"][:2] == ["www", "www.example"]
+
+
+def test_a_run_is_written_as_the_compact_json_of_its_fields() -> None:
+    """A pending run's text, written at once, is what json.dumps writes of its fields (ids
+    escaped as JSON escapes them, floats and ints as they are, sets sorted)."""
+    led = sample()
+    run = led.pending[0]
+    run.resources['r"2\u00e9'] = run.resources["r1"]
+    run.resources["r\u00e9\n"] = run.totals
+    run.folded = frozenset({"z", 'r"2\u00e9'})
+    run.done = frozenset({"totals"})
+    run.failures, run.retry_at, run.failing_since, run.settled, run.reading = 2, T + 0.25, T, 5, 15
+    text = state._run(run, state.Texts().text)
+    want = {
+        "start": run.start,
+        "end": run.end,
+        "last_read_at": run.last_read_at,
+        "first_read_at": run.first_read_at,
+        "totals": state._enc(run.totals),
+        "resources": {rid: state._enc(v) for rid, v in run.resources.items()},
+        "folded": sorted(run.folded),
+        "failures": 2,
+        "retry_at": T + 0.25,
+        "settled": 5,
+        "reading": 15,
+        "done": ["totals"],
+        "failing_since": T,
+        "first": run.first,
+    }
+    assert text == json.dumps(want, separators=(",", ":"), allow_nan=False)
+    run.retry_at = float("inf")  # refused as json.dumps refuses it, never written as text
+    with pytest.raises(ValueError, match="Out of range"):
+        state._run(run, state.Texts().text)
 
 
 def test_round_trip_keeps_last_seen_folds_retries_and_marks_restored_series_shown() -> None:

@@ -230,7 +230,13 @@ class TrafficPoller:
         probing = self.clocks.probing()
         longest = 1 if led.outage or probing else policy.longest(led, now)
         ready = self.clocks.ready_time(now)  # closed on the platform's clock as confirmed
-        plan = plan_reads(led.cursor, ready, s.delay_seconds, s.catch_up_minutes, longest)
+        catch_up = s.catch_up_minutes
+        if probing and led.cursor is not None:
+            # Minutes are given up beyond catch-up on the platform's confirmed clock only: ours
+            # may be far ahead (a restart after a step), so every minute owed is kept and the
+            # oldest probed first, surely closed on the platform's clock.
+            catch_up = max(catch_up, int(ready - led.cursor) // MINUTE)
+        plan = plan_reads(led.cursor, ready, s.delay_seconds, catch_up, longest)
         if plan.missed and led.cursor is not None:
             log.warning(
                 "traffic_minutes_missed",

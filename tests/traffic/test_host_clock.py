@@ -169,7 +169,7 @@ async def test_a_host_clock_stepped_15_minutes_back_keeps_counting(
         assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), True)
 
 
-@pytest.mark.parametrize("ahead", [600.0, 1200.0])
+@pytest.mark.parametrize("ahead", [600.0, 1200.0, 5400.0])
 async def test_a_restart_with_the_host_clock_ahead_reads_no_minute_before_it_closes(
     aiohttp_server: ServerFactory, tmp_path: Path, ahead: float
 ) -> None:
@@ -178,7 +178,8 @@ async def test_a_restart_with_the_host_clock_ahead_reads_no_minute_before_it_clo
     confirmed, first reads go one minute at a time, the oldest owed first, and a reading
     behind ours holds the ready time back; no read asks for a minute not closed on the
     platform's clock, and every counter equals the truth (simulation seeds 4039, 4093,
-    4108: a 10-minute window asked 4 minutes before its end closed)."""
+    4108: a 10-minute window asked 4 minutes before its end closed). Ahead by more than
+    ``catch_up_minutes`` (90 minutes; seed 3008), no minute is given up on our clock."""
     state_file = str(tmp_path / "traffic.json")
     async with host_rig(aiohttp_server, CONFIG) as r:
         assert isinstance(r.clock, HostClock)

@@ -324,6 +324,9 @@ class AccountLedger:
                 else:
                     s.name, s.cname = r.name, r.cname
             else:
+                own = self.series.get(r.id)
+                if own is not None:  # its own series still shown (retention): named anew too
+                    own.name, own.cname = r.name, r.cname
                 s = self._other()
                 folded.add(r.id)
             s.last_seen = now

@@ -48,3 +48,34 @@ async def test_a_rename_shows_at_the_first_read_after_it(
         after = edge()
         assert after is not None
         assert after > before  # the same counter series, continued
+
+
+def test_a_resource_folded_but_still_shown_under_its_own_series_is_named_anew() -> None:
+    """A resource ``max_resources`` folds into ``__other__`` keeps its own series for the
+    retention period (shown with its counters so far); a rename read meanwhile renames that
+    series' info too, not only once the resource is back in the top (simulation seeds 3038,
+    3051: the old name shown for 100 minutes after the rename)."""
+    from exporter.traffic.ledger import AccountLedger
+    from exporter.traffic.parse import ResourceRow, parse_row
+    from exporter.traffic.windows import Window
+
+    t = 1_767_225_600
+    led = AccountLedger()
+
+    def row(rid: str, name: str, requests: float) -> ResourceRow:
+        return ResourceRow(
+            rid, name, f"{name}.example", parse_row({"edge_requests_total": requests})
+        )
+
+    totals = parse_row({"edge_requests_total": 10.0})
+    led.count_first_read(Window(t, t + 60), totals, [row("r1", "www", 10.0)], None, t + 90, None)
+    assert led.series["r1"].name == "www"
+    led.count_first_read(
+        Window(t + 60, t + 120),
+        totals,
+        [row("r1", "www2", 4.0), row("r2", "vod", 6.0)],
+        frozenset({"r2"}),  # the top 1 is r2: r1 folded
+        t + 150,
+        None,
+    )
+    assert (led.series["r1"].name, led.series["r1"].cname) == ("www2", "www2.example")

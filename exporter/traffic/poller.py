@@ -234,8 +234,10 @@ class TrafficPoller:
         if probing and led.cursor is not None:
             # Minutes are given up beyond catch-up on the platform's confirmed clock only: ours
             # may be far ahead (a restart after a step), so every minute owed is kept and the
-            # oldest probed first, surely closed on the platform's clock.
+            # oldest probed first, surely closed on the platform's clock; once it confirms the
+            # clock, the rest is planned again on it (``replan``).
             catch_up = max(catch_up, int(ready - led.cursor) // MINUTE)
+        lifted = catch_up != s.catch_up_minutes
         plan = plan_reads(led.cursor, ready, s.delay_seconds, catch_up, longest)
         if plan.missed and led.cursor is not None:
             log.warning(
@@ -296,14 +298,19 @@ class TrafficPoller:
                     led.slow_cap, led.slow_until = cap_before
                     led.outage = True
                 raise
+            replan = False
             if led.outage or (probing and not self.clocks.probing()):
                 # the probe was answered (the clock confirmed): the rest in full-size windows
+                replan = probing and lifted
                 led.outage = probing = False
                 if queue:
                     queue = list(chunks(queue[0].start, last.last_minute, policy.longest(led, now)))
             cycle.read = True
             self._metrics.traffic_windows.labels(account, outcome).inc(w.minutes)
             log.debug("traffic_window_read", window=str(w), outcome=outcome)
+            if replan:  # catch-up was lifted for the probe: planned again on the confirmed clock
+                await self._first_reads(account, led, now, cycle, replans)
+                return
 
     def _ready_at(self, w: Window) -> float:
         """When the oldest minute of ``w`` became ready (on the clock ``_ready_time`` gives)."""

@@ -7,8 +7,11 @@ would); about 30 s.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -56,10 +59,31 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Release:
-    tmp = tmp_path_factory.mktemp("release")
+    """Built once a session: the first worker to ask builds it under the session's shared
+    temporary directory, the others wait on the lock and take it. Two builds at once from
+    the one checkout collide in its build directories (``xdist_group`` is not enough: a
+    worker may set a module fixture up again, and loadgroup was seen to split a group)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the workers' bases share this parent
+        base = base.parent
+    with open(base / "release.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        tmp = base / "release"
+        done = tmp / "built"
+        if not done.exists():
+            shutil.rmtree(tmp, ignore_errors=True)  # a build that failed half-way
+            tmp.mkdir()
+            _build(tmp)
+            done.touch()
+    (sdist,) = (tmp / "dist").glob("*.tar.gz")
+    (wheel,) = (tmp / "dist").glob("*.whl")
+    return Release(sdist, wheel, tmp / "venv", tmp / "work")
+
+
+def _build(tmp: Path) -> None:
+    """The sdist and the wheel in ``tmp/dist``, the wheel installed in ``tmp/venv``."""
     dist = tmp / "dist"
     _run([sys.executable, "-m", "build", "--outdir", str(dist), str(REPO)], tmp)
-    (sdist,) = dist.glob("*.tar.gz")
     (wheel,) = dist.glob("*.whl")
     venv = tmp / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], tmp)
@@ -73,9 +97,7 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Release:
         ],
         tmp,
     )
-    work = tmp / "work"
-    work.mkdir()
-    return Release(sdist, wheel, venv, work)
+    (tmp / "work").mkdir()
 
 
 def test_build_makes_an_sdist_and_a_wheel_of_the_version(release: Release) -> None:

@@ -651,17 +651,20 @@ class Checker:
         """The remote-write samples of each resource written under its own id
         (docs/remote-write.md): at the platform's figures for that resource as its
         per-resource half's last read before the write showed them (a window read whole spread
-        over its minutes, so held to its sum). ``__other__`` (folded resources, what the
-        replies no longer list) is the account's remainder, not a resource's figure."""
+        over its minutes, so held to its sum); under the quirk ``drop-deleted-resources``, to
+        the last read whose reply held it (made before its deletion). ``__other__`` (folded
+        resources, what the replies no longer list) is the account's remainder."""
         reader = self.sim.traffic_reader(account)
         assert reader is not None
         index = {res.id: i for i, res in enumerate(reader.traffic.resources)}
+        dropped = "drop-deleted-resources" in self.s.quirks  # (``_held_by_replies``)
         spans: dict[tuple[Key, tuple[float, int, int]], list[int]] = defaultdict(list)
         for (key, m), (_, at) in samples.items():
             rid = dict(key[1]).get("resource")
             if rid is None or rid not in index:
                 continue  # an account series, or __other__
-            before = [w for w in counted.get((account, True, m), []) if w[0] <= at]
+            gone = reader.traffic.spans[index[rid]][1] if dropped else math.inf
+            before = [w for w in counted.get((account, True, m), []) if w[0] <= at and w[0] < gone]
             if not before:
                 self.add("remote write off", f"{_show(key)} minute {hhmm(m)} written, never read")
                 continue

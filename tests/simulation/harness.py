@@ -71,6 +71,7 @@ KEPT = (
     "cdnvideo_upstream_clock_readings_rejected_total",
     "cdnvideo_traffic_windows_owed",
     "cdnvideo_resource_info",
+    "cdnvideo_traffic_audit_seconds_total",
 )
 
 Key = tuple[str, tuple[tuple[str, str], ...]]

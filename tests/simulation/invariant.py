@@ -57,7 +57,13 @@ KINDS = {
     "value, or a minute never read was written",
     "remote write missing": "a minute read at every age of its schedule was not written by "
     "remote write, and no outcome of cdnvideo_traffic_windows_total names it",
+    "audit false alarm": "the standing audit reported traffic that differs "
+    '(cdnvideo_traffic_audit_seconds_total{result="differs"}) where the platform revised '
+    "nothing and every minute was counted at its final figures",
 }
+AUDIT = "cdnvideo_traffic_audit_seconds_total"
+# Findings that leave a minute counted short of its final figures: the audit rightly finds it.
+COUNTED_SHORT = frozenset({"not final", "miscounted", "late settle read", "settle read missing"})
 STALL_SECONDS = 900.0  # nothing counted this long: cdnvideo_up 0 or the lag alert must show it
 LAG_ALERT_SECONDS = 420.0  # deploy/prometheus/rules.yml CdnvideoTrafficDataStale
 JUMP_WINDOW_SECONDS = 1800.0  # a new series' rises are checked for this long after it appears
@@ -210,6 +216,7 @@ class Checker:
     owed: dict[str, float] = field(default_factory=dict)  # the owed gauge at the last scrape
     owed_at: float = 0.0  # when: the end, or the last scrape before a stop the day ended in
     info: Mapping[Key, float] = field(default_factory=dict)  # resource info, last scrape
+    audit_differs: dict[str, tuple[float, float]] = field(default_factory=dict)  # first (at, s)
     progress_at: dict[str, float] = field(default_factory=dict)
     disturbed: dict[str, list[tuple[float, float]]] = field(
         default_factory=lambda: defaultdict(list)
@@ -355,6 +362,10 @@ class Checker:
         self.owed = {dict(k[1]).get("account", ""): v for k, v in families.get(OWED, {}).items()}
         self.owed_at = now
         self.info = families.get(INFO, {})
+        for key, value in families.get(AUDIT, {}).items():
+            labels = dict(key[1])
+            if labels.get("result") == "differs" and value > 0:
+                self.audit_differs.setdefault(labels.get("account", ""), (now, value))
         self._prev_scrape = now
 
     def _new_reads(self) -> None:
@@ -536,12 +547,30 @@ class Checker:
             self._owed(account, reads, end)
             self._kept(account, end)
             self._names(account, end)
+            self._audit(account)
             if self.s.remote_write:
                 mine = written.get(account, {})
                 totals = {k: v for k, v in mine.items() if not _has_resource(k[0])}
                 self._written(account, reads, end, totals, windows)
                 self._written_resources(account, mine, windows)
         return self.violations
+
+    def _audit(self, account: str) -> None:
+        """The standing audit re-reads settled windows and compares (docs/windowing.md, *The
+        standing audit*): with figures the platform never revised (no quirk
+        ``revise-after-settle``) and every minute counted at its final figures (no finding
+        of a minute counted short), it finds no difference."""
+        found = self.audit_differs.get(account)
+        if found is None or "revise-after-settle" in self.s.quirks:
+            return
+        if any(v.kind in COUNTED_SHORT for v in self.violations):
+            return
+        at, seconds = found
+        self.add(
+            "audit false alarm",
+            f"{account}: {seconds:.0f} s of traffic audited as differing at {hhmm(at)}",
+            at,
+        )
 
     def _decode_written(self) -> dict[str, dict[tuple[Key, int], tuple[float, float]]]:
         """Every sample the receiver got (account totals and resources), per account: its

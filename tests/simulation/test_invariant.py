@@ -898,3 +898,28 @@ def test_minutes_first_read_with_settling_off_owe_nothing_later(tmp_path: Path) 
     checker.stopped(T0 + 33 * MINUTE)
     checker.started(T0 + 33 * MINUTE, SCHEDULE)
     assert _owed_at_end(checker, 0, end) == []
+
+
+def _audit_at_end(tmp_path: Path, differs: float, quirks: tuple[str, ...] = ()) -> list[str]:
+    """A day whose last scrape shows the audit's ``differs`` seconds for acc1."""
+    checker = _checker(tmp_path)
+    checker.s = replace(checker.s, quirks=quirks)
+    end = T0 + 60 * MINUTE
+    audit = "cdnvideo_traffic_audit_seconds_total"
+    samples = {
+        (audit, (("account", "acc1"), ("result", "differs"))): differs,
+        (audit, (("account", "acc1"), ("result", "equal"))): 3600.0,
+    }
+    checker.scrape(end, {audit: samples})
+    return [v.detail for v in checker.finish(end) if v.kind == "audit false alarm"]
+
+
+def test_an_audit_finding_a_difference_the_platform_never_made_fails(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "c").mkdir()
+    assert _audit_at_end(tmp_path / "a", 0.0) == []
+    assert _audit_at_end(tmp_path / "b", 120.0) == [
+        "acc1: 120 s of traffic audited as differing at 07:00:00"
+    ]
+    assert _audit_at_end(tmp_path / "c", 120.0, ("revise-after-settle",)) == []

@@ -900,10 +900,13 @@ def test_minutes_first_read_with_settling_off_owe_nothing_later(tmp_path: Path) 
     assert _owed_at_end(checker, 0, end) == []
 
 
-def _audit_at_end(tmp_path: Path, differs: float, quirks: tuple[str, ...] = ()) -> list[str]:
-    """A day whose last scrape shows the audit's ``differs`` seconds for acc1."""
+def _audit_at_end(
+    tmp_path: Path, differs: float, quirks: tuple[str, ...] = (), late: float = 0.0
+) -> list[str]:
+    """A day whose last scrape shows the audit's ``differs`` seconds for acc1 (its late data
+    coming in for ``late`` seconds, its schedule ``SCHEDULE``)."""
     checker = _checker(tmp_path)
-    checker.s = replace(checker.s, quirks=quirks)
+    checker.s = replace(checker.s, quirks=quirks, late_seconds=late)
     end = T0 + 60 * MINUTE
     audit = "cdnvideo_traffic_audit_seconds_total"
     samples = {
@@ -923,3 +926,7 @@ def test_an_audit_finding_a_difference_the_platform_never_made_fails(tmp_path: P
         "acc1: 120 s of traffic audited as differing at 07:00:00"
     ]
     assert _audit_at_end(tmp_path / "c", 120.0, ("revise-after-settle",)) == []
+    # late data for 2 hours: the last settle read comes before the figures are final, so the
+    # audit rightly finds the minutes counted short
+    (tmp_path / "d").mkdir()
+    assert _audit_at_end(tmp_path / "d", 120.0, late=7200.0) == []

@@ -61,6 +61,7 @@ def pieces(run: Run) -> list[tuple[int, int, Values, dict[str, Values]]] | None:
         return None
     if run.resources and resources is None:
         return None  # the per-resource half read whole: its minutes are one sum
+    resources = resources or []  # (no resource in the run: no share of one is asked)
     if windows[0][0] != run.start or windows[-1][1] != run.end:
         return None
     if any(a[1] != b[0] for a, b in pairwise(windows)):
@@ -69,7 +70,7 @@ def pieces(run: Run) -> list[tuple[int, int, Values, dict[str, Values]]] | None:
     out_totals = _share(run.totals, [p.totals for p in totals], lengths)
     out_resources: list[dict[str, Values]] = [{} for _ in windows]
     for rid, values in run.resources.items():
-        shown = [_shown(t, r, rid) for t, r in zip(totals, resources or [], strict=False)]
+        shown = [_shown(t, r, rid) for t, r in zip(totals, resources, strict=True)]
         for i, share in enumerate(_share(values, shown, lengths)):
             out_resources[i][rid] = share
     return [
@@ -99,8 +100,6 @@ def _share(total: Values, shown: Sequence[Values | None], lengths: Sequence[int]
         if value != value:  # the key never sent: absent everywhere
             continue
         seen = [0.0 if s is None or s[k] != s[k] else s[k] for s in shown]
-        if len(shown) != n:
-            seen = [0.0] * n
         sum_seen = sum(seen)
         for i in range(n):
             if sum_seen <= 0:

@@ -73,17 +73,15 @@ class Pieces:
     to: int
     totals: Row | None = None
     resources: dict[str, ResourceRow] = field(default_factory=dict)
-    parts: list[Part] = field(default_factory=list)  # each piece as read, in order
+    # each piece as read, in order, when kept (``AccountLedger.shaped``)
+    parts: list[Part] | None = None
 
     def add(self, window: Window, totals: Row | None, resources: Mapping[str, ResourceRow]) -> None:
-        self.parts.append(
-            Part(
-                window.start,
-                window.end,
-                None if totals is None else totals.counts,
-                {rid: r.row.counts for rid, r in resources.items()},
+        if self.parts is not None:
+            counts = {rid: r.row.counts for rid, r in resources.items()}
+            self.parts.append(
+                Part(window.start, window.end, None if totals is None else totals.counts, counts)
             )
-        )
         self.to = window.end
         if totals is not None:
             self.totals = totals if self.totals is None else merge((self.totals, totals))
@@ -246,6 +244,7 @@ class AccountLedger:
         "released_at",
         "released_moved",
         "series",
+        "shaped",
         "slow_cap",
         "slow_until",
         "totals",
@@ -280,6 +279,9 @@ class AccountLedger:
         self.late: dict[int, Late] = {}  # by the age of the settle read, in minutes
         self.late_share: float | None = None  # latest fully settled run: share after first read
         self.last_stage_share: float | None = None  # ... and the share its last stage added
+        # Settle reads in pieces keep each piece (``Run.shape``): set while an output of final
+        # figures is attached, which shares a final run out by them (``traffic.final``).
+        self.shaped = False
 
     def drop_unpublished(self) -> None:
         """The refreshes that put keys at 0 were held back (counters wait for a state save):
@@ -449,12 +451,11 @@ class AccountLedger:
         )
         return increased, run.reading != age or run not in self.pending
 
-    @staticmethod
-    def _pieces(run: Run, half: str) -> Pieces:
+    def _pieces(self, run: Run, half: str) -> Pieces:
         """The pieces of ``half`` read so far."""
         p = run.pieces.get(half)
         if p is None:
-            p = run.pieces[half] = Pieces(run.start)
+            p = run.pieces[half] = Pieces(run.start, parts=[] if self.shaped else None)
         return p
 
     def _totals_piece(self, run: Run, window: Window, totals: Row) -> Row | None:
@@ -464,7 +465,8 @@ class AccountLedger:
         if p.to < run.end:
             return None
         del run.pieces["totals"]
-        run.shape["totals"] = p.parts
+        if p.parts is not None:
+            run.shape["totals"] = p.parts
         return p.totals
 
     def _resources_piece(
@@ -476,7 +478,8 @@ class AccountLedger:
         if p.to < run.end:
             return None
         del run.pieces["resources"]
-        run.shape["resources"] = p.parts
+        if p.parts is not None:
+            run.shape["resources"] = p.parts
         return p.resources
 
     def settle(

@@ -177,10 +177,11 @@ class Reader:
             folds, per_resource = self._select.folds, self._settings.per_resource
             totals, rows = got.get("totals"), got.get("resources")
             unlisted = self._select.lists_all
+            final_minutes = self._final_minutes()
+            led.shaped = final_minutes is not None
             read.increased, read.complete = led.settle_piece(
                 run, w, totals, rows, folds, stages, cap, per_resource, unlisted
             )
-            final_minutes = self._final_minutes()
             if final_minutes is not None and final(run, led, stages):
                 tell(final_minutes, account, run)
         return read

@@ -810,6 +810,10 @@ class Checker:
         want: dict[Key, float] = defaultdict(float)
         short: dict[Key, float] = defaultdict(float)  # what the owed minutes' last reads add
         lost: dict[Key, float] = defaultdict(float)  # what replies without the resource hid
+        # per account series and minute: the account's last read less its resources' last
+        # reads that held them (what ``__other__`` gets at a run's last read, if above 0)
+        gap: dict[tuple[Key, int], float] = defaultdict(float)
+        owing: set[tuple[Key, int]] = set()
         slack: dict[Key, float] = defaultdict(float)  # a rate's rounding, in bytes (0 for counts)
         for (acc, resources, m), times in reads.items():
             if acc != account:
@@ -838,9 +842,15 @@ class Checker:
                     slack[key] += RATE_ROUNDING_BYTES * len(values)
                 if owed:
                     short[key] += last - prev
+                shown = last  # what the replies that held the resource showed of it
                 if seen is not times:  # the reads whose reply held the resource
                     held_last = self._counted(key, m, values, seen)
-                    lost[key] += last - (held_last[0] if held_last else 0.0)
+                    shown = held_last[0] if held_last else 0.0
+                    lost[key] += last - shown
+                whole = _without_resource(key) if resources else key
+                gap[(whole, m)] += -shown if resources else last
+                if owed:
+                    owing.add((whole, m))
         named = self.owed.get(account, 0.0) > 0
         top = not self._every_life(lambda d: d.max_resources == 0)
         for key, expected in sorted(want.items()):
@@ -861,7 +871,7 @@ class Checker:
                     f"({got - expected:+.0f})"
                     + (f", {short[key]:.0f} of it owed a read" if short[key] and got < low else ""),
                 )
-        self._sums(account, want, short if named else {}, slack)
+        self._sums(account, want, short if named else {}, slack, _clipped(gap, owing))
 
     def _sums(
         self,
@@ -869,11 +879,14 @@ class Checker:
         want: Mapping[Key, float],
         short: Mapping[Key, float],
         slack: Mapping[Key, float],
+        clipped: Mapping[Key, tuple[float, float]],
     ) -> None:
         """The resource series (``__other__`` included: the resources folded by
         ``max_resources``) sum to the account's, in every counted family, as far as what the
         reads made show for the two halves (``want``, less what a minute owed a read may
-        lack, ``short``): ``account - resources`` lies where the reads put it. Checked where
+        lack, ``short``): ``account - resources`` lies where the reads put it (``clipped``:
+        a run's last read puts what its totals hold beyond its resources under ``__other__``,
+        the late data of a resource the platform dropped from its replies included). Checked where
         every series of the family was shown all along (no series shown again at 0, no family
         left out or taken in by a reload, no saves held back)."""
         if self.writable_at is not None or not self._every_life(
@@ -895,8 +908,8 @@ class Checker:
             if whole is None or key not in self.present or left:
                 continue
             parts = [k for k in want if k[0] == family and _without_resource(k) == key]
-            hi = want.get(key, 0.0) - sum(want[k] for k in parts)
-            lo = hi - short.get(key, 0.0)
+            lo, hi = clipped.get(key, (0.0, 0.0))
+            lo -= short.get(key, 0.0)
             hi += sum(short.get(k, 0.0) for k in parts)
             off = _slack(slack, key, whole) + sum(_slack(slack, k, want[k]) for k in parts)
             if not lo - off <= whole - got <= hi + off:
@@ -1072,8 +1085,9 @@ class Checker:
         loose: dict[int, bool] = {}  # settled, taking every early read as the last age's
         strict: dict[int, bool] = {}  # settled, counting a read for each age
         firsts: dict[int, float] = {}
-        for (acc, _res, m), times in reads.items():
-            if acc != account:
+        halves = self.lives[-1].daemon.per_resource  # without, a run owes its totals alone
+        for (acc, res, m), times in reads.items():
+            if acc != account or (res and not halves):
                 continue
             f = times[0]
             firsts[m] = min(firsts.get(m, f), f)
@@ -1084,6 +1098,8 @@ class Checker:
             for stages in lived:
                 last = f + stages[-1] * MINUTE - 2
                 early_ok |= times[-1] >= last - taken_early(stages, len(stages) - 1)
+            # switched off, a run gets one last read and is forgotten (docs/windowing.md)
+            early_ok |= self._last_read_with_settling_off(f, times)
             loose[m] = loose.get(m, True) and early_ok
             strict[m] = strict.get(m, True) and self._settled_for_sure(f, times)
         least = most = 0
@@ -1142,6 +1158,17 @@ class Checker:
         (switching settle reads off drops nothing owed: issue 48 failure 1)."""
         stages = self._first_schedule(first)
         return (self.lives[-1].daemon.stages() or stages) if stages else ()
+
+    def _last_read_with_settling_off(self, first: float, times: list[float]) -> bool:
+        """Whether a minute first read at ``first`` was read again under a daemon that
+        settles nothing (``revisit_minutes: 0``): a run owed then gets one last read and is
+        final (docs/windowing.md), whatever a later schedule says; a kill after it may have
+        forgotten that read, so it may still be owed, not must."""
+        for t in times:
+            life = self._life(t)
+            if t > first and life is not None and not life.daemon.stages():
+                return True
+        return False
 
     def _first_schedule(self, first: float) -> tuple[int, ...]:
         """The schedule a minute first read at ``first`` was first read under: none (settling
@@ -1278,6 +1305,27 @@ def _first_read(
     resource) or neither, so a minute with one half answered and never the other was not
     counted (the other half failed, and the minute was then missed: beyond catch-up)."""
     return {k: v for k, v in reads.items() if (k[0], not k[1], k[2]) in reads}
+
+
+def _clipped(
+    gap: Mapping[tuple[Key, int], float], owing: set[tuple[Key, int]]
+) -> dict[Key, tuple[float, float]]:
+    """Per account series, where ``account - resources`` lies given each minute's ``gap``
+    (the account's last read less its resources'): a run's last read moves a positive gap of
+    the run's minutes to ``__other__`` (``min(gap, 0)`` per run), and the runs' bounds
+    hold whatever minutes they join: from the sum of ``min(gap, 0)`` per minute to
+    ``min(sum, 0)``; a minute still owed (``owing``) may not have had its last read (its gap
+    unclipped)."""
+    settled: dict[Key, float] = defaultdict(float)
+    lo: dict[Key, float] = defaultdict(float)
+    up: dict[Key, float] = defaultdict(float)
+    for (key, m), g in gap.items():
+        lo[key] += min(g, 0.0)
+        if (key, m) in owing:
+            up[key] += g
+        else:
+            settled[key] += g
+    return {k: (lo[k], up[k] + min(settled[k], 0.0)) for k in lo}
 
 
 def _without_resource(key: Key) -> Key:

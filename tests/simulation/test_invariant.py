@@ -18,7 +18,9 @@ from tests.simulation.invariant import (
     OWED,
     RESOURCE_REQUESTS,
     Checker,
+    Key,
     _answered,
+    _clipped,
     _scaled,
 )
 from tests.simulation.scenario import T0, Daemon, Event, draw
@@ -843,10 +845,11 @@ def test_settle_reads_switched_off_leave_what_is_owed_owed(tmp_path: Path) -> No
 
 def _dropped(tmp_path: Path, deleted_shows: str) -> list[str]:
     """Quirk drop-deleted-resources, late data for 900 s: minute 06:03 read (both halves) at
-    06:05 and 06:10; resource 0 deleted at 06:07, so the 06:10 reply leaves it out. At the
-    end the account shows both reads, the other resources the 06:10 read, and resource 0
-    (``deleted_shows``) its 06:05 read ("held"), or the 06:10 figure ("all": its late data
-    put back from the totals). The findings of both rules."""
+    06:05, 06:10 and 06:20 (its ages 5 and 15: settled); resource 0 deleted at 06:07, so the
+    later replies leave it out. At the end the account shows the last read, the other
+    resources the 06:20 read, and resource 0 (``deleted_shows``) its 06:05 read ("held"), or
+    the 06:20 figure ("all": its late data put back from the totals at the run's last read).
+    The findings of both rules."""
     base = draw(3, 120)
     scenario = replace(
         base,
@@ -859,8 +862,8 @@ def _dropped(tmp_path: Path, deleted_shows: str) -> list[str]:
     checker = World(scenario, tmp_path).checker
     checker.started(T0, SCHEDULE)
     m = T0 + 3 * MINUTE
-    first, second = T0 + 5 * MINUTE, T0 + 10 * MINUTE
-    for at in (first, second):
+    first, second = T0 + 5 * MINUTE, T0 + 20 * MINUTE
+    for at in (first, T0 + 10 * MINUTE, second):
         _read(checker, at, m)
     reader = checker.sim.traffic_reader("acc1")
     assert reader is not None
@@ -869,7 +872,7 @@ def _dropped(tmp_path: Path, deleted_shows: str) -> list[str]:
     rows = reader.traffic.rows(m)
     each = [checker._visible(m, [row[EDGE_REQ]], second) for row in rows]
     held = checker._visible(m, [rows[0][EDGE_REQ]], first)
-    assert each[0] > held  # late data the reply at 06:10 left out
+    assert each[0] > held  # late data the replies since 06:10 left out
     account = ("cdnvideo_account_requests_total", (("account", "acc1"), ("side", "edge")))
     shown = {_series(i): v for i, v in zip(ids, each, strict=True)}
     if deleted_shows == "held":
@@ -930,3 +933,49 @@ def test_an_audit_finding_a_difference_the_platform_never_made_fails(tmp_path: P
     # audit rightly finds the minutes counted short
     (tmp_path / "d").mkdir()
     assert _audit_at_end(tmp_path / "d", 120.0, late=7200.0) == []
+
+
+def test_a_runs_positive_gap_goes_to_other_and_a_negative_one_stays() -> None:
+    """Per minute, the account's last read less its resources': a run's last read moves what
+    its totals hold beyond its resources to ``__other__`` (a positive gap clipped to 0, over
+    whatever minutes the run joins); a negative gap (resources read later than the totals)
+    stays; a minute still owed keeps its gap."""
+    acc: Key = ("cdnvideo_account_requests_total", (("account", "acc1"), ("side", "edge")))
+    gap = {(acc, 0): 5.0, (acc, 60): -3.0}
+    assert _clipped(gap, set()) == {acc: (-3.0, 0.0)}
+    assert _clipped(gap, {(acc, 0)}) == {acc: (-3.0, 2.0)}
+    assert _clipped({(acc, 0): -4.0, (acc, 60): -3.0}, set()) == {acc: (-7.0, -7.0)}
+
+
+def test_a_last_read_with_settling_off_settles_what_was_owed(tmp_path: Path) -> None:
+    """(5, 15), then 0 across a restart: each run owed gets one last read and is forgotten
+    (docs/windowing.md); (5, 15) again after another restart owes nothing for them (seed
+    2001: the checker held them owed under the last schedule)."""
+    checker = _checker(tmp_path)
+    end = _first_reads(checker, 30)
+    checker.stopped(T0 + 33 * MINUTE)
+    checker.started(T0 + 33 * MINUTE, Daemon(revisit=0))
+    for i in range(30):
+        _read(checker, T0 + 34 * MINUTE, T0 + i * MINUTE)
+    checker.stopped(T0 + 40 * MINUTE)
+    checker.started(T0 + 40 * MINUTE, SCHEDULE)
+    assert _owed_at_end(checker, 0, end) == []
+
+
+def test_a_run_owes_no_resource_half_once_per_resource_is_off(tmp_path: Path) -> None:
+    """Both halves first read under (5, 15), then ``per_resource: false`` from a restart on:
+    the totals read at each age settle the minutes (seed 2001: the checker held the resource
+    half owed)."""
+    checker = _checker(tmp_path)
+    end = _first_reads(checker, 30)
+    checker.stopped(T0 + 33 * MINUTE)
+    checker.started(T0 + 33 * MINUTE, Daemon(revisit=(5, 15), per_resource=False))
+    for i in range(30):
+        first = T0 + (i + 1) * MINUTE + 120
+        for age in (5, 15):
+            at = first + age * MINUTE
+            start = int(T0 + i * MINUTE)
+            checker.transport.reads.append(
+                Read(at, "acc1", start, start + MINUTE, False, 200, True)
+            )
+    assert _owed_at_end(checker, 0, end) == []

@@ -27,7 +27,6 @@ FAST_SEEDS = (2000, 2001, 2002)
 # Seeds of the CI range and of FAST_SEEDS that find an open failure, each a strict expected
 # failure.
 KNOWN: dict[int, str] = {
-    1002: "resources off the account: edge hit bytes of the resources exceed the account's",
     1011: "series vanished: a state file cut short takes with its counters the series of the "
     "resources max_resources folds since; not final: with remote write on, 10 minutes left "
     "short of their final read across restarts, 9 of them named given_up",
@@ -35,8 +34,6 @@ KNOWN: dict[int, str] = {
     "catches a 70-minute restart backlog up at its surplus: settle reads 32 minutes late",
     1018: "late settle read: a budget of 5 and a platform limit of 30/min catch a 67-minute "
     "outage's backlog up at their surplus: settle reads up to 7 minutes past their tolerance",
-    # FAST_SEEDS (90 minutes)
-    2001: "owed misreported after settling is switched off at a restart (issue 48 failure 1)",
 }
 
 # Seeds outside the CI range that found a mistake (of the exporter or of the checker's model

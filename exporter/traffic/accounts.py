@@ -94,8 +94,9 @@ class Accounts:
     def _fresh(self, account: str) -> AccountLedger:
         """A new ledger: empty, or, for an account served at the start while the state file
         was ignored as a whole (``state.Lost``), read on from where that file left off. Its
-        cursor is the one the file's text still holds, else the newest minute ready at its
-        save: never before the cursor then (no minute is counted twice); the file is saved
+        cursor is the one the file's text still holds, or the cursor file of its last save
+        (``state.dump_cursors``), else the newest minute ready at its save: never before the
+        cursor then (no minute is counted twice); the file is saved
         after each poll that read and at the stop, within a poll of the read, so a minute
         that became ready in the poll before the save may not have been read: counted as
         missed. The minutes after the cursor are read (beyond ``catch_up_minutes`` counted

@@ -61,6 +61,7 @@ class StateFile:
         """Snapshot ``ledgers`` and replace the file (on the worker thread)."""
         now = self._clock.time()
         data = state.dump(ledgers, now, exported, self._texts)
+        cursors = state.dump_cursors(ledgers, now)  # of the same snapshot
         try:
             state.write_atomic(self.path, data)
         except OSError as exc:
@@ -74,6 +75,15 @@ class StateFile:
                     effect="new traffic counters are held back until a save succeeds",
                 )
             return False
+        try:
+            state.write_atomic(state.cursors_path(self.path), cursors)
+        except OSError as exc:  # the state file itself is saved: only a fallback is stale
+            log.warning(
+                "traffic_state_cursors_save_failed",
+                path=state.cursors_path(self.path),
+                problem=str(exc),
+                effect="a state file damaged later is read on from the cursors it still shows",
+            )
         if self.failure_logged:
             self.failure_logged = 0.0
             log.info("traffic_state_saved_again", path=self.path)

@@ -119,7 +119,9 @@ class TrafficSettings:
             "`run` makes its missing directories (mode 0750) and writes a probe file there "
             "before it starts; a path it cannot write is an error of `check-config` and "
             "`run` exits 1 naming it. A volume that fails later holds new counters back "
-            "(`cdnvideo_state_save_failures_total`, alert `CdnvideoStateSaveFailing`)."
+            "(`cdnvideo_state_save_failures_total`, alert `CdnvideoStateSaveFailing`). "
+            "Files kept beside it: `<state_file>.cursors.json`, `<state_file>.charts.json`, "
+            "the audit record `<state_file>.audit/` (docs/windowing.md, *State file*)."
         ),
     )
     series_retention_hours: float = field(

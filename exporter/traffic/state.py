@@ -64,8 +64,41 @@ class Lost:
     cursors: dict[str, int] = field(default_factory=dict)
 
 
+def cursors_path(state_file: str) -> str:
+    """Where the cursors of the state file's last save are kept, on their own."""
+    return f"{state_file}.cursors.json"
+
+
+def dump_cursors(ledgers: Mapping[str, AccountLedger], saved_at: float) -> bytes:
+    """The cursor file: when the state file was saved and each account's cursor (a few
+    bytes an account), written after each save of the state file succeeds: what a restart
+    reads on from when the state file itself is ignored as a whole (``salvage``)."""
+    cursors = {name: led.cursor for name, led in ledgers.items()}
+    return json.dumps({"saved_at": saved_at, "cursors": cursors}).encode()
+
+
+def _cursor_file(path: str) -> tuple[float | None, dict[str, int]]:
+    """What the cursor file beside the state file ``path`` says (nothing when it is absent
+    or not one ``dump_cursors`` wrote)."""
+    try:
+        doc = json.loads(Path(cursors_path(path)).read_bytes())
+    except (OSError, ValueError):
+        return None, {}
+    if not isinstance(doc, dict):
+        return None, {}
+    at = doc.get("saved_at")
+    saved_at = float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else None
+    raw = doc.get("cursors")
+    cursors = dict(raw.items()) if isinstance(raw, dict) else {}
+    return saved_at, {
+        k: v for k, v in cursors.items() if isinstance(k, str) and type(v) is int and v % 60 == 0
+    }
+
+
 def salvage(data: bytes, path: str, problem: str) -> Lost:
-    """What ``data``, a state file ignored as a whole, still says (``Lost``)."""
+    """What ``data``, a state file ignored as a whole, still says (``Lost``): its own text
+    first, then the cursor file of its last save (``dump_cursors``) for what the text no
+    longer holds."""
     found = _SAVED_AT.search(data)
     saved_at = float(found.group(1)) if found is not None else None
     found_all = _CURSORS.search(data)
@@ -82,7 +115,10 @@ def salvage(data: bytes, path: str, problem: str) -> Lost:
     for name, cursor in pairs:
         if isinstance(name, str) and type(cursor) is int and cursor % 60 == 0:
             cursors.setdefault(name, cursor)
-    return Lost(path, problem, saved_at, cursors)
+    kept_at, kept = _cursor_file(path)
+    for name, cursor in kept.items():
+        cursors.setdefault(name, cursor)
+    return Lost(path, problem, saved_at if saved_at is not None else kept_at, cursors)
 
 
 def _enc(values: Values) -> Encoded:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from exporter.remotewrite.wire import decode
 from exporter.simulator.churn import Change
 from exporter.simulator.traffic_window import COLUMN_KEYS, late_fraction
-from tests.simulation.scenario import Daemon, Event, Scenario
+from tests.simulation.scenario import T0, Daemon, Event, Scenario
 
 if TYPE_CHECKING:
     from exporter.simulator import Simulator
@@ -963,7 +963,12 @@ class Checker:
         if not minutes:
             return
         read = set(minutes)
-        unread = [m for m in range(minutes[0], minutes[-1], MINUTE) if m not in read]
+        away = self._dropped_spans(account, reads)
+        unread = [
+            m
+            for m in range(minutes[0], minutes[-1], MINUTE)
+            if m not in read and not any(lo < m < hi for lo, hi in away)
+        ]
         named = self.windows.get((account, "missed"), 0.0)
         if len(unread) > named:
             self.add(
@@ -971,6 +976,31 @@ class Checker:
                 f"{account}: {len(unread) - named:.0f} minutes (first {hhmm(unread[0])}) never "
                 f"read, {named:.0f} named missed",
             )
+
+    def _dropped_spans(
+        self, account: str, reads: dict[tuple[str, bool, int], list[float]]
+    ) -> list[tuple[int, int]]:
+        """The minutes no daemon owes: an account out of the list longer than
+        ``series_retention_hours`` has its ledger dropped, and one that comes back after that
+        starts afresh at its newest minute (docs/windowing.md, *Account churn*): between the
+        last minute read before it left and the first read after it came back."""
+        keep = min(life.daemon.retention_hours for life in self.lives) * 3600
+        out: list[tuple[int, int]] = []
+        left: float | None = None
+        for e in self.s.events:
+            if e.arg("account") != account or e.kind not in ("unlist", "relist"):
+                continue
+            at = T0 + e.at
+            if e.kind == "unlist":
+                left = at
+            elif left is not None:
+                if at - left > keep:
+                    firsts = {m: times[0] for (a, res, m), times in reads.items() if a == account}
+                    before = [m for m, t in firsts.items() if t < left]
+                    after = [m for m, t in firsts.items() if t >= at]
+                    out.append((max(before, default=0), min(after, default=2**62)))
+                left = None
+        return out
 
     def _life(self, at: float) -> Life | None:
         for life in self.lives:

@@ -979,3 +979,35 @@ def test_a_run_owes_no_resource_half_once_per_resource_is_off(tmp_path: Path) ->
                 Read(at, "acc1", start, start + MINUTE, False, 200, True)
             )
     assert _owed_at_end(checker, 0, end) == []
+
+
+def _away(tmp_path: Path, minutes: int) -> list[str]:
+    """acc1 out of the list from 06:10 for ``minutes`` with a retention of 30 minutes; the
+    minutes read before it left and from its return on, none in between: the findings of
+    ``silent minutes``."""
+    back = 10 + minutes
+    events = (
+        Event(10 * MINUTE, "unlist", (("account", "acc1"),)),
+        Event(back * MINUTE, "relist", (("account", "acc1"),)),
+    )
+    daemon = Daemon(revisit=0, retention_hours=0.5)
+    scenario = replace(draw(3, 120), accounts=("acc1",), daemon=daemon, events=events, quirks=())
+    checker = World(scenario, tmp_path).checker
+    checker.started(T0, daemon)
+    for i in [*range(0, 7), *range(back, back + 10)]:
+        _read(checker, T0 + (i + 3) * MINUTE, T0 + i * MINUTE)
+    end = T0 + (back + 20) * MINUTE
+    checker.scrape(end, {})
+    return [v.detail for v in checker.finish(end) if v.kind == "silent minutes"]
+
+
+def test_an_account_back_after_its_ledger_was_dropped_owes_no_minute_away(
+    tmp_path: Path,
+) -> None:
+    """Away 40 minutes, longer than the retention: its ledger is gone, it starts afresh, the
+    minutes away are no one's (seed 3021: the checker called them silent)."""
+    assert _away(tmp_path, 40) == []
+
+
+def test_an_account_back_within_the_retention_owes_the_minutes_away(tmp_path: Path) -> None:
+    assert _away(tmp_path, 20) == ["acc1: 23 minutes (first 06:07:00) never read, 0 named missed"]

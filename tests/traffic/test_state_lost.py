@@ -30,14 +30,23 @@ def spoil(path: Path, damage: Callable[[bytes], bytes]) -> None:
     path.write_bytes(damage(path.read_bytes()))
 
 
-async def restart_on(r: Rig, state_file: Path, damage: Callable[[bytes], bytes]) -> tuple[int, int]:
-    """Run 20 minutes, damage the state file (``damage`` of its bytes), stay down 4 minutes,
-    start again and run 10; returns the cursor before and after."""
+def lose_cursor_file(state_file: Path) -> None:
+    Path(state.cursors_path(str(state_file))).unlink()
+
+
+async def restart_on(
+    r: Rig, state_file: Path, damage: Callable[[bytes], bytes], cursor_file: bool = True
+) -> tuple[int, int]:
+    """Run 20 minutes, damage the state file (``damage`` of its bytes; without
+    ``cursor_file``, the cursor file beside it lost too), stay down 4 minutes, start again
+    and run 10; returns the cursor before and after."""
     poller = r.poller(state_file=str(state_file))
     await r.drive(poller, 20 * 60)
     before = poller.ledger(ACC).cursor
     assert before is not None
     spoil(state_file, damage)
+    if not cursor_file:
+        lose_cursor_file(state_file)
     r.clock.advance(4 * 60)
     again = r.poller(state_file=str(state_file))
     again.serve([ACC])
@@ -47,29 +56,36 @@ async def restart_on(r: Rig, state_file: Path, damage: Callable[[bytes], bytes])
     return before, after
 
 
+def _corrupt(data: bytes) -> bytes:
+    return b"\x00\x13" + data[:40]  # its first 40 bytes behind garbage
+
+
 @pytest.mark.parametrize(
-    ("damage", "cursor_from", "missed"),
+    ("damage", "cursor_file", "cursor_from", "missed"),
     [
         # cut in half: the cursors at its head are legible
-        (lambda data: data[: len(data) // 2], "the file", 0),
-        # its first 40 bytes behind garbage: only saved_at is legible. The file was saved in
-        # the poll that read the cursor's minute: read then, or, for all the file says, in
-        # the poll after (not read): counted as missed rather than read twice
-        (lambda data: b"\x00\x13" + data[:40], "its save", 1),
+        (lambda data: data[: len(data) // 2], True, "the file", 0),
+        # only saved_at is legible: the cursor file of the same save holds the cursors
+        (_corrupt, True, "the file", 0),
+        # ... lost too: the file was saved in the poll that read the cursor's minute: read
+        # then, or, for all the file says, in the poll after (not read): counted as missed
+        # rather than read twice
+        (_corrupt, False, "its save", 1),
     ],
-    ids=["truncated", "corrupt"],
+    ids=["truncated", "corrupt", "corrupt-without-cursor-file"],
 )
 async def test_a_state_file_ignored_as_a_whole_is_read_on_from_where_it_says(
     aiohttp_server: ServerFactory,
     tmp_path: Path,
     damage: Callable[[bytes], bytes],
+    cursor_file: bool,
     cursor_from: str,
     missed: int,
 ) -> None:
     path = tmp_path / "traffic.json"
     async with rig(aiohttp_server, SimConfig(late_seconds=240, resources_per_account=3)) as r:
         with capture_logs() as logs:
-            before, after = await restart_on(r, path, damage)
+            before, after = await restart_on(r, path, damage, cursor_file)
         taken = next(e for e in logs if e["event"] == "traffic_state_taken_over")
         # the minute read last before the stop
         assert (taken["cursor_from"], taken["cursor"]) == (cursor_from, before)
@@ -103,3 +119,33 @@ def test_without_a_legible_saved_at_nothing_says_where_the_file_left_off(
     lost: list[state.Lost] = []
     assert state.load(str(path), lost=lost) == {}
     assert (lost[0].saved_at, lost[0].cursors) == (None, {})
+
+
+def test_the_cursor_file_fills_what_the_state_files_text_lost(tmp_path: Path) -> None:
+    """The state file's text first (it is never older than the cursor file of its save);
+    the cursor file for the accounts and the save time the text no longer holds; the cursor
+    file alone (no state file) says nothing: no state file is a fresh start."""
+    path = tmp_path / "state.json"
+    path.write_bytes(b'\x00\x13{"version":1,"cursors":{"a":1767229080}')
+    cursor_file = Path(state.cursors_path(str(path)))
+    cursor_file.write_bytes(
+        b'{"saved_at": 1767229205.5, "cursors": {"a": 1767229020, "b": 1767229020, "c": 61}}'
+    )
+    lost: list[state.Lost] = []
+    assert state.load(str(path), lost=lost) == {}
+    assert lost[0].saved_at == 1767229205.5
+    assert lost[0].cursors == {"a": 1767229080, "b": 1767229020}  # 61 is no minute
+    path.unlink()
+    lost.clear()
+    assert state.load(str(path), lost=lost) == {}
+    assert lost == []
+
+
+def test_a_cursor_file_not_ours_says_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_bytes(b"\x00\x13 not json")
+    for text in (b"[1]", b'{"saved_at": "x", "cursors": [1]}', b"\xff"):
+        Path(state.cursors_path(str(path))).write_bytes(text)
+        lost: list[state.Lost] = []
+        assert state.load(str(path), lost=lost) == {}
+        assert (lost[0].saved_at, lost[0].cursors) == (None, {})

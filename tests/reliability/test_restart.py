@@ -231,21 +231,27 @@ CORRUPTIONS = {
 
 
 async def test_corrupt_state_file_is_reported_and_read_on_from_where_it_says(w: World) -> None:
-    """A file cut short still says each account's cursor: the minutes after it are read into
-    counters that start at 0 again; a file that says nothing is a fresh start."""
+    """A file cut short still says each account's cursor, and the cursor file of its last
+    save says it for a file that says nothing: the minutes after it are read into counters
+    that start at 0 again; a file that says nothing without its cursor file is a fresh
+    start."""
     exp = await start_fresh(w)
     await exp.stop()
+    cursor_file = w.state.with_name(f"{w.state.name}.cursors.json")
     for name, corrupt in CORRUPTIONS.items():
         saved = w.saved_cursors()
         w.state.write_bytes(corrupt(w.state.read_bytes()))
+        fresh = name == "empty"
+        if fresh:
+            cursor_file.unlink()
         await w.sim.advance(300)
         exp = await w.exporter()
         await exp.wait_for(lambda: _logged(exp, "traffic_state_ignored"), f"{name}")  # noqa: B023
         ends = await w.caught_up(exp)
-        if name == "truncated":
-            w.first = {a: c + 60 for a, c in saved.items()}  # the cursors at the head
-        else:
+        if fresh:
             w.first = {a: e - 60 for a, e in ends.items()}  # a fresh cursor
+        else:
+            w.first = {a: c + 60 for a, c in saved.items()}  # the cursors the text or file say
         await w.counted(exp)
         assert await w.assert_exact(exp) >= 1, name
         await exp.wait_for(lambda: _saved(w), f"{name}: replaced by a good state file")

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import bisect
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from exporter.remotewrite.wire import decode
 from exporter.simulator.churn import Change
 from exporter.simulator.traffic_window import COLUMN_KEYS, late_fraction
+from tests.simulation.promwire import decode
 from tests.simulation.scenario import T0, Daemon, Event, Scenario
 
 if TYPE_CHECKING:
@@ -209,6 +210,10 @@ class Checker:
     included_at: dict[str, float] = field(default_factory=dict)
     excluded: str = ""  # the family left out by metrics.exclude, by metric name
     writable_at: float | None = None
+    unwritable_from: float | None = None  # the state volume cannot be written since
+    # reads the next start does not remember: made while saves failed, to a stop before
+    # the volume was writable again
+    forgotten: list[tuple[float, float]] = field(default_factory=list)
     born: dict[Key, tuple[float, float]] = field(default_factory=dict)  # (at, value) appeared
     windows: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
     _windows_now: dict[Key, float] = field(default_factory=dict)
@@ -236,7 +241,10 @@ class Checker:
     _firsts: dict[str, list[tuple[float, bool, int]]] = field(
         default_factory=lambda: defaultdict(list)
     )
-    _read_at: dict[tuple[str, bool, int], float] = field(default_factory=dict)  # last read
+    _read_times: dict[tuple[str, bool, int], list[float]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    _names0: dict[tuple[str, str], str] = field(default_factory=dict)  # at the first start
     # per (account, half): minutes read again since the last start or reload, and when they
     # were read last before it
     _reread: dict[tuple[str, bool], dict[int, float]] = field(
@@ -251,6 +259,11 @@ class Checker:
 
     # -- what the harness reports -------------------------------------------------------------
     def started(self, now: float, daemon: Daemon) -> None:
+        if not self.lives:
+            for account in self.s.accounts:
+                reader = self.sim.traffic_reader(account)
+                for res in reader.traffic.resources if reader is not None else ():
+                    self._names0[(account, res.id)] = res.name
         self.lives.append(Life(now, math.inf, daemon))
         self.present = set()
         self._seen = {}
@@ -265,6 +278,8 @@ class Checker:
     def stopped(self, now: float, killed: bool = False) -> None:
         self.lives[-1].stop = now
         self.lives[-1].killed = killed
+        if self.unwritable_from is not None:
+            self.forgotten.append((max(self.unwritable_from, self.lives[-1].start), now))
         self._disturb("*", now, now, held=False)
 
     def event(self, now: float, e: Event) -> None:
@@ -279,6 +294,9 @@ class Checker:
             self._disturb("*", now, now + DISTURBED_AFTER_SECONDS, held=False)
         if e.kind == "writable":
             self.writable_at = now
+            self.unwritable_from = None
+        if e.kind == "unwritable":
+            self.unwritable_from = now
         if e.kind == "exclude":
             family = str(e.arg("family"))
             if self.excluded:
@@ -484,14 +502,24 @@ class Checker:
             f1 = 0.0 if m in fresh else self._fraction(m, min(t1, before.get(m, t1)))
             for row in chosen:
                 total += _amount(col, row[col], f2) - _amount(col, row[col], f1)
+                if col in RATE_COLUMNS and f2 > f1:  # a rate's rounding, per figure counted
+                    total += RATE_ROUNDING_BYTES
         return total
 
     def _reread_since_view(self, account: str, half: bool, m: int, at: float) -> None:
-        key = (account, half, m)
-        last = self._read_at.get(key)
-        if last is not None and last < self.view_at <= at:
-            self._reread[(account, half)].setdefault(m, last)
-        self._read_at[key] = at
+        """Record a read of minute ``m``; the first since the last start or reload notes when
+        it was read last before that, as the daemon remembers it (a read it forgot: the one
+        before that; none: the minute's start, as if never read)."""
+        times = self._read_times[(account, half, m)]
+        if times and times[-1] < self.view_at <= at:
+            kept = [t for t in times if not self._forgotten(t)]
+            self._reread[(account, half)].setdefault(m, kept[-1] if kept else float(m))
+        times.append(at)
+
+    def _forgotten(self, t: float) -> bool:
+        """Whether a read at ``t`` was made while saves failed, up to a stop before they
+        worked again: the next start does not remember it (it reads the minute again)."""
+        return any(a <= t <= b for a, b in self.forgotten)
 
     def _fraction(self, m: int, t: float) -> float:
         f = self._fractions.get((m, t))
@@ -781,8 +809,12 @@ class Checker:
             if not old:
                 continue
             since = old[-1]
-            read = any(
-                r.answered and r.resources and r.account == account and r.at >= since.at + 120
+            read = any(  # a read since that lets the resource through under its new name
+                r.answered
+                and r.resources
+                and r.account == account
+                and r.at >= since.at + 120
+                and self._allowed(account, rid, r.at)
                 for r in self.transport.reads
             )
             named = sorted(
@@ -821,6 +853,11 @@ class Checker:
             rows = reader.traffic.rows(m)
             items: list[tuple[Key, list[float], list[float]]] = []  # key, values, reads
             held = self._held_by_replies(reader.traffic.spans, times)
+            if resources:
+                held = [
+                    self._let_through(account, res.id, h)
+                    for res, h in zip(reader.traffic.resources, held, strict=True)
+                ]
             for name, col, labels in COUNTED:
                 if not resources:
                     mine = tuple(sorted((("account", account), *labels)))
@@ -925,18 +962,47 @@ class Checker:
     ) -> tuple[float, float] | None:
         """What the reads ``times`` of minute ``m`` count for ``key``: at its last read, and
         at the read before (0 if none); a series shown again at 0 counts the reads after the
-        start or reload that made it new. None when no read counts."""
+        start or reload that made it new, beyond the read before it that the daemon remembers
+        (``_forgotten``). None when no read counts."""
         reset = self.reset_at.get(key)
         since = [t for t in times if reset is None or t >= reset]
         if not since:
             return None
         base = 0.0
         rate = _rate(key)
-        if len(since) < len(times):
-            base = self._visible(m, values, times[len(times) - len(since) - 1], rate)
+        prior = [t for t in times[: len(times) - len(since)] if not self._forgotten(t)]
+        if prior:  # the last read before it the daemon remembers
+            base = self._visible(m, values, prior[-1], rate)
         last = self._visible(m, values, since[-1], rate) - base
         prev = self._visible(m, values, since[-2], rate) - base if len(since) > 1 else 0.0
         return last, prev
+
+    def _let_through(self, account: str, rid: str, times: list[float]) -> list[float]:
+        """Of ``times``, the reads whose reply named the resource so that the daemon's
+        ``resources_include``/``resources_exclude`` let it through (``re.search`` on its id
+        or its name at the read: a rename can take a resource out, or in); ``times`` itself
+        when all did."""
+        if self._every_life(
+            lambda d: d.resources_include in ("", ".*") and not d.resources_exclude
+        ):
+            return times
+        kept = [t for t in times if self._allowed(account, rid, t)]
+        return times if len(kept) == len(times) else kept
+
+    def _allowed(self, account: str, rid: str, t: float) -> bool:
+        life = self._life(t) or self.lives[-1]
+        d = life.daemon
+        name = self._names0.get((account, rid), "")
+        for change in self.sim.churn_log:
+            if change.at > t:
+                break
+            if change.account == account and change.resource == rid and change.name:
+                name = change.name
+        inc = re.compile(d.resources_include or ".*")
+        if not (inc.search(rid) or inc.search(name)):
+            return False
+        exc = re.compile(d.resources_exclude) if d.resources_exclude else None
+        return exc is None or not (exc.search(rid) or exc.search(name))
 
     def _held_by_replies(
         self, spans: list[tuple[float, float]], times: list[float]
@@ -1065,13 +1131,18 @@ class Checker:
             # final: the schedule in force when its last read falls due reaches past lateness
             end_life = self._life(f + stages[-1] * MINUTE) or life
             end_stages = end_life.daemon.stages()
-            # a schedule switched off (0) later drops nothing: what is owed is read or named
-            need = min(stages[-1], end_stages[-1]) if end_stages else stages[-1]
+            # a schedule switched off (0) later drops nothing: what is owed is read or named;
+            # another reads the run at its ages above the one last read (one already past
+            # its last: once more at once), final at the first that reaches past lateness
+            need = stages[-1]
+            if end_stages and end_life is not life:  # its final read: the new one's first
+                need = min((a for a in end_stages if self._reaches(a)), default=end_stages[-1])
             due_final = f + need * MINUTE + 2 * sum(tolerance(stages, len(stages) - 1))
             if (
                 need
                 and self._reaches(need)
                 and due_final + DISTURBED_AFTER_SECONDS < end
+                and any(x.stop >= due_final for x in self.lives)  # a day ending down: owed
                 and self._fraction(m, times[-1]) < 1.0
                 and self.quiet(account, f, self._readable(due_final), held_only=True)
             ):

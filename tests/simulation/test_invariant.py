@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 
 from exporter.remotewrite.wire import Series, encode
+from exporter.simulator.churn import Change
 from exporter.simulator.traffic_model import EDGE_REQ
 from exporter.simulator.traffic_window import COLUMN_KEYS
 from tests.simulation.harness import World
 from tests.simulation.invariant import (
+    BYTES_PER_RATE_MINUTE,
     INFO,
     MINUTE,
     OWED,
@@ -1011,3 +1013,123 @@ def test_an_account_back_after_its_ledger_was_dropped_owes_no_minute_away(
 
 def test_an_account_back_within_the_retention_owes_the_minutes_away(tmp_path: Path) -> None:
     assert _away(tmp_path, 20) == ["acc1: 23 minutes (first 06:07:00) never read, 0 named missed"]
+
+
+def _lengthened(tmp_path: Path, read_at_60: bool, down_at: int | None) -> list[str]:
+    """Late data for 30 minutes; minute 06:03 first read at 06:05 under (2, 10, 30) and at
+    its ages 2 and 10; at 06:18 a restart to (5, 60, 1440) (the run waits for age 60, the
+    first above 10); ``read_at_60``: read then; ``down_at``: the daemon stopped then for the
+    rest of the day. The findings of ``not final``."""
+    first = Daemon(revisit=(2, 10, 30))
+    scenario = replace(
+        draw(3, 120), accounts=("acc1",), daemon=first, events=(), quirks=(), late_seconds=1800.0
+    )
+    where = tmp_path / f"{read_at_60}-{down_at}"
+    where.mkdir()
+    checker = World(scenario, where).checker
+    checker.started(T0, first)
+    m = T0 + 3 * MINUTE
+    for at in (5, 7, 15):
+        _read(checker, T0 + at * MINUTE, m)
+    checker.stopped(T0 + 18 * MINUTE)
+    checker.started(T0 + 18 * MINUTE, Daemon(revisit=(5, 60, 1440)))
+    if read_at_60:
+        _read(checker, T0 + 65 * MINUTE, m)
+    end = T0 + 120 * MINUTE
+    if down_at is not None:
+        checker.stopped(T0 + down_at * MINUTE)
+    checker.scrape(end, {})
+    return [v.detail for v in checker.finish(end) if v.kind == "not final"]
+
+
+def test_a_lengthened_schedule_reads_a_run_final_at_its_own_ages(tmp_path: Path) -> None:
+    """Seed 3024: the checker held the run to the old schedule's last age (30), which the
+    new schedule no longer reads; the day ended before its age 60."""
+    assert _lengthened(tmp_path, read_at_60=False, down_at=52) == []
+    assert _lengthened(tmp_path, read_at_60=True, down_at=None) == []
+
+
+def test_a_lengthened_schedule_that_skips_its_final_read_fails(tmp_path: Path) -> None:
+    assert len(_lengthened(tmp_path, read_at_60=False, down_at=None)) == 1
+
+
+def _forgotten_read(tmp_path: Path, base_read: int) -> list[str]:
+    """Minute 06:03 of resource 100001 read at 06:05; the state volume unwritable from 06:10,
+    the minute read again at 06:12, the daemon stopped at 06:15 before saves worked again
+    (writable at 06:20): its next start at 06:25 does not remember the 06:12 read. Its series
+    shown again at 0 then, the minute read at 06:26: at the end the series shows that read
+    less the one at ``base_read`` (minutes past 06:00). The findings of ``miscounted``."""
+    checker = _checker(tmp_path)
+    m = T0 + 3 * MINUTE
+    _read(checker, T0 + 5 * MINUTE, m)
+    checker.scrape(T0 + 5 * MINUTE + 30, {RESOURCE_REQUESTS: {_series("100001"): 1.0}})
+    checker.event(T0 + 10 * MINUTE, Event(10 * MINUTE, "unwritable"))
+    _read(checker, T0 + 12 * MINUTE, m)
+    checker.stopped(T0 + 15 * MINUTE)
+    checker.event(T0 + 20 * MINUTE, Event(20 * MINUTE, "writable"))
+    checker.started(T0 + 25 * MINUTE, SCHEDULE)
+    checker.scrape(T0 + 25 * MINUTE + 30, {RESOURCE_REQUESTS: {_series("100001"): 0.0}})
+    _read(checker, T0 + 26 * MINUTE, m)
+    traffic = checker.sim.traffic_reader("acc1")
+    assert traffic is not None
+    row = traffic.traffic.rows(m)[0][EDGE_REQ]
+    shown = _scaled(row, checker._fraction(m, T0 + 26 * MINUTE)) - _scaled(
+        row, checker._fraction(m, T0 + base_read * MINUTE)
+    )
+    assert shown > 0
+    end = T0 + 40 * MINUTE
+    checker.scrape(end, {RESOURCE_REQUESTS: {_series("100001"): float(shown)}})
+    return [v.detail for v in checker.finish(end) if v.kind == "miscounted"]
+
+
+def test_a_series_shown_again_at_0_counts_from_the_read_the_daemon_remembers(
+    tmp_path: Path,
+) -> None:
+    """Seed 3047: the checker took the read made while saves failed, which the restart
+    forgot, as the one the series' count starts from."""
+    assert _forgotten_read(tmp_path, base_read=5) == []
+
+
+def test_a_series_shown_again_at_0_counting_from_a_forgotten_read_fails(tmp_path: Path) -> None:
+    assert len(_forgotten_read(tmp_path, base_read=12)) == 1
+
+
+def test_a_rename_takes_a_resource_out_of_the_filter_from_its_minute_on(tmp_path: Path) -> None:
+    """``resources_exclude: '2$'`` matches the name a reply gives at each read: a resource
+    renamed to end in 2 at 06:40 counts nothing from then on (seed 5872: the checker held
+    its series to every read)."""
+    daemon = Daemon(revisit=(5, 15), resources_exclude="2$")
+    checker = _checker(tmp_path, daemon)
+    reader = checker.sim.traffic_reader("acc1")
+    assert reader is not None
+    rid = reader.traffic.resources[0].id
+    assert not rid.endswith("2")
+    checker.sim.churn_log.append(Change(int(T0 + 40 * MINUTE), "acc1", "rename", rid, "www~2"))
+    times = [T0 + 30 * MINUTE, T0 + 39 * MINUTE, T0 + 41 * MINUTE]
+    assert checker._let_through("acc1", rid, times) == times[:2]
+    kept = times[:2]
+    assert checker._let_through("acc1", rid, kept) is kept  # all let through: the same list
+
+
+def test_a_bytes_series_rising_by_twice_its_figures_jumps(tmp_path: Path) -> None:
+    """The bound of a rate's series (its bytes, rounded per figure: seed 1023 rose 1 byte
+    above the exact sum, which the rounding allows) still catches a double count."""
+    checker = _checker(tmp_path)
+    since = T0 + 30 * MINUTE
+    key = (
+        "cdnvideo_resource_transferred_bytes_total",
+        (("account", "acc1"), ("resource", "100001"), ("side", "edge")),
+    )
+    checker.scrape(since, {key[0]: {key: 0.0}})
+    checker.transport.reads.append(Read(since + 5, "acc1", T0, T0 + 20 * MINUTE, True, 200, True))
+    traffic = checker.sim.traffic_reader("acc1")
+    assert traffic is not None
+    now = since + 15
+    col = COLUMN_KEYS.index("edge_bandwidth")
+    whole = sum(
+        traffic.traffic.rows(m)[0][col] * checker._fraction(m, now) * BYTES_PER_RATE_MINUTE
+        for m in range(T0, T0 + 20 * MINUTE, MINUTE)
+    )
+    assert whole > 1e6
+    checker.scrape(now, {key[0]: {key: float(round(2 * whole))}})
+    assert [v.kind for v in checker.violations] == ["series jump"]

@@ -169,10 +169,12 @@ def tolerance(stages: tuple[int, ...], i: int) -> tuple[float, float]:
     """How early and how late the read at ``stages[i]`` may come around the minute's own age
     (its first read plus the age). Never early (``EARLY_SECONDS``: the clocks' rounding): a
     read at an age before that age reads figures that are not yet that old (issue 48 failure
-    5). Late by the span of the window it is read in, less a minute (a window waits for its
-    newest minute), and two poll ticks; a budget or a limit that holds a read back longer is
-    named by a self-metric (``quiet``)."""
-    return EARLY_SECONDS, (join_minutes(stages, i) - 1) * MINUTE + TICK_SLACK_SECONDS
+    5). Late by less than ``join_minutes`` (docs/windowing.md: a window's first reads lie less
+    than that apart, and it is read at the age of its newest: with first reads a poll's
+    jitter less than a minute apart, it can hold one minute more than that many) and two poll
+    ticks; a budget or a limit that holds a read back longer is named by a self-metric
+    (``quiet``)."""
+    return EARLY_SECONDS, join_minutes(stages, i) * MINUTE + TICK_SLACK_SECONDS
 
 
 def taken_early(stages: tuple[int, ...], i: int) -> float:

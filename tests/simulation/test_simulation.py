@@ -30,10 +30,6 @@ KNOWN: dict[int, str] = {
     1011: "series vanished: a state file cut short takes with its counters the series of the "
     "resources max_resources folds since; not final: with remote write on, 10 minutes left "
     "short of their final read across restarts, 9 of them named given_up",
-    1014: "late settle read: with remote write's one-minute runs, a budget of 8 (steady cost 6) "
-    "catches a 70-minute restart backlog up at its surplus: settle reads 32 minutes late",
-    1018: "late settle read: a budget of 5 and a platform limit of 30/min catch a 67-minute "
-    "outage's backlog up at their surplus: settle reads up to 7 minutes past their tolerance",
 }
 
 # Seeds outside the CI range that found a mistake (of the exporter or of the checker's model

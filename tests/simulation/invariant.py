@@ -213,6 +213,7 @@ class Checker:
     excluded: str = ""  # the family left out by metrics.exclude, by metric name
     writable_at: float | None = None
     unwritable_from: float | None = None  # the state volume cannot be written since
+    state_lost_at: float | None = None  # the last restart that found the state file damaged
     # reads the next start does not remember: made while saves failed, to a stop before
     # the volume was writable again
     forgotten: list[tuple[float, float]] = field(default_factory=list)
@@ -303,6 +304,8 @@ class Checker:
             self.unwritable_from = None
         if e.kind == "unwritable":
             self.unwritable_from = now
+        if e.kind == "restart" and e.arg("state") in ("corrupt", "truncated"):
+            self.state_lost_at = now
         if e.kind == "exclude":
             family = str(e.arg("family"))
             if self.excluded:
@@ -806,8 +809,17 @@ class Checker:
             i = traffic.index.get(dict(key[1]).get("resource", ""))
             return i is not None and traffic.spans[i][1] <= end - retention
 
+        # A state file ignored as a whole takes the counters with it: a start after it knows
+        # the resources of its replies only, and one max_resources folds has no series of its
+        # own (docs/windowing.md, *State file*: counters start at 0 again).
+        lost = self.state_lost_at
+        folds_since = lost is not None and any(
+            life.daemon.max_resources for life in self.lives if life.start >= lost
+        )
         gone = sorted(
-            k for k in self.last if mine(k) and k not in self.present and not forgotten(k)
+            k
+            for k in self.last
+            if mine(k) and k not in self.present and not forgotten(k) and not folds_since
         )
         if gone:
             self.add("series vanished", f"{len(gone)} series, e.g. {_show(gone[0])}")

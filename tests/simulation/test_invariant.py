@@ -1164,3 +1164,29 @@ def test_a_read_held_back_unnamed_or_without_a_limit_is_late(tmp_path: Path) -> 
         (tmp_path / name).mkdir()
     assert _held_by_a_budget(tmp_path / "0", budget=8, owed=0) == late
     assert _held_by_a_budget(tmp_path / "none", budget=0, owed=3) == late
+
+
+def _folded_after_restart(tmp_path: Path, state: str | None) -> list[str]:
+    """Two resource series shown; a restart (its state file ``state``: damaged, or intact)
+    with ``max_resources: 1``, after which one series is gone. The ``series vanished``
+    findings."""
+    checker = _checker(tmp_path, Daemon(revisit=(5, 15)))
+    both = {RESOURCE_REQUESTS: {_series("100001"): 0.0, _series("100002"): 0.0}}
+    checker.scrape(T0 + 60, both)
+    at = T0 + 120
+    args = (("mode", "clean"), ("down", 0)) + ((("state", state),) if state else ())
+    checker.event(at, Event(120, "restart", args))
+    checker.stopped(at)
+    checker.started(at, Daemon(revisit=(5, 15), max_resources=1))
+    checker.scrape(at + 60, {RESOURCE_REQUESTS: {_series("100001"): 0.0}})
+    return [v.kind for v in checker.finish(at + 90) if v.kind == "series vanished"]
+
+
+def test_a_series_folded_after_a_state_file_was_lost_may_go(tmp_path: Path) -> None:
+    """Seed 1011: counters start at 0 again after a state file ignored as a whole, and a
+    resource max_resources folds since has no series of its own."""
+    assert _folded_after_restart(tmp_path, "truncated") == []
+
+
+def test_a_series_folded_after_a_restart_with_its_state_stays(tmp_path: Path) -> None:
+    assert _folded_after_restart(tmp_path, None) == ["series vanished"]

@@ -26,11 +26,7 @@ FAST_MINUTES = 90
 FAST_SEEDS = (2000, 2001, 2002)
 # Seeds of the CI range and of FAST_SEEDS that find an open failure, each a strict expected
 # failure.
-KNOWN: dict[int, str] = {
-    1011: "series vanished: a state file cut short takes with its counters the series of the "
-    "resources max_resources folds since; not final: with remote write on, 10 minutes left "
-    "short of their final read across restarts, 9 of them named given_up",
-}
+KNOWN: dict[int, str] = {}
 
 # Seeds outside the CI range that found a mistake (of the exporter or of the checker's model
 # of counting, issue 35), with the simulated minutes they run: each failed before the fix

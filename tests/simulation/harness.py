@@ -408,6 +408,8 @@ class World:
             tmp.mkdir()
         elif e.kind == "writable":
             shutil.rmtree(self.state_file.with_name(f".{self.state_file.name}.tmp"))
+        elif e.kind == "receiver":
+            self.transport.receiver = str(e.arg("answer"))
         elif e.kind == "error_bodies":
             body = {"status": "error", "message": "Internal error", "description": "resource"}
             sim.faults.set("traffic", "error_200", count=int(e.arg("count")), match="resources",

@@ -506,11 +506,18 @@ class Checker:
         before = self._reread.get((account, resource is not None), {})
         total = 0.0
         span = range(first, int(now // MINUTE) * MINUTE + MINUTE, MINUTE)
+        final_after = MINUTE + max(self.s.late_seconds, 0.0)  # a minute's figures final then
         for m in sorted(fresh.union(span, before)):
+            if m in fresh:
+                f1 = 0.0
+            else:
+                t = min(t1, before.get(m, t1))
+                if t >= m + final_after:
+                    continue  # final before: nothing visible since (the fraction only grows)
+                f1 = self._fraction(m, t)
+            f2 = self._fraction(m, now)
             rows = reader.traffic.rows(m)
             chosen = rows if index is None else [rows[index]]
-            f2 = self._fraction(m, now)
-            f1 = 0.0 if m in fresh else self._fraction(m, min(t1, before.get(m, t1)))
             for row in chosen:
                 total += _amount(col, row[col], f2) - _amount(col, row[col], f1)
                 if col in RATE_COLUMNS and f2 > f1:  # a rate's rounding, per figure counted
@@ -526,6 +533,16 @@ class Checker:
             kept = [t for t in times if not self._forgotten(t)]
             self._reread[(account, half)].setdefault(m, kept[-1] if kept else float(m))
         times.append(at)
+
+    def _gone_at(self, account: str) -> float:
+        """When the account left the account list for the rest of the day (``inf``: it did
+        not). Its ledger keeps the runs it owes, read should it come back
+        (docs/windowing.md, *Account churn*); its series, gone with it, show nothing."""
+        gone = math.inf
+        for e in self.s.events:
+            if e.arg("account") == account and e.kind in ("unlist", "relist"):
+                gone = T0 + e.at if e.kind == "unlist" else math.inf
+        return gone
 
     def _owed_named(self, account: str, due: float, t: float) -> bool:
         """Whether a settle read late from ``due`` to ``t`` was held back by a request budget
@@ -632,9 +649,14 @@ class Checker:
     def _decode_written(self) -> dict[str, dict[tuple[Key, int], tuple[float, float]]]:
         """Every sample the receiver got (account totals and resources), per account: its
         value and when it was first sent. A minute is written once (docs/remote-write.md):
-        the same series and timestamp sent again must carry the same value (a resend)."""
+        the same series and timestamp sent again must carry the same value (a resend). A body
+        the receiver refused first is resent with the same bytes: sent when first tried."""
         out: dict[str, dict[tuple[Key, int], tuple[float, float]]] = defaultdict(dict)
-        for at, body in self.transport.written:
+        tried: dict[bytes, float] = {}
+        for at, body in self.transport.refused_writes:
+            tried.setdefault(body, at)
+        for accepted, body in self.transport.written:
+            at = min(accepted, tried.get(body, accepted))
             for series in decode(body):
                 labels = dict(series.labels)
                 account = labels.get("account")
@@ -1123,6 +1145,7 @@ class Checker:
         late: list[str] = []
         missing: list[str] = []
         unfinal: list[str] = []
+        unfinal_minutes: set[int] = set()  # a minute is named once, whichever halves it lacks
         for (acc, resources, m), times in sorted(reads.items()):
             if acc != account:
                 continue
@@ -1178,9 +1201,11 @@ class Checker:
                 and self._reaches(need)
                 and due_final + DISTURBED_AFTER_SECONDS < end
                 and any(x.stop >= due_final for x in self.lives)  # a day ending down: owed
+                and due_final < self._gone_at(account)  # kept for its return (no series)
                 and self._fraction(m, times[-1]) < 1.0
                 and self.quiet(account, f, self._readable(due_final), held_only=True)
             ):
+                unfinal_minutes.add(m)
                 unfinal.append(
                     f"{account} {half} {hhmm(m)}: last read {(times[-1] - m - MINUTE):.0f} s "
                     f"after its close, schedule {list(stages)}"
@@ -1196,9 +1221,9 @@ class Checker:
             for (acc, outcome), n in self.windows.items()
             if acc == account and outcome not in COUNTED_OUTCOMES and n
         }
-        if len(unfinal) > sum(named.values()):
+        if len(unfinal_minutes) > sum(named.values()):
             said = ", ".join(f"{n:.0f} {o}" for o, n in sorted(named.items())) or "none named"
-            self.add("not final", f"{len(unfinal)} minutes ({said}), e.g. {unfinal[0]}")
+            self.add("not final", f"{len(unfinal_minutes)} minutes ({said}), e.g. {unfinal[0]}")
 
     def _owed(
         self, account: str, reads: dict[tuple[str, bool, int], list[float]], end: float

@@ -162,7 +162,29 @@ def draw(seed: int, minutes: int = 1440) -> Scenario:
     written = random.Random(f"remote write {seed}").random() < REMOTE_WRITE_SHARE
     scrape = random.Random(f"scrape {seed}").choice(SCRAPE_INTERVALS)
     scenario = replace(scenario, remote_write=written, scrape_seconds=scrape)
+    scenario = _receiver(random.Random(f"receiver {seed}"), scenario)
     return _day_long(random.Random(f"day-long {seed}"), scenario)
+
+
+RECEIVER_ANSWERS = ("refused", "503", "403")  # connection refused, a 5xx, a receiver misset
+
+
+def _receiver(rnd: random.Random, s: Scenario) -> Scenario:
+    """On a third of the days with remote write, the receiver down or refusing for 5 to 120
+    minutes (``RECEIVER_ANSWERS``), drawn from a stream of its own: every minute owed must
+    reach it once it accepts again (docs/remote-write.md, retried with the same bytes)."""
+    span = s.minutes * 60 - QUIET_END_SECONDS
+    if not s.remote_write or span < 600 or rnd.random() >= 1 / 3:
+        return s
+    start = 60 * rnd.randrange(5, span // 60)
+    minutes = rnd.choice((5, 30, 120))
+    answer = rnd.choice(RECEIVER_ANSWERS)
+    events = (
+        *s.events,
+        Event(start, "receiver", (("answer", answer),)),
+        Event(min(span, start + minutes * 60), "receiver", (("answer", ""),)),
+    )
+    return replace(s, events=tuple(sorted(events, key=_order)))
 
 
 def _day_long(rnd: random.Random, s: Scenario) -> Scenario:

@@ -680,13 +680,18 @@ def test_transferred_bytes_are_held_to_the_bandwidth_read(tmp_path: Path) -> Non
 
 
 def _written_at_end(
-    tmp_path: Path, off: float, minutes: tuple[int, ...], read_after: bool = False
+    tmp_path: Path,
+    off: float,
+    minutes: tuple[int, ...],
+    read_after: bool = False,
+    accepted_at: float | None = None,
 ) -> tuple[list[str], int]:
     """Minutes 06:03 and 06:04 read (both halves) at each age of (5, 15), on a day with remote
     write; the receiver got the account's edge requests of ``minutes`` (0: 06:03, 1: 06:04,
     2: 06:05, never read), each at 06:03's last read plus ``off``, at 06:22 (with
     ``read_after``, 06:03 is read again at 06:25, as a daemon restarted before it saved the
-    write would). What the checker finds of remote write, and 06:03's figure."""
+    write would; with ``accepted_at``, the receiver refused the body at 06:22 and took the same
+    bytes then). What the checker finds of remote write, and 06:03's figure."""
     checker, m, rows = _settled_minute(tmp_path)
     for at in (6, 11, 21):
         _read(checker, T0 + at * MINUTE, m + MINUTE)
@@ -709,7 +714,12 @@ def _written_at_end(
             )
         )
         series = Series((*labels, ("side", "edge")), value + off, (m + i * MINUTE) * 1000)
-        checker.transport.written.append((T0 + 22 * MINUTE, encode([series])))
+        body = encode([series])
+        if accepted_at is None:
+            checker.transport.written.append((T0 + 22 * MINUTE, body))
+        else:
+            checker.transport.refused_writes.append((T0 + 22 * MINUTE, body))
+            checker.transport.written.append((accepted_at, body))
     found = [
         f"{v.kind}: {v.detail}" for v in checker.finish(T0 + 30 * MINUTE) if "remote" in v.kind
     ]
@@ -1190,3 +1200,20 @@ def test_a_series_folded_after_a_state_file_was_lost_may_go(tmp_path: Path) -> N
 
 def test_a_series_folded_after_a_restart_with_its_state_stays(tmp_path: Path) -> None:
     assert _folded_after_restart(tmp_path, None) == ["series vanished"]
+
+
+def test_a_minute_the_receiver_refused_first_is_held_to_the_read_before_its_first_try(
+    tmp_path: Path,
+) -> None:
+    """A receiver down from 06:22 to 06:40: the body first tried at 06:22 is resent with the
+    same bytes; a read of the minute after the first try (a restart's, 06:25) is not what it
+    holds."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    late = T0 + 40 * MINUTE
+    assert _written_at_end(tmp_path / "a", 0.0, (0, 1), read_after=True, accepted_at=late)[0] == []
+    found, shown = _written_at_end(tmp_path / "b", 3.0, (0,), read_after=True, accepted_at=late)
+    assert found[0] == (
+        'remote write off: cdnvideo_minute_account_requests{account="acc1",side="edge"} '
+        f"06:03:00-06:04:00 written {shown + 3}, its last read at 06:20:00 shows {shown}"
+    )

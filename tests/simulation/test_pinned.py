@@ -186,10 +186,6 @@ PINNED_48: dict[str, tuple[Scenario, frozenset[str]]] = {
 REASONS_48: dict[str, str] = {
     "settle_off_across_restart": "open: the one last read of a run owed when settling is "
     "switched off comes before its minutes are final, and nothing names them",
-    "account_leaves_while_owed": "open: the checker finds the released minutes not final",
-    "state_file_ignored": "open (checker): the 5 minutes the lost file owed are named "
-    "given_up (9, the most a run of revisit 5 owes), and the checker holds each minute once "
-    "per half (10 entries) to the minutes named",
 }
 ALL = {**PINNED, **PINNED_48}
 
@@ -207,10 +203,7 @@ def _holds(name: str) -> None:
 
 
 # Pinned failures still open (strict xfail until their fix lands; then the entry goes).
-REASONS: dict[str, str] = {
-    "settle_reads_drift": "open: ages measured from a joined run's newest first read (no read "
-    "before its age) read the run's older minutes up to 2 minutes late at age 4",
-}
+REASONS: dict[str, str] = {}
 
 
 def _marked(

@@ -69,6 +69,8 @@ class Transport:
     app: web.Application = field(init=False)
     reads: list[Read] = field(default_factory=list)
     down: str = ""  # "timeout" or "refused" while the platform is unreachable
+    receiver: str = ""  # the receiver's answer while it does not accept: "refused", "503", "403"
+    refused_writes: list[tuple[float, bytes]] = field(default_factory=list)  # not accepted
     sent: int = 0
     auditing: bool = False  # the standing audit's read is under way (``AuditSource``)
     # the bodies posted to the remote-write receiver, each with when (platform clock)
@@ -162,7 +164,12 @@ class Exchange:
 
     async def __aenter__(self) -> Response:
         t = self._t
-        if self._url.host == RECEIVER_HOST:  # a receiver that takes every write
+        if self._url.host == RECEIVER_HOST:  # a receiver that takes every write, unless down
+            if t.receiver:
+                t.refused_writes.append((t.sim.clock.time(), self._data))
+                if t.receiver == "refused":
+                    raise aiohttp.ClientConnectionError("Connection refused")
+                return Response(int(t.receiver), CIMultiDictProxy(CIMultiDict()), b"down")
             t.written.append((t.sim.clock.time(), self._data))
             return Response(204, CIMultiDictProxy(CIMultiDict()), b"")
         t.sent += 1

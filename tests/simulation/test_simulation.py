@@ -1,6 +1,6 @@
 """The simulation in CI: a batch of seeds must hold the invariant, and a seed replays exactly.
 
-``CI_SEEDS`` seeds of ``CI_MINUTES`` simulated minutes each, 5 simulated days, run over the
+``CI_SEEDS`` seeds of ``CI_MINUTES`` simulated minutes each, 7 simulated days, run over the
 machine's cores at once (docs/dev/testing.md gives the figures). ``make sim`` runs a thousand
 full days. The batch is marked ``simulation_batch`` (left out of ``make test-fast``; ``make
 test`` and CI run it); ``FAST_SEEDS`` run in both.
@@ -21,7 +21,7 @@ from tests.simulation.invariant import KINDS
 from tests.simulation.scenario import draw
 
 CI_MINUTES = 360
-CI_SEEDS = range(1000, 1020)  # 20 seeds of 6 h: 5 simulated days (CI's 20 minutes)
+CI_SEEDS = range(1000, 1028)  # 28 seeds of 6 h: 7 simulated days (CI's 20 minutes)
 FAST_MINUTES = 90
 FAST_SEEDS = (2000, 2001, 2002)
 # Seeds of the CI range and of FAST_SEEDS that find an open failure, each a strict expected

@@ -243,6 +243,7 @@ class AccountLedger:
         "pending",
         "released_at",
         "released_moved",
+        "schedule",
         "series",
         "shaped",
         "slow_cap",
@@ -276,6 +277,9 @@ class AccountLedger:
         self.outage = False  # the last 1-minute read failed (the next read is 1 minute)
         self.released_at = 0.0  # when this replica stopped serving the account (0 = serves)
         self.released_moved = False  # ... because another replica serves it now
+        # the settle schedule its pending runs were counted under (saved with the state file):
+        # what they finish with when settling is switched off (``policy.stages``)
+        self.schedule: tuple[int, ...] = ()
         self.late: dict[int, Late] = {}  # by the age of the settle read, in minutes
         self.late_share: float | None = None  # latest fully settled run: share after first read
         self.last_stage_share: float | None = None  # ... and the share its last stage added

@@ -32,6 +32,7 @@ class StateFile:
 
     def __init__(self, settings: TrafficSettings, metrics: AreaMetrics, clock: Clock) -> None:
         self.path = settings.state_file
+        self._stages = settings.settle_stages
         self._metrics = metrics
         self._clock = clock
         self.on_disk = False  # a snapshot a restart would load exists
@@ -60,6 +61,9 @@ class StateFile:
     ) -> bool:
         """Snapshot ``ledgers`` and replace the file (on the worker thread)."""
         now = self._clock.time()
+        if self._stages:  # with settling off, the runs owed keep the schedule they had
+            for led in ledgers.values():
+                led.schedule = self._stages
         data = state.dump(ledgers, now, exported, self._texts)
         cursors = state.dump_cursors(ledgers, now)  # of the same snapshot
         try:

@@ -108,11 +108,13 @@ def give_up_stale(
         give_up(metrics, account, led, stale, "no settle read for a day")
 
 
-def stages(settings: TrafficSettings) -> tuple[int, ...]:
-    """The ages the runs owed are read at: the schedule, or with settling off one last read
-    (``LAST_READ_MINUTES``) for the runs counted while it was on. Only the schedule decides
+def stages(settings: TrafficSettings, led: AccountLedger) -> tuple[int, ...]:
+    """The ages the runs owed are read at: the schedule; with settling off, the schedule the
+    runs counted while it was on had (saved with the state file: they finish it, so their
+    last read comes when that schedule took their figures to be final), or, for a file that
+    does not say it, one last read (``LAST_READ_MINUTES``). Only the schedule decides
     whether a first read keeps a run (``settings.settle_stages``)."""
-    return settings.settle_stages or (LAST_READ_MINUTES,)
+    return settings.settle_stages or led.schedule or (LAST_READ_MINUTES,)
 
 
 def due(
@@ -127,7 +129,7 @@ def due(
     hopeless ones (on the worker)."""
     if not led.pending:
         return None
-    ages = stages(settings)
+    ages = stages(settings, led)
     led.reschedule(ages)  # the schedule changed since a half was read
     give_up_stale(metrics, account, led, now, ages, settings.catch_up_minutes)
     return led.due(now, ages, aside)

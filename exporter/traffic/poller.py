@@ -206,7 +206,7 @@ class TrafficPoller:
     def _report_owed(self, account: str, led: AccountLedger, now: float) -> None:
         """The settle reads due and not yet done: how many minutes, and how long overdue."""
         minutes, overdue = led.owed_minutes(
-            self.clocks.ready_time(now), policy.stages(self._settings)
+            self.clocks.ready_time(now), policy.stages(self._settings, led)
         )
         self._metrics.traffic_windows_owed.labels(account).set(minutes)
         self._metrics.traffic_settle_overdue.labels(account).set(overdue)
@@ -257,7 +257,7 @@ class TrafficPoller:
             if not cycle.settled and led.pending:
                 # Read on the loop, not the worker: no other step of this account runs now,
                 # and a hop here would let other areas' polls take the budget first.
-                ages = policy.stages(s)
+                ages = policy.stages(s, led)
                 run = cycle.run or led.due(ready, ages, cycle.aside)
                 if run is not None and run.due_at(ages) <= self._ready_at(w):
                     # leaving room for every first read ready now: a backlog is read first
@@ -321,7 +321,7 @@ class TrafficPoller:
         rate limit afford it: a backlog (after an outage, or runs falling due together) is
         read in one poll, as the first reads behind are, and holds back no run due after it.
         Each complete read moves a run on an age (or drops it), so the loop ends."""
-        for _ in range(len(led.pending) * len(policy.stages(self._settings)) + 1):
+        for _ in range(len(led.pending) * len(policy.stages(self._settings, led)) + 1):
             if cycle.postponed or (cycle.settled and not cycle.complete):
                 return  # waits for the budget or the rate limit, or a clock in doubt
             if cycle.settled:  # the last run's read is complete: the next run due
@@ -358,7 +358,7 @@ class TrafficPoller:
         if run is None:
             return
         cycle.run = run
-        stages = policy.stages(self._settings)
+        stages = policy.stages(self._settings, led)
         per_resource = self._settings.per_resource
         while True:
             longest = policy.longest(led, now)

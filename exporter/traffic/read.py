@@ -173,7 +173,7 @@ class Reader:
         if got:
             led.answered_at = now
             read.read = True
-            stages = policy_stages(self._settings)
+            stages = policy_stages(self._settings, led)
             folds, per_resource = self._select.folds, self._settings.per_resource
             totals, rows = got.get("totals"), got.get("resources")
             unlisted = self._select.lists_all

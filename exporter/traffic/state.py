@@ -181,6 +181,7 @@ def _account(led: AccountLedger, texts: Texts) -> dict[str, Any]:
         "long_windows_refused": led.long_refused,
         "released_at": led.released_at,
         "released_moved": led.released_moved,
+        "schedule": list(led.schedule),
         "slow_cap": led.slow_cap,
         "slow_until": led.slow_until,
         "totals": text(led.totals),
@@ -339,6 +340,15 @@ class _Decoder:
         moved = d.get("released_moved", True)  # files before the reason: as a move
         _need(isinstance(moved, bool), f"{where}.released_moved", "true or false")
         led.released_moved = moved
+        schedule = d.get("schedule", [])  # files before it: none (one last read, 5 minutes)
+        _need(
+            isinstance(schedule, list)
+            and all(type(a) is int and a > 0 for a in schedule)
+            and schedule == sorted(set(schedule)),
+            f"{where}.schedule",
+            "rising ages in minutes",
+        )
+        led.schedule = tuple(schedule)
         led.slow_cap = _count(d.get("slow_cap", 0), f"{where}.slow_cap")
         led.slow_until = _float(d.get("slow_until", 0.0), f"{where}.slow_until")
         led.totals = self.values(d.get("totals"), f"{where}.totals")

@@ -545,19 +545,20 @@ class Checker:
         return gone
 
     def _owed_named(self, account: str, due: float, t: float) -> bool:
-        """Whether a settle read late from ``due`` to ``t`` was held back by a request budget
-        or the platform's rate limit and named while it waited: a limit in force, and
-        ``cdnvideo_traffic_windows_owed`` above 0 at every scrape in between and at the one
-        before (within a scrape interval of ``due``: a read late by less than the interval
-        may have none in between). A budget that affords the schedule still waits while it
-        catches a backlog up (a restart's or an outage's first reads come first): the gauge
-        says so."""
+        """Whether a settle read due at ``due`` (its age) and made late at ``t`` was held back
+        by a request budget or the platform's rate limit while it caught a backlog up, and
+        named while it waited: a limit in force, and ``cdnvideo_traffic_windows_owed`` above
+        0 at the scrapes within a scrape interval before ``due`` (other minutes overdue
+        already: a backlog) and at every scrape since. A budget that affords the schedule
+        waits while it catches a backlog up (a restart's settle reads after its catch-up);
+        without a backlog it reads in time (issue 48 failure 6)."""
         life = self._life(due)
         if life is None or not (life.daemon.budget or self.s.platform_limit):
             return False
-        since = due - self.s.scrape_seconds
-        seen = [v for at, v in self.owed_seen.get(account, ()) if since <= at <= t]
-        return bool(seen) and min(seen) > 0
+        seen = self.owed_seen.get(account, [])
+        before = [v for at, v in seen if due - self.s.scrape_seconds <= at <= due]
+        since = [v for at, v in seen if due < at <= t]
+        return bool(before) and min(before) > 0 and all(v > 0 for v in since)
 
     def _forgotten(self, t: float) -> bool:
         """Whether a read at ``t`` was made while saves failed, up to a stop before they
@@ -1184,7 +1185,7 @@ class Checker:
                     t = times[i + 1]
                     if t < due - early:
                         soon.append(f"{what} read {(t - f) / 60:.1f} min after")
-                    elif t > limit and not self._owed_named(account, limit, t):
+                    elif t > limit and not self._owed_named(account, due, t):
                         late.append(f"{what} read {(t - f) / 60:.1f} min after")
             # final: the schedule in force when its last read falls due reaches past lateness
             end_life = self._life(f + stages[-1] * MINUTE) or life

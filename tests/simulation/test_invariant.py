@@ -1147,16 +1147,20 @@ def test_a_bytes_series_rising_by_twice_its_figures_jumps(tmp_path: Path) -> Non
     assert [v.kind for v in checker.violations] == ["series jump"]
 
 
-def _held_by_a_budget(tmp_path: Path, budget: int, owed: float) -> list[str]:
-    """(5, 15) under a request budget of ``budget``: minute 06:20 first read at 06:23, its
-    age 5 read 7 minutes late (06:35), the owed gauge at ``owed`` at every scrape meanwhile
-    (a backlog's first reads took the budget). The ``late settle read`` findings."""
+def _held_by_a_budget(tmp_path: Path, budget: int, owed: float, backlog: bool = True) -> list[str]:
+    """(5, 15) under a request budget of ``budget``, scraped every 15 s: minute 06:20 first
+    read at 06:23, its age 5 read 7 minutes late (06:35), the owed gauge at ``owed`` from
+    its due time on, and before it too with a ``backlog`` (other minutes overdue already).
+    The ``late settle read`` findings."""
     checker = _checker(tmp_path, Daemon(revisit=(5, 15), budget=budget))
+    checker.s = replace(checker.s, scrape_seconds=15.0)
     m = T0 + 20 * MINUTE
     f = m + 3 * MINUTE
     _read(checker, f, m)
-    for i in range(1, 16):
-        checker.scrape(f + i * MINUTE - 30, {OWED: {(OWED, (("account", "acc1"),)): owed}})
+    for i in range(1, 4 * 15):
+        at = f + i * 15
+        gauge = owed if backlog or at > f + 5 * MINUTE else 0.0
+        checker.scrape(at, {OWED: {(OWED, (("account", "acc1"),)): gauge}})
     _read(checker, f + 12 * MINUTE, m)
     _read(checker, f + 17 * MINUTE, m)
     return [v.detail for v in checker.finish(T0 + 60 * MINUTE) if v.kind == "late settle read"]
@@ -1170,10 +1174,12 @@ def test_a_read_a_budget_held_back_and_the_owed_gauge_named_is_not_late(tmp_path
 
 def test_a_read_held_back_unnamed_or_without_a_limit_is_late(tmp_path: Path) -> None:
     late = ["2 reads, e.g. acc1 totals 06:20:00 age 5 (first read 06:23:00) read 12.0 min after"]
-    for name in ("0", "none"):
+    for name in ("0", "none", "no-backlog"):
         (tmp_path / name).mkdir()
     assert _held_by_a_budget(tmp_path / "0", budget=8, owed=0) == late
     assert _held_by_a_budget(tmp_path / "none", budget=0, owed=3) == late
+    # no backlog: a budget that affords the schedule reads in time (issue 48 failure 6)
+    assert _held_by_a_budget(tmp_path / "no-backlog", budget=8, owed=3, backlog=False) == late
 
 
 def _folded_after_restart(tmp_path: Path, state: str | None) -> list[str]:

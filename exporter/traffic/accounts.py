@@ -101,8 +101,8 @@ class Accounts:
         that became ready in the poll before the save may not have been read: counted as
         missed. The minutes after the cursor are read (beyond ``catch_up_minutes`` counted
         as missed) into counters that start at 0 again. The runs the file owed a settle read
-        are gone with it: at most the schedule's last age and its tolerance (less one) of
-        the minutes up to the cursor, counted as given up."""
+        are gone with it, counted as given up: the minutes the cursor file says were owed at
+        that save, else at most the schedule's last age and its tolerance (less one)."""
         led = AccountLedger()
         lost = self._lost
         if lost is None:
@@ -124,8 +124,10 @@ class Accounts:
             return led
         led.cursor = cursor
         led.dirty = True
-        ages = self._settings.settle_stages
-        owed = ages[-1] + tolerance_minutes(ages[-1], ages) - 1 if ages else 0
+        owed = lost.owed.get(account)
+        if owed is None:  # at most what the schedule can owe
+            ages = self._settings.settle_stages
+            owed = ages[-1] + tolerance_minutes(ages[-1], ages) - 1 if ages else 0
         log.warning(
             "traffic_state_taken_over",
             path=lost.path,

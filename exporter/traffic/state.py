@@ -62,6 +62,9 @@ class Lost:
     problem: str
     saved_at: float | None
     cursors: dict[str, int] = field(default_factory=dict)
+    # by account, the minutes owed a settle read at that save (the cursor file's, when it is
+    # of the same save as ``saved_at``): what a start after it counts as given up
+    owed: dict[str, int] = field(default_factory=dict)
 
 
 def cursors_path(state_file: str) -> str:
@@ -70,29 +73,43 @@ def cursors_path(state_file: str) -> str:
 
 
 def dump_cursors(ledgers: Mapping[str, AccountLedger], saved_at: float) -> bytes:
-    """The cursor file: when the state file was saved and each account's cursor (a few
-    bytes an account), written after each save of the state file succeeds: what a restart
-    reads on from when the state file itself is ignored as a whole (``salvage``)."""
+    """The cursor file: when the state file was saved, each account's cursor and the minutes
+    it owed a settle read (a few bytes an account), written after each save of the state
+    file succeeds: what a restart reads on from, and names as given up, when the state file
+    itself is ignored as a whole (``salvage``)."""
     cursors = {name: led.cursor for name, led in ledgers.items()}
-    return json.dumps({"saved_at": saved_at, "cursors": cursors}).encode()
+    owed = {name: sum(run.minutes for run in led.pending) for name, led in ledgers.items()}
+    doc = {"saved_at": saved_at, "cursors": cursors, "owed": owed}
+    return json.dumps(doc).encode()
 
 
-def _cursor_file(path: str) -> tuple[float | None, dict[str, int]]:
-    """What the cursor file beside the state file ``path`` says (nothing when it is absent
-    or not one ``dump_cursors`` wrote)."""
+def _minutes_by_account(raw: object, step: int) -> dict[str, int]:
+    """A JSON object of whole numbers by account, those a multiple of ``step`` and >= 0."""
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        k: v
+        for k, v in raw.items()
+        if isinstance(k, str) and type(v) is int and v >= 0 and v % step == 0
+    }
+
+
+def _cursor_file(path: str) -> tuple[float | None, dict[str, int], dict[str, int]]:
+    """What the cursor file beside the state file ``path`` says: its save's time, cursors and
+    minutes owed (nothing when it is absent or not one ``dump_cursors`` wrote)."""
     try:
         doc = json.loads(Path(cursors_path(path)).read_bytes())
     except (OSError, ValueError):
-        return None, {}
+        return None, {}, {}
     if not isinstance(doc, dict):
-        return None, {}
+        return None, {}, {}
     at = doc.get("saved_at")
     saved_at = float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else None
-    raw = doc.get("cursors")
-    cursors = dict(raw.items()) if isinstance(raw, dict) else {}
-    return saved_at, {
-        k: v for k, v in cursors.items() if isinstance(k, str) and type(v) is int and v % 60 == 0
-    }
+    return (
+        saved_at,
+        _minutes_by_account(doc.get("cursors"), 60),
+        _minutes_by_account(doc.get("owed"), 1),
+    )
 
 
 def salvage(data: bytes, path: str, problem: str) -> Lost:
@@ -115,10 +132,12 @@ def salvage(data: bytes, path: str, problem: str) -> Lost:
     for name, cursor in pairs:
         if isinstance(name, str) and type(cursor) is int and cursor % 60 == 0:
             cursors.setdefault(name, cursor)
-    kept_at, kept = _cursor_file(path)
+    kept_at, kept, owed = _cursor_file(path)
     for name, cursor in kept.items():
         cursors.setdefault(name, cursor)
-    return Lost(path, problem, saved_at if saved_at is not None else kept_at, cursors)
+    if saved_at is not None and saved_at != kept_at:
+        owed = {}  # of another save than the text's
+    return Lost(path, problem, saved_at if saved_at is not None else kept_at, cursors, owed)
 
 
 def _enc(values: Values) -> Encoded:

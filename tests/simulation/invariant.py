@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from exporter.simulator.churn import Change
+from exporter.simulator.traffic_model import EDGE_BW, EDGE_REQ
 from exporter.simulator.traffic_window import COLUMN_KEYS, late_fraction
 from tests.simulation.promwire import decode
 from tests.simulation.scenario import T0, Daemon, Event, Scenario
@@ -828,24 +829,61 @@ class Checker:
         traffic = reader.traffic
         retention = min(life.daemon.retention_hours for life in self.lives) * 3600
 
-        def forgotten(key: Key) -> bool:  # deleted on the platform longer ago than retention
-            i = traffic.index.get(dict(key[1]).get("resource", ""))
-            return i is not None and traffic.spans[i][1] <= end - retention
-
-        # A state file ignored as a whole takes the counters with it: a start after it knows
-        # the resources of its replies only, and one max_resources folds has no series of its
-        # own (docs/windowing.md, *State file*: counters start at 0 again).
+        named: dict[str, float] | None = None
+        # A state file ignored as a whole takes the counters with it (docs/windowing.md,
+        # *State file*: counters start at 0 again): a start after it knows the resources its
+        # replies name, so one not named by a first read since has no series.
         lost = self.state_lost_at
-        folds_since = lost is not None and any(
-            life.daemon.max_resources for life in self.lives if life.start >= lost
-        )
+        folds = not self._every_life(lambda d: d.max_resources == 0)
+
+        def forgotten(key: Key) -> bool:
+            nonlocal named
+            rid = dict(key[1]).get("resource", "")
+            i = traffic.index.get(rid)
+            if i is not None and traffic.spans[i][1] <= end - retention:
+                return True  # deleted on the platform longer ago than retention
+            if lost is None and not folds:
+                return False
+            if named is None:
+                named = self._last_named(account)
+            last = named.get(rid)
+            if lost is not None and (last is None or last < lost):
+                return True
+            # out of the top max_resources longer ago than retention
+            return folds and last is not None and last <= end - retention
+
         gone = sorted(
-            k
-            for k in self.last
-            if mine(k) and k not in self.present and not forgotten(k) and not folds_since
+            k for k in self.last if mine(k) and k not in self.present and not forgotten(k)
         )
         if gone:
             self.add("series vanished", f"{len(gone)} series, e.g. {_show(gone[0])}")
+
+    def _last_named(self, account: str) -> dict[str, float]:
+        """Per resource, the last first read whose per-resource reply named it under its own
+        series: every resource of the reply, or with ``max_resources: N`` the top N of the
+        window by edge bandwidth, then edge requests, then id (docs/windowing.md, *Resources:
+        filters, top N, removal*). Its series stays ``series_retention_hours`` after that."""
+        reader = self.sim.traffic_reader(account)
+        assert reader is not None
+        drop = "drop-deleted-resources" in self.s.quirks
+        seen: set[int] = set()
+        out: dict[str, float] = {}
+        for r in _counted_reads(self.transport.reads):
+            if r.account != account or not r.resources:
+                continue
+            minutes = range(r.start, r.end, MINUTE)
+            if all(m in seen for m in minutes):
+                continue  # a settle read: it names no resource anew
+            seen.update(minutes)
+            rows = reader.per_resource(r.start, len(minutes), r.at, drop_deleted=drop)
+            ranked = sorted(
+                (-round(float(v[EDGE_BW]), 3), -int(v[EDGE_REQ]), res.id) for res, v in rows
+            )
+            life = self._life(r.at)
+            top = life.daemon.max_resources if life is not None else 0
+            for _, _, rid in ranked[:top] if top else ranked:
+                out[rid] = r.at
+        return out
 
     def _names(self, account: str, end: float) -> None:
         """A renamed resource keeps its counters; its info series names it anew (once) by

@@ -1182,10 +1182,12 @@ def test_a_read_held_back_unnamed_or_without_a_limit_is_late(tmp_path: Path) -> 
     assert _held_by_a_budget(tmp_path / "no-backlog", budget=8, owed=3, backlog=False) == late
 
 
-def _folded_after_restart(tmp_path: Path, state: str | None) -> list[str]:
+def _folded_after_restart(
+    tmp_path: Path, state: str | None, max_resources: int = 1, read: bool = False
+) -> list[str]:
     """Two resource series shown; a restart (its state file ``state``: damaged, or intact)
-    with ``max_resources: 1``, after which one series is gone. The ``series vanished``
-    findings."""
+    with ``max_resources``, after which one series is gone (``read``: after a first read of
+    both halves of the minute 06:02). The ``series vanished`` findings."""
     checker = _checker(tmp_path, Daemon(revisit=(5, 15)))
     both = {RESOURCE_REQUESTS: {_series("100001"): 0.0, _series("100002"): 0.0}}
     checker.scrape(T0 + 60, both)
@@ -1193,8 +1195,10 @@ def _folded_after_restart(tmp_path: Path, state: str | None) -> list[str]:
     args = (("mode", "clean"), ("down", 0)) + ((("state", state),) if state else ())
     checker.event(at, Event(120, "restart", args))
     checker.stopped(at)
-    checker.started(at, Daemon(revisit=(5, 15), max_resources=1))
-    checker.scrape(at + 60, {RESOURCE_REQUESTS: {_series("100001"): 0.0}})
+    checker.started(at, Daemon(revisit=(5, 15), max_resources=max_resources))
+    if read:
+        _read(checker, at + 60, at)
+    checker.scrape(at + 90, {RESOURCE_REQUESTS: {_series("100001"): 0.0}})
     return [v.kind for v in checker.finish(at + 90) if v.kind == "series vanished"]
 
 
@@ -1206,6 +1210,18 @@ def test_a_series_folded_after_a_state_file_was_lost_may_go(tmp_path: Path) -> N
 
 def test_a_series_folded_after_a_restart_with_its_state_stays(tmp_path: Path) -> None:
     assert _folded_after_restart(tmp_path, None) == ["series vanished"]
+
+
+def test_a_series_not_named_since_a_state_file_was_lost_may_go(tmp_path: Path) -> None:
+    """Seed 1029: a start after a state file ignored as a whole has the series of the
+    resources its replies name; one deleted before (its minutes dropped from the replies) has
+    none."""
+    assert _folded_after_restart(tmp_path, "truncated", max_resources=0) == []
+
+
+def test_a_series_named_since_a_state_file_was_lost_stays(tmp_path: Path) -> None:
+    found = _folded_after_restart(tmp_path, "truncated", max_resources=0, read=True)
+    assert found == ["series vanished"]
 
 
 def test_a_minute_the_receiver_refused_first_is_held_to_the_read_before_its_first_try(
@@ -1223,3 +1239,39 @@ def test_a_minute_the_receiver_refused_first_is_held_to_the_read_before_its_firs
         'remote write off: cdnvideo_minute_account_requests{account="acc1",side="edge"} '
         f"06:03:00-06:04:00 written {shown + 3}, its last read at 06:20:00 shows {shown}"
     )
+
+
+def _top_one_for_an_hour(tmp_path: Path, shown_at_end: str) -> list[str]:
+    """Two resource series shown, their minutes first read as each closes; a restart at 06:10
+    with ``max_resources: 1`` (retention half an hour), then an hour of first reads, after
+    which only ``shown_at_end`` is shown. In this scenario's model 100003 carries the most edge
+    bandwidth of the account's resources in every minute: it is the one named after the
+    restart. The ``series vanished`` findings."""
+    daemon = Daemon(revisit=(5,), retention_hours=0.5)
+    checker = _checker(tmp_path, daemon)
+    for i in range(8):
+        _read(checker, T0 + (i + 1) * MINUTE + 60, T0 + i * MINUTE)
+    both = {RESOURCE_REQUESTS: {_series("100001"): 0.0, _series("100003"): 0.0}}
+    checker.scrape(T0 + 9 * MINUTE, both)
+    at = T0 + 10 * MINUTE
+    checker.event(at, Event(120, "restart", (("mode", "clean"), ("down", 0))))
+    checker.stopped(at)
+    checker.started(at, replace(daemon, max_resources=1))
+    for i in range(8, 70):
+        _read(checker, T0 + (i + 1) * MINUTE + 60, T0 + i * MINUTE)
+    end = T0 + 72 * MINUTE
+    checker.scrape(end, {RESOURCE_REQUESTS: {_series(shown_at_end): 0.0}})
+    return [v.detail for v in checker.finish(end) if v.kind == "series vanished"]
+
+
+def test_a_series_out_of_the_top_n_longer_than_retention_may_go(tmp_path: Path) -> None:
+    """Seed 1042: a restart with ``max_resources: 1`` folds a resource into ``__other__``; its
+    own series goes ``series_retention_hours`` after the last first read that named it."""
+    assert _top_one_for_an_hour(tmp_path, "100003") == []
+
+
+def test_the_series_of_the_top_n_stays(tmp_path: Path) -> None:
+    assert _top_one_for_an_hour(tmp_path, "100001") == [
+        '1 series, e.g. cdnvideo_resource_requests_total{account="acc1",resource="100003",'
+        'side="edge"}'
+    ]

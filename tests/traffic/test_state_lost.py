@@ -35,15 +35,21 @@ def lose_cursor_file(state_file: Path) -> None:
 
 
 async def restart_on(
-    r: Rig, state_file: Path, damage: Callable[[bytes], bytes], cursor_file: bool = True
-) -> tuple[int, int]:
-    """Run 20 minutes, damage the state file (``damage`` of its bytes; without
-    ``cursor_file``, the cursor file beside it lost too), stay down 4 minutes, start again
-    and run 10; returns the cursor before and after."""
-    poller = r.poller(state_file=str(state_file))
+    r: Rig,
+    state_file: Path,
+    damage: Callable[[bytes], bytes],
+    cursor_file: bool = True,
+    revisit: object = 5,
+) -> tuple[int, int, int]:
+    """Run 20 minutes (settle reads at ``revisit``), damage the state file (``damage`` of
+    its bytes; without ``cursor_file``, the cursor file beside it lost too), stay down 4
+    minutes, start again with ``revisit_minutes: 5`` and run 10; returns the cursor before
+    and after, and the minutes owed a settle read at the stop."""
+    poller = r.poller(state_file=str(state_file), revisit_minutes=revisit)
     await r.drive(poller, 20 * 60)
     before = poller.ledger(ACC).cursor
     assert before is not None
+    owed = sum(run.minutes for run in poller.ledger(ACC).pending)
     spoil(state_file, damage)
     if not cursor_file:
         lose_cursor_file(state_file)
@@ -53,7 +59,7 @@ async def restart_on(
     await r.drive(again, 10 * 60)
     after = again.ledger(ACC).cursor
     assert after is not None
-    return before, after
+    return before, after, owed
 
 
 def _corrupt(data: bytes) -> bytes:
@@ -85,16 +91,30 @@ async def test_a_state_file_ignored_as_a_whole_is_read_on_from_where_it_says(
     path = tmp_path / "traffic.json"
     async with rig(aiohttp_server, SimConfig(late_seconds=240, resources_per_account=3)) as r:
         with capture_logs() as logs:
-            before, after = await restart_on(r, path, damage, cursor_file)
+            before, after, owed = await restart_on(r, path, damage, cursor_file)
         taken = next(e for e in logs if e["event"] == "traffic_state_taken_over")
         # the minute read last before the stop
         assert (taken["cursor_from"], taken["cursor"]) == (cursor_from, before)
         assert taken["missed_minutes"] == r.windows("missed") == missed
-        assert r.windows("given_up") == OWED_AT_MOST
+        # the minutes owed at the last save, as the cursor file says; else the most owed
+        assert 0 < owed <= OWED_AT_MOST
+        assert r.windows("given_up") == (owed if cursor_file else OWED_AT_MOST)
         assert r.windows("backfilled") >= 4  # the minutes while down are read
         await drain(r, str(path))
         # counters start at 0 again: they hold every minute since ``before`` once
         assert assert_counters_equal_truth(r, range(before + 60, after + 60, 60)) > 0
+
+
+async def test_the_minutes_owed_under_a_longer_schedule_are_all_given_up(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """Seed 1029: saved under ``revisit_minutes: 10``, started with 5 after the state file
+    was lost: every minute owed at the save is named, not the most the new schedule owes."""
+    path = tmp_path / "traffic.json"
+    async with rig(aiohttp_server, SimConfig(late_seconds=240, resources_per_account=3)) as r:
+        _, _, owed = await restart_on(r, path, lambda data: data[: len(data) // 2], revisit=10)
+        assert owed > OWED_AT_MOST
+        assert r.windows("given_up") == owed
 
 
 def test_what_a_state_file_ignored_as_a_whole_still_says(tmp_path: Path) -> None:
@@ -149,3 +169,21 @@ def test_a_cursor_file_not_ours_says_nothing(tmp_path: Path) -> None:
         lost: list[state.Lost] = []
         assert state.load(str(path), lost=lost) == {}
         assert (lost[0].saved_at, lost[0].cursors) == (None, {})
+
+
+def test_the_minutes_owed_come_from_a_cursor_file_of_the_same_save(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    cursor_file = Path(state.cursors_path(str(path)))
+    cursor_file.write_bytes(
+        b'{"saved_at": 1767229205.5, "cursors": {"a": 1767229020},'
+        b' "owed": {"a": 14, "b": -1, "c": 2.5, "d": true}}'
+    )
+    for text, owed in (
+        (b'\x00{"version":1,"saved_at":1767229205.5,', {"a": 14}),  # no negative, no fraction
+        (b"\x00 not json", {"a": 14}),  # the cursor file's save time is the only one
+        (b'\x00{"version":1,"saved_at":1767229265.5,', {}),  # a later save than the cursor file
+    ):
+        path.write_bytes(text)
+        lost: list[state.Lost] = []
+        assert state.load(str(path), lost=lost) == {}
+        assert lost[0].owed == owed

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from exporter.simulator.churn import Change
-from exporter.simulator.traffic_model import EDGE_BW, EDGE_REQ
+from exporter.simulator.revision import EDGE_200, revised_minutes
+from exporter.simulator.traffic_model import EDGE_2XX, EDGE_BW, EDGE_REQ
 from exporter.simulator.traffic_window import COLUMN_KEYS, late_fraction
 from tests.simulation.promwire import decode
 from tests.simulation.scenario import T0, Daemon, Event, Scenario
@@ -59,6 +60,9 @@ KINDS = {
     "value, or a minute never read was written",
     "remote write missing": "a minute read at every age of its schedule was not written by "
     "remote write, and no outcome of cdnvideo_traffic_windows_total names it",
+    "audit off": "under the quirk revise-after-settle, the standing audit's differing "
+    "seconds are not those of the windows it read that the platform revised after their last "
+    "read",
     "audit false alarm": "the standing audit reported traffic that differs "
     '(cdnvideo_traffic_audit_seconds_total{result="differs"}) where the platform revised '
     "nothing and every minute was counted at its final figures",
@@ -86,6 +90,9 @@ OWED = "cdnvideo_traffic_windows_owed"
 COUNTED_OUTCOMES = frozenset({"read", "backfilled", "revised", "missed", "mismatched"})
 INFO = "cdnvideo_resource_info"
 RESOURCE_REQUESTS = "cdnvideo_resource_requests_total"
+# Quirk revise-after-settle: the columns a revision adds to (the account's first resource:
+# one more edge request, a 200), in the platform's row layout.
+REVISED_COLUMNS = frozenset({EDGE_REQ, EDGE_200, EDGE_2XX})
 RENAME_SEEN_SECONDS = 600.0  # a rename this long before the end must be in the info series
 Labels = tuple[tuple[str, str], ...]
 
@@ -230,6 +237,7 @@ class Checker:
     owed_at: float = 0.0  # when: the end, or the last scrape before a stop the day ended in
     info: Mapping[Key, float] = field(default_factory=dict)  # resource info, last scrape
     audit_differs: dict[str, tuple[float, float]] = field(default_factory=dict)  # first (at, s)
+    audit_shown: dict[str, tuple[float, float]] = field(default_factory=dict)  # last (at, s)
     progress_at: dict[str, float] = field(default_factory=dict)
     disturbed: dict[str, list[tuple[float, float]]] = field(
         default_factory=lambda: defaultdict(list)
@@ -264,6 +272,10 @@ class Checker:
     )
     _fractions: dict[tuple[int, float], float] = field(default_factory=dict)
     # per (account, half, minute): when a fetch of it was thrown away for a doubted Date
+
+    @property
+    def revises(self) -> bool:
+        return "revise-after-settle" in self.s.quirks
 
     # -- what the harness reports -------------------------------------------------------------
     def started(self, now: float, daemon: Daemon) -> None:
@@ -394,8 +406,10 @@ class Checker:
         self.info = families.get(INFO, {})
         for key, value in families.get(AUDIT, {}).items():
             labels = dict(key[1])
-            if labels.get("result") == "differs" and value > 0:
-                self.audit_differs.setdefault(labels.get("account", ""), (now, value))
+            if labels.get("result") == "differs":
+                self.audit_shown[labels.get("account", "")] = (now, value)
+                if value > 0:
+                    self.audit_differs.setdefault(labels.get("account", ""), (now, value))
         self._prev_scrape = now
 
     def _new_reads(self) -> None:
@@ -523,6 +537,8 @@ class Checker:
                 total += _amount(col, row[col], f2) - _amount(col, row[col], f1)
                 if col in RATE_COLUMNS and f2 > f1:  # a rate's rounding, per figure counted
                     total += RATE_ROUNDING_BYTES
+            if col in REVISED_COLUMNS and (index is None or index == 0):
+                total += self._revision(m, now)
         return total
 
     def _reread_since_view(self, account: str, half: bool, m: int, at: float) -> None:
@@ -620,7 +636,7 @@ class Checker:
             self._owed(account, reads, end)
             self._kept(account, end)
             self._names(account, end)
-            self._audit(account)
+            self._audit(account, reads)
             if self.s.remote_write:
                 mine = written.get(account, {})
                 totals = {k: v for k, v in mine.items() if not _has_resource(k[0])}
@@ -628,18 +644,21 @@ class Checker:
                 self._written_resources(account, mine, windows)
         return self.violations
 
-    def _audit(self, account: str) -> None:
+    def _audit(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
         """The standing audit re-reads settled windows and compares (docs/windowing.md, *The
         standing audit*): with figures the platform never revised (no quirk
         ``revise-after-settle``), every schedule of the day reading past the lateness
         (``_reaches``; with settling off, the first read) and no finding of a minute counted
         short, every minute was counted at its final figures: it finds no difference."""
         found = self.audit_differs.get(account)
-        if found is None or "revise-after-settle" in self.s.quirks:
-            return
         if not all(self._reaches(max(life.daemon.stages(), default=0)) for life in self.lives):
             return  # a schedule that ends before the lateness: the audit rightly finds more
         if any(v.kind in COUNTED_SHORT for v in self.violations):
+            return
+        if self.revises:
+            self._audit_finds_the_revisions(account, reads)
+            return
+        if found is None:
             return
         at, seconds = found
         self.add(
@@ -647,6 +666,46 @@ class Checker:
             f"{account}: {seconds:.0f} s of traffic audited as differing at {hhmm(at)}",
             at,
         )
+
+    def _audit_finds_the_revisions(
+        self, account: str, reads: dict[tuple[str, bool, int], list[float]]
+    ) -> None:
+        """Under the quirk ``revise-after-settle``, with every minute counted at its final
+        figures otherwise, an audit read differs exactly where its window holds a minute the
+        platform revised after the last read that counted it (docs/windowing.md, *The standing
+        audit*): ``..._audit_seconds_total{result="differs"}`` is the seconds of those windows
+        (those read after the last scrape may not show yet). Held where the record is whole:
+        no stop by a kill, no state file lost, the account never away from this replica."""
+        if (
+            any(life.killed for life in self.lives)
+            or self.state_lost_at is not None
+            or self._gone_at(account) < math.inf
+            or any(e.arg("account") == account for e in self.s.events)
+        ):
+            return
+        shown_at, shown = self.audit_shown.get(account, (0.0, 0.0))
+        low = high = 0.0
+        for r in self.transport.reads:
+            if not (r.audit and r.answered and r.account == account and not r.resources):
+                continue
+            revised = [
+                m
+                for m in range(r.start, r.end, MINUTE)
+                if self._revision(m, r.at)
+                and not self._revision(m, reads.get((account, False, m), [r.at])[-1])
+            ]
+            if revised:
+                high += r.end - r.start
+                if r.at <= shown_at - 2 * POLL_SECONDS:
+                    low += r.end - r.start
+        if not low <= shown <= high:
+            self.add(
+                "audit off",
+                f"{account}: {shown:.0f} s of traffic audited as differing, the platform "
+                f"revised {low:.0f} s"
+                + (f" to {high:.0f} s" if high != low else "")
+                + " of the windows audited after their last read",
+            )
 
     def _decode_written(self) -> dict[str, dict[tuple[Key, int], tuple[float, float]]]:
         """Every sample the receiver got (account totals and resources), per account: its
@@ -715,7 +774,11 @@ class Checker:
                 got = sum(written.get((key, m), 0.0) for m in span)
                 want = sum(
                     self._visible(
-                        m, [row[col] for row in reader.traffic.rows(m)], at, col in RATE_COLUMNS
+                        m,
+                        [row[col] for row in reader.traffic.rows(m)],
+                        at,
+                        col in RATE_COLUMNS,
+                        col in REVISED_COLUMNS,
                     )
                     for m in span
                 )
@@ -788,7 +851,10 @@ class Checker:
             i = index[dict(key[1])["resource"]]
             rate = col in RATE_COLUMNS
             got = sum(samples[(key, m)][0] for m in span)
-            want = sum(self._visible(m, [reader.traffic.rows(m)[i][col]], at, rate) for m in span)
+            first = i == 0 and col in REVISED_COLUMNS
+            want = sum(
+                self._visible(m, [reader.traffic.rows(m)[i][col]], at, rate, first) for m in span
+            )
             off = RATE_ROUNDING_BYTES if rate else 0.0
             if abs(got - want) > off + 1e-6 * max(1.0, abs(want)):
                 self.add(
@@ -947,7 +1013,7 @@ class Checker:
             if acc != account:
                 continue
             rows = reader.traffic.rows(m)
-            items: list[tuple[Key, list[float], list[float]]] = []  # key, values, reads
+            items: list[tuple[Key, list[float], list[float], bool]] = []  # key, values, reads
             held = self._held_by_replies(reader.traffic.spans, times)
             if resources:
                 held = [
@@ -958,15 +1024,16 @@ class Checker:
                 if not resources:
                     mine = tuple(sorted((("account", account), *labels)))
                     key: Key = (f"cdnvideo_account_{name}", mine)
-                    items.append((key, [row[col] for row in rows], times))
+                    items.append((key, [row[col] for row in rows], times, col in REVISED_COLUMNS))
                     continue
                 for j, (res, row) in enumerate(zip(reader.traffic.resources, rows, strict=True)):
                     each = (("account", account), ("resource", res.id), *labels)
                     name_j = f"cdnvideo_resource_{name}"
-                    items.append(((name_j, tuple(sorted(each))), [row[col]], held[j]))
+                    first = j == 0 and col in REVISED_COLUMNS
+                    items.append(((name_j, tuple(sorted(each))), [row[col]], held[j], first))
             owed = not self._settled_for_sure(times[0], times)
-            for key, values, seen in items:
-                counted = self._counted(key, m, values, times)
+            for key, values, seen, revised in items:
+                counted = self._counted(key, m, values, times, revised)
                 if counted is None:
                     continue
                 last, prev = counted
@@ -977,7 +1044,7 @@ class Checker:
                     short[key] += last - prev
                 shown = last  # what the replies that held the resource showed of it
                 if seen is not times:  # the reads whose reply held the resource
-                    held_last = self._counted(key, m, values, seen)
+                    held_last = self._counted(key, m, values, seen, revised)
                     shown = held_last[0] if held_last else 0.0
                     lost[key] += last - shown
                 whole = _without_resource(key) if resources else key
@@ -1054,7 +1121,7 @@ class Checker:
                 )
 
     def _counted(
-        self, key: Key, m: int, values: list[float], times: list[float]
+        self, key: Key, m: int, values: list[float], times: list[float], revised: bool = False
     ) -> tuple[float, float] | None:
         """What the reads ``times`` of minute ``m`` count for ``key``: at its last read, and
         at the read before (0 if none); a series shown again at 0 counts the reads after the
@@ -1068,9 +1135,9 @@ class Checker:
         rate = _rate(key)
         prior = [t for t in times[: len(times) - len(since)] if not self._forgotten(t)]
         if prior:  # the last read before it the daemon remembers
-            base = self._visible(m, values, prior[-1], rate)
-        last = self._visible(m, values, since[-1], rate) - base
-        prev = self._visible(m, values, since[-2], rate) - base if len(since) > 1 else 0.0
+            base = self._visible(m, values, prior[-1], rate, revised)
+        last = self._visible(m, values, since[-1], rate, revised) - base
+        prev = self._visible(m, values, since[-2], rate, revised) - base if len(since) > 1 else 0.0
         return last, prev
 
     def _let_through(self, account: str, rid: str, times: list[float]) -> list[float]:
@@ -1112,13 +1179,22 @@ class Checker:
             return [times] * len(spans)
         return [times if times[-1] < end else [t for t in times if t < end] for _, end in spans]
 
-    def _visible(self, m: int, values: list[float], t: float, rate: bool = False) -> float:
+    def _visible(
+        self, m: int, values: list[float], t: float, rate: bool = False, revised: bool = False
+    ) -> float:
         """The platform's figures of minute ``m`` as visible at ``t``, floored per row (a
-        rate: its bytes over the minute, not floored)."""
+        rate: its bytes over the minute, not floored); ``revised``: ``values`` are of a
+        column a revision adds to and hold the account's first resource (``_revision``)."""
         f = self._fraction(m, t)
         if rate:
             return sum(v * f for v in values) * BYTES_PER_RATE_MINUTE
-        return float(sum(_scaled(v, f) for v in values))
+        return float(sum(_scaled(v, f) for v in values)) + (self._revision(m, t) if revised else 0)
+
+    def _revision(self, m: int, t: float) -> int:
+        """What the platform revised of minute ``m`` by ``t`` (quirk ``revise-after-settle``:
+        one edge request, a 200, of the account's first resource, 30 minutes after a minute
+        hh:07 closed, past the lateness)."""
+        return revised_minutes(m, 1, t) if self.revises else 0
 
     def _silent(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
         minutes = sorted(m for (a, res, m) in reads if a == account and not res)

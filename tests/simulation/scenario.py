@@ -21,6 +21,9 @@ SCHEDULES: tuple[int | tuple[int, ...], ...] = (
 DAY_LONG = (5, 60, 1440)  # the longest schedule a config takes: an age of a day
 OUTAGE_KINDS = ("503", "504", "500", "timeout", "refused")
 CHURN_SHARE = 0.3  # days whose resources are added, renamed and deleted (quirk resource-churn)
+# days without resource churn whose platform revises a minute an hour after it was final
+# (quirk revise-after-settle: the standing audit must find exactly those)
+REVISE_SHARE = 0.3
 REMOTE_WRITE_SHARE = 0.5  # days whose daemon writes each final minute by remote write
 # Prometheus' scrape interval of a day (seconds): the compose file's 15 s, and 60 s, the
 # interval of many installations (a key held at 0 waits longer for a scrape that reads it).
@@ -158,6 +161,10 @@ def draw(seed: int, minutes: int = 1440) -> Scenario:
     # Drawn apart (its own stream), so the seeds drawn before churn came keep their days.
     if random.Random(f"churn {seed}").random() < CHURN_SHARE:
         scenario = replace(scenario, quirks=(*scenario.quirks, "resource-churn"))
+    if "resource-churn" not in scenario.quirks and (
+        random.Random(f"revise {seed}").random() < REVISE_SHARE
+    ):
+        scenario = replace(scenario, quirks=(*scenario.quirks, "revise-after-settle"))
     scenario = _paths(random.Random(f"paths {seed}"), scenario)
     written = random.Random(f"remote write {seed}").random() < REMOTE_WRITE_SHARE
     scrape = random.Random(f"scrape {seed}").choice(SCRAPE_INTERVALS)

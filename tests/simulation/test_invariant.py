@@ -1275,3 +1275,53 @@ def test_the_series_of_the_top_n_stays(tmp_path: Path) -> None:
         '1 series, e.g. cdnvideo_resource_requests_total{account="acc1",resource="100003",'
         'side="edge"}'
     ]
+
+
+def _revised_and_audited(tmp_path: Path, shown: float, settled_at: int = 26) -> list[str]:
+    """Quirk revise-after-settle: minutes 06:05-06:10 read at 06:11, 06:16 and 06:00 +
+    ``settled_at`` minutes; the platform revises 06:07 at 06:38; the audit re-reads the window
+    at 07:40, and the last scrape shows ``shown`` seconds audited as differing. The ``audit
+    off`` findings, and every finding's kind."""
+    checker = _checker(tmp_path)
+    checker.s = replace(checker.s, quirks=("revise-after-settle",))
+    start = T0 + 5 * MINUTE
+    for at in (11, 16, settled_at):
+        _read(checker, T0 + at * MINUTE, start, 5)
+    checker.transport.reads.append(
+        Read(T0 + 100 * MINUTE, "acc1", start, start + 5 * MINUTE, False, 200, True, audit=True)
+    )
+    end = T0 + 105 * MINUTE
+    audit = "cdnvideo_traffic_audit_seconds_total"
+    samples = {(audit, (("account", "acc1"), ("result", "differs"))): shown}
+    checker.scrape(end, {audit: samples})
+    found = checker.finish(end)
+    return [v.detail for v in found if v.kind == "audit off"]
+
+
+def test_the_audit_finds_exactly_the_revision_the_platform_planted(tmp_path: Path) -> None:
+    for name in ("found", "missed", "too-many", "read-after"):
+        (tmp_path / name).mkdir()
+    assert _revised_and_audited(tmp_path / "found", 300.0) == []
+    missed = (
+        "acc1: 0 s of traffic audited as differing, the platform revised 300 s of the "
+        "windows audited after their last read"
+    )
+    assert _revised_and_audited(tmp_path / "missed", 0.0) == [missed]
+    assert _revised_and_audited(tmp_path / "too-many", 600.0) == ["acc1: 600" + missed[7:]]
+    # the last read came after the revision: it counted it, the audit finds nothing
+    assert _revised_and_audited(tmp_path / "read-after", 300.0, settled_at=40) == [
+        "acc1: 300 s of traffic audited as differing, the platform revised 0 s of the windows "
+        "audited after their last read"
+    ]
+
+
+def test_the_platforms_figures_hold_its_revision_from_when_it_is_made(tmp_path: Path) -> None:
+    """Quirk revise-after-settle: minute 06:07 of the account's first resource gains an edge
+    request (a 200) at 06:38, 30 minutes after it closed; 06:08 is never revised."""
+    checker = _checker(tmp_path)
+    checker.s = replace(checker.s, quirks=("revise-after-settle",))
+    m = T0 + 7 * MINUTE
+    assert checker._visible(m, [10.0], m + 31 * MINUTE - 1, revised=True) == 10.0
+    assert checker._visible(m, [10.0], m + 31 * MINUTE, revised=True) == 11.0
+    assert checker._visible(m, [10.0], m + 31 * MINUTE) == 10.0  # another column or resource
+    assert checker._visible(m + MINUTE, [10.0], m + 90 * MINUTE, revised=True) == 10.0

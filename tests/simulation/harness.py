@@ -72,6 +72,7 @@ KEPT = (
     "cdnvideo_traffic_windows_owed",
     "cdnvideo_resource_info",
     "cdnvideo_traffic_audit_seconds_total",
+    "cdnvideo_traffic_late_requests_total",
 )
 
 Key = tuple[str, tuple[tuple[str, str], ...]]

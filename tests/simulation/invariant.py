@@ -60,6 +60,8 @@ KINDS = {
     "value, or a minute never read was written",
     "remote write missing": "a minute read at every age of its schedule was not written by "
     "remote write, and no outcome of cdnvideo_traffic_windows_total names it",
+    "lateness off": "the account's edge requests less what the lateness counters say the "
+    "settle reads added differ from what the first reads of its minutes showed",
     "audit off": "under the quirk revise-after-settle, the standing audit's differing "
     "seconds are not those of the windows it read that the platform revised after their last "
     "read",
@@ -89,6 +91,7 @@ OWED = "cdnvideo_traffic_windows_owed"
 # later release names, such as an account released or handed over) names such minutes.
 COUNTED_OUTCOMES = frozenset({"read", "backfilled", "revised", "missed", "mismatched"})
 INFO = "cdnvideo_resource_info"
+LATE = "cdnvideo_traffic_late_requests_total"
 RESOURCE_REQUESTS = "cdnvideo_resource_requests_total"
 # Quirk revise-after-settle: the columns a revision adds to (the account's first resource:
 # one more edge request, a 200), in the platform's row layout.
@@ -238,6 +241,7 @@ class Checker:
     info: Mapping[Key, float] = field(default_factory=dict)  # resource info, last scrape
     audit_differs: dict[str, tuple[float, float]] = field(default_factory=dict)  # first (at, s)
     audit_shown: dict[str, tuple[float, float]] = field(default_factory=dict)  # last (at, s)
+    late: Mapping[Key, float] = field(default_factory=dict)  # the lateness counters, last scrape
     progress_at: dict[str, float] = field(default_factory=dict)
     disturbed: dict[str, list[tuple[float, float]]] = field(
         default_factory=lambda: defaultdict(list)
@@ -404,6 +408,7 @@ class Checker:
             self.owed_seen[account].append((now, value))
         self.owed_at = now
         self.info = families.get(INFO, {})
+        self.late = families.get(LATE, {})
         for key, value in families.get(AUDIT, {}).items():
             labels = dict(key[1])
             if labels.get("result") == "differs":
@@ -1009,6 +1014,8 @@ class Checker:
         gap: dict[tuple[Key, int], float] = defaultdict(float)
         owing: set[tuple[Key, int]] = set()
         slack: dict[Key, float] = defaultdict(float)  # a rate's rounding, in bytes (0 for counts)
+        edge = ("cdnvideo_account_requests_total", (("account", account), ("side", "edge")))
+        firsts = 0.0  # the account's edge requests as the first read of each minute showed them
         for (acc, resources, m), times in reads.items():
             if acc != account:
                 continue
@@ -1036,6 +1043,9 @@ class Checker:
                 counted = self._counted(key, m, values, times, revised)
                 if counted is None:
                     continue
+                if key == edge:
+                    kept = [t for t in times if not self._forgotten(t)] or times
+                    firsts += self._visible(m, values, kept[0], False, revised)
                 last, prev = counted
                 want[key] += last
                 if _rate(key):
@@ -1072,6 +1082,33 @@ class Checker:
                     + (f", {short[key]:.0f} of it owed a read" if short[key] and got < low else ""),
                 )
         self._sums(account, want, short if named else {}, slack, _clipped(gap, owing))
+        self._lateness(account, edge, firsts)
+
+    def _lateness(self, account: str, edge: Key, firsts: float) -> None:
+        """What the settle reads added to the account's edge requests is what
+        ``cdnvideo_traffic_late_requests_total`` counts, over its ages (docs/metrics.md): the
+        edge requests counter less the lateness counters is what the first reads of its
+        minutes showed. Held where both were shown all along (no family left out or taken in,
+        no counter shown again at 0); a lateness series at 0 at the end may be new (held at 0
+        until a scrape saw it), so then the difference may only be larger."""
+        got = self.last.get(edge)
+        late = [v for k, v in self.late.items() if ("account", account) in k[1]]
+        if got is None or edge not in self.present or not late:
+            return
+        if edge in self.reset_at or self.included_at or self.excluded:
+            return
+        if any(e.kind in ("exclude", "unlist", "relist") for e in self.s.events):
+            return
+        if self.writable_at is not None or self.state_lost_at is not None:
+            return
+        shown = got - sum(late)
+        if not (firsts - 1e-6 <= shown <= firsts + 1e-6 or (0.0 in late and shown > firsts)):
+            self.add(
+                "lateness off",
+                f"{account}: edge requests {got:.0f} less the lateness counters "
+                f"{sum(late):.0f} is {shown:.0f}; the first reads of its minutes showed "
+                f"{firsts:.0f}",
+            )
 
     def _sums(
         self,

@@ -16,6 +16,7 @@ from tests.simulation.harness import World
 from tests.simulation.invariant import (
     BYTES_PER_RATE_MINUTE,
     INFO,
+    LATE,
     MINUTE,
     OWED,
     RESOURCE_REQUESTS,
@@ -1325,3 +1326,42 @@ def test_the_platforms_figures_hold_its_revision_from_when_it_is_made(tmp_path: 
     assert checker._visible(m, [10.0], m + 31 * MINUTE, revised=True) == 11.0
     assert checker._visible(m, [10.0], m + 31 * MINUTE) == 10.0  # another column or resource
     assert checker._visible(m + MINUTE, [10.0], m + 90 * MINUTE, revised=True) == 10.0
+
+
+def _late_at_end(tmp_path: Path, late: list[float] | None = None) -> list[str]:
+    """Minute 06:00 of acc1 (late data for 10 minutes) read at 06:03, 06:08 and 06:18; the
+    last scrape shows its edge requests as the last read does and the lateness counters
+    ``late`` (by default: what the settle reads at ages 5 and 15 added). The ``lateness off``
+    findings."""
+    checker = _checker(tmp_path)
+    checker.s = replace(checker.s, late_seconds=600.0)
+    for at in (3, 8, 18):
+        _read(checker, T0 + at * MINUTE, T0)
+    reader = checker.sim.traffic_reader("acc1")
+    assert reader is not None
+    edge = [row[COLUMN_KEYS.index("edge_requests_total")] for row in reader.traffic.rows(T0)]
+    seen = [checker._visible(T0, edge, T0 + at * MINUTE) for at in (3, 8, 18)]
+    assert seen[0] < seen[1] < seen[2]  # the settle reads add late data
+    if late is None:
+        late = [seen[1] - seen[0], seen[2] - seen[1]]
+    key = ("cdnvideo_account_requests_total", (("account", "acc1"), ("side", "edge")))
+    samples = {
+        (LATE, (("account", "acc1"), ("after_minutes", str(age)))): v
+        for age, v in zip((5, 15), late, strict=True)
+    }
+    end = T0 + 30 * MINUTE
+    checker.scrape(end, {key[0]: {key: 0.0}})
+    checker.scrape(end, {key[0]: {key: seen[2]}, LATE: samples})
+    return [v.detail for v in checker.finish(end) if v.kind == "lateness off"]
+
+
+def test_the_lateness_counters_hold_what_the_settle_reads_added(tmp_path: Path) -> None:
+    for name in ("exact", "short", "new"):
+        (tmp_path / name).mkdir()
+    assert _late_at_end(tmp_path / "exact") == []
+    found = _late_at_end(tmp_path / "short", [1.0, 1.0])
+    assert len(found) == 1
+    assert " less the lateness counters 2 is " in found[0]
+    # a lateness series still held at 0 (new): the difference may only be larger
+    late = _late_at_end(tmp_path / "new", [0.0, 0.0])
+    assert late == []

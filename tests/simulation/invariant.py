@@ -647,6 +647,7 @@ class Checker:
                 totals = {k: v for k, v in mine.items() if not _has_resource(k[0])}
                 self._written(account, reads, end, totals, windows)
                 self._written_resources(account, mine, windows)
+                self._written_sums(account, mine, windows)
         return self.violations
 
     def _audit(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
@@ -866,6 +867,49 @@ class Checker:
                     "remote write off",
                     f"{_show(key)} {hhmm(start)}-{hhmm(stop)} written {got:.0f}, its last "
                     f"read at {hhmm(at)} shows {want:.0f}",
+                )
+
+    def _written_sums(
+        self,
+        account: str,
+        samples: dict[tuple[Key, int], tuple[float, float]],
+        counted: dict[tuple[str, bool, int], list[tuple[float, int, int]]],
+    ) -> None:
+        """A minute's resource samples, ``__other__`` included (the resources
+        ``max_resources`` folds, and what the account totals hold beyond the resources the
+        replies list), sum to its account sample, family by family (docs/remote-write.md),
+        where every resource is kept (no ``resources_include``/``resources_exclude``, per
+        resource series on) and the two halves were last read together before the write: a
+        rate within its rounding per resource."""
+        if not self._every_life(
+            lambda d: d.per_resource and d.resources_include == ".*" and not d.resources_exclude
+        ):
+            return
+        parts: dict[tuple[Key, int], list[float]] = defaultdict(list)
+        for (key, m), (value, _) in samples.items():
+            family = RESOURCE_WRITE_FAMILIES.get(key[0])
+            if family is not None:
+                rest = tuple((k, v) for k, v in key[1] if k != "resource")
+                whole = (REMOTE_WRITE_NAMES[family], rest)
+                parts[(whole, m)].append(value)
+        for (whole, m), values in sorted(parts.items()):
+            got = samples.get((whole, m))
+            if got is None:
+                continue  # the account family left out (metrics.exclude)
+            at = got[1]
+            last = [
+                max((w[0] for w in counted.get((account, half, m), []) if w[0] <= at), default=0.0)
+                for half in (False, True)
+            ]
+            if last[0] != last[1]:
+                continue  # the halves last read apart: the later one may hold more late data
+            rate = whole[0] == REMOTE_WRITE_NAMES["transferred_bytes_total"]
+            off = RATE_ROUNDING_BYTES * (len(values) + 1) if rate else 0.0
+            if abs(sum(values) - got[0]) > off + 1e-6 * max(1.0, abs(got[0])):
+                self.add(
+                    "remote write off",
+                    f"{_show(whole)} minute {hhmm(m)} written {got[0]:.0f}, its resources "
+                    f"(__other__ included) {sum(values):.0f}",
                 )
 
     def _both_halves(

@@ -1365,3 +1365,53 @@ def test_the_lateness_counters_hold_what_the_settle_reads_added(tmp_path: Path) 
     # a lateness series still held at 0 (new): the difference may only be larger
     late = _late_at_end(tmp_path / "new", [0.0, 0.0])
     assert late == []
+
+
+def _other_written(tmp_path: Path, other: float) -> list[str]:
+    """Minute 06:03 settled (read at 06:05, 06:10, 06:20), written at 06:22: the account's
+    edge requests and each resource's as the last read shows them, and ``__other__`` at
+    ``other``. What the checker finds of remote write."""
+    checker, m, rows = _settled_minute(tmp_path)
+    checker.s = replace(checker.s, remote_write=True)
+    at = T0 + 20 * MINUTE
+    reader = checker.sim.traffic_reader("acc1")
+    assert reader is not None
+    edge = [row[EDGE_REQ] for row in rows]
+    series = [
+        Series(
+            (
+                ("__name__", "cdnvideo_minute_account_requests"),
+                ("account", "acc1"),
+                ("side", "edge"),
+            ),
+            checker._visible(m, edge, at),
+            m * 1000,
+        )
+    ]
+    values = [checker._visible(m, [v], at) for v in edge] + [other]
+    ids = [res.id for res in reader.traffic.resources] + ["__other__"]
+    for rid, value in zip(ids, values, strict=True):
+        labels = (
+            ("__name__", "cdnvideo_minute_resource_requests"),
+            ("account", "acc1"),
+            ("resource", rid),
+            ("side", "edge"),
+        )
+        series.append(Series(labels, value, m * 1000))
+    checker.transport.written.append((T0 + 22 * MINUTE, encode(series)))
+    return [f"{v.kind}: {v.detail}" for v in checker.finish(T0 + 30 * MINUTE) if "remote" in v.kind]
+
+
+def test_a_minutes_resources_and_other_sum_to_its_account_sample(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert _other_written(tmp_path / "a", 0.0) == []
+    found = _other_written(tmp_path / "b", 5.0)
+    assert len(found) == 1
+    head = (
+        'remote write off: cdnvideo_minute_account_requests{account="acc1",side="edge"} '
+        "minute 06:03:00 written "
+    )
+    assert found[0].startswith(head)
+    written = int(found[0][len(head) :].split(",")[0])
+    assert found[0].endswith(f"its resources (__other__ included) {written + 5}")

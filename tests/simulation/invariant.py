@@ -613,7 +613,7 @@ class Checker:
         written = self._decode_written() if self.s.remote_write else {}
         windows = _counted_windows(self.transport.reads) if written else {}
         for account in self.s.accounts:
-            self._exact(account, reads)
+            self._exact(account, reads, end)
             self._silent(account, reads)
             self._ages(account, reads, end, aside)
             self._owed(account, reads, end)
@@ -815,23 +815,14 @@ class Checker:
 
     def _kept(self, account: str, end: float) -> None:
         """Resource counter series stay for ``series_retention_hours`` (24) after their
-        resource was last seen (docs/windowing.md): within a day, none may go while the
-        account's resource series are shown."""
+        resource was last seen under them (docs/windowing.md): none may go while the
+        account's resource series are shown, but those ``_retired`` names."""
 
         def mine(key: Key) -> bool:
             return key[0] == RESOURCE_REQUESTS and ("account", account) in key[1]
 
         if not any(mine(k) for k in self.present):
             return  # family left out, or the account not served here at the end
-        reader = self.sim.traffic_reader(account)
-        assert reader is not None
-        traffic = reader.traffic
-        retention = min(life.daemon.retention_hours for life in self.lives) * 3600
-
-        def forgotten(key: Key) -> bool:  # deleted on the platform longer ago than retention
-            i = traffic.index.get(dict(key[1]).get("resource", ""))
-            return i is not None and traffic.spans[i][1] <= end - retention
-
         # A state file ignored as a whole takes the counters with it: a start after it knows
         # the resources of its replies only, and one max_resources folds has no series of its
         # own (docs/windowing.md, *State file*: counters start at 0 again).
@@ -839,13 +830,43 @@ class Checker:
         folds_since = lost is not None and any(
             life.daemon.max_resources for life in self.lives if life.start >= lost
         )
+        retired = self._retired(account, end)
         gone = sorted(
             k
             for k in self.last
-            if mine(k) and k not in self.present and not forgotten(k) and not folds_since
+            if mine(k)
+            and k not in self.present
+            and dict(k[1])["resource"] not in retired
+            and not folds_since
         )
         if gone:
             self.add("series vanished", f"{len(gone)} series, e.g. {_show(gone[0])}")
+
+    def _retired(self, account: str, end: float) -> set[str]:
+        """The resources (``__other__`` among them) of ``account`` whose counter series may
+        be gone at the end: a series leaves ``series_retention_hours`` after its resource was
+        last seen under it (docs/windowing.md), so one deleted on the platform longer ago than
+        that, or one whose series counted nothing in that time (its resource folded into
+        ``__other__`` by ``max_resources``, or out of the replies), may be removed. Its
+        ``cdnvideo_resource_requests_total{side="edge"}`` series says whether it is gone."""
+        reader = self.sim.traffic_reader(account)
+        assert reader is not None
+        traffic = reader.traffic
+        retention = min(life.daemon.retention_hours for life in self.lives) * 3600
+        out: set[str] = set()
+        for key in self.last:
+            if key[0] != RESOURCE_REQUESTS or key in self.present:
+                continue
+            labels = dict(key[1])
+            if labels.get("account") != account or labels.get("side") != "edge":
+                continue
+            rid = labels.get("resource", "")
+            i = traffic.index.get(rid)
+            deleted = i is not None and traffic.spans[i][1] <= end - retention
+            unchanged = self.changed_at.get(key, end) <= end - retention
+            if deleted or unchanged:
+                out.add(rid)
+        return out
 
     def _names(self, account: str, end: float) -> None:
         """A renamed resource keeps its counters; its info series names it anew (once) by
@@ -889,7 +910,9 @@ class Checker:
                     end,
                 )
 
-    def _exact(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
+    def _exact(
+        self, account: str, reads: dict[tuple[str, bool, int], list[float]], end: float
+    ) -> None:
         """Each minute counted once, at the value of its last read (``want``). A minute still
         owed a read at an age (``_settled_for_sure`` false) may show the value of the read
         before its last (a settle read in pieces is applied once they cover its run, one set
@@ -966,7 +989,10 @@ class Checker:
                     f"({got - expected:+.0f})"
                     + (f", {short[key]:.0f} of it owed a read" if short[key] and got < low else ""),
                 )
-        self._sums(account, want, short if named else {}, slack, _clipped(gap, owing))
+        clipped = _clipped(gap, owing)
+        self._sums(
+            account, want, short if named else {}, slack, clipped, self._retired(account, end)
+        )
 
     def _sums(
         self,
@@ -975,6 +1001,7 @@ class Checker:
         short: Mapping[Key, float],
         slack: Mapping[Key, float],
         clipped: Mapping[Key, tuple[float, float]],
+        retired: set[str],
     ) -> None:
         """The resource series (``__other__`` included: the resources folded by
         ``max_resources``) sum to the account's, in every counted family, as far as what the
@@ -983,18 +1010,26 @@ class Checker:
         a run's last read puts what its totals hold beyond its resources under ``__other__``,
         the late data of a resource the platform dropped from its replies included). Checked where
         every series of the family was shown all along (no series shown again at 0, no family
-        left out or taken in by a reload, no saves held back)."""
+        left out or taken in by a reload, no saves held back). A series gone by retention
+        (``retired``) counts at its last value: it took what it counted with it, the account
+        keeps it (docs/windowing.md)."""
         if self.writable_at is not None or not self._every_life(
             lambda d: d.per_resource and d.resources_include == ".*" and not d.resources_exclude
         ):
             return  # resources filtered out are in no series (not even __other__)
         shown: dict[Key, float] = defaultdict(float)  # by the account's key: the resources'
-        for key in self.present:
+        kept: dict[Key, float] = defaultdict(float)  # the series gone by retention
+        for key, value in self.last.items():
             labels = dict(key[1])
             if key[0].startswith("cdnvideo_resource_") and labels.get("account") == account:
                 name = key[0].replace("cdnvideo_resource_", "cdnvideo_account_")
                 rest = tuple(sorted((k, v) for k, v in key[1] if k != "resource"))
-                shown[(name, rest)] += self.last[key]
+                if key in self.present:
+                    shown[(name, rest)] += value
+                elif labels.get("resource") in retired:
+                    kept[(name, rest)] += value
+        for key in shown:  # a family or code no series of which is shown stays unchecked
+            shown[key] += kept.get(key, 0.0)
         reset = {k[0] for k in self.reset_at if ("account", account) in k[1]}
         for key, got in sorted(shown.items()):
             whole = self.last.get(key)

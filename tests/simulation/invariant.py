@@ -91,6 +91,7 @@ OWED = "cdnvideo_traffic_windows_owed"
 # later release names, such as an account released or handed over) names such minutes.
 COUNTED_OUTCOMES = frozenset({"read", "backfilled", "revised", "missed", "mismatched"})
 INFO = "cdnvideo_resource_info"
+OTHER = "__other__"  # the resource label of what max_resources folds (docs/metrics.md)
 LATE = "cdnvideo_traffic_late_requests_total"
 RESOURCE_REQUESTS = "cdnvideo_resource_requests_total"
 # Quirk revise-after-settle: the columns a revision adds to (the account's first resource:
@@ -502,7 +503,7 @@ class Checker:
         self, account: str, resource: str | None, col: int | None, since: float, now: float
     ) -> float | None:
         reader = self.sim.traffic_reader(account)
-        if reader is None or resource == "__other__" or col is None:
+        if reader is None or resource == OTHER or col is None:
             return None
         index = None
         if resource is not None:
@@ -635,7 +636,7 @@ class Checker:
         written = self._decode_written() if self.s.remote_write else {}
         windows = _counted_windows(self.transport.reads) if written else {}
         for account in self.s.accounts:
-            self._exact(account, reads)
+            self._exact(account, reads, end)
             self._silent(account, reads)
             self._ages(account, reads, end, aside)
             self._owed(account, reads, end)
@@ -931,44 +932,19 @@ class Checker:
 
     def _kept(self, account: str, end: float) -> None:
         """Resource counter series stay for ``series_retention_hours`` (24) after their
-        resource was last seen (docs/windowing.md): within a day, none may go while the
-        account's resource series are shown."""
+        resource was last seen under them (docs/windowing.md): none may go while the
+        account's resource series are shown, but those ``_retired`` names."""
 
         def mine(key: Key) -> bool:
             return key[0] == RESOURCE_REQUESTS and ("account", account) in key[1]
 
         if not any(mine(k) for k in self.present):
             return  # family left out, or the account not served here at the end
-        reader = self.sim.traffic_reader(account)
-        assert reader is not None
-        traffic = reader.traffic
-        retention = min(life.daemon.retention_hours for life in self.lives) * 3600
-
-        named: dict[str, float] | None = None
-        # A state file ignored as a whole takes the counters with it (docs/windowing.md,
-        # *State file*: counters start at 0 again): a start after it knows the resources its
-        # replies name, so one not named by a first read since has no series.
-        lost = self.state_lost_at
-        folds = not self._every_life(lambda d: d.max_resources == 0)
-
-        def forgotten(key: Key) -> bool:
-            nonlocal named
-            rid = dict(key[1]).get("resource", "")
-            i = traffic.index.get(rid)
-            if i is not None and traffic.spans[i][1] <= end - retention:
-                return True  # deleted on the platform longer ago than retention
-            if lost is None and not folds:
-                return False
-            if named is None:
-                named = self._last_named(account)
-            last = named.get(rid)
-            if lost is not None and (last is None or last < lost):
-                return True
-            # out of the top max_resources longer ago than retention
-            return folds and last is not None and last <= end - retention
-
+        retired = self._retired(account, end)
         gone = sorted(
-            k for k in self.last if mine(k) and k not in self.present and not forgotten(k)
+            k
+            for k in self.last
+            if mine(k) and k not in self.present and dict(k[1])["resource"] not in retired
         )
         if gone:
             self.add("series vanished", f"{len(gone)} series, e.g. {_show(gone[0])}")
@@ -998,6 +974,47 @@ class Checker:
             top = life.daemon.max_resources if life is not None else 0
             for _, _, rid in ranked[:top] if top else ranked:
                 out[rid] = r.at
+            if top and len(ranked) > top:
+                out[OTHER] = r.at  # the rest folded into it
+        return out
+
+    def _retired(self, account: str, end: float) -> set[str]:
+        """The resources (``__other__`` among them) of ``account`` whose counter series may
+        be gone at the end: a series leaves ``series_retention_hours`` after its resource was
+        last seen under it (docs/windowing.md), so one last named by a reply (``_last_named``)
+        longer ago than that may be removed, and, after a state file ignored as a whole (which
+        takes the counters with it: *State file*), one no reply named since.
+        ``__other__`` is seen where a first read folds a resource into it. A series is also
+        seen where a read adds to it (a settle read's late data; ``__other__``: what the
+        account totals hold beyond the resources listed): no later than a scrape and a poll
+        before the scrape that showed it change. Its
+        ``cdnvideo_resource_requests_total{side="edge"}`` series says whether it is gone."""
+        retention = min(life.daemon.retention_hours for life in self.lives) * 3600
+        lost = self.state_lost_at
+        gone = {
+            (dict(key[1]).get("resource", ""), key)
+            for key in self.last
+            if key[0] == RESOURCE_REQUESTS
+            and key not in self.present
+            and ("account", account) in key[1]
+            and ("side", "edge") in key[1]
+        }
+        if not gone:
+            return set()
+        named = self._last_named(account)
+        out: set[str] = set()
+        for rid, key in gone:
+            last = named.get(rid)
+            changed = self.changed_at.get(key)
+            if changed is not None:
+                added = changed - self.s.scrape_seconds - POLL_SECONDS
+                last = added if last is None else max(last, added)
+            if last is None:
+                if lost is not None:
+                    out.add(rid)  # never named: shown from a state file lost since
+                continue
+            if last <= end - retention or (lost is not None and last < lost):
+                out.add(rid)
         return out
 
     def _names(self, account: str, end: float) -> None:
@@ -1042,7 +1059,9 @@ class Checker:
                     end,
                 )
 
-    def _exact(self, account: str, reads: dict[tuple[str, bool, int], list[float]]) -> None:
+    def _exact(
+        self, account: str, reads: dict[tuple[str, bool, int], list[float]], end: float
+    ) -> None:
         """Each minute counted once, at the value of its last read (``want``). A minute still
         owed a read at an age (``_settled_for_sure`` false) may show the value of the read
         before its last (a settle read in pieces is applied once they cover its run, one set
@@ -1125,7 +1144,10 @@ class Checker:
                     f"({got - expected:+.0f})"
                     + (f", {short[key]:.0f} of it owed a read" if short[key] and got < low else ""),
                 )
-        self._sums(account, want, short if named else {}, slack, _clipped(gap, owing))
+        clipped = _clipped(gap, owing)
+        self._sums(
+            account, want, short if named else {}, slack, clipped, self._retired(account, end)
+        )
         self._lateness(account, edge, firsts)
 
     def _lateness(self, account: str, edge: Key, firsts: float) -> None:
@@ -1161,6 +1183,7 @@ class Checker:
         short: Mapping[Key, float],
         slack: Mapping[Key, float],
         clipped: Mapping[Key, tuple[float, float]],
+        retired: set[str],
     ) -> None:
         """The resource series (``__other__`` included: the resources folded by
         ``max_resources``) sum to the account's, in every counted family, as far as what the
@@ -1169,18 +1192,26 @@ class Checker:
         a run's last read puts what its totals hold beyond its resources under ``__other__``,
         the late data of a resource the platform dropped from its replies included). Checked where
         every series of the family was shown all along (no series shown again at 0, no family
-        left out or taken in by a reload, no saves held back)."""
+        left out or taken in by a reload, no saves held back). A series gone by retention
+        (``retired``) counts at its last value: it took what it counted with it, the account
+        keeps it (docs/windowing.md)."""
         if self.writable_at is not None or not self._every_life(
             lambda d: d.per_resource and d.resources_include == ".*" and not d.resources_exclude
         ):
             return  # resources filtered out are in no series (not even __other__)
         shown: dict[Key, float] = defaultdict(float)  # by the account's key: the resources'
-        for key in self.present:
+        kept: dict[Key, float] = defaultdict(float)  # the series gone by retention
+        for key, value in self.last.items():
             labels = dict(key[1])
             if key[0].startswith("cdnvideo_resource_") and labels.get("account") == account:
                 name = key[0].replace("cdnvideo_resource_", "cdnvideo_account_")
                 rest = tuple(sorted((k, v) for k, v in key[1] if k != "resource"))
-                shown[(name, rest)] += self.last[key]
+                if key in self.present:
+                    shown[(name, rest)] += value
+                elif labels.get("resource") in retired:
+                    kept[(name, rest)] += value
+        for key in shown:  # a family or code no series of which is shown stays unchecked
+            shown[key] += kept.get(key, 0.0)
         reset = {k[0] for k in self.reset_at if ("account", account) in k[1]}
         for key, got in sorted(shown.items()):
             whole = self.last.get(key)

@@ -845,6 +845,56 @@ def test_resources_and_other_off_the_account_fail(tmp_path: Path) -> None:
     assert found[0].endswith("the reads made put the difference at 0")
 
 
+def _retired_at_end(tmp_path: Path, end_minute: int, other_off: float = 0.0) -> list[str]:
+    """Retention 30 minutes, ``max_resources: 1``: minute 06:03 read (both halves) at 06:05,
+    06:10 and 06:20, shown at 06:21 by the account, its top resource (100003, the most edge
+    bandwidth in this scenario's model) and ``__other__``; at ``end_minute`` the top
+    resource's series is gone (removed by the retention, or too early) and ``__other__`` shows
+    its value plus ``other_off``. The findings of the sums and of the series kept."""
+    daemon = Daemon(revisit=(5, 15), max_resources=1, retention_hours=0.5)
+    checker = _checker(tmp_path, daemon)
+    m = T0 + 3 * MINUTE
+    for at in (5, 10, 20):
+        _read(checker, T0 + at * MINUTE, m)
+    traffic = checker.sim.traffic_reader("acc1")
+    assert traffic is not None
+    ids = [r.id for r in traffic.traffic.resources]
+    top = ids.index("100003")
+    rows = traffic.traffic.rows(m)
+    at = T0 + 20 * MINUTE
+    each = [checker._visible(m, [row[EDGE_REQ]], at) for row in rows]
+    rest = sum(each) - each[top]
+    account = ("cdnvideo_account_requests_total", (("account", "acc1"), ("side", "edge")))
+    whole = {account: checker._visible(m, [row[EDGE_REQ] for row in rows], at)}
+    other = {_series("__other__"): rest}
+    checker.scrape(
+        T0 + 21 * MINUTE,
+        {account[0]: whole, RESOURCE_REQUESTS: {_series(ids[top]): each[top], **other}},
+    )
+    end = T0 + end_minute * MINUTE
+    other = {_series("__other__"): rest + other_off}
+    checker.scrape(end, {account[0]: whole, RESOURCE_REQUESTS: other})
+    kinds = ("resources off the account", "series vanished")
+    return [v.kind for v in checker.finish(end) if v.kind in kinds]
+
+
+def test_a_series_counting_nothing_longer_than_the_retention_may_go(tmp_path: Path) -> None:
+    """Seed 1043: a resource out of the top max_resources (or out of the replies) longer
+    than series_retention_hours loses its series; what it counted leaves the sum of the
+    resource series with it, the account keeps it."""
+    assert _retired_at_end(tmp_path, 60) == []
+
+
+def test_a_series_gone_within_the_retention_fails(tmp_path: Path) -> None:
+    assert _retired_at_end(tmp_path, 40) == ["resources off the account", "series vanished"]
+
+
+def test_resources_off_the_account_beside_a_series_gone_by_retention_fail(
+    tmp_path: Path,
+) -> None:
+    assert _retired_at_end(tmp_path, 60, other_off=-5.0) == ["resources off the account"]
+
+
 def test_settle_reads_switched_off_leave_what_is_owed_owed(tmp_path: Path) -> None:
     """(5, 15) switched off (0) across a restart: the minutes first read before it and never
     read at their ages are still owed (issue 48 failure 1: the gauge said 0)."""

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from exporter.support.ownfiles import read_own
 from exporter.traffic.state import write_atomic
 
 WRITTEN = "written.json"
@@ -62,7 +63,7 @@ class MinuteStore:
             for f in sub.glob(f"*{SUFFIX}"):
                 try:
                     minute = int(f.name.removesuffix(SUFFIX))
-                    body = f.read_bytes()
+                    body = read_own(str(f))
                 except (OSError, ValueError):
                     continue
                 self._pending.setdefault(account, {})[minute] = body

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from exporter.support.ownfiles import read_own
 from exporter.traffic.audit import AccountAudit, AuditBook, Counted, Outcome
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values
 from exporter.traffic.state import write_atomic
@@ -124,12 +125,12 @@ class AuditRecord:
         OSError or ValueError (KeyError, TypeError, IndexError) when it is not ours."""
         head_path = Path(self.directory) / HEAD if self.directory else None
         if head_path is not None and head_path.exists():
-            book.load_json(_whole(json.loads(head_path.read_bytes()), self._rows()))
+            book.load_json(_whole(json.loads(read_own(str(head_path))), self._rows()))
             return
         if not self.legacy:
             return
         try:
-            data = Path(self.legacy).read_bytes()
+            data = read_own(self.legacy)
         except FileNotFoundError:
             return
         book.load_json(json.loads(data))
@@ -206,7 +207,7 @@ def _whole(head: dict[str, Any], rows: dict[str, list[list[Any]]]) -> dict[str, 
 
 
 def _read_day(path: Path) -> Iterator[tuple[str, list[Any]]]:
-    lines = path.read_bytes().split(b"\n")
+    lines = read_own(str(path)).split(b"\n")
     keys = list(json.loads(lines[0])["count_keys"])
     for raw in lines[1:]:
         try:

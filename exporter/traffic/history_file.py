@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import structlog
 
 from exporter.support.offloop import off_loop
+from exporter.support.ownfiles import read_own
 from exporter.traffic.history import HOUR_SECONDS, Point, TrafficHistory
 
 log = structlog.get_logger("exporter.traffic.history_file")
@@ -86,7 +86,7 @@ class HistoryFile:
         if not self._path:
             return
         try:
-            data = Path(self._path).read_bytes()
+            data = read_own(self._path)
         except FileNotFoundError:
             return
         except OSError as exc:

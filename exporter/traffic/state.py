@@ -16,6 +16,7 @@ from typing import Any, cast
 import structlog
 
 from exporter.support import jsonpieces
+from exporter.support.ownfiles import read_own
 from exporter.traffic import exposure
 from exporter.traffic.families import SCOPES
 from exporter.traffic.ledger import (
@@ -67,6 +68,9 @@ class Lost:
     owed: dict[str, int] = field(default_factory=dict)
 
 
+CURSOR_FILE_LIMIT = 16 << 20  # a few bytes an account: far more than any account list
+
+
 def cursors_path(state_file: str) -> str:
     """Where the cursors of the state file's last save are kept, on their own."""
     return f"{state_file}.cursors.json"
@@ -98,7 +102,7 @@ def _cursor_file(path: str) -> tuple[float | None, dict[str, int], dict[str, int
     """What the cursor file beside the state file ``path`` says: its save's time, cursors and
     minutes owed (nothing when it is absent or not one ``dump_cursors`` wrote)."""
     try:
-        doc = json.loads(Path(cursors_path(path)).read_bytes())
+        doc = json.loads(read_own(cursors_path(path), CURSOR_FILE_LIMIT))
     except (OSError, ValueError):
         return None, {}, {}
     if not isinstance(doc, dict):
@@ -505,7 +509,7 @@ def load(
     reported in one warning.
     """
     try:
-        data = Path(path).read_bytes()
+        data = read_own(path)
     except FileNotFoundError:
         log.info("traffic_state_absent", path=path)
         return {}

@@ -14,13 +14,13 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import structlog
 
 from exporter.config import Settings
 from exporter.support.clock import Clock
+from exporter.support.ownfiles import read_own
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.traffic.state import write_atomic
 from exporter.web.ratelimit import WindowLimit
@@ -42,7 +42,7 @@ def state_path(settings: Settings) -> str:
 def _read(path: str) -> dict[str, list[float]]:
     """The read times kept in ``path``; nothing when it is missing or not ours (logged)."""
     try:
-        doc: Any = json.loads(Path(path).read_bytes())
+        doc: Any = json.loads(read_own(path))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:

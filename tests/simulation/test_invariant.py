@@ -1465,3 +1465,30 @@ def test_a_minutes_resources_and_other_sum_to_its_account_sample(tmp_path: Path)
     assert found[0].startswith(head)
     written = int(found[0][len(head) :].split(",")[0])
     assert found[0].endswith(f"its resources (__other__ included) {written + 5}")
+
+
+def test_a_first_read_counts_once_both_halves_are_answered(tmp_path: Path) -> None:
+    """Seed 1036: minute 06:00's totals answered at 06:03 beside a per-resource half that
+    was not, both answered at 06:04 (a first read takes both halves or neither: the exporter
+    counts the totals read again then); what the settle reads added is measured from there."""
+    checker = _checker(tmp_path)
+    checker.s = replace(checker.s, late_seconds=600.0)
+    reads = checker.transport.reads
+    reads.append(Read(T0 + 3 * MINUTE, "acc1", T0, T0 + MINUTE, False, 200, True))
+    reads.append(Read(T0 + 3 * MINUTE, "acc1", T0, T0 + MINUTE, True, 200, False))
+    for at in (4, 8, 18):
+        _read(checker, T0 + at * MINUTE, T0)
+    reader = checker.sim.traffic_reader("acc1")
+    assert reader is not None
+    edge = [row[COLUMN_KEYS.index("edge_requests_total")] for row in reader.traffic.rows(T0)]
+    seen = {at: checker._visible(T0, edge, T0 + at * MINUTE) for at in (3, 4, 8, 18)}
+    assert seen[3] < seen[4]
+    key = ("cdnvideo_account_requests_total", (("account", "acc1"), ("side", "edge")))
+    end = T0 + 30 * MINUTE
+    checker.scrape(end, {key[0]: {key: 0.0}})
+    late = {
+        (LATE, (("account", "acc1"), ("after_minutes", "5"))): seen[8] - seen[4],
+        (LATE, (("account", "acc1"), ("after_minutes", "15"))): seen[18] - seen[8],
+    }
+    checker.scrape(end, {key[0]: {key: seen[18]}, LATE: late})
+    assert [v.detail for v in checker.finish(end) if v.kind == "lateness off"] == []

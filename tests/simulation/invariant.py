@@ -918,14 +918,33 @@ class Checker:
     ) -> dict[tuple[str, bool, int], list[float]]:
         """``_first_read`` for the minutes first read by a daemon with per-resource series
         (``per_resource``: a first read takes both halves or neither); a daemon without reads
-        the totals only."""
+        the totals only. A half answered alone before the minute's halves were first answered
+        together, by a daemon with per-resource series, is no read of the minute: nothing is
+        counted from half of a first read (docs/windowing.md, *Halves owed separately*), the
+        minute is read whole again, and its ages count from that read (seed 1038)."""
         both = _first_read(reads)
         out = {}
         for key, times in reads.items():
             life = self._life(times[0])
-            if key in both or (life is not None and not life.daemon.per_resource):
+            if key in both:
+                out[key] = self._from_first_read(times, both[(key[0], not key[1], key[2])])
+            elif life is not None and not life.daemon.per_resource:
                 out[key] = times
         return out
+
+    def _from_first_read(self, times: list[float], other: list[float]) -> list[float]:
+        """``times`` (one half's reads of a minute) from the first read that the other half's
+        reads ``other`` answered beside (within a second: one fetch), the reads before it each
+        made by a daemon with per-resource series (halves answered alone); ``times`` whole
+        when the halves were never answered together (a first read in pieces, kept per half)
+        or a read before it was the totals of a daemon without per-resource series."""
+        for i, t in enumerate(times):
+            if any(abs(t - u) <= 1.0 for u in other):
+                return times[i:]
+            life = self._life(t)
+            if life is None or not life.daemon.per_resource:
+                return times
+        return times
 
     def _every_life(self, test: Callable[[Daemon], bool]) -> bool:
         return all(test(life.daemon) for life in self.lives)

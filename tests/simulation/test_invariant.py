@@ -805,6 +805,44 @@ def test_a_minute_read_at_every_age_and_not_written_fails(tmp_path: Path) -> Non
     ]
 
 
+def _half_first(tmp_path: Path, last_age: bool) -> list[str]:
+    """06:03 settled and written as ``_settled_minute``; 06:04's first fetch at 06:06 answered
+    its totals alone (the per-resource half a 200 without data: quirk ``rate-limit-200``), both
+    halves at 06:07 (its first read: nothing is counted from half of one) and at 06:12 (age 5),
+    and at 06:22 (age 15) with ``last_age``; 06:04 never written. What the checker finds of
+    remote write at 06:30."""
+    tmp_path.mkdir()
+    checker, m, rows = _settled_minute(tmp_path)
+    checker.s = replace(checker.s, remote_write=True)
+    nxt = m + MINUTE
+    checker.transport.reads += [
+        Read(T0 + 6 * MINUTE, "acc1", nxt, nxt + MINUTE, False, 200, True),
+        Read(T0 + 6 * MINUTE, "acc1", nxt, nxt + MINUTE, True, 200, False),
+    ]
+    for at in (7, 12, 22) if last_age else (7, 12):
+        _read(checker, T0 + at * MINUTE, nxt)
+    shown = checker._visible(m, [row[EDGE_REQ] for row in rows], T0 + 20 * MINUTE)
+    labels = (
+        ("__name__", "cdnvideo_minute_account_requests"),
+        ("account", "acc1"),
+        ("side", "edge"),
+    )
+    checker.transport.written.append((T0 + 22 * MINUTE, encode([Series(labels, shown, m * 1000)])))
+    return [f"{v.kind}: {v.detail}" for v in checker.finish(T0 + 30 * MINUTE) if "remote" in v.kind]
+
+
+def test_a_half_answered_alone_before_a_first_read_is_no_read_at_an_age(tmp_path: Path) -> None:
+    """Seed 1038: a first fetch whose per-resource half the rate limit refused counts nothing
+    (docs/windowing.md, *Halves owed separately*); the minute's first read is the fetch that
+    answered both, its ages counted from there. Unwritten, it is owed its age-15 read, not
+    missing from remote write; read at that age too, it is missing."""
+    assert _half_first(tmp_path / "a", last_age=False) == []
+    assert _half_first(tmp_path / "b", last_age=True) == [
+        "remote write missing: acc1: 1 minutes read at every age (first 06:04:00) not written, "
+        "0 named"
+    ]
+
+
 def _sums_at_end(tmp_path: Path, other_off: float) -> list[str]:
     """Minute 06:03 read (both halves) at 06:05, 06:10 and 06:20; at the end the account's
     edge requests as the reads show them, its first resource's too, and ``__other__``

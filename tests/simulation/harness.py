@@ -294,6 +294,9 @@ class World:
         service = Service(ctx, Scheduler(ctx.runner, self.host, timing))
         auditor = service.areas.traffic.auditor  # its reads are marked: they count nothing
         auditor._source = AuditSource(auditor._source, self.transport)
+        # the windows an audit samples, drawn from the seed: its reads spend the platform's
+        # limit, so an unseeded draw would change what the daemon reads next
+        auditor.book._rng = random.Random(f"audit {self.s.seed} {self._procs}")
         reloader = Reloader(
             lambda: parse_config(self._raw(self.daemon), env={}),
             lambda: ctx.settings,

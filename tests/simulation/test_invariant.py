@@ -1271,6 +1271,49 @@ def test_a_read_held_back_unnamed_or_without_a_limit_is_late(tmp_path: Path) -> 
     assert _held_by_a_budget(tmp_path / "no-backlog", budget=8, owed=3, backlog=False) == late
 
 
+def _still_held_at_the_end(
+    tmp_path: Path, budget: int, owed: float, backlog: bool = True
+) -> list[str]:
+    """(5, 15) under a request budget of ``budget``, scraped every 15 s to the end (07:00):
+    minute 06:20 first read at 06:23 and not read again by the end, the owed gauge at
+    ``owed`` from its first age's due time (06:28) on, and before it too with a ``backlog``
+    (other minutes overdue already). The ``settle read missing`` findings."""
+    checker = _checker(tmp_path, Daemon(revisit=(5, 15), budget=budget))
+    checker.s = replace(checker.s, scrape_seconds=15.0)
+    m = T0 + 20 * MINUTE
+    f = m + 3 * MINUTE
+    _read(checker, f, m)
+    end = T0 + 60 * MINUTE
+    at = f + 15
+    while at <= end:
+        gauge = owed if backlog or at > f + 5 * MINUTE else 0.0
+        checker.scrape(at, {OWED: {(OWED, (("account", "acc1"),)): gauge}})
+        at += 15
+    return [v.detail for v in checker.finish(end) if v.kind == "settle read missing"]
+
+
+def test_a_read_still_held_back_by_a_named_backlog_at_the_end_is_not_missing(
+    tmp_path: Path,
+) -> None:
+    """Seed 1034: a budget of 7 that affords [3] on 1-minute replies (cost 4) catches 2 hours
+    of an outage up at 3 minutes a minute; the settle reads of the minutes caught up wait
+    behind the first reads and are still owed at the end, the owed gauge naming them all
+    along: a late read not yet made, as the gauge at the end says."""
+    assert _still_held_at_the_end(tmp_path, budget=8, owed=3) == []
+
+
+def test_a_read_never_made_unnamed_or_without_a_limit_is_missing(tmp_path: Path) -> None:
+    missing = ["2 reads, e.g. acc1 totals 06:20:00 age 5 (first read 06:23:00)"]
+    for name in ("0", "none", "no-backlog"):
+        (tmp_path / name).mkdir()
+    assert _still_held_at_the_end(tmp_path / "0", budget=8, owed=0) == missing
+    assert _still_held_at_the_end(tmp_path / "none", budget=0, owed=3) == missing
+    # no backlog when it fell due: a budget that affords the schedule reads it in time
+    assert _still_held_at_the_end(tmp_path / "no-backlog", budget=8, owed=3, backlog=False) == (
+        missing
+    )
+
+
 def _folded_after_restart(
     tmp_path: Path, state: str | None, max_resources: int = 1, read: bool = False
 ) -> list[str]:

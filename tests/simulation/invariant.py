@@ -13,6 +13,7 @@ the daemon made are the transport's record (``transport.Read``): which window, w
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 from collections import defaultdict
@@ -276,6 +277,8 @@ class Checker:
         default_factory=dict
     )
     _fractions: dict[tuple[int, float], float] = field(default_factory=dict)
+    # each account's and resource's counted series (``_account_keys``, ``_resource_keys``)
+    _keys: dict[tuple[object, ...], list[tuple[Key, int, bool]]] = field(default_factory=dict)
     # per (account, half, minute): when a fetch of it was thrown away for a doubted Date
 
     @property
@@ -400,7 +403,9 @@ class Checker:
                 self._counter(now, key, value)
         self._growth_cache.clear()
         self._fractions.clear()
-        self.present = {k for name in COUNTERS for k in families.get(name, {})}
+        self.present = set().union(
+            *(families[name].keys() for name in COUNTERS if name in families)
+        )
         self._seen = dict(families)
         self._windows(now, families.get("cdnvideo_traffic_windows_total", {}))
         self._stall(now, families)
@@ -721,17 +726,18 @@ class Checker:
         the receiver refused first is resent with the same bytes: sent when first tried."""
         out: dict[str, dict[tuple[Key, int], tuple[float, float]]] = defaultdict(dict)
         tried: dict[bytes, float] = {}
+        keys: dict[tuple[tuple[str, str], ...], tuple[str | None, Key]] = {}
         for at, body in self.transport.refused_writes:
             tried.setdefault(body, at)
         for accepted, body in self.transport.written:
             at = min(accepted, tried.get(body, accepted))
             for series in decode(body):
-                labels = dict(series.labels)
-                account = labels.get("account")
+                named = keys.get(series.labels)
+                if named is None:
+                    named = keys[series.labels] = _written_key(series.labels)
+                account, key = named
                 if account is None:
                     continue
-                name = labels.pop("__name__")
-                key = (name, tuple(sorted(labels.items())))
                 m = series.timestamp_ms // 1000
                 seen = out[account].get((key, m))
                 if seen is None:
@@ -1112,17 +1118,13 @@ class Checker:
                     self._let_through(account, res.id, h)
                     for res, h in zip(reader.traffic.resources, held, strict=True)
                 ]
-            for name, col, labels in COUNTED:
-                if not resources:
-                    mine = tuple(sorted((("account", account), *labels)))
-                    key: Key = (f"cdnvideo_account_{name}", mine)
-                    items.append((key, [row[col] for row in rows], times, col in REVISED_COLUMNS))
-                    continue
+            if resources:
                 for j, (res, row) in enumerate(zip(reader.traffic.resources, rows, strict=True)):
-                    each = (("account", account), ("resource", res.id), *labels)
-                    name_j = f"cdnvideo_resource_{name}"
-                    first = j == 0 and col in REVISED_COLUMNS
-                    items.append(((name_j, tuple(sorted(each))), [row[col]], held[j], first))
+                    for key, col, revised in self._resource_keys(account, res.id, j):
+                        items.append((key, [row[col]], held[j], revised))
+            else:
+                for key, col, revised in self._account_keys(account):
+                    items.append((key, [row[col] for row in rows], times, revised))
             owed = not self._settled_for_sure(times[0], times)
             for key, values, seen, revised in items:
                 counted = self._counted(key, m, values, times, revised)
@@ -1261,6 +1263,38 @@ class Checker:
                     + (f" to {lo:.0f}" if lo != hi else ""),
                 )
 
+    def _account_keys(self, account: str) -> list[tuple[Key, int, bool]]:
+        """The account's counted series: key, column, whether a revision adds to it."""
+        keys = self._keys.get((account, None))
+        if keys is None:
+            keys = self._keys[(account, None)] = [
+                (
+                    (f"cdnvideo_account_{name}", tuple(sorted((("account", account), *labels)))),
+                    col,
+                    col in REVISED_COLUMNS,
+                )
+                for name, col, labels in COUNTED
+            ]
+        return keys
+
+    def _resource_keys(self, account: str, rid: str, j: int) -> list[tuple[Key, int, bool]]:
+        """A resource's counted series, as ``_account_keys``; a revision adds to the first
+        resource's (``j`` 0)."""
+        keys = self._keys.get((account, rid, j))
+        if keys is None:
+            keys = self._keys[(account, rid, j)] = [
+                (
+                    (
+                        f"cdnvideo_resource_{name}",
+                        tuple(sorted((("account", account), ("resource", rid), *labels))),
+                    ),
+                    col,
+                    j == 0 and col in REVISED_COLUMNS,
+                )
+                for name, col, labels in COUNTED
+            ]
+        return keys
+
     def _counted(
         self, key: Key, m: int, values: list[float], times: list[float], revised: bool = False
     ) -> tuple[float, float] | None:
@@ -1268,12 +1302,18 @@ class Checker:
         at the read before (0 if none); a series shown again at 0 counts the reads after the
         start or reload that made it new, beyond the read before it that the daemon remembers
         (``_forgotten``). None when no read counts."""
+        if not times:
+            return None
         reset = self.reset_at.get(key)
-        since = [t for t in times if reset is None or t >= reset]
+        rate = _rate(key)
+        if reset is None:  # every read counts from 0
+            last = self._visible(m, values, times[-1], rate, revised)
+            prev = self._visible(m, values, times[-2], rate, revised) if len(times) > 1 else 0.0
+            return last, prev
+        since = [t for t in times if t >= reset]
         if not since:
             return None
         base = 0.0
-        rate = _rate(key)
         prior = [t for t in times[: len(times) - len(since)] if not self._forgotten(t)]
         if prior:  # the last read before it the daemon remembers
             base = self._visible(m, values, prior[-1], rate, revised)
@@ -1329,7 +1369,13 @@ class Checker:
         f = self._fraction(m, t)
         if rate:
             return sum(v * f for v in values) * BYTES_PER_RATE_MINUTE
-        return float(sum(_scaled(v, f) for v in values)) + (self._revision(m, t) if revised else 0)
+        if f >= 1.0:
+            seen = sum(int(v) for v in values)
+        elif f > 0:
+            seen = sum(int(v * f) for v in values)
+        else:
+            seen = 0
+        return float(seen) + (self._revision(m, t) if revised else 0)
 
     def _revision(self, m: int, t: float) -> int:
         """What the platform revised of minute ``m`` by ``t`` (quirk ``revise-after-settle``:
@@ -1751,6 +1797,18 @@ def _clipped(
     return {k: (lo[k], up[k] + min(settled[k], 0.0)) for k in lo}
 
 
+def _written_key(labels: tuple[tuple[str, str], ...]) -> tuple[str | None, Key]:
+    """A written series' account (None: no account label) and its key (name, other labels
+    sorted)."""
+    rest = dict(labels)
+    account = rest.get("account")
+    if account is None:
+        return None, ("", ())
+    name = rest.pop("__name__")
+    return account, (name, tuple(sorted(rest.items())))
+
+
+@functools.cache
 def _without_resource(key: Key) -> Key:
     """A resource series' account series (same family and labels, ``resource`` left out)."""
     name = key[0].replace("cdnvideo_resource_", "cdnvideo_account_")

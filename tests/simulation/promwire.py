@@ -16,6 +16,7 @@ which the exporter uses only to compress.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 
@@ -86,6 +87,7 @@ def _message(value: int | bytes, what: str) -> bytes:
     return value
 
 
+@functools.lru_cache(maxsize=65536)  # a series' labels recur in every body
 def _label(data: bytes) -> tuple[str, str]:
     name = value = ""
     for number, _, v in _fields(data):

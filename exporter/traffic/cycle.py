@@ -38,6 +38,7 @@ class Cycle:
     read: bool = False  # a first read was counted or a settle half read
     refused: UpstreamError | None = None  # the platform's rate limit made a read wait
     wanted: int = 0  # the requests of the read the budget made wait
+    first_reads_wait: bool = False  # the budget made the first reads wait (``wanted``)
 
     def wait(self, exc: UpstreamError | None = None) -> None:
         """A read owed waits for a later poll; ``exc``: because of the platform's limit."""

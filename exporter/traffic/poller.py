@@ -171,7 +171,14 @@ class TrafficPoller:
         cycle = Cycle()
         try:
             await self._first_reads(account, led, now, cycle)
-            await self._settle_due(account, led, now, cycle)
+            if cycle.first_reads_wait and cycle.refused is None:
+                # The first reads wait for requests the budget gives back; a settle read
+                # takes what they leave, and the poll still waits for the first reads.
+                wanted, cycle.postponed = cycle.wanted, False
+                await self._settle_due(account, led, now, cycle)
+                cycle.postponed, cycle.wanted = True, wanted
+            else:
+                await self._settle_due(account, led, now, cycle)
             if self._auditor is not None and not cycle.postponed:
                 # its requests and lines are the audit's own (they name the account)
                 audit = self._auditor.step(account, long_windows=not led.long_refused)
@@ -266,6 +273,7 @@ class TrafficPoller:
                     if cycle.postponed:
                         return
             if not self._allowance.affords(account, len(self._halves()), cycle):
+                cycle.first_reads_wait = True
                 return
             queue.pop(0)
             last = queue[-1] if queue else w

@@ -178,6 +178,8 @@ class Outcome:
     requests: int
     scrapes: int
     notes: list[str] = field(default_factory=list)
+    twin_requests: int = 0  # what the second replica of a pair sent
+    refused: int = 0  # requests the platform's rate limit refused (both replicas')
 
     @property
     def ok(self) -> bool:
@@ -202,26 +204,20 @@ class Outcome:
 class World:
     """The platform, the daemon's current process, the clocks and the checker of one seed."""
 
-    def __init__(self, scenario: Scenario, directory: Path) -> None:
+    def __init__(self, scenario: Scenario, directory: Path, beside: World | None = None) -> None:
+        """``beside``: this is the second replica of a pair, on that world's platform, host
+        and clocks, with its own network log, volume and checker."""
         self.s = scenario
-        self.platform = FakeClock(T0)
-        self.host = HostClock(self.platform)
-        self.sim = Simulator(
-            SimConfig(
-                seed=scenario.seed,
-                accounts=scenario.accounts,
-                resources_per_account=scenario.resources,
-                restreams_per_account=0,
-                dvr_streams_per_account=0,
-                late_seconds=scenario.late_seconds,
-                late_half_seconds=scenario.late_half_seconds,
-                api_requests_per_minute=scenario.platform_limit,
-                quirks=frozenset(scenario.quirks),
-            ),
-            self.platform,
-        )
+        self.twin: World | None = None
+        self._beside = beside is not None
+        if beside is not None:
+            self.platform, self.host, self.sim = beside.platform, beside.host, beside.sim
+        else:
+            self.platform = FakeClock(T0)
+            self.host = HostClock(self.platform)
+            self.sim = self._platform(scenario, self.platform)
         self.transport = Transport(self.sim)
-        self.volume = directory / "volume"
+        self.volume = directory / ("volume" if beside is None else "twin-volume")
         self.volume.mkdir()
         self.state_file = self.volume / "traffic-state.json"
         self.listed = list(scenario.accounts)
@@ -235,6 +231,25 @@ class World:
         self._outage = -1
         self._digest = hashlib.sha256()
         self._parser = Parser()
+        if scenario.pair:
+            self.twin = World(scenario.twin(), directory, beside=self)
+
+    @staticmethod
+    def _platform(scenario: Scenario, clock: FakeClock) -> Simulator:
+        return Simulator(
+            SimConfig(
+                seed=scenario.seed,
+                accounts=scenario.accounts,
+                resources_per_account=scenario.resources,
+                restreams_per_account=0,
+                dvr_streams_per_account=0,
+                late_seconds=scenario.late_seconds,
+                late_half_seconds=scenario.late_half_seconds,
+                api_requests_per_minute=scenario.platform_limit,
+                quirks=frozenset(scenario.quirks),
+            ),
+            clock,
+        )
 
     # -- the daemon's lifetime ----------------------------------------------------------------
     def _raw(self, daemon: Daemon) -> dict[str, Any]:
@@ -290,7 +305,13 @@ class World:
         ctx.client.backoff_seconds = 0.0
         # No scrape here asks for OpenMetrics: its body is not rendered (a third of a render).
         ctx.store._extra_openmetrics = None
-        timing = Timing(random=random.Random(self.s.seed * 1000 + self._procs).random)
+        # the second replica's jitter a draw of its own: the two poll at instants of their own
+        draw = (
+            f"twin {self.s.seed} {self._procs}"
+            if self._beside
+            else self.s.seed * 1000 + self._procs
+        )
+        timing = Timing(random=random.Random(draw).random)
         service = Service(ctx, Scheduler(ctx.runner, self.host, timing))
         auditor = service.areas.traffic.auditor  # its reads are marked: they count nothing
         auditor._source = AuditSource(auditor._source, self.transport)
@@ -463,42 +484,70 @@ class World:
             self._digest.update(block.encode())
         self.checker.scrape(now, families)
 
+    def _next(self, now: float, nxt: float) -> float:
+        """``nxt`` (platform clock), or earlier when this daemon's scheduler has a job due."""
+        if self.proc is None:
+            return nxt
+        due = self.proc.service.scheduler.next_due()
+        if due is not None:
+            nxt = min(nxt, max(now, now + (due - self.host.time())))
+        if nxt <= now and (due or 0) > self.host.time():
+            nxt = now + 0.001  # drift rounding: the job is a hair ahead
+        return nxt
+
+    async def run_due(self) -> None:
+        if self.proc is not None:
+            await self.proc.service.scheduler.run_due()
+            if self.proc.writer is not None:
+                await self.proc.writer.flush()  # its loop's round (offered minutes)
+
+    def lives_through(self, e: Event) -> bool:
+        """Whether this replica meets ``e`` (its day's events, and an outage's end)."""
+        if e.kind == "outage_end":
+            return True
+        return e in self.s.events
+
     async def run(self) -> Outcome:
         end = T0 + self.s.minutes * 60
         events = self.timeline()
-        await self.start()
+        worlds = [self] if self.twin is None else [self, self.twin]
+        for w in worlds:
+            await w.start()
         every = self.s.scrape_seconds
         next_scrape = T0 + every / 2
         while True:
             now = self.platform.time()
             nxt = min(end, next_scrape, T0 + events[0].at if events else end)
-            if self.proc is not None:
-                due = self.proc.service.scheduler.next_due()
-                if due is not None:
-                    nxt = min(nxt, max(now, now + (due - self.host.time())))
-            if nxt <= now and self.proc is not None and (due or 0) > self.host.time():
-                nxt = now + 0.001  # drift rounding: the job is a hair ahead
+            for w in worlds:
+                nxt = w._next(now, nxt)
             self.platform.set(max(now, nxt))
             now = self.platform.time()
             if now >= end:
                 break
             while events and T0 + events[0].at <= now:
-                await self.apply(events.pop(0))
-            if self.proc is not None:
-                await self.proc.service.scheduler.run_due()
-                if self.proc.writer is not None:
-                    await self.proc.writer.flush()  # its loop's round (offered minutes)
+                e = events.pop(0)
+                await self.apply(e)
+                if self.twin is not None and self.twin.lives_through(e):
+                    await self.twin.apply(e)
+            for w in worlds:
+                await w.run_due()
             if now >= next_scrape:
-                await self.scrape()
+                for w in worlds:
+                    await w.scrape()
                 next_scrape += every
-        await self.scrape()
-        await self.stop("clean")
-        violations = self.checker.finish(end)
+        violations: list[Violation] = []
+        for w in worlds:
+            await w.scrape()
+            await w.stop("clean")
+            found = w.checker.finish(end)
+            violations += found if w is self else [v.of_twin() for v in found]
         for c in self.sim.churn_log:  # quirk resource-churn: what changed, for --verbose
             self.notes.append(f"{hhmm(c.at)} {c.account} resource {c.resource} {c.kind}")
-        reads = self.transport.reads
-        for r in reads:
-            self._digest.update(f"{r}\n".encode())
+        for w in worlds:
+            for r in w.transport.reads:
+                self._digest.update(f"{r}\n".encode())
+            if w is not self:
+                self._digest.update(w._digest.digest())
         return Outcome(
             seed=self.s.seed,
             violations=violations,
@@ -507,6 +556,8 @@ class World:
             requests=self.transport.sent,
             scrapes=self.scrapes,
             notes=self.notes,
+            twin_requests=self.twin.transport.sent if self.twin is not None else 0,
+            refused=self.sim.rate.refused,
         )
 
 

@@ -160,6 +160,10 @@ class Violation:
     detail: str
     at: float = 0.0
 
+    def of_twin(self) -> Violation:
+        """The violation, found in the second replica of a pair."""
+        return Violation(self.kind, f"second replica: {self.detail}", self.at)
+
 
 def hhmm(ts: float) -> str:
     s = int(ts) % 86400
@@ -273,6 +277,7 @@ class Checker:
         default_factory=lambda: defaultdict(dict)
     )
     # per scrape: (account, resource, column, since) -> bound; (minute, time) -> fraction
+    _again_cache: dict[tuple[str, bool, float], dict[int, float]] = field(default_factory=dict)
     _growth_cache: dict[tuple[str, str | None, int | None, float], float | None] = field(
         default_factory=dict
     )
@@ -402,6 +407,7 @@ class Checker:
             for key, value in vals.items():
                 self._counter(now, key, value)
         self._growth_cache.clear()
+        self._again_cache.clear()
         self._fractions.clear()
         self.present = set().union(
             *(families[name].keys() for name in COUNTERS if name in families)
@@ -530,14 +536,17 @@ class Checker:
         # what became visible after the read before, also what the platform added while the
         # family was left out (a restart's downtime) or before the series appeared.
         before = self._reread.get((account, resource is not None), {})
+        # Minutes read again since, last read before: such a read adds what became visible
+        # after that read, also before the series was last seen (it was away meanwhile).
+        again = self._read_again(account, resource is not None, t1, now)
         total = 0.0
         span = range(first, int(now // MINUTE) * MINUTE + MINUTE, MINUTE)
         final_after = MINUTE + max(self.s.late_seconds, 0.0)  # a minute's figures final then
-        for m in sorted(fresh.union(span, before)):
+        for m in sorted(fresh.union(span, before, again)):
             if m in fresh:
                 f1 = 0.0
             else:
-                t = min(t1, before.get(m, t1))
+                t = min(t1, before.get(m, t1), again.get(m, t1))
                 if t >= m + final_after:
                     continue  # final before: nothing visible since (the fraction only grows)
                 f1 = self._fraction(m, t)
@@ -551,6 +560,28 @@ class Checker:
             if col in REVISED_COLUMNS and (index is None or index == 0):
                 total += self._revision(m, now)
         return total
+
+    def _read_again(self, account: str, half: bool, t1: float, now: float) -> dict[int, float]:
+        """The minutes of ``account``'s ``half`` a read in ``(t1, now]`` read, that a read
+        before ``t1`` had read too, each with the last such read."""
+        cached = self._again_cache.get((account, half, t1))
+        if cached is not None:
+            return cached
+        reads = self.transport.reads
+        out: dict[int, float] = self._again_cache.setdefault((account, half, t1), {})
+        for r in reads[bisect.bisect_right(reads, t1, key=lambda r: r.at) :]:
+            if r.at > now:
+                break
+            if r.account != account or r.resources != half or not r.answered or r.audit:
+                continue
+            for m in range(r.start, r.end, MINUTE):
+                if m in out:
+                    continue
+                times = self._read_times.get((account, half, m), [])
+                i = bisect.bisect_left(times, t1)
+                if i:
+                    out[m] = times[i - 1]
+        return out
 
     def _reread_since_view(self, account: str, half: bool, m: int, at: float) -> None:
         """Record a read of minute ``m``; the first since the last start or reload notes when
@@ -808,14 +839,18 @@ class Checker:
                     )
         if not written:
             return  # nothing of the account's totals written: every family left out
+        # read at every age: both halves, where the per-resource half is read (a half read
+        # alone at an age leaves the minute owed the other: docs/windowing.md)
         unwritten = [
             m
             for (acc, half, m), times in reads.items()
             if acc == account
             and not half
             and m not in minutes
-            and times[-1] < end - MINUTE
-            and self._settled_for_sure(times[0], times)
+            and all(
+                t[-1] < end - MINUTE and self._settled_for_sure(t[0], t)
+                for t in (times, reads.get((acc, True, m)) or times)
+            )
         ]
         named = sum(
             n for (a, o), n in self.windows.items() if a == account and o not in COUNTED_OUTCOMES

@@ -25,6 +25,13 @@ CHURN_SHARE = 0.3  # days whose resources are added, renamed and deleted (quirk 
 # (quirk revise-after-settle: the standing audit must find exactly those)
 REVISE_SHARE = 0.3
 REMOTE_WRITE_SHARE = 0.5  # days whose daemon writes each final minute by remote write
+# days with a second replica of the same shard (docs/deploy.md, high availability): it polls
+# the same accounts of the same platform, its own state file, under the platform's one limit
+PAIR_SHARE = 0.15
+# what the second replica of a pair lives through of a day's events: the platform's and the
+# host's (an outage, error bodies, a clock step or drift, discovery leaving an account out);
+# the rest (restarts, reloads, its volume, the receiver) are the first replica's own
+PAIR_EVENTS = frozenset({"outage", "error_bodies", "clock", "drift"})
 # Prometheus' scrape interval of a day (seconds): the compose file's 15 s, and 60 s, the
 # interval of many installations (a key held at 0 waits longer for a scrape that reads it).
 SCRAPE_INTERVALS = (15.0, 60.0, 60.0)
@@ -93,6 +100,15 @@ class Scenario:
     events: tuple[Event, ...] = field(default_factory=tuple)
     remote_write: bool = False  # each final minute written to a receiver (docs/remote-write.md)
     scrape_seconds: float = 15.0  # Prometheus' scrape interval
+    pair: bool = False  # a second replica of the same shard beside the daemon (``PAIR_SHARE``)
+
+    def twin(self) -> Scenario:
+        """The second replica's day: the same platform and settings, the events it lives
+        through (``PAIR_EVENTS``; with discovery, accounts leaving and coming back too), and
+        remote write off (one replica of a shard writes: docs/remote-write.md)."""
+        kinds = PAIR_EVENTS | ({"unlist", "relist"} if self.discovery else frozenset())
+        events = tuple(e for e in self.events if e.kind in kinds)
+        return replace(self, events=events, remote_write=False, pair=False)
 
     def describe(self) -> list[str]:
         head = (
@@ -112,6 +128,7 @@ class Scenario:
         )
         head = f"{head}, {paths}{', remote write' if self.remote_write else ''}"
         head = f"{head}, scraped every {self.scrape_seconds:.0f} s"
+        head = f"{head}{', a second replica of the shard beside it' if self.pair else ''}"
         return [head, *(f"  {e}" for e in self.events)]
 
 
@@ -170,6 +187,8 @@ def draw(seed: int, minutes: int = 1440) -> Scenario:
     scrape = random.Random(f"scrape {seed}").choice(SCRAPE_INTERVALS)
     scenario = replace(scenario, remote_write=written, scrape_seconds=scrape)
     scenario = _receiver(random.Random(f"receiver {seed}"), scenario)
+    if random.Random(f"pair {seed}").random() < PAIR_SHARE:
+        scenario = replace(scenario, pair=True)
     return _day_long(random.Random(f"day-long {seed}"), scenario)
 
 

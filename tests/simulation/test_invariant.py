@@ -257,6 +257,55 @@ def test_a_series_born_before_a_catch_up_rising_by_more_jumps(tmp_path: Path) ->
     assert _caught_up(tmp_path, twice=True) == ["series jump"]
 
 
+def _back_after_absence(tmp_path: Path, extra: float) -> list[str]:
+    """Figures rising for 15 minutes after a minute closes; resource 100001 deleted at 06:05.
+    Its edge requests: 06:00 first read at 06:02, 06:04 at 06:06 and again at 06:30, shown
+    as they read (last changed at 06:31); then the series leaves ``/metrics`` (the area
+    failing longer than its fragment's age) and comes back at 06:46, after a settle read of
+    06:00 at 06:45 (its first since 06:02), with what that read added, plus ``extra``. The
+    kinds found."""
+    scenario = replace(
+        draw(3, 120), accounts=("acc1",), daemon=SCHEDULE, events=(), quirks=(), late_seconds=900.0
+    )
+    checker = World(scenario, tmp_path).checker
+    checker.started(T0, SCHEDULE)
+    reader = checker.sim.traffic_reader("acc1")
+    assert reader is not None
+    traffic = reader.traffic
+    traffic.spans[0] = (traffic.spans[0][0], T0 + 5 * MINUTE)
+
+    def seen(m: int, t: float) -> float:
+        return checker._visible(m, [traffic.rows(m)[0][EDGE_REQ]], t)
+
+    a, b = T0, T0 + 4 * MINUTE
+    key = _series("100001")
+    checker.scrape(T0 + MINUTE, {RESOURCE_REQUESTS: {key: 0.0}})
+    _read(checker, T0 + 2 * MINUTE, a)
+    _read(checker, T0 + 6 * MINUTE, b)
+    shown = seen(a, T0 + 2 * MINUTE) + seen(b, T0 + 6 * MINUTE)
+    checker.scrape(T0 + 7 * MINUTE, {RESOURCE_REQUESTS: {key: shown}})
+    _read(checker, T0 + 30 * MINUTE, b)
+    shown += seen(b, T0 + 30 * MINUTE) - seen(b, T0 + 6 * MINUTE)
+    checker.scrape(T0 + 31 * MINUTE, {RESOURCE_REQUESTS: {key: shown}})
+    checker.scrape(T0 + 32 * MINUTE, {RESOURCE_REQUESTS: {}})  # gone: the area failing
+    _read(checker, T0 + 45 * MINUTE, a)
+    added = seen(a, T0 + 45 * MINUTE) - seen(a, T0 + 2 * MINUTE)
+    assert added > 0
+    checker.scrape(T0 + 46 * MINUTE, {RESOURCE_REQUESTS: {key: shown + added + extra}})
+    return [v.kind for v in checker.violations]
+
+
+def test_a_series_back_after_an_absence_may_rise_by_what_reads_since_added(
+    tmp_path: Path,
+) -> None:
+    """Seed 1050 (the second replica of a pair): a settle read made while the series was
+    away adds the late data of a minute last read before it went."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    assert _back_after_absence(tmp_path / "a", 0.0) == []
+    assert _back_after_absence(tmp_path / "b", 1000.0) == ["series jump"]
+
+
 HELD = (Event(3 * MINUTE, "unwritable"), Event(10 * MINUTE, "writable"))
 LEFT_OUT = (
     Event(3 * MINUTE, "exclude", (("family", "resource_requests"),)),
@@ -805,6 +854,19 @@ def test_a_minute_read_at_every_age_and_not_written_fails(tmp_path: Path) -> Non
     ]
 
 
+def _remote_found(checker: Checker, m: int, rows: list[Any]) -> list[str]:
+    """06:03 (``m``) written at 06:22 as its read at 06:20 shows it; what the checker finds
+    of remote write at 06:30."""
+    shown = checker._visible(m, [row[EDGE_REQ] for row in rows], T0 + 20 * MINUTE)
+    labels = (
+        ("__name__", "cdnvideo_minute_account_requests"),
+        ("account", "acc1"),
+        ("side", "edge"),
+    )
+    checker.transport.written.append((T0 + 22 * MINUTE, encode([Series(labels, shown, m * 1000)])))
+    return [f"{v.kind}: {v.detail}" for v in checker.finish(T0 + 30 * MINUTE) if "remote" in v.kind]
+
+
 def _half_first(tmp_path: Path, last_age: bool) -> list[str]:
     """06:03 settled and written as ``_settled_minute``; 06:04's first fetch at 06:06 answered
     its totals alone (the per-resource half a 200 without data: quirk ``rate-limit-200``), both
@@ -821,14 +883,7 @@ def _half_first(tmp_path: Path, last_age: bool) -> list[str]:
     ]
     for at in (7, 12, 22) if last_age else (7, 12):
         _read(checker, T0 + at * MINUTE, nxt)
-    shown = checker._visible(m, [row[EDGE_REQ] for row in rows], T0 + 20 * MINUTE)
-    labels = (
-        ("__name__", "cdnvideo_minute_account_requests"),
-        ("account", "acc1"),
-        ("side", "edge"),
-    )
-    checker.transport.written.append((T0 + 22 * MINUTE, encode([Series(labels, shown, m * 1000)])))
-    return [f"{v.kind}: {v.detail}" for v in checker.finish(T0 + 30 * MINUTE) if "remote" in v.kind]
+    return _remote_found(checker, m, rows)
 
 
 def test_a_half_answered_alone_before_a_first_read_is_no_read_at_an_age(tmp_path: Path) -> None:
@@ -838,6 +893,35 @@ def test_a_half_answered_alone_before_a_first_read_is_no_read_at_an_age(tmp_path
     missing from remote write; read at that age too, it is missing."""
     assert _half_first(tmp_path / "a", last_age=False) == []
     assert _half_first(tmp_path / "b", last_age=True) == [
+        "remote write missing: acc1: 1 minutes read at every age (first 06:04:00) not written, "
+        "0 named"
+    ]
+
+
+def _last_age_half(tmp_path: Path, answered: bool) -> list[str]:
+    """06:03 settled and written as ``_settled_minute``; 06:04 read (both halves) at 06:07
+    and 06:12 (age 5), at 06:22 (age 15) its totals, and its per-resource half a 429 (the
+    platform's limit, met by two replicas) unless ``answered``; 06:04 never written. What
+    the checker finds of remote write at 06:30."""
+    tmp_path.mkdir()
+    checker, m, rows = _settled_minute(tmp_path)
+    checker.s = replace(checker.s, remote_write=True)
+    nxt = m + MINUTE
+    for at in (7, 12):
+        _read(checker, T0 + at * MINUTE, nxt)
+    checker.transport.reads += [
+        Read(T0 + 22 * MINUTE, "acc1", nxt, nxt + MINUTE, False, 200, True),
+        Read(T0 + 22 * MINUTE, "acc1", nxt, nxt + MINUTE, True, 200 if answered else 429, answered),
+    ]
+    return _remote_found(checker, m, rows)
+
+
+def test_a_minute_whose_last_age_read_one_half_alone_is_not_missing(tmp_path: Path) -> None:
+    """A minute is read at an age once both halves are (docs/windowing.md, *Halves owed
+    separately*): its per-resource half refused at its last age, it is owed that half, not
+    missing from remote write; both answered, it is missing."""
+    assert _last_age_half(tmp_path / "a", answered=False) == []
+    assert _last_age_half(tmp_path / "b", answered=True) == [
         "remote write missing: acc1: 1 minutes read at every age (first 06:04:00) not written, "
         "0 named"
     ]

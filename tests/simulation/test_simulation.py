@@ -12,13 +12,14 @@ import asyncio
 import fcntl
 import os
 import pickle
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tests.simulation.harness import Outcome, run_scenario, run_seed, run_seeds
 from tests.simulation.invariant import KINDS
-from tests.simulation.scenario import draw
+from tests.simulation.scenario import Daemon, Event, Scenario, draw
 
 CI_MINUTES = 360
 CI_SEEDS = range(1000, 1028)  # 28 seeds of 6 h: 7 simulated days (CI's 20 minutes)
@@ -223,3 +224,39 @@ def test_a_minute_with_one_half_answered_was_not_read() -> None:
 
     reads = {("a", False, 0): [300.0], ("a", True, 0): [300.0], ("a", False, 60): [360.0]}
     assert _first_read(reads) == {("a", False, 0): [300.0], ("a", True, 0): [300.0]}
+
+
+def _pair(minutes: int) -> Scenario:
+    """Two replicas of one shard under the platform's limit of 8 requests a minute, each
+    needing about 4.4 a minute for [1, 4] (more while catching an outage up): the limit
+    refuses some of each replica's reads."""
+    return replace(
+        draw(1019, minutes),
+        accounts=("acc1",),
+        quirks=(),
+        platform_limit=8,
+        daemon=Daemon(revisit=(1, 4)),
+        events=(Event(30 * 60, "outage", (("kind", "503"), ("minutes", 10))),),
+        remote_write=True,
+        pair=True,
+    )
+
+
+def test_two_replicas_of_a_shard_each_count_every_minute_once() -> None:
+    """The second replica polls the same platform (its own state file, its own scrapes), under
+    the one rate limit; each replica's counters hold the invariant on their own."""
+    out = asyncio.run(run_scenario(_pair(60)))
+    assert out.violations == []
+    assert out.requests > 200
+    assert out.twin_requests > 200
+    assert out.refused > 0  # the two together met the platform's limit
+
+
+def test_the_second_replica_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second replica whose checker takes the platform's figures to rise for an hour (they
+    rise for 5 minutes) is found wrong, and its findings say which replica."""
+    twin = Scenario.twin
+    monkeypatch.setattr(Scenario, "twin", lambda s: replace(twin(s), late_seconds=3600.0))
+    out = asyncio.run(run_scenario(replace(_pair(60), remote_write=False)))
+    assert out.violations
+    assert all(v.detail.startswith("second replica: ") for v in out.violations)

@@ -50,7 +50,7 @@ from exporter.support import offloop
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.traffic.settings import requests_per_minute
-from tests.simulation.invariant import COUNTERS, Checker, Violation, hhmm
+from tests.simulation.invariant import COUNTERS, LATENESS, Checker, Violation, hhmm
 from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
 from tests.simulation.transport import RECEIVER_HOST, AuditSource, Transport
 
@@ -72,7 +72,7 @@ KEPT = (
     "cdnvideo_traffic_windows_owed",
     "cdnvideo_resource_info",
     "cdnvideo_traffic_audit_seconds_total",
-    "cdnvideo_traffic_late_requests_total",
+    *(family for family, _ in LATENESS.values()),  # the lateness counters
 )
 
 Key = tuple[str, tuple[tuple[str, str], ...]]

@@ -61,8 +61,9 @@ KINDS = {
     "value, or a minute never read was written",
     "remote write missing": "a minute read at every age of its schedule was not written by "
     "remote write, and no outcome of cdnvideo_traffic_windows_total names it",
-    "lateness off": "the account's edge requests less what the lateness counters say the "
-    "settle reads added differ from what the first reads of its minutes showed",
+    "lateness off": "the account's edge requests (or edge hit bytes) less what the lateness "
+    "counters say the settle reads added differ from what the first reads of its minutes "
+    "showed",
     "audit off": "under the quirk revise-after-settle, the standing audit's differing "
     "seconds are not those of the windows it read that the platform revised after their last "
     "read",
@@ -94,6 +95,13 @@ COUNTED_OUTCOMES = frozenset({"read", "backfilled", "revised", "missed", "mismat
 INFO = "cdnvideo_resource_info"
 OTHER = "__other__"  # the resource label of what max_resources folds (docs/metrics.md)
 LATE = "cdnvideo_traffic_late_requests_total"
+LATE_HIT_BYTES = "cdnvideo_traffic_late_hit_bytes_total"
+# The account counters whose settle-read increases a lateness family counts (docs/metrics.md),
+# by the column of the platform's rows they count, with the name a finding gives them.
+LATENESS = {
+    COLUMN_KEYS.index("edge_requests_total"): (LATE, "edge requests"),
+    COLUMN_KEYS.index("edge_hit_bytes"): (LATE_HIT_BYTES, "edge hit bytes"),
+}
 RESOURCE_REQUESTS = "cdnvideo_resource_requests_total"
 # Quirk revise-after-settle: the columns a revision adds to (the account's first resource:
 # one more edge request, a 200), in the platform's row layout.
@@ -420,7 +428,7 @@ class Checker:
             self.owed_seen[account].append((now, value))
         self.owed_at = now
         self.info = families.get(INFO, {})
-        self.late = families.get(LATE, {})
+        self.late = {family: families.get(family, {}) for family, _ in LATENESS.values()}
         for key, value in families.get(AUDIT, {}).items():
             labels = dict(key[1])
             if labels.get("result") == "differs":
@@ -1137,16 +1145,17 @@ class Checker:
         gap: dict[tuple[Key, int], float] = defaultdict(float)
         owing: set[tuple[Key, int]] = set()
         slack: dict[Key, float] = defaultdict(float)  # a rate's rounding, in bytes (0 for counts)
-        edge = ("cdnvideo_account_requests_total", (("account", account), ("side", "edge")))
-        # the account's edge requests as the first read of each minute showed them: a first
-        # read takes both halves or neither, so it counts the totals answered first, or, when
-        # its per-resource half was answered later, totals read again by then
-        firsts = [0.0, 0.0]
+        # per account counter a lateness family measures (``LATENESS``), by its column: its
+        # key and what the first read of each minute showed of it; a first read takes both
+        # halves or neither, so it counts the totals answered first, or, when its
+        # per-resource half was answered later, totals read again by then
+        firsts: dict[int, tuple[Key, list[float]]] = {}
         for (acc, resources, m), times in reads.items():
             if acc != account:
                 continue
             rows = reader.traffic.rows(m)
-            items: list[tuple[Key, list[float], list[float], bool]] = []  # key, values, reads
+            # key, values, reads, revised, the first reads' sums it adds to (a lateness pair)
+            items: list[tuple[Key, list[float], list[float], bool, list[float] | None]] = []
             held = self._held_by_replies(reader.traffic.spans, times)
             if resources:
                 held = [
@@ -1156,21 +1165,27 @@ class Checker:
             if resources:
                 for j, (res, row) in enumerate(zip(reader.traffic.resources, rows, strict=True)):
                     for key, col, revised in self._resource_keys(account, res.id, j):
-                        items.append((key, [row[col]], held[j], revised))
+                        items.append((key, [row[col]], held[j], revised, None))
             else:
                 for key, col, revised in self._account_keys(account):
-                    items.append((key, [row[col] for row in rows], times, revised))
+                    track = None
+                    if col in LATENESS:
+                        if col not in firsts:
+                            firsts[col] = (key, [0.0, 0.0])
+                        track = firsts[col][1]
+                    items.append((key, [row[col] for row in rows], times, revised, track))
             owed = not self._settled_for_sure(times[0], times)
-            for key, values, seen, revised in items:
+            for key, values, seen, revised, track in items:
                 counted = self._counted(key, m, values, times, revised)
                 if counted is None:
                     continue
-                if key == edge:
+                if track is not None:
                     kept = [t for t in times if not self._forgotten(t)] or times
                     other = [t for t in reads.get((acc, True, m), []) if t >= kept[0]]
                     both = max(kept[0], other[0]) if other else kept[0]
-                    firsts[0] += self._visible(m, values, kept[0], False, revised)
-                    firsts[1] += self._visible(m, values, both, False, revised)
+                    rate = _rate(key)
+                    track[0] += self._visible(m, values, kept[0], rate, revised)
+                    track[1] += self._visible(m, values, both, rate, revised)
                 last, prev = counted
                 want[key] += last
                 if _rate(key):
@@ -1210,34 +1225,49 @@ class Checker:
         self._sums(
             account, want, short if named else {}, slack, clipped, self._retired(account, end)
         )
-        self._lateness(account, edge, firsts, short.get(edge, 0.0) if named else 0.0)
-
-    def _lateness(self, account: str, edge: Key, firsts: list[float], owed: float) -> None:
-        """What the settle reads added to the account's edge requests is what
-        ``cdnvideo_traffic_late_requests_total`` counts, over its ages (docs/metrics.md): the
-        edge requests counter less the lateness counters is what the first reads of its
-        minutes showed (``firsts``: from the totals answered first to those read again once
-        the other half was answered). Held where both were shown all along (no family left
-        out or taken in, no counter shown again at 0); a lateness series at 0 at the end may
-        be new (held at 0 until a scrape saw it), so then the difference may only be
-        larger. While ``cdnvideo_traffic_windows_owed`` names minutes owed, the counter may
-        lack what their last reads add (``owed``, as ``miscounted`` allows)."""
-        got = self.last.get(edge)
-        late = [v for k, v in self.late.items() if ("account", account) in k[1]]
-        if got is None or edge not in self.present or not late:
+        if self.included_at or self.excluded or self.writable_at is not None:
             return
-        if edge in self.reset_at or self.included_at or self.excluded:
+        if self.state_lost_at is not None:
             return
         if any(e.kind in ("exclude", "unlist", "relist") for e in self.s.events):
             return
-        if self.writable_at is not None or self.state_lost_at is not None:
+        for col, (key, first) in firsts.items():
+            family, what = LATENESS[col]
+            owed = short.get(key, 0.0) if named else 0.0
+            self._lateness(account, key, family, what, first, owed, slack)
+
+    def _lateness(
+        self,
+        account: str,
+        key: Key,
+        family: str,
+        what: str,
+        firsts: list[float],
+        owed: float,
+        slack: Mapping[Key, float],
+    ) -> None:
+        """What the settle reads added to an account counter (``key``: edge requests, edge
+        hit bytes) is what its lateness family counts, over its ages (``LATENESS``,
+        docs/metrics.md): the counter less the lateness counters is what the first reads of
+        its minutes showed (``firsts``: from the totals answered first to those read again
+        once the other half was answered), within the counter's own rounding (``_slack``:
+        hit bytes are whole bytes, floored per row as requests are). Held where both were
+        shown all along (no family left out or taken in, no counter shown again at 0); a
+        lateness series at 0 at the end may be new (held at 0 until a scrape saw it), so
+        then the difference may only be larger. While ``cdnvideo_traffic_windows_owed``
+        names minutes owed, the counter may lack what their last reads add (``owed``, as
+        ``miscounted`` allows)."""
+        got = self.last.get(key)
+        late = [v for k, v in self.late.get(family, {}).items() if ("account", account) in k[1]]
+        if got is None or key not in self.present or not late or key in self.reset_at:
             return
         shown = got - sum(late)
         lo, hi = firsts[0] - owed, firsts[1]
-        if not (lo - 1e-6 <= shown <= hi + 1e-6 or (0.0 in late and shown > lo)):
+        off = _slack(slack, key, got) + 1e-6
+        if not (lo - off <= shown <= hi + off or (0.0 in late and shown > lo)):
             self.add(
                 "lateness off",
-                f"{account}: edge requests {got:.0f} less the lateness counters "
+                f"{account}: {what} {got:.0f} less the lateness counters "
                 f"{sum(late):.0f} is {shown:.0f}; the first reads of its minutes showed "
                 f"{lo:.0f}" + (f" to {hi:.0f}" if hi != lo else ""),
             )

@@ -31,6 +31,7 @@ from tests.simulation.transport import Read
 
 SCHEDULE = Daemon(revisit=(5, 15))
 OWED_KIND = "owed misreported"
+LATE_HIT_BYTES = "cdnvideo_traffic_late_hit_bytes_total"  # docs/metrics.md
 
 
 def _checker(tmp_path: Path, daemon: Daemon = SCHEDULE) -> Checker:
@@ -1543,30 +1544,39 @@ def test_the_platforms_figures_hold_its_revision_from_when_it_is_made(tmp_path: 
     assert checker._visible(m + MINUTE, [10.0], m + 90 * MINUTE, revised=True) == 10.0
 
 
-def _late_at_end(tmp_path: Path, late: list[float] | None = None) -> list[str]:
+def _late_at_end(
+    tmp_path: Path, late: list[float] | None = None, hit_bytes: list[float] | None = None
+) -> list[str]:
     """Minute 06:00 of acc1 (late data for 10 minutes) read at 06:03, 06:08 and 06:18; the
-    last scrape shows its edge requests as the last read does and the lateness counters
-    ``late`` (by default: what the settle reads at ages 5 and 15 added). The ``lateness off``
-    findings."""
+    last scrape shows its edge requests and edge hit bytes as the last read does and their
+    lateness counters at ``late`` and ``hit_bytes`` (by default: what the settle reads at
+    ages 5 and 15 added). The ``lateness off`` findings."""
     checker = _checker(tmp_path)
     checker.s = replace(checker.s, late_seconds=600.0)
     for at in (3, 8, 18):
         _read(checker, T0 + at * MINUTE, T0)
     reader = checker.sim.traffic_reader("acc1")
     assert reader is not None
-    edge = [row[COLUMN_KEYS.index("edge_requests_total")] for row in reader.traffic.rows(T0)]
-    seen = [checker._visible(T0, edge, T0 + at * MINUTE) for at in (3, 8, 18)]
-    assert seen[0] < seen[1] < seen[2]  # the settle reads add late data
-    if late is None:
-        late = [seen[1] - seen[0], seen[2] - seen[1]]
-    key = ("cdnvideo_account_requests_total", (("account", "acc1"), ("side", "edge")))
-    samples = {
-        (LATE, (("account", "acc1"), ("after_minutes", str(age)))): v
-        for age, v in zip((5, 15), late, strict=True)
-    }
+    rows = reader.traffic.rows(T0)
+    samples: dict[str, dict[Key, float]] = {}
+    for col, name, labels, family, added in (
+        ("edge_requests_total", "requests_total", (("side", "edge"),), LATE, late),
+        ("edge_hit_bytes", "edge_hit_bytes_total", (), LATE_HIT_BYTES, hit_bytes),
+    ):
+        values = [row[COLUMN_KEYS.index(col)] for row in rows]
+        seen = [checker._visible(T0, values, T0 + at * MINUTE) for at in (3, 8, 18)]
+        assert seen[0] < seen[1] < seen[2]  # the settle reads add late data
+        if added is None:
+            added = [seen[1] - seen[0], seen[2] - seen[1]]
+        key = (f"cdnvideo_account_{name}", (("account", "acc1"), *labels))
+        samples[key[0]] = {key: seen[2]}
+        samples[family] = {
+            (family, (("account", "acc1"), ("after_minutes", str(age)))): v
+            for age, v in zip((5, 15), added, strict=True)
+        }
     end = T0 + 30 * MINUTE
-    checker.scrape(end, {key[0]: {key: 0.0}})
-    checker.scrape(end, {key[0]: {key: seen[2]}, LATE: samples})
+    checker.scrape(end, {name: dict.fromkeys(keys, 0.0) for name, keys in samples.items()})
+    checker.scrape(end, samples)
     return [v.detail for v in checker.finish(end) if v.kind == "lateness off"]
 
 
@@ -1580,6 +1590,21 @@ def test_the_lateness_counters_hold_what_the_settle_reads_added(tmp_path: Path) 
     # a lateness series still held at 0 (new): the difference may only be larger
     late = _late_at_end(tmp_path / "new", [0.0, 0.0])
     assert late == []
+
+
+def test_the_hit_bytes_lateness_counters_hold_what_the_settle_reads_added(
+    tmp_path: Path,
+) -> None:
+    """``cdnvideo_traffic_late_hit_bytes_total`` is held as the edge requests' lateness
+    counters are: the account's edge hit bytes less it is what the first reads showed."""
+    for name in ("short", "new"):
+        (tmp_path / name).mkdir()
+    found = _late_at_end(tmp_path / "short", hit_bytes=[1.0, 1.0])
+    assert len(found) == 1
+    assert found[0].startswith("acc1: edge hit bytes ")
+    assert " less the lateness counters 2 is " in found[0]
+    # a lateness series still held at 0 (new): the difference may only be larger
+    assert _late_at_end(tmp_path / "new", hit_bytes=[0.0, 0.0]) == []
 
 
 def _other_written(tmp_path: Path, other: float) -> list[str]:

@@ -1,4 +1,5 @@
-"""``python -m bench [--scales 10,100,1000,5000,25000] [--quick] [--steady-seconds S]``.
+"""``python -m bench [--scales 10,100,1000,5000,25000] [--quick] [--steady-seconds S]
+[--per-account N] [--aged-hours H]``.
 
 For each scale: the simulator and the exporter in processes of their own, the naive
 prometheus-client baseline beside it (up to 5,000 resources), every figure of
@@ -6,6 +7,12 @@ docs/performance.md; then the table and the targets (met or missed, at every sca
 and, in ``--out`` (bench/out/), results.md, results.json, cost.png and growth.png (memory and
 refresh time against series); then the simulation's rate (``bench.simulation``: a fixed
 batch of seeds, simulated days per CPU minute).
+
+With ``--aged-hours H`` each scale also starts an exporter on the files a daemon keeps after
+H hours (``bench.aged``), after the fresh one and against the same simulator, both with remote
+write on and its receiver down; a table of its own sets the two side by side (restart to
+ready, worst /healthz over the steady phase, RSS, the size of every file kept) and the targets
+gain the aged start's. ``--per-account N`` splits each scale's resources over accounts of N.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench import procs, simulation, targets
-from bench.report import median_result, text_table, write_outputs
+from bench.report import aged_text_table, median_result, text_table, write_outputs
 from bench.scale import Plan, Result, run_scale
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -77,6 +84,18 @@ def parser() -> argparse.ArgumentParser:
         default=simulation.MINUTES,
         help=f"simulated minutes a seed of that batch (default {simulation.MINUTES}; 0: none)",
     )
+    p.add_argument(
+        "--aged-hours",
+        type=float,
+        default=0.0,
+        help="also start an exporter on the files of a daemon that ran this long (0: off)",
+    )
+    p.add_argument(
+        "--per-account",
+        type=int,
+        default=0,
+        help="split each scale's resources over accounts of this many (0: one account)",
+    )
     p.add_argument("--out", type=Path, default=OUT, help="where to write the result files")
     return p
 
@@ -85,7 +104,13 @@ async def _run(args: argparse.Namespace) -> list[Result]:
     plan = Plan.quick(args.steady_seconds) if args.quick else Plan()
     if args.steady_seconds is not None and not args.quick:
         plan = dataclasses.replace(plan, steady_seconds=args.steady_seconds)
-    plan = dataclasses.replace(plan, warmup_seconds=args.warmup_seconds, tuned=not args.untuned)
+    plan = dataclasses.replace(
+        plan,
+        warmup_seconds=args.warmup_seconds,
+        tuned=not args.untuned,
+        aged_hours=args.aged_hours,
+        per_account=args.per_account,
+    )
     results = []
     for scale in args.scales:
         runs = []
@@ -101,7 +126,10 @@ async def _run(args: argparse.Namespace) -> list[Result]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if args.aged_hours < 0 or args.per_account < 0:
+        p.error("--aged-hours and --per-account must be 0 or more")
     before = procs.machine()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     results = asyncio.run(_run(args))
@@ -111,6 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     after = procs.machine()
     print(text_table(results))
     print()
+    if any(r.aged is not None for r in results):
+        print(aged_text_table(results))
+        print()
     print(targets.text_table(results))
     for r in results:
         where = f"{r.slice_ms:.1f} ms in {r.slice_where}"
@@ -127,12 +158,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "options": f"scales={args.scales} quick={args.quick} "
         f"steady_seconds={results[0].steady_seconds:.0f} warmup_seconds={args.warmup_seconds:.0f} "
         f"repeat={args.repeat} untuned={args.untuned} "
-        f"fixed_areas={args.fixed_areas} simulation_minutes={args.simulation_minutes}",
+        f"fixed_areas={args.fixed_areas} simulation_minutes={args.simulation_minutes} "
+        f"aged_hours={args.aged_hours:g} per_account={args.per_account}",
     }
     notes = [
         "exporter, simulator and baseline each run in a process of their own; "
         "the client (this process) scrapes them in turn over HTTP",
     ]
+    if args.aged_hours > 0:
+        notes.append(
+            f"aged start: the files of a daemon that ran {args.aged_hours:g} h (bench.aged), "
+            "written before its process starts; fresh and aged with remote write on, "
+            "its receiver down (nothing listens on its port)"
+        )
     written = write_outputs(args.out, results, conditions, notes, sim)
     if len(results) > 1 and not any(p.suffix == ".png" for p in written):
         print("# no plot: matplotlib is not installed (pip install matplotlib)")

@@ -27,7 +27,7 @@ import random
 import tempfile
 import time
 from array import array
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,13 +40,15 @@ from exporter.traffic.parse import COUNT_KEYS
 HOUR = 3600.0
 
 
-def full_book(accounts: int, hours: float, now: float) -> AuditBook:
-    """``accounts`` with a 1-minute window settled every minute for ``hours`` up to ``now``
-    (what remote write's 1-minute runs keep), an audit of 60 minutes under way and one done."""
+def full_book(accounts: int | Sequence[str], hours: float, now: float) -> AuditBook:
+    """``accounts`` (a number, or their names) with a 1-minute window settled every minute for
+    ``hours`` up to ``now`` (what remote write's 1-minute runs keep), an audit of 60 minutes
+    under way and one done."""
     rng = random.Random(7)
     book = AuditBook()
-    for i in range(accounts):
-        a = book.accounts[f"account-{i:02d}"] = AccountAudit()
+    names = [f"account-{i:02d}" for i in range(accounts)] if isinstance(accounts, int) else accounts
+    for name in names:
+        a = book.accounts[name] = AccountAudit()
         first = int(now - hours * HOUR) // 60 * 60
         a.counted = [
             Counted(

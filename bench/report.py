@@ -70,18 +70,97 @@ def row(r: Result) -> tuple[str, ...]:
     )
 
 
-def text_table(results: Sequence[Result]) -> str:
-    rows = [HEADERS, *(row(r) for r in results)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+def aligned(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
+    """``rows`` under ``headers`` as right-aligned text columns."""
+    every = [headers, *rows]
+    widths = [max(len(r[i]) for r in every) for i in range(len(headers))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in every]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
 
-def markdown_table(results: Sequence[Result]) -> str:
-    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---:|" * len(HEADERS)]
-    lines += ["| " + " | ".join(row(r)) + " |" for r in results]
+def markdown(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---:|" * len(headers)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def text_table(results: Sequence[Result]) -> str:
+    return aligned(HEADERS, [row(r) for r in results])
+
+
+def markdown_table(results: Sequence[Result]) -> str:
+    return markdown(HEADERS, [row(r) for r in results])
+
+
+AGED_HEADERS = (
+    "resources (accounts)",
+    "start",
+    "restart to ready s (traffic)",
+    "worst /healthz ms (> 50 ms)",
+    "CPU s/min",
+    "RSS MB (peak)",
+    "state + cursors",
+    "audit record (files)",
+    "remote-write store (files)",
+    "charts",
+)
+
+
+def _files(f: dict[str, int]) -> tuple[str, str, str, str]:
+    if not f:
+        return ("n/a",) * 4
+    return (
+        f"{_size(f['state'])} + {_size(f['cursors'])}",
+        f"{_size(f['audit'])} ({f['audit_files']})",
+        f"{_size(f['remote_write'])} ({f['remote_write_files']})",
+        _size(f["charts"]),
+    )
+
+
+def aged_rows(r: Result) -> list[tuple[str, ...]]:
+    """The fresh start and the aged one of a scale, side by side (the files at the end of the
+    steady phase; the aged start's as written in a row of its own)."""
+    if r.aged is None:
+        return []
+    a = r.aged
+    who = f"{r.resources} ({r.accounts})"
+    fresh = (
+        who,
+        "fresh",
+        f"{_f(r.ready_s, 2)} ({_f(r.traffic_ready_s, 2)})",
+        f"{_f(r.steady_healthz_ms, 0)} ({r.steady_slow_healthz})",
+        _f(r.cpu_s_per_min, 2),
+        f"{_f(r.rss_mb, 0)} ({_f(r.peak_rss_mb, 0)})",
+        *_files(r.files),
+    )
+    written = (
+        who,
+        f"{a.hours:g} h, as written ({_f(a.write_s, 0)} s)",
+        "",
+        "",
+        "",
+        "",
+        *_files(a.files_written),
+    )
+    aged = (
+        who,
+        f"{a.hours:g} h",
+        f"{_f(a.ready_s, 2)} ({_f(a.traffic_ready_s, 2)})",
+        f"{_f(a.stall_healthz_ms, 0)} ({a.slow_healthz})",
+        _f(a.cpu_s_per_min, 2),
+        f"{_f(a.rss_mb, 0)} ({_f(a.peak_rss_mb, 0)})",
+        *_files(a.files),
+    )
+    return [fresh, written, aged]
+
+
+def aged_text_table(results: Sequence[Result]) -> str:
+    return aligned(AGED_HEADERS, [row for r in results for row in aged_rows(r)])
+
+
+def aged_markdown_table(results: Sequence[Result]) -> str:
+    return markdown(AGED_HEADERS, [row for r in results for row in aged_rows(r)])
 
 
 def median_result(runs: Sequence[Result]) -> Result:
@@ -111,7 +190,10 @@ def write_outputs(
     out.mkdir(parents=True, exist_ok=True)
     written = []
     md = out / "results.md"
-    lines = ["# Benchmark results", "", markdown_table(results), "", "## Targets", ""]
+    lines = ["# Benchmark results", "", markdown_table(results), ""]
+    if any(r.aged is not None for r in results):
+        lines += ["## Aged start", "", aged_markdown_table(results), ""]
+    lines += ["## Targets", ""]
     lines += [targets.markdown_table(results), ""]
     if sim is not None:
         lines += ["## Simulation", "", simulation.markdown_table(sim), ""]

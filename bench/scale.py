@@ -1,9 +1,14 @@
-"""One benchmark run at one scale: simulator, exporter and baseline processes, every figure."""
+"""One benchmark run at one scale: simulator, exporter and baseline processes, every figure;
+with ``Plan.aged_hours``, a second exporter started on the files of a daemon that ran that
+long (``bench.aged``), measured beside the fresh one."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import math
+import socket
 import tempfile
 import time
 from collections import Counter
@@ -13,11 +18,14 @@ from typing import Any
 
 import aiohttp
 
-from bench import procs
+from bench import aged, procs
 from bench.measure import fetch, median, paired_ratio, percentile, sample_health, side_by_side
+from exporter.simulator.dataset import cdn_resources
 
 ACCOUNT = "bench"
 SCRAPE_INTERVAL = 15.0  # one Prometheus scraping during the steady phase
+HEALTH_EVERY = 0.05  # /healthz sampled this often over the steady phase (with aged_hours)
+SLOW_MS = 50.0  # the loop-stall target
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,11 @@ class Plan:
     # Above this many resources the prometheus-client baseline is not run (it parses the whole
     # exposition into objects: gigabytes at 25,000); the static-body floor still is.
     baseline_max_resources: int = 5000
+    # > 0: after the fresh exporter, one started on the files of a daemon that ran this many
+    # hours (``bench.aged``); both with remote write on, its receiver down
+    aged_hours: float = 0.0
+    # > 0: the scale's resources split over accounts of this many (0: one account)
+    per_account: int = 0
 
     @classmethod
     def quick(cls, steady_seconds: float | None = None) -> Plan:
@@ -51,6 +64,11 @@ class Plan:
         )
 
 
+def accounts_for(resources: int, per_account: int) -> int:
+    """How many accounts hold ``resources`` at ``per_account`` each (0: one holds all)."""
+    return max(1, math.ceil(resources / per_account)) if per_account > 0 else 1
+
+
 def areas_for(resources: int, fixed: bool) -> tuple[int, int]:
     """Restream resources and DVR streams at a scale: 200 and 100 at 1000 CDN resources,
     proportional elsewhere (at least one each), or always 200 and 100 with ``fixed``."""
@@ -60,12 +78,31 @@ def areas_for(resources: int, fixed: bool) -> tuple[int, int]:
 
 
 @dataclass
+class Aged:
+    """The aged start's figures (NaN when not measured)."""
+
+    hours: float
+    write_s: float = float("nan")  # writing the aged files (bench side, before the start)
+    ready_s: float = float("nan")  # process start until /readyz answers 200
+    traffic_ready_s: float = float("nan")  # ... until it shows traffic and state file ready
+    stall_healthz_ms: float = float("nan")  # worst /healthz answer over the steady phase
+    slow_healthz: int = 0  # of them, answers over SLOW_MS
+    healthz: int = 0
+    cpu_s_per_min: float = float("nan")
+    rss_mb: float = float("nan")
+    peak_rss_mb: float = float("nan")
+    files_written: dict[str, int] = field(default_factory=dict)  # bench.aged.sizes at the start
+    files: dict[str, int] = field(default_factory=dict)  # ... at the end of the steady phase
+
+
+@dataclass
 class Result:
     """The figures of one scale (times in ms or s as named; NaN when not measured)."""
 
     resources: int
     restreams: int
     dvr_streams: int
+    accounts: int = 1
     series: int = 0
     bytes_plain: int = 0
     bytes_gzip: int = 0
@@ -107,6 +144,13 @@ class Result:
     background_cpu: tuple[float, float] = (0.0, 0.0)  # user, system CPU s/s in the steady phase
     upstream_by_area: dict[str, int] = field(default_factory=dict)
     samples: dict[str, int] = field(default_factory=dict)
+    ready_s: float = float("nan")  # process start until /readyz answers 200
+    traffic_ready_s: float = float("nan")  # ... until it shows traffic and state file ready
+    # with aged_hours: the worst /healthz answer over the steady phase, answers over SLOW_MS
+    steady_healthz_ms: float = float("nan")
+    steady_slow_healthz: int = 0
+    files: dict[str, int] = field(default_factory=dict)  # bench.aged.sizes, end of steady
+    aged: Aged | None = None
 
     @property
     def cpu_percent(self) -> float:
@@ -133,16 +177,32 @@ class Result:
         }
 
 
-def exporter_config(sim: dict[str, Any], state_file: str = "") -> dict[str, Any]:
-    """The daemon's config against the simulator: every interval at its default, and a
-    traffic state file as the shipped deployments have (written after every change)."""
-    return {
+def exporter_config(
+    sim: dict[str, Any], state_file: str = "", remote_write_url: str = ""
+) -> dict[str, Any]:
+    """The daemon's config against the simulator (every account it serves): every interval
+    at its default, and a traffic state file as the shipped deployments have (written after
+    every change); remote write on when ``remote_write_url`` is given."""
+    accounts = sim.get("accounts") or [{"name": sim["account"], "dvr_streams": sim["dvr_streams"]}]
+    config: dict[str, Any] = {
         "upstream": {"base_url": sim["base_url"], "token": sim["token"]},
-        "accounts": [{"name": sim["account"], "dvr_streams": sim["dvr_streams"]}],
+        "accounts": accounts,
         "listen": "127.0.0.1:9877",  # not used: the runner binds a free port
         "log": {"level": "warning", "format": "json"},
         "traffic": {"state_file": state_file},
     }
+    if remote_write_url:
+        config["remote_write"] = {"url": remote_write_url}
+    return config
+
+
+def receiver_down() -> str:
+    """A remote-write URL nothing listens on (a loopback port bound, then let go): every
+    write is refused at once, the minutes stay pending."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/api/v1/write"
 
 
 async def wait_ready(session: aiohttp.ClientSession, base: str, within: float) -> None:
@@ -158,12 +218,74 @@ async def wait_ready(session: aiohttp.ClientSession, base: str, within: float) -
     raise RuntimeError(f"the exporter was not ready within {within:.0f} s")
 
 
+def _traffic_ready(doc: Any) -> bool:
+    """Whether a /readyz answer has the traffic area of every account and the state file
+    ready (the other areas' first polls start at times of their own)."""
+    try:
+        areas = doc["areas"]
+        return bool(doc["state_file"]["ready"]) and all(
+            a["traffic"]["ready"] for a in areas.values()
+        )
+    except (KeyError, TypeError):
+        return False
+
+
+async def start_ready(
+    session: aiohttp.ClientSession, config: Path, plan: Plan
+) -> tuple[procs.Child, float, float]:
+    """The exporter of ``config`` started; the seconds from its process start until /readyz
+    answered 200, and until it showed the traffic area and the state file ready (polled
+    every 50 ms)."""
+    untuned = () if plan.tuned else ("--untuned",)
+    started = time.monotonic()
+    exporter = await procs.start("bench.exporter_proc", "--config", str(config), *untuned)
+    url = f"{exporter.ready['base_url']}/readyz"
+    traffic = float("nan")
+    try:
+        while time.monotonic() - started < plan.ready_timeout:
+            with contextlib.suppress(aiohttp.ClientError, ValueError):
+                async with session.get(url) as reply:
+                    doc = json.loads(await reply.read())
+                    if traffic != traffic and _traffic_ready(doc):
+                        traffic = time.monotonic() - started
+                    if reply.status == 200:
+                        return exporter, time.monotonic() - started, traffic
+            await asyncio.sleep(0.05)
+        raise RuntimeError(f"the exporter was not ready within {plan.ready_timeout:.0f} s")
+    except BaseException:
+        await exporter.stop()
+        raise
+
+
 async def _upstream_counts(
     session: aiohttp.ClientSession, sim_base: str, start: float, end: float
 ) -> Counter[str]:
     async with session.get(f"{sim_base}/_sim/requests") as reply:
         log = await reply.json()
     return Counter(r["area"] for r in log if start <= r["time"] < end)
+
+
+async def _scraped(session: aiohttp.ClientSession, base: str, plan: Plan) -> tuple[float, int, int]:
+    """Scrape every SCRAPE_INTERVAL for the steady phase; with ``plan.aged_hours``, sample
+    /healthz every HEALTH_EVERY meanwhile (on a connection of its own): (the worst answer in
+    ms, how many were over SLOW_MS, how many in all); (NaN, 0, 0) without."""
+    stop = asyncio.Event()
+    sampler = None
+    async with aiohttp.ClientSession() as health:
+        if plan.aged_hours > 0:
+            sampler = asyncio.create_task(
+                sample_health(health, f"{base}/healthz", stop, HEALTH_EVERY)
+            )
+        started = time.monotonic()
+        while (left := plan.steady_seconds - (time.monotonic() - started)) > 0:
+            await fetch(session, f"{base}/metrics")
+            await asyncio.sleep(min(SCRAPE_INTERVAL, left))
+        stop.set()
+        answers = await sampler if sampler is not None else []
+    if not answers:
+        return float("nan"), 0, 0
+    ms = [a * 1e3 for a in answers]
+    return max(ms), sum(1 for m in ms if m > SLOW_MS), len(ms)
 
 
 async def _steady(
@@ -175,10 +297,8 @@ async def _steady(
 ) -> None:
     base = exporter.ready["base_url"]
     cpu0, t0 = procs.cpu_times(exporter.pid), time.time()
-    started = time.monotonic()
-    while (left := plan.steady_seconds - (time.monotonic() - started)) > 0:
-        await fetch(session, f"{base}/metrics")
-        await asyncio.sleep(min(SCRAPE_INTERVAL, left))
+    worst, slow, _ = await _scraped(session, base, plan)
+    result.steady_healthz_ms, result.steady_slow_healthz = worst, slow
     cpu1, t1 = procs.cpu_times(exporter.pid), time.time()
     minutes = (t1 - t0) / 60
     result.steady_seconds = t1 - t0
@@ -333,43 +453,96 @@ async def _refreshes(session: aiohttp.ClientSession, result: Result, base: str, 
     result.samples.update(refreshes=len(walls))
 
 
-async def _measure(result: Result, sim: procs.Child, tmp: Path, plan: Plan) -> None:
+def _config(sim: procs.Child, tmp: Path, remote_write_url: str) -> tuple[Path, Path]:
+    """The exporter's config file in ``tmp`` and the state file it names there."""
     config = tmp / "config.json"
     state = tmp / "traffic-state.json"
-    config.write_text(json.dumps(exporter_config(sim.ready, str(state))), encoding="utf-8")
-    untuned = () if plan.tuned else ("--untuned",)
-    exporter = await procs.start("bench.exporter_proc", "--config", str(config), *untuned)
-    try:
-        base = exporter.ready["base_url"]
-        connector = aiohttp.TCPConnector(limit_per_host=1)
-        async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as s:
-            await wait_ready(s, base, plan.ready_timeout)
+    raw = exporter_config(sim.ready, str(state), remote_write_url)
+    config.write_text(json.dumps(raw), encoding="utf-8")
+    return config, state
+
+
+async def _measure(
+    result: Result, sim: procs.Child, tmp: Path, plan: Plan, remote_write_url: str
+) -> None:
+    config, state = _config(sim, tmp, remote_write_url)
+    connector = aiohttp.TCPConnector(limit_per_host=1)
+    async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as s:
+        exporter, result.ready_s, result.traffic_ready_s = await start_ready(s, config, plan)
+        try:
+            base = exporter.ready["base_url"]
             await asyncio.sleep(2.0 + plan.warmup_seconds)  # renderer's turn, then warm-up
             await _steady(s, result, exporter, sim, plan)
             if not state.is_file():
                 raise RuntimeError(f"the exporter wrote no state file at {state}")
             result.samples["state_file_bytes"] = state.stat().st_size
+            result.files = aged.sizes(str(state))
             await _exposition(s, result, base)
             await _storage(s, result, base)
             await _scrapes(s, result, exporter, plan)
             await _refreshes(s, result, base, plan)
-        result.peak_rss_after_refreshes_mb = procs.memory_mb(exporter.pid)[1]
-    finally:
-        await exporter.stop()
+            result.peak_rss_after_refreshes_mb = procs.memory_mb(exporter.pid)[1]
+        finally:
+            await exporter.stop()
+
+
+def aged_accounts(sim: dict[str, Any], per_account: int) -> list[aged.Account]:
+    """The simulator's accounts and their CDN resources (as ``exporter.simulator`` names
+    them: the n-th account's ids are ``<n>00001`` ...)."""
+    return [
+        aged.Account(a["name"], cdn_resources(i + 1, a["name"], per_account))
+        for i, a in enumerate(sim["accounts"])
+    ]
+
+
+async def _measure_aged(
+    result: Result, sim: procs.Child, tmp: Path, plan: Plan, remote_write_url: str
+) -> Aged:
+    """The aged start: the files written, the exporter started on them, the steady phase."""
+    out = Aged(plan.aged_hours)
+    config, state = _config(sim, tmp, remote_write_url)
+    accounts = aged_accounts(sim.ready, result.resources // result.accounts)
+    started = time.monotonic()
+    await asyncio.to_thread(aged.write, str(state), accounts, plan.aged_hours, time.time())
+    out.write_s = time.monotonic() - started
+    out.files_written = aged.sizes(str(state))
+    connector = aiohttp.TCPConnector(limit_per_host=1)
+    async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as s:
+        exporter, out.ready_s, out.traffic_ready_s = await start_ready(s, config, plan)
+        try:
+            await asyncio.sleep(2.0 + plan.warmup_seconds)
+            cpu0, t0 = procs.cpu_seconds(exporter.pid), time.time()
+            worst, slow, answers = await _scraped(s, exporter.ready["base_url"], plan)
+            out.stall_healthz_ms, out.slow_healthz, out.healthz = worst, slow, answers
+            cpu1, t1 = procs.cpu_seconds(exporter.pid), time.time()
+            out.cpu_s_per_min = (cpu1 - cpu0) / ((t1 - t0) / 60)
+            out.rss_mb, out.peak_rss_mb = procs.memory_mb(exporter.pid)
+            out.files = aged.sizes(str(state))
+        finally:
+            await exporter.stop()
+    return out
 
 
 async def run_scale(resources: int, plan: Plan, fixed_areas: bool = False) -> Result:
-    """Start the simulator and the exporter at ``resources``, measure, stop both."""
+    """Start the simulator and the exporter at ``resources``, measure, stop both; with
+    ``plan.aged_hours``, then an exporter on aged files against the same simulator."""
     restreams, dvr = areas_for(resources, fixed_areas)
-    result = Result(resources, restreams, dvr)
+    accounts = accounts_for(resources, plan.per_account)
+    result = Result(resources, restreams, dvr, accounts)
+    per = resources // accounts
     sim = await procs.start(
         "bench.sim_proc",
-        *("--account", ACCOUNT, "--resources", str(resources)),
-        *("--restreams", str(restreams), "--dvr", str(dvr)),
+        *("--account", ACCOUNT, "--accounts", str(accounts), "--resources", str(per)),
+        *("--restreams", str(max(1, restreams // accounts))),
+        *("--dvr", str(max(1, dvr // accounts))),
     )
+    url = receiver_down() if plan.aged_hours > 0 else ""
     try:
         with tempfile.TemporaryDirectory(prefix="bench-") as tmp:  # lives as long as the exporter
-            await _measure(result, sim, Path(tmp), plan)
+            await _measure(result, sim, Path(tmp), plan, url)
+        if plan.aged_hours > 0:
+            with tempfile.TemporaryDirectory(prefix="bench-aged-") as tmp:
+                result.aged = await _measure_aged(result, sim, Path(tmp), plan, url)
     finally:
         await sim.stop()
     return result

@@ -5,6 +5,10 @@ every scale, so the table shows where each one starts to be missed. At 1,000 res
 figures must also be no worse than the ones published before this work (``AT_1000``, from
 docs/performance.md of 2026-11-22, the same machine); a tolerance of 10% (and 2 ms for the
 stalls) stands for the run-to-run noise of a shared machine, and the table says so.
+
+A scale measured with an aged start (``--aged-hours``) is also held to ``AGED_TARGETS``
+(issue 52): its worst /healthz answer over the steady phase, its RSS against the fresh start's
+of the same run plus ``AGED_RSS_SLACK``, and the time from its process start to ready.
 """
 
 from __future__ import annotations
@@ -35,6 +39,36 @@ TARGETS = (
     Target("CPU, steady", "% of a core", 5, lambda r: r.cpu_percent, 1),
     Target("scrape median / floor", "x", 1.2, lambda r: r.floor_ratio, 2),
 )
+
+AGED_RSS_SLACK = 0.25  # the aged start's RSS within the fresh start's + 25%
+
+
+@dataclass(frozen=True)
+class AgedTarget:
+    """A target of the aged start: its figure, and its limit (from the fresh figures)."""
+
+    name: str
+    unit: str
+    figure: Callable[[Result], float]
+    limit: Callable[[Result], float]
+    limit_text: str
+    digits: int = 1
+
+
+def _aged(figure: str) -> Callable[[Result], float]:
+    return lambda r: getattr(r.aged, figure) if r.aged is not None else math.nan
+
+
+AGED_TARGETS = (
+    AgedTarget("aged start: worst /healthz, steady", "ms", _aged("stall_healthz_ms"),
+               lambda r: 50.0, "<= 50 ms", 0),
+    AgedTarget("aged start: RSS, steady", "MB", _aged("rss_mb"),
+               lambda r: r.rss_mb * (1 + AGED_RSS_SLACK), "<= fresh + 25%", 0),
+    AgedTarget("aged start: RSS, peak", "MB", _aged("peak_rss_mb"),
+               lambda r: r.peak_rss_mb * (1 + AGED_RSS_SLACK), "<= fresh peak + 25%", 0),
+    AgedTarget("aged start: restart to ready", "s", _aged("ready_s"),
+               lambda r: 10.0, "<= 10 s", 2),
+)  # fmt: skip
 
 # docs/performance.md, 2026-11-22 (before issue 28), 1000 resources, `--steady-seconds 300`
 AT_1000 = {
@@ -77,6 +111,15 @@ def verdicts(results: Sequence[Result]) -> list[Verdict]:
                 text += f" and <= {_fmt(before, t.digits)} (before) + noise"
             met = None if math.isnan(value) else value <= limit
             out.append(Verdict(r.resources, t.name, text, _fmt(value, t.digits), met))
+        if r.aged is None:
+            continue
+        for a in AGED_TARGETS:
+            value, limit = a.figure(r), a.limit(r)
+            text = a.limit_text
+            if "fresh" in text:
+                text += f" ({_fmt(limit, a.digits)} {a.unit})"
+            met = None if math.isnan(value) or math.isnan(limit) else value <= limit
+            out.append(Verdict(r.resources, a.name, text, _fmt(value, a.digits), met))
     return out
 
 

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,8 +19,8 @@ from exporter.simulator.dataset import cdn_resources
 from exporter.traffic import history_file, state
 from exporter.traffic.audit import AuditBook
 from exporter.traffic.audit_record import AuditRecord, record_dir
+from tests.bench.test_bench_smoke import bench_lines
 
-ROOT = Path(__file__).resolve().parents[2]
 HOURS = 2.0
 
 
@@ -83,16 +81,7 @@ def test_aged_files_hold_what_a_daemon_keeps_after_the_hours(tmp_path: Path) -> 
 def test_bench_reports_the_aged_start_beside_the_fresh_one(tmp_path: Path) -> None:
     args = ["--scales", "4", "--quick", "--steady-seconds", "1", "--out", str(tmp_path),
             "--simulation-minutes", "0", "--aged-hours", "0.5", "--per-account", "2"]  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-m", "bench", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    lines = [line for line in done.stdout.splitlines() if not line.startswith("#")]
+    lines = bench_lines(args, timeout=180)
     first = lines.index("")
     second = lines.index("", first + 1)
     table, goals = lines[first + 1 : second], lines[second + 1 :]

@@ -13,19 +13,24 @@ from bench.targets import TARGETS
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_bench_runs_at_a_tiny_scale_and_writes_a_well_formed_table(tmp_path: Path) -> None:
-    args = ["--scales", "4", "--quick", "--steady-seconds", "2", "--out", str(tmp_path),
-            "--simulation-seeds", "0:1", "--simulation-minutes", "10"]  # fmt: skip
+def bench_lines(args: list[str], timeout: float) -> list[str]:
+    """What ``python -m bench ARGS`` prints, less its comment lines; it must exit 0."""
     done = subprocess.run(
         [sys.executable, "-m", "bench", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    lines = [line for line in done.stdout.splitlines() if not line.startswith("#")]
+    return [line for line in done.stdout.splitlines() if not line.startswith("#")]
+
+
+def test_bench_runs_at_a_tiny_scale_and_writes_a_well_formed_table(tmp_path: Path) -> None:
+    args = ["--scales", "4", "--quick", "--steady-seconds", "2", "--out", str(tmp_path),
+            "--simulation-seeds", "0:1", "--simulation-minutes", "10"]  # fmt: skip
+    lines = bench_lines(args, timeout=120)
     blank = lines.index("")
     table, goals = lines[:blank], lines[blank + 1 :]
     after = goals.index("")

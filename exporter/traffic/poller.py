@@ -171,14 +171,14 @@ class TrafficPoller:
         cycle = Cycle()
         try:
             await self._first_reads(account, led, now, cycle)
-            if cycle.first_reads_wait and cycle.refused is None:
-                # The first reads wait for requests the budget gives back; a settle read
-                # takes what they leave, and the poll still waits for the first reads.
-                wanted, cycle.postponed = cycle.wanted, False
-                await self._settle_due(account, led, now, cycle)
+            # First reads waiting for requests the budget gives back leave a settle read what
+            # they cannot use; the poll still waits for the first reads.
+            waiting, wanted = cycle.first_reads_wait and cycle.refused is None, cycle.wanted
+            if waiting:
+                cycle.postponed = False
+            await self._settle_due(account, led, now, cycle)
+            if waiting:
                 cycle.postponed, cycle.wanted = True, wanted
-            else:
-                await self._settle_due(account, led, now, cycle)
             if self._auditor is not None and not cycle.postponed:
                 # its requests and lines are the audit's own (they name the account)
                 audit = self._auditor.step(account, long_windows=not led.long_refused)

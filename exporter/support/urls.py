@@ -10,7 +10,10 @@ parses as the URL it was, not as one whose fragment starts at the mask's ``#``.
 
 A URL inside free text starts at ``scheme://`` and runs to the next URL or the end of the
 text: nothing inside a query can be trusted to end it (a quote, a space or a bracket may be
-part of a value), so what follows a query is read, and masked, as part of it.
+part of a value), so what follows a query is read, and masked, as part of it. For the same
+reason a ``scheme://`` after a URL's ``?`` or ``#`` starts no URL of its own (it would take a
+secret's first letters for its scheme): it is part of the value, and a URL inside a value
+that is shown is masked in turn.
 """
 
 from __future__ import annotations
@@ -124,10 +127,23 @@ def parse_url(text: str) -> Url | None:
 
 
 def url_spans(text: str) -> Iterator[tuple[int, int]]:
-    """Where each URL inside ``text`` is: from its ``scheme://`` to the next one or the end."""
-    starts = [m.start() for m in SCHEME.finditer(text)] if "://" in text else []
+    """Where each URL inside ``text`` is: from its ``scheme://`` to the next one that is not
+    inside the query or fragment of the one before, or to the end."""
+    starts: list[int] = []
+    for m in SCHEME.finditer(text) if "://" in text else ():
+        if not starts or not _past_query(text[starts[-1] : m.start()]):
+            starts.append(m.start())
     for i, start in enumerate(starts):
         yield start, starts[i + 1] if i + 1 < len(starts) else len(text)
+
+
+def _past_query(url: str) -> bool:
+    """Whether the text of a URL from its scheme on has reached its query or fragment (a
+    mask's ``#`` is no fragment)."""
+    rest = url.partition("://")[2]
+    if "*" in rest:
+        rest = _MASK.sub("", rest)
+    return "?" in rest or "#" in rest
 
 
 def urls_in(text: str) -> list[str]:
@@ -168,7 +184,10 @@ def _rebuilt(url: Url, hide: Hide, strip_userinfo: bool) -> str:
         out += [user, sep, _hidden(password, hide), "@"]
     out += [url.hostport, url.path]
     if url.query is not None:
-        out += ["?", "&".join(_piece(name, sep, value, hide) for name, sep, value in url.pairs())]
+        pieces = (
+            _piece(name, sep, value, hide, strip_userinfo) for name, sep, value in url.pairs()
+        )
+        out += ["?", "&".join(pieces)]
     elif url.fragment is not None:
         out += ["#", _hidden(url.fragment, hide)]
     return "".join(out)
@@ -178,12 +197,12 @@ def _hidden(value: str, hide: Hide) -> str:
     return value if not value or is_mask(value) else hide(value)
 
 
-def _piece(name: str, sep: str, value: str, hide: Hide) -> str:
+def _piece(name: str, sep: str, value: str, hide: Hide, strip_userinfo: bool) -> str:
     if not sep:  # a bare piece (``?SECRETKEY``): shown only when it is an allowed name
         return name if name.strip().lower() in QUERY_ALLOWED else _hidden(name, hide)
     if is_secret_query_name(name) or "#" in value:
         return f"{name}={_hidden(value, hide)}"
-    return f"{name}={value}"
+    return f"{name}={mask_urls(value, hide, strip_userinfo)}"
 
 
 def mask_urls(text: str, hide: Hide, strip_userinfo: bool = False) -> str:
@@ -211,6 +230,8 @@ def url_secrets(text: str) -> list[str]:
     for name, sep, value in url.pairs():
         if sep and value and (_looks_secret(name) or "#" in value):
             out.append(value)
+        elif sep and "://" in value:  # a URL inside a value shown: its own secrets
+            out += [s for inner in urls_in(value) for s in url_secrets(inner)]
     if url.query is None and url.fragment:
         out.append(url.fragment)
     return [s for s in out if not is_mask(s)]

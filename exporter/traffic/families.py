@@ -87,7 +87,8 @@ def _families(scope: str, base: tuple[str, ...], counted: tuple[str, ...]) -> Fa
         ),
         MetricSpec(
             p + "responses_total", "counter",
-            f"Responses of {of} by specific status code (never a class); each minute counted once.",
+            f"Responses of {of} by specific status code (never a class); each minute counted once, "
+            "late increases added on re-read.",
             (*counted, "side", "code"), "responses", "edge_status_<code>, origin_status_<code>",
         ),
         MetricSpec(
@@ -97,7 +98,8 @@ def _families(scope: str, base: tuple[str, ...], counted: tuple[str, ...]) -> Fa
         ),
         MetricSpec(
             p + "responses_by_class_total", "counter",
-            f"Responses of {of} by status class (2xx ... 5xx); each minute counted once.",
+            f"Responses of {of} by status class (2xx ... 5xx); each minute counted once, late "
+            "increases added on re-read.",
             (*counted, "side", "class"), "responses", "edge_status_<N>xx, origin_status_<N>xx",
         ),
         MetricSpec(
@@ -117,7 +119,8 @@ def _families(scope: str, base: tuple[str, ...], counted: tuple[str, ...]) -> Fa
         ),
         MetricSpec(
             p + "edge_hit_bytes_total", "counter",
-            f"Bytes of {of} served from edge cache hits; each minute counted once.",
+            f"Bytes of {of} served from edge cache hits; each minute counted once, late increases "
+            "added on re-read.",
             counted, "bytes", "edge_hit_bytes",
         ),
         MetricSpec(

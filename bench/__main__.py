@@ -120,6 +120,12 @@ def parser() -> argparse.ArgumentParser:
         default=SCRAPE_INTERVAL,
         help="its scrape and rule evaluation interval, seconds",
     )
+    p.add_argument(
+        "--prometheus-max-resources",
+        type=int,
+        default=Plan.prometheus_max_resources,
+        help="no Prometheus above this many resources (its head holds every series)",
+    )
     p.add_argument("--out", type=Path, default=OUT, help="where to write the result files")
     return p
 
@@ -145,6 +151,7 @@ async def _run(args: argparse.Namespace) -> list[Result]:
         aged_hours=args.aged_hours,
         per_account=args.per_account,
         prometheus_interval=args.prometheus_interval,
+        prometheus_max_resources=args.prometheus_max_resources,
     )
     plan = with_prometheus(plan, args.no_prometheus, prom.find())
     if not plan.prometheus:

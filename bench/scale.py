@@ -54,6 +54,9 @@ class Plan:
     prometheus: str = ""
     prometheus_interval: float = SCRAPE_INTERVAL  # its scrape and rule evaluation interval
     no_prometheus: str = "not run"  # why there is no Prometheus, when ``prometheus`` is ""
+    # Above this many resources no Prometheus is run (its head holds every series: gigabytes
+    # at 25,000; docs/performance.md, *What it costs the platform and the user's Prometheus*)
+    prometheus_max_resources: int = 5000
 
     @classmethod
     def quick(cls, steady_seconds: float | None = None) -> Plan:
@@ -481,6 +484,16 @@ def restream_resources(result: Result) -> int:
     return max(1, result.restreams // result.accounts) * result.accounts
 
 
+def why_no_prometheus(plan: Plan, resources: int) -> str:
+    """Why no Prometheus runs at ``resources`` ("" when one does)."""
+    if not plan.prometheus:
+        return plan.no_prometheus
+    if resources > plan.prometheus_max_resources:
+        limit = plan.prometheus_max_resources
+        return f"not run above {limit} resources (--prometheus-max-resources)"
+    return ""
+
+
 async def watched_steady(
     session: aiohttp.ClientSession,
     result: Result,
@@ -492,7 +505,8 @@ async def watched_steady(
     """The steady phase, with a real Prometheus scraping the exporter (``bench.prom``) when
     the plan names one: started before the warm-up, read and stopped after the phase."""
     watch = None
-    if plan.prometheus:
+    result.prometheus_note = why_no_prometheus(plan, result.resources)
+    if not result.prometheus_note:
         watch = prom.Watch(plan.prometheus, tmp, exporter.ready["base_url"],
                            plan.prometheus_interval)  # fmt: skip
         try:
@@ -502,8 +516,6 @@ async def watched_steady(
             result.prometheus_note = f"failed to start: {exc}"
             print(f"# prometheus {result.prometheus_note}", flush=True)
             watch = None
-    else:
-        result.prometheus_note = plan.no_prometheus
     try:
         await asyncio.sleep(2.0 + plan.warmup_seconds)  # renderer's turn, then warm-up
         await _steady(session, result, exporter, sim, plan)

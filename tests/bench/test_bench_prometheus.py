@@ -17,7 +17,7 @@ import yaml
 
 from bench import cost, procs, prom
 from bench.__main__ import with_prometheus
-from bench.scale import Plan, Result, watched_steady, write_config
+from bench.scale import Plan, Result, watched_steady, why_no_prometheus, write_config
 from tests.deploy.deploy_helpers import tool
 
 
@@ -88,6 +88,15 @@ def test_without_prometheus_the_plan_says_why() -> None:
     missing = with_prometheus(Plan(), False, None)
     assert missing.prometheus == ""
     assert "prometheus not found on PATH" in missing.no_prometheus
+    assert why_no_prometheus(missing, 10) == missing.no_prometheus
+
+
+def test_no_prometheus_above_its_scale_limit() -> None:
+    plan = Plan(prometheus="/usr/bin/prometheus", prometheus_max_resources=5000)
+    assert why_no_prometheus(plan, 5000) == ""
+    assert why_no_prometheus(plan, 25000) == (
+        "not run above 5000 resources (--prometheus-max-resources)"
+    )
 
 
 def test_the_estimate_adds_the_history_share_of_every_restream_resource() -> None:

@@ -1,5 +1,5 @@
 """``python -m bench [--scales 10,100,1000,5000,25000] [--quick] [--steady-seconds S]
-[--per-account N] [--aged-hours H]``.
+[--per-account N] [--aged-hours H] [--no-prometheus] [--prometheus-interval S]``.
 
 For each scale: the simulator and the exporter in processes of their own, the naive
 prometheus-client baseline beside it (up to 5,000 resources), every figure of
@@ -13,6 +13,13 @@ H hours (``bench.aged``), after the fresh one and against the same simulator, bo
 write on and its receiver down; a table of its own sets the two side by side (restart to
 ready, worst /healthz over the steady phase, RSS, the size of every file kept) and the targets
 gain the aged start's. ``--per-account N`` splits each scale's resources over accounts of N.
+
+What it costs the platform and the user's Prometheus (``bench.cost``), a table of its own:
+upstream requests a minute by area from the simulator's request log over the steady phase
+beside the exporter's estimate, the scrape's samples and bytes (text and OpenMetrics), and,
+with ``prometheus`` on PATH (Debian's package), a real Prometheus scraping the exporter over
+the steady phase with deploy/prometheus/rules.yml loaded: each rule group's evaluation time
+(``bench.prom``). Without it (or with ``--no-prometheus``) that column says why it is missing.
 """
 
 from __future__ import annotations
@@ -24,9 +31,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import procs, simulation, targets
-from bench.report import aged_text_table, median_result, text_table, write_outputs
-from bench.scale import Plan, Result, run_scale
+from bench import procs, prom, simulation, targets
+from bench.report import (
+    aged_text_table,
+    cost_text_tables,
+    median_result,
+    text_table,
+    write_outputs,
+)
+from bench.scale import SCRAPE_INTERVAL, Plan, Result, run_scale
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -96,8 +109,35 @@ def parser() -> argparse.ArgumentParser:
         default=0,
         help="split each scale's resources over accounts of this many (0: one account)",
     )
+    p.add_argument(
+        "--no-prometheus",
+        action="store_true",
+        help="no real Prometheus over the steady phase (no rule evaluation figures)",
+    )
+    p.add_argument(
+        "--prometheus-interval",
+        type=float,
+        default=SCRAPE_INTERVAL,
+        help="its scrape and rule evaluation interval, seconds",
+    )
+    p.add_argument(
+        "--prometheus-max-resources",
+        type=int,
+        default=Plan.prometheus_max_resources,
+        help="no Prometheus above this many resources (its head holds every series)",
+    )
     p.add_argument("--out", type=Path, default=OUT, help="where to write the result files")
     return p
+
+
+def with_prometheus(plan: Plan, refused: bool, binary: str | None) -> Plan:
+    """The plan with the ``prometheus`` binary to run, or the reason there is none."""
+    if refused:
+        return dataclasses.replace(plan, no_prometheus="not run: --no-prometheus")
+    if binary is None:
+        missing = "not run: prometheus not found on PATH (Debian package prometheus)"
+        return dataclasses.replace(plan, no_prometheus=missing)
+    return dataclasses.replace(plan, prometheus=binary)
 
 
 async def _run(args: argparse.Namespace) -> list[Result]:
@@ -110,7 +150,12 @@ async def _run(args: argparse.Namespace) -> list[Result]:
         tuned=not args.untuned,
         aged_hours=args.aged_hours,
         per_account=args.per_account,
+        prometheus_interval=args.prometheus_interval,
+        prometheus_max_resources=args.prometheus_max_resources,
     )
+    plan = with_prometheus(plan, args.no_prometheus, prom.find())
+    if not plan.prometheus:
+        print(f"# recording rules not measured: {plan.no_prometheus}", flush=True)
     results = []
     for scale in args.scales:
         runs = []
@@ -130,6 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.aged_hours < 0 or args.per_account < 0:
         p.error("--aged-hours and --per-account must be 0 or more")
+    if args.prometheus_interval < 0.1:
+        p.error("--prometheus-interval must be at least 0.1 s")
     before = procs.machine()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     results = asyncio.run(_run(args))
@@ -142,6 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if any(r.aged is not None for r in results):
         print(aged_text_table(results))
         print()
+    print(cost_text_tables(results))
+    print()
     print(targets.text_table(results))
     for r in results:
         where = f"{r.slice_ms:.1f} ms in {r.slice_where}"
@@ -165,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "exporter, simulator and baseline each run in a process of their own; "
         "the client (this process) scrapes them in turn over HTTP",
     ]
+    notes += [f"Prometheus at {r.resources} resources: {r.prometheus_note}"
+              for r in results if r.prometheus is None]  # fmt: skip
     if args.aged_hours > 0:
         notes.append(
             f"aged start: the files of a daemon that ran {args.aged_hours:g} h (bench.aged), "

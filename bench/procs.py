@@ -14,6 +14,9 @@ from typing import Any
 from aiohttp import web
 
 TICKS = os.sysconf("SC_CLK_TCK")
+# The ready line may list every DVR stream of the simulator (twice): longer than asyncio's
+# default stream buffer at the largest scales.
+READY_LINE_LIMIT = 16 << 20
 
 
 @dataclass
@@ -51,6 +54,7 @@ async def start(module: str, *args: str, within: float = 120.0) -> Child:
         *args,
         stdout=asyncio.subprocess.PIPE,
         stdin=asyncio.subprocess.DEVNULL,
+        limit=READY_LINE_LIMIT,
     )
     assert proc.stdout is not None
     try:

@@ -11,7 +11,9 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from bench import simulation, targets
+from bench import cost, simulation, targets
+from bench.fmt import number as _f
+from bench.fmt import size as _size
 from bench.scale import Result
 
 HEADERS = (
@@ -32,18 +34,6 @@ HEADERS = (
     "bytes/series stored (RSS)",
     "upstream req/min (traffic/acct)",
 )
-
-
-def _f(value: float, digits: int = 1) -> str:
-    return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
-
-
-def _size(n: float) -> str:
-    if n >= 1 << 20:
-        return f"{n / (1 << 20):.1f}M"
-    if n >= 1 << 10:
-        return f"{n / (1 << 10):.0f}k"
-    return f"{n:.0f}"
 
 
 def row(r: Result) -> tuple[str, ...]:
@@ -163,6 +153,14 @@ def aged_markdown_table(results: Sequence[Result]) -> str:
     return markdown(AGED_HEADERS, [row for r in results for row in aged_rows(r)])
 
 
+def cost_text_tables(results: Sequence[Result]) -> str:
+    """What each scale costs the platform and Prometheus, then the rule groups' evaluations
+    (when a Prometheus ran)."""
+    out = aligned(cost.HEADERS, cost.rows(results))
+    rules = cost.all_rule_rows(results)
+    return out + ("\n\n" + aligned(cost.RULE_HEADERS, rules) if rules else "")
+
+
 def median_result(runs: Sequence[Result]) -> Result:
     """Field-wise median of repeated runs of one scale (counts and dicts from the last run)."""
     last = runs[-1]
@@ -193,6 +191,10 @@ def write_outputs(
     lines = ["# Benchmark results", "", markdown_table(results), ""]
     if any(r.aged is not None for r in results):
         lines += ["## Aged start", "", aged_markdown_table(results), ""]
+    lines += ["## What it costs the platform and Prometheus", ""]
+    lines += [markdown(cost.HEADERS, cost.rows(results)), ""]
+    if rules := cost.all_rule_rows(results):
+        lines += [markdown(cost.RULE_HEADERS, rules), ""]
     lines += ["## Targets", ""]
     lines += [targets.markdown_table(results), ""]
     if sim is not None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import aiohttp
 
-from bench import aged, procs
+from bench import aged, cost, procs, prom
 from bench.measure import fetch, median, paired_ratio, percentile, sample_health, side_by_side
 from exporter.simulator.dataset import cdn_resources
 
@@ -50,6 +50,13 @@ class Plan:
     aged_hours: float = 0.0
     # > 0: the scale's resources split over accounts of this many (0: one account)
     per_account: int = 0
+    # the prometheus binary to run during the steady phase ("": none, for the reason below)
+    prometheus: str = ""
+    prometheus_interval: float = SCRAPE_INTERVAL  # its scrape and rule evaluation interval
+    no_prometheus: str = "not run"  # why there is no Prometheus, when ``prometheus`` is ""
+    # Above this many resources no Prometheus is run (its head holds every series: gigabytes
+    # at 25,000; docs/performance.md, *What it costs the platform and the user's Prometheus*)
+    prometheus_max_resources: int = 5000
 
     @classmethod
     def quick(cls, steady_seconds: float | None = None) -> Plan:
@@ -143,6 +150,13 @@ class Result:
     storage_bytes_per_series: float = float("nan")
     background_cpu: tuple[float, float] = (0.0, 0.0)  # user, system CPU s/s in the steady phase
     upstream_by_area: dict[str, int] = field(default_factory=dict)
+    # the exporter's own estimate for the config (exporter.runtime.cost), by area, a minute
+    upstream_estimate: dict[str, float] = field(default_factory=dict)
+    openmetrics_samples: int = 0
+    bytes_openmetrics_plain: int = 0
+    bytes_openmetrics_gzip: int = 0
+    prometheus: prom.Figures | None = None  # a real Prometheus over the steady phase
+    prometheus_note: str = ""  # why ``prometheus`` is None
     samples: dict[str, int] = field(default_factory=dict)
     ready_s: float = float("nan")  # process start until /readyz answers 200
     traffic_ready_s: float = float("nan")  # ... until it shows traffic and state file ready
@@ -317,7 +331,10 @@ async def _exposition(session: aiohttp.ClientSession, result: Result, base: str)
     if encoding != "gzip":
         raise RuntimeError("/metrics did not answer gzip to Accept-Encoding: gzip")
     result.bytes_plain, result.bytes_gzip = len(plain), len(gz)
-    result.series = sum(1 for line in plain.splitlines() if line and not line.startswith(b"#"))
+    result.series = cost.samples(plain)
+    om_plain, om_gz = await cost.openmetrics(session, f"{base}/metrics")
+    result.bytes_openmetrics_plain, result.bytes_openmetrics_gzip = len(om_plain), len(om_gz)
+    result.openmetrics_samples = cost.samples(om_plain)
 
 
 async def _storage(session: aiohttp.ClientSession, result: Result, base: str) -> None:
@@ -453,7 +470,7 @@ async def _refreshes(session: aiohttp.ClientSession, result: Result, base: str, 
     result.samples.update(refreshes=len(walls))
 
 
-def _config(sim: procs.Child, tmp: Path, remote_write_url: str) -> tuple[Path, Path]:
+def write_config(sim: procs.Child, tmp: Path, remote_write_url: str) -> tuple[Path, Path]:
     """The exporter's config file in ``tmp`` and the state file it names there."""
     config = tmp / "config.json"
     state = tmp / "traffic-state.json"
@@ -462,17 +479,65 @@ def _config(sim: procs.Child, tmp: Path, remote_write_url: str) -> tuple[Path, P
     return config, state
 
 
+def restream_resources(result: Result) -> int:
+    """The restream resources the simulator serves at this scale, every account's."""
+    return max(1, result.restreams // result.accounts) * result.accounts
+
+
+def why_no_prometheus(plan: Plan, resources: int) -> str:
+    """Why no Prometheus runs at ``resources`` ("" when one does)."""
+    if not plan.prometheus:
+        return plan.no_prometheus
+    if resources > plan.prometheus_max_resources:
+        limit = plan.prometheus_max_resources
+        return f"not run above {limit} resources (--prometheus-max-resources)"
+    return ""
+
+
+async def watched_steady(
+    session: aiohttp.ClientSession,
+    result: Result,
+    exporter: procs.Child,
+    sim: procs.Child,
+    plan: Plan,
+    tmp: Path,
+) -> None:
+    """The steady phase, with a real Prometheus scraping the exporter (``bench.prom``) when
+    the plan names one: started before the warm-up, read and stopped after the phase."""
+    watch = None
+    result.prometheus_note = why_no_prometheus(plan, result.resources)
+    if not result.prometheus_note:
+        watch = prom.Watch(plan.prometheus, tmp, exporter.ready["base_url"],
+                           plan.prometheus_interval)  # fmt: skip
+        try:
+            await watch.start()
+        except (RuntimeError, OSError, aiohttp.ClientError) as exc:
+            await watch.stop()
+            result.prometheus_note = f"failed to start: {exc}"
+            print(f"# prometheus {result.prometheus_note}", flush=True)
+            watch = None
+    try:
+        await asyncio.sleep(2.0 + plan.warmup_seconds)  # renderer's turn, then warm-up
+        await _steady(session, result, exporter, sim, plan)
+        if watch is not None:
+            result.prometheus = await watch.finish()
+    finally:
+        if watch is not None:
+            await watch.stop()
+
+
 async def _measure(
     result: Result, sim: procs.Child, tmp: Path, plan: Plan, remote_write_url: str
 ) -> None:
-    config, state = _config(sim, tmp, remote_write_url)
+    config, state = write_config(sim, tmp, remote_write_url)
+    raw = json.loads(config.read_text(encoding="utf-8"))
+    result.upstream_estimate = cost.estimate(raw, restream_resources(result))
     connector = aiohttp.TCPConnector(limit_per_host=1)
     async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as s:
         exporter, result.ready_s, result.traffic_ready_s = await start_ready(s, config, plan)
         try:
             base = exporter.ready["base_url"]
-            await asyncio.sleep(2.0 + plan.warmup_seconds)  # renderer's turn, then warm-up
-            await _steady(s, result, exporter, sim, plan)
+            await watched_steady(s, result, exporter, sim, plan, tmp)
             if not state.is_file():
                 raise RuntimeError(f"the exporter wrote no state file at {state}")
             result.samples["state_file_bytes"] = state.stat().st_size
@@ -500,7 +565,7 @@ async def _measure_aged(
 ) -> Aged:
     """The aged start: the files written, the exporter started on them, the steady phase."""
     out = Aged(plan.aged_hours)
-    config, state = _config(sim, tmp, remote_write_url)
+    config, state = write_config(sim, tmp, remote_write_url)
     accounts = aged_accounts(sim.ready, result.resources // result.accounts)
     started = time.monotonic()
     await asyncio.to_thread(aged.write, str(state), accounts, plan.aged_hours, time.time())
@@ -533,7 +598,7 @@ async def run_scale(resources: int, plan: Plan, fixed_areas: bool = False) -> Re
     sim = await procs.start(
         "bench.sim_proc",
         *("--account", ACCOUNT, "--accounts", str(accounts), "--resources", str(per)),
-        *("--restreams", str(max(1, restreams // accounts))),
+        *("--restreams", str(restream_resources(result) // accounts)),
         *("--dvr", str(max(1, dvr // accounts))),
     )
     url = receiver_down() if plan.aged_hours > 0 else ""

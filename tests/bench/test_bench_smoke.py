@@ -1,4 +1,6 @@
-"""The benchmark runs end to end at a tiny scale and writes a well-formed table (no timings)."""
+"""The benchmark runs end to end at a tiny scale and writes well-formed tables (no timings):
+the main one, what it costs the platform and Prometheus (without a Prometheus here:
+tests/bench/test_bench_prometheus.py runs one), the targets and the simulation's rate."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench import cost
 from bench.report import HEADERS
 from bench.targets import TARGETS
 
@@ -29,14 +32,29 @@ def bench_lines(args: list[str], timeout: float) -> list[str]:
 
 def test_bench_runs_at_a_tiny_scale_and_writes_a_well_formed_table(tmp_path: Path) -> None:
     args = ["--scales", "4", "--quick", "--steady-seconds", "2", "--out", str(tmp_path),
-            "--simulation-seeds", "0:1", "--simulation-minutes", "10"]  # fmt: skip
+            "--simulation-seeds", "0:1", "--simulation-minutes", "10",
+            "--no-prometheus"]  # fmt: skip
     lines = bench_lines(args, timeout=120)
     blank = lines.index("")
-    table, goals = lines[:blank], lines[blank + 1 :]
-    after = goals.index("")
-    goals, sim = goals[:after], goals[after + 1 :]
+    table, rest = lines[:blank], lines[blank + 1 :]
+    after = rest.index("")
+    costs, rest = rest[:after], rest[after + 1 :]
+    after = rest.index("")
+    goals, sim = rest[:after], rest[after + 1 :]
     assert table[0].split() == " ".join(HEADERS).split()
     assert [row.split()[0] for row in table[2:]] == ["4"]
+    # what it costs: samples and bytes of both formats, requests a minute beside the estimate
+    assert costs[0].split() == " ".join(cost.HEADERS).split()
+    (row,) = costs[2:]
+    samples, text_bytes, om_bytes, *upstream = row.split()[1:-4]
+    text_samples, om_samples = samples.split("/")
+    assert int(text_samples) == int(om_samples) > 0
+    assert all(size != "0" for size in (*text_bytes.split("/"), *om_bytes.split("/")))
+    # traffic 2.4 (2 reads a minute, a settle read in 5), restream 4 + 1/60 per resource,
+    # DVR 1 stream a minute, talking-head once in 6 h
+    estimates = [cell.strip("()") for cell in upstream[1::2]]
+    assert estimates == ["2.4", "4.0", "1.0", "0.0", "7.4"]
+    assert row.split()[-4:] == ["n/a"] * 4  # no Prometheus
     # the targets, met or missed (or n/a), one line each at the scale
     assert goals[0].split() == ["resources", "target", "limit", "measured"]
     assert len(goals[2:]) == len(TARGETS)
@@ -50,8 +68,11 @@ def test_bench_runs_at_a_tiny_scale_and_writes_a_well_formed_table(tmp_path: Pat
 
     markdown = (tmp_path / "results.md").read_text(encoding="utf-8").splitlines()
     rows = [line for line in markdown if line.startswith("|")]
-    assert len(rows) == 3 + 2 + len(TARGETS) + 3  # header, rule, the scale; the targets; sim
+    # header, rule, the scale; the same for the cost; the targets; the simulation
+    assert len(rows) == 3 + 3 + 2 + len(TARGETS) + 3
     assert all(line.count("|") == len(HEADERS) + 1 for line in rows[:3])
+    assert all(line.count("|") == len(cost.HEADERS) + 1 for line in rows[3:6])
+    assert "- Prometheus at 4 resources: not run: --no-prometheus" in markdown
 
     payload = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert payload["simulation"]["seeds"] == "0:1"
@@ -61,6 +82,11 @@ def test_bench_runs_at_a_tiny_scale_and_writes_a_well_formed_table(tmp_path: Pat
     assert [r["resources"] for r in results] == [4]
     for r in results:
         assert r["series"] > 0
+        assert r["openmetrics_samples"] == r["series"]
+        assert 0 < r["bytes_openmetrics_gzip"] < r["bytes_openmetrics_plain"]
+        assert r["upstream_estimate"]["traffic"] == 2.4
+        assert r["prometheus"] is None
+        assert r["prometheus_note"] == "not run: --no-prometheus"
         assert 0 < r["bytes_gzip"] < r["bytes_plain"]
         assert r["samples"]["exporter_scrapes"] > 0
         assert r["samples"]["baseline_scrapes"] > 0

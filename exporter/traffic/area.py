@@ -7,6 +7,7 @@ from functools import partial
 
 from exporter.areakit import AreaContext, Job
 from exporter.config import Settings
+from exporter.support import offloop
 from exporter.traffic.accounts import MOVED, REMOVED, UNLISTED, Release
 from exporter.traffic.auditor import Auditor, audit_path
 from exporter.traffic.history import TrafficHistory
@@ -81,6 +82,11 @@ class TrafficArea:
         self.history.forget(account)
 
     def stop(self) -> None:
+        """At shutdown, the state file, the audit record and the charts written on the refresh
+        worker after the steps queued before (the event loop waits, and writes nothing)."""
         self.poller.save_state()
+        offloop.WORKER.submit(self._save_records).result()
+
+    def _save_records(self) -> None:
         self.auditor.save(force=True)
         self.history_file.save(self._ctx.clock.time(), force=True)

@@ -11,6 +11,7 @@ from exporter.areakit.metrics import AreaMetrics
 from exporter.exposition import Fragment, Store, StoreKey
 from exporter.support import offloop
 from exporter.support.clock import Clock
+from exporter.support.partfile import PartFile
 from exporter.traffic import exposure, state
 from exporter.traffic.accounts import Accounts, AccountState
 from exporter.traffic.families import View, build_fragment, exported_keys
@@ -38,7 +39,8 @@ class StateFile:
         self.on_disk = False  # a snapshot a restart would load exists
         self.unsaved = False
         self.failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
-        self._texts = state.Texts()  # the value texts of the last save, for the next one
+        # the file as the last save wrote it: the next copies the parts that did not change
+        self._file = PartFile(self.path)
         self.lost: state.Lost | None = None  # the file was ignored as a whole (``load``)
 
     def load(self) -> dict[str, AccountLedger]:
@@ -64,10 +66,9 @@ class StateFile:
         if self._stages:  # with settling off, the runs owed keep the schedule they had
             for led in ledgers.values():
                 led.schedule = self._stages
-        data = state.dump(ledgers, now, exported, self._texts)
         cursors = state.dump_cursors(ledgers, now)  # of the same snapshot
         try:
-            state.write_atomic(self.path, data)
+            self._file.write(state.pieces(ledgers, now, exported))
         except OSError as exc:
             self._metrics.state_save_failures.inc()
             if now >= self.failure_logged + SAVE_FAILURE_LOG_SECONDS:

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii
-from pathlib import Path
 from typing import Any, cast
 
 import structlog
 
 from exporter.support import jsonpieces
 from exporter.support.ownfiles import read_own
+from exporter.support.partfile import Part, Piece, write_atomic_with
 from exporter.traffic import exposure
 from exporter.traffic.families import SCOPES
 from exporter.traffic.ledger import (
@@ -34,9 +35,9 @@ from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
 log = structlog.get_logger("exporter.traffic.state")
 
 STATE_VERSION = 1
-# Value arrays whose text a save keeps for the next (``Texts``): all of a small state, a
-# bounded part of a large one (docs/performance.md#optimisations, 23).
-TEXTS_KEPT = 4096
+# Series per part of the file (``PartFile``): a part is copied from the file before when
+# none of its series changed (docs/performance.md, *The state file's save*).
+SERIES_PART = 256
 Encoded = list[float | int | None]
 
 
@@ -155,36 +156,7 @@ def _enc(values: Values) -> Encoded:
     return [None if x != x else int(x) if x.is_integer() and abs(x) < 2**53 else x for x in values]
 
 
-class Texts:
-    """The JSON text of the value arrays a save wrote, by each array's bytes: the next save
-    writes the arrays that did not change (most of the pending runs, the series of resources
-    without traffic) from here instead of encoding them again. Each save keeps only what it
-    wrote, and at most ``limit`` arrays (the first written), so what it holds between saves
-    stays small whatever the number of resources (docs/performance.md, *Left as it is*)."""
-
-    def __init__(self, limit: int = TEXTS_KEPT) -> None:
-        self.limit = limit
-        self._before: dict[bytes, jsonpieces.Encoded] = {}
-        self._now: dict[bytes, jsonpieces.Encoded] = {}
-
-    def text(self, values: Values) -> jsonpieces.Encoded:
-        """``_text(values)``, from the save before when the same array was written there."""
-        key = values.tobytes()
-        text = self._now.get(key)
-        if text is None:
-            text = self._before.get(key)
-            if text is None:
-                text = _text(values)
-            if len(self._now) < self.limit:
-                self._now[key] = text
-        return text
-
-    def saved(self) -> None:
-        """A save is done: what it wrote is what the next one looks in."""
-        self._before, self._now = self._now, {}
-
-
-def _text(values: Values) -> jsonpieces.Encoded:
+def _text(values: Values) -> str:
     """``_enc(values)`` as JSON text; when every value is whole (most often), written from
     the ints at once (Python writes a list of ints as JSON does, with a space after commas)."""
     listed = values.tolist()
@@ -193,13 +165,80 @@ def _text(values: Values) -> jsonpieces.Encoded:
     except (ValueError, OverflowError):  # NaN, infinity
         whole = []
     if whole and whole == listed and min(whole) > -(2**53) and max(whole) < 2**53:
-        return jsonpieces.Encoded(repr(whole).replace(" ", ""))
+        return repr(whole).replace(" ", "")
     return jsonpieces.encoded(_enc(values))
 
 
-def _account(led: AccountLedger, texts: Texts) -> dict[str, Any]:
-    text = texts.text
-    return {
+def _key(kind: bytes, described: object, arrays: Iterable[Values]) -> bytes:
+    """A part's key: a digest of ``described`` (the repr of what its text names besides the
+    arrays, their lengths included) and of the arrays' bytes."""
+    digest = hashlib.blake2b(kind, digest_size=16)
+    digest.update(repr(described).encode())
+    digest.update(b"".join(map(array.tobytes, arrays)))
+    return digest.digest()
+
+
+def _series_part(items: list[tuple[str, Series]]) -> Part:
+    """``items`` of an account's series, as the members of its ``series`` object."""
+
+    def make() -> str:
+        esc, dumps, enc = encode_basestring_ascii, jsonpieces.dumps, jsonpieces.Encoded
+        return ",".join(
+            [
+                f"{esc(k)}:{dumps([s.name, s.cname, enc(_text(s.values)), s.last_seen])}"
+                for k, s in items
+            ]
+        )
+
+    described = [(k, s.name, s.cname, s.last_seen, len(s.values)) for k, s in items]
+    return Part(_key(b"series", described, [s.values for _, s in items]), make)
+
+
+def _resources_part(resources: dict[str, Values]) -> Part:
+    """A run's ``resources`` object."""
+
+    def make() -> str:
+        esc = encode_basestring_ascii
+        return "{" + ",".join([f"{esc(rid)}:{_text(v)}" for rid, v in resources.items()]) + "}"
+
+    described = (list(resources), list(map(len, resources.values())))
+    return Part(_key(b"resources", described, resources.values()), make)
+
+
+def _run(run: Run) -> Iterator[Piece]:
+    """One pending run as JSON text (what ``jsonpieces.dumps`` writes of the object with these
+    keys, in this order), its ``resources`` a part of their own: most of a save's text is its
+    runs' resources, and most runs are as the save before wrote them. Its times and counts are
+    finite numbers (ints and floats written as JSON writes them); one that is not is refused as
+    ``dumps`` refuses it."""
+    times = (run.last_read_at, run.first_read_at, run.retry_at, run.failing_since, run.first)
+    if not all(map(math.isfinite, times)):
+        for t in times:
+            jsonpieces.scalar(t)  # raises, naming the value
+    esc = encode_basestring_ascii
+    folded = ",".join([esc(f) for f in sorted(run.folded)])
+    done = ",".join([esc(d) for d in sorted(run.done)])
+    yield (
+        f'{{"start":{run.start!r},"end":{run.end!r},"last_read_at":{run.last_read_at!r},'
+        f'"first_read_at":{run.first_read_at!r},"totals":{_text(run.totals)},"resources":'
+    )
+    yield _resources_part(run.resources)
+    yield (
+        f',"folded":[{folded}],"failures":{run.failures!r},'
+        f'"retry_at":{run.retry_at!r},"settled":{run.settled!r},"reading":{run.reading!r},'
+        f'"done":[{done}],"failing_since":{run.failing_since!r},"first":{run.first!r}}}'
+    )
+
+
+def _open(doc: dict[str, Any]) -> str:
+    """The compact JSON of ``doc`` without its closing brace: more members follow."""
+    return jsonpieces.dumps(doc)[:-1]
+
+
+def _account(led: AccountLedger) -> Iterator[Piece]:
+    """One account's object: its series in parts of ``SERIES_PART``, each run's resources a
+    part (``_run``), the rest made at every save (a few hundred bytes)."""
+    head = {
         "cursor": led.cursor,
         "long_windows_refused": led.long_refused,
         "released_at": led.released_at,
@@ -207,14 +246,20 @@ def _account(led: AccountLedger, texts: Texts) -> dict[str, Any]:
         "schedule": list(led.schedule),
         "slow_cap": led.slow_cap,
         "slow_until": led.slow_until,
-        "totals": text(led.totals),
-        # each series and run value encoded at once: the document holds their text, not a
-        # list of numbers each (a lower peak during a save: docs/performance.md)
-        "series": {
-            k: jsonpieces.Encoded(jsonpieces.dumps([s.name, s.cname, text(s.values), s.last_seen]))
-            for k, s in led.series.items()
-        },
-        "pending": [_run(run, text) for run in led.pending],
+        "totals": jsonpieces.Encoded(_text(led.totals)),
+    }
+    yield _open(head) + ',"series":{'
+    items = list(led.series.items())
+    for n in range(0, len(items), SERIES_PART):
+        if n:
+            yield ","
+        yield _series_part(items[n : n + SERIES_PART])
+    yield '},"pending":['
+    for i, run in enumerate(led.pending):
+        if i:
+            yield ","
+        yield from _run(run)
+    tail = {
         "late": {
             str(age): [late.requests, late.hit_bytes, late.share]
             for age, late in sorted(led.late.items())
@@ -222,54 +267,45 @@ def _account(led: AccountLedger, texts: Texts) -> dict[str, Any]:
         "late_share": led.late_share,
         "last_stage_share": led.last_stage_share,
     }
+    yield "]," + jsonpieces.dumps(tail)[1:]
 
 
-def _run(run: Run, text: Callable[[Values], jsonpieces.Encoded]) -> jsonpieces.Encoded:
-    """One pending run as JSON text, written at once (what ``jsonpieces.dumps`` writes of
-    the object with these keys, in this order): most of a save's text is its runs. Its
-    times and counts are finite numbers (ints and floats written as JSON writes them); one
-    that is not is refused as ``dumps`` refuses it."""
-    times = (run.last_read_at, run.first_read_at, run.retry_at, run.failing_since, run.first)
-    if not all(map(math.isfinite, times)):
-        for t in times:
-            jsonpieces.scalar(t)  # raises, naming the value
-    esc = encode_basestring_ascii
-    resources = ",".join([f"{esc(rid)}:{text(v)}" for rid, v in run.resources.items()])
-    folded = ",".join([esc(f) for f in sorted(run.folded)])
-    done = ",".join([esc(d) for d in sorted(run.done)])
-    return jsonpieces.Encoded(
-        f'{{"start":{run.start!r},"end":{run.end!r},"last_read_at":{run.last_read_at!r},'
-        f'"first_read_at":{run.first_read_at!r},"totals":{text(run.totals)},'
-        f'"resources":{{{resources}}},"folded":[{folded}],"failures":{run.failures!r},'
-        f'"retry_at":{run.retry_at!r},"settled":{run.settled!r},"reading":{run.reading!r},'
-        f'"done":[{done}],"failing_since":{run.failing_since!r},"first":{run.first!r}}}'
-    )
-
-
-def dump(
+def pieces(
     ledgers: Mapping[str, AccountLedger],
     saved_at: float,
     exported: Mapping[str, list[str]] | None = None,
-    texts: Texts | None = None,
-) -> bytes:
-    """The whole state as compact JSON (values listed in the order of ``count_keys``);
-    ``exported`` names, per scope (account, resource), the counted keys published as
-    counter samples (``families.exported_keys``; None: all); ``texts``: the value texts of
-    the save before, kept by the caller (``Texts``)."""
-    texts = Texts() if texts is None else texts
-    doc = {
+) -> Iterator[Piece]:
+    """The whole state as compact JSON, piece by piece (``PartFile``: a part the save before
+    wrote unchanged is copied from the file it wrote); values listed in the order of
+    ``count_keys``; ``exported`` names, per scope (account, resource), the counted keys
+    published as counter samples (``families.exported_keys``; None: all). Each piece is made
+    as the writer takes it: no piece larger than one part, so no single serialisation holds
+    the GIL, and so the event loop, for long (docs/performance.md)."""
+    head = {
         "version": STATE_VERSION,
         "saved_at": saved_at,
         # first, and small: what a file cut short or damaged further on still says (``salvage``)
         "cursors": {name: led.cursor for name, led in ledgers.items()},
         "count_keys": list(COUNT_KEYS),
         "exported_keys": dict(exported) if exported is not None else None,
-        "accounts": {name: _account(led, texts) for name, led in ledgers.items()},
     }
-    texts.saved()
-    # Encoded a series at a time (jsonpieces): one json.dumps of the whole state would hold
-    # the GIL, and so stop the event loop, for its whole run (docs/performance.md).
-    return jsonpieces.dumps(doc).encode()
+    yield _open(head) + ',"accounts":{'
+    for i, (name, led) in enumerate(ledgers.items()):
+        yield ("," if i else "") + encode_basestring_ascii(name) + ":"
+        yield from _account(led)
+    yield "}}"
+
+
+def dump(
+    ledgers: Mapping[str, AccountLedger],
+    saved_at: float,
+    exported: Mapping[str, list[str]] | None = None,
+) -> bytes:
+    """``pieces`` joined: the bytes of the whole file (tests, tools; the daemon writes the
+    pieces with ``PartFile``)."""
+    return "".join(
+        p if isinstance(p, str) else p.make() for p in pieces(ledgers, saved_at, exported)
+    ).encode()
 
 
 def _need(ok: bool, where: str, what: str) -> None:
@@ -540,20 +576,4 @@ def load(
 
 def write_atomic(path: str, data: bytes) -> None:
     """Write to a temporary file, fsync, and rename over ``path`` (never half a file)."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
-    try:
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    write_atomic_with(path, lambda fh: fh.write(data))

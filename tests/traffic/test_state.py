@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from array import array
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+from exporter.support.partfile import Part, PartFile, Piece
 from exporter.traffic import state
-from exporter.traffic.ledger import AccountLedger
+from exporter.traffic.ledger import AccountLedger, Series
 from exporter.traffic.parse import COUNT_INDEX, ResourceRow, parse_row
 from exporter.traffic.windows import Window
 from tests.traffic.logcapture import capture_logs
@@ -41,57 +44,67 @@ def test_round_trip_keeps_cursor_counters_and_runs() -> None:
     assert state.dump({"acme": led}, T) == data
 
 
-def test_a_save_encodes_only_the_values_changed_since_the_save_before(
-    monkeypatch: pytest.MonkeyPatch,
+def text_of(pieces: Iterable[Piece]) -> str:
+    return "".join(p if isinstance(p, str) else p.make() for p in pieces)
+
+
+def test_a_save_makes_only_the_parts_changed_since_the_save_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``Texts`` keeps what a save wrote: the next save encodes only the arrays that changed
-    (a minute counted, a run settled), and its bytes are those of a save without it."""
+    """A ``PartFile`` copies the parts the save before wrote unchanged: the next save encodes
+    only the values of a series part or a run's resources that changed (a minute counted, a
+    run settled), and its bytes are those of the whole text made anew."""
     encoded: list[list[float]] = []
     real = state._text
     monkeypatch.setattr(state, "_text", lambda v: encoded.append(v.tolist()) or real(v))
-    texts = state.Texts()
+    file = PartFile(str(tmp_path / "traffic.json"))
     led = sample()
-    first = state.dump({"acme": led}, T, texts=texts)
-    assert len(encoded) == 2  # the totals; the series and the run value, equal, written once
+    led.series["r2"] = Series("two", "two.example", array("d", led.series["r1"].values))
+    first = file.write(state.pieces({"acme": led}, T))
+    assert (first.made, first.copied) == (2, 0)  # the series part, the run's resources
+    assert len(encoded) == 5  # the totals, two series, the run's totals and one resource
     encoded.clear()
-    assert state.dump({"acme": led}, T, texts=texts) == first
-    assert encoded == []
+    again = file.write(state.pieces({"acme": led}, T))
+    assert (again.made, again.copied) == (0, 2)
+    assert 0 < again.copied_bytes < again.size == first.size
+    assert len(encoded) == 2  # the totals of the account and of the run, made at every save
+    assert (tmp_path / "traffic.json").read_bytes() == state.dump({"acme": led}, T)
+    encoded.clear()
     led.series["r1"].values[REQ] = 7.0
-    second = state.dump({"acme": led}, T, texts=texts)
-    assert [v[REQ] for v in encoded] == [7.0]
-    assert second == state.dump({"acme": led}, T)
-    assert json.loads(second)["accounts"]["acme"]["series"]["r1"][2][REQ] == 7
+    third = file.write(state.pieces({"acme": led}, T + 60))
+    assert (third.made, third.copied) == (1, 1)
+    # the two totals (no requests counted), and the part of r1 and r2 made anew
+    assert [v[REQ] for v in encoded if v[REQ] == v[REQ]] == [7.0, 3.5]
+    assert len(encoded) == 4
+    data = (tmp_path / "traffic.json").read_bytes()
+    assert data == state.dump({"acme": led}, T + 60)
+    assert json.loads(data)["accounts"]["acme"]["series"]["r1"][2][REQ] == 7
 
 
-def test_a_save_keeps_the_text_of_at_most_its_limit_of_arrays(
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_series_part_holds_at_most_its_limit_of_series(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Past ``limit`` arrays a save keeps no more text for the next (memory stays bounded at
-    thousands of resources); the arrays past it are encoded again, the same bytes."""
-    encoded: list[list[float]] = []
-    real = state._text
-    monkeypatch.setattr(state, "_text", lambda v: encoded.append(v.tolist()) or real(v))
-    texts = state.Texts(limit=1)
+    """The series are cut into parts of ``SERIES_PART``: a change to one series makes its
+    part again, not the others."""
+    monkeypatch.setattr(state, "SERIES_PART", 2)
     led = sample()
-    first = state.dump({"acme": led}, T, texts=texts)
-    encoded.clear()
-    assert state.dump({"acme": led}, T, texts=texts) == first
-    # the totals kept; the series' array and the run's (equal) encoded again, each
-    assert [v[REQ] for v in encoded] == [3.5, 3.5]
+    for i in range(5):
+        led.series[f"s{i}"] = Series(f"n{i}", "", array("d", led.series["r1"].values))
+    file = PartFile(str(tmp_path / "traffic.json"))
+    assert file.write(state.pieces({"acme": led}, T)).made == 4  # 3 of series, 1 of the run
+    led.series["s4"].last_seen = T + 60
+    assert (file.write(state.pieces({"acme": led}, T)).made) == 1
+    assert (tmp_path / "traffic.json").read_bytes() == state.dump({"acme": led}, T)
 
 
 def test_the_saved_text_is_compact_json_built_from_encoded_series() -> None:
-    """Each series and run value is encoded as the document is built (short strings, not a
-    list of numbers each: ~10 MB less at the peak of a save at 5,000 resources); the file is
-    the same compact JSON as the standard library writes for the whole document."""
-    import json
-
-    from exporter.support import jsonpieces
-
-    doc = state._account(sample(), state.Texts())
-    assert type(doc["series"]["r1"]) is jsonpieces.Encoded
-    assert type(doc["pending"][0]) is jsonpieces.Encoded
+    """Each series and run value is encoded as its part is made (short strings, not a list of
+    numbers each); the file is the same compact JSON as the standard library writes for the
+    whole document."""
+    pieces = list(state.pieces({"acme": sample()}, T))
+    assert [type(p) for p in pieces if not isinstance(p, str)] == [Part, Part]
     data = state.dump({"acme": sample()}, T)
+    assert data == text_of(pieces).encode()
     parsed = json.loads(data)
     assert data == json.dumps(parsed, separators=(",", ":"), allow_nan=False).encode()
     assert parsed["accounts"]["acme"]["series"]["r1"][:2] == ["www", "www.example"]
@@ -107,7 +120,7 @@ def test_a_run_is_written_as_the_compact_json_of_its_fields() -> None:
     run.folded = frozenset({"z", 'r"2\u00e9'})
     run.done = frozenset({"totals"})
     run.failures, run.retry_at, run.failing_since, run.settled, run.reading = 2, T + 0.25, T, 5, 15
-    text = state._run(run, state.Texts().text)
+    text = text_of(state._run(run))
     want = {
         "start": run.start,
         "end": run.end,
@@ -127,7 +140,30 @@ def test_a_run_is_written_as_the_compact_json_of_its_fields() -> None:
     assert text == json.dumps(want, separators=(",", ":"), allow_nan=False)
     run.retry_at = float("inf")  # refused as json.dumps refuses it, never written as text
     with pytest.raises(ValueError, match="Out of range"):
-        state._run(run, state.Texts().text)
+        text_of(state._run(run))
+
+
+def test_a_state_file_written_before_the_parts_loads_and_is_saved_the_same(
+    tmp_path: Path,
+) -> None:
+    """The upgrade: a file the whole-text save wrote (``data/state-before-parts.json``,
+    written by the exporter before the save in parts) loads, and the first save in parts
+    writes what the whole text of the loaded ledgers is."""
+    older = Path(__file__).parent / "data" / "state-before-parts.json"
+    path = tmp_path / "traffic.json"
+    path.write_bytes(older.read_bytes())
+    led = state.load(str(path))["acme"]
+    assert led.cursor == T
+    assert led.series["r1"].values[REQ] == 3.5
+    assert (led.late[5].requests, led.late[5].hit_bytes) == (3.0, 0.0)  # one not exported
+    run = led.pending[0]
+    assert run.resources["r2"][COUNT_INDEX["edge_hit_bytes"]] == 9
+    exported = json.loads(older.read_bytes())["exported_keys"]
+    file = PartFile(str(path))
+    file.write(state.pieces({"acme": led}, T + 60, exported))
+    assert path.read_bytes() == state.dump({"acme": led}, T + 60, exported)
+    again = state.load(str(path))["acme"]
+    assert state.dump({"acme": again}, T + 60, exported) == path.read_bytes()
 
 
 def test_round_trip_keeps_last_seen_folds_retries_and_marks_restored_series_shown() -> None:

@@ -45,13 +45,13 @@ async def test_parsing_counting_settling_and_building_run_off_the_loop(
         monkeypatch.setattr(HOMES[name], name, spy(name, getattr(HOMES[name], name)))
     for name in ("count_first_read", "settle", "prune"):
         monkeypatch.setattr(AccountLedger, name, spy(name, getattr(AccountLedger, name)))
-    monkeypatch.setattr(state, "dump", spy("dump", state.dump))
+    monkeypatch.setattr(state, "pieces", spy("pieces", state.pieces))
     source.visible = late  # so settle reads change counters
     p = make_poller(revisit_minutes=5, state_file=str(tmp_path / "traffic.json"))
     await drive(p, clock, 20 * 60)
 
     loop_thread = threading.get_ident()
-    assert set(seen) == {*HEAVY, "count_first_read", "settle", "prune", "dump"}
+    assert set(seen) == {*HEAVY, "count_first_read", "settle", "prune", "pieces"}
     for name, threads in seen.items():
         assert loop_thread not in threads, f"{name} ran on the event loop"
     assert len(set().union(*seen.values())) == 1  # one worker: steps never overlap

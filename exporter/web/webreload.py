@@ -137,9 +137,11 @@ class LiveWebConfig:
         return tls
 
     async def run(self, seconds: float = RELOAD_SECONDS) -> None:
+        """Check every ``seconds``, off the event loop: a reload reads its files, checks
+        password hashes and loads certificates (inline ones pass through temporary files)."""
         while True:
             await asyncio.sleep(seconds)
-            self.check()
+            await asyncio.to_thread(self.check)
 
     async def lifecycle(self, app: web.Application) -> AsyncIterator[None]:
         """For ``app.cleanup_ctx``: the check runs while the app serves."""

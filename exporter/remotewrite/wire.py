@@ -64,17 +64,28 @@ class Series:
     timestamp_ms: int
 
 
+# Series serialised by one call: a serialisation is one C call holding the GIL, so a large
+# request is made as WriteRequests of CHUNK series each, their bytes joined. Protobuf reads
+# concatenated messages as one whose repeated fields are appended, so the joined bytes are
+# the bytes of the whole request serialised at once.
+CHUNK = 2_000
+
+
 def encode(series: Iterable[Series]) -> bytes:
     """The snappy-compressed WriteRequest of ``series`` (labels sorted by name, as the protocol
     requires). The same series give the same bytes, so a retry resends an identical request."""
+    parts: list[bytes] = []
     req = WriteRequest()
     for s in series:
         ts = req.timeseries.add()
         for name, value in sorted(s.labels):
             ts.labels.add(name=name, value=value)
         ts.samples.add(value=s.value, timestamp=s.timestamp_ms)
-    raw: bytes = req.SerializeToString(deterministic=True)
-    return bytes(cramjam.snappy.compress_raw(raw))
+        if len(req.timeseries) == CHUNK:
+            parts.append(req.SerializeToString(deterministic=True))
+            req = WriteRequest()
+    parts.append(req.SerializeToString(deterministic=True))
+    return bytes(cramjam.snappy.compress_raw(b"".join(parts)))
 
 
 def decode(body: bytes) -> list[Series]:

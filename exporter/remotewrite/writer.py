@@ -160,7 +160,7 @@ class RemoteWriter:
             self._note(account, "rejected", Answer("bad", 400, name), minute)
             return True
         for half in halves(series):
-            answer = await self._post(encode(half))
+            answer = await self._post(await asyncio.to_thread(encode, half))
             if answer.verdict == "written":
                 self._count("sent", len(half))
             elif answer.verdict == "too_old":

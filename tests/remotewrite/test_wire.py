@@ -7,7 +7,7 @@ import struct
 
 import cramjam
 
-from exporter.remotewrite.wire import Series, count, decode, encode, halves
+from exporter.remotewrite.wire import CHUNK, Series, WriteRequest, count, decode, encode, halves
 
 
 def test_body_is_a_snappy_block_of_the_prompb_write_request() -> None:
@@ -33,3 +33,22 @@ def test_same_samples_give_the_same_bytes_and_decode_back() -> None:
     assert count(encode(samples)) == 2
     first, second = halves(back)
     assert (first, second) == ([samples[0]], [samples[1]])
+
+
+def test_a_request_made_in_chunks_is_the_request_serialised_at_once() -> None:
+    """Past ``CHUNK`` series the request is serialised a chunk at a time; the bytes are those
+    of the one WriteRequest holding every series, in order."""
+    samples = [
+        Series((("__name__", "m"), ("resource", str(i)), ("side", "edge")), float(i), 60_000)
+        for i in range(2 * CHUNK + 7)
+    ]
+    whole = WriteRequest()
+    for s in samples:
+        ts = whole.timeseries.add()
+        for name, value in s.labels:
+            ts.labels.add(name=name, value=value)
+        ts.samples.add(value=s.value, timestamp=s.timestamp_ms)
+    raw = whole.SerializeToString(deterministic=True)
+    assert bytes(cramjam.snappy.decompress_raw(encode(samples))) == raw
+    assert decode(encode(samples)) == samples
+    assert count(encode(samples[:CHUNK])) == CHUNK

@@ -263,6 +263,29 @@ async def test_the_senders_disk_writes_and_decoding_stay_off_the_event_loop(
     assert loop_thread not in threads["done"] + threads["count"]
 
 
+async def test_the_halves_of_a_split_are_encoded_off_the_event_loop(
+    receiver_rig: tuple[Receiver, Rig], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 400 splits a minute into halves, each encoded anew: a minute of thousands of series
+    would stall the loop that serves /metrics while it is encoded."""
+    receiver, rig = receiver_rig
+    receiver.bad = lambda s: ("resource", "103") in s.labels
+    w = rig.writer()
+    offer(w, M, 10.0, resources=6)
+    threads: list[int] = []
+    encode = writer_module.encode
+
+    def spy(series: Any) -> bytes:
+        threads.append(threading.get_ident())
+        return encode(series)
+
+    monkeypatch.setattr(writer_module, "encode", spy)
+    await w.flush()
+    assert len(receiver.stored) == 6  # the minute but the bad series
+    assert len(threads) == 6  # halves down to the bad series: 7 series, 3 splits
+    assert threading.get_ident() not in threads
+
+
 @pytest.mark.parametrize("status", [401, 403, 404, 405, 413])
 async def test_a_receiver_refusing_the_request_keeps_the_minute_pending_unsplit(
     receiver_rig: tuple[Receiver, Rig], status: int

@@ -30,6 +30,15 @@ def _log_failed_write(path: str, exc: OSError) -> None:
     )
 
 
+def _log_unreadable(path: str, exc: OSError) -> None:
+    log.error(
+        "remote_write_minute_unreadable",
+        path=path,
+        problem=exc.strerror or str(exc),
+        effect="left out: this minute is not written",
+    )
+
+
 def store_dir(traffic_state_file: str) -> str:
     """Where pending and written minutes are kept: beside the traffic state file ("" = in
     memory only, as the traffic ledger then is)."""
@@ -47,7 +56,10 @@ def build_writer(
     for outcome in OUTCOMES:  # every outcome exposed at 0, so the first one is an increase
         metrics.remote_write_samples.labels(outcome)
     store = MinuteStore(
-        store_dir(traffic_state_file), settings.max_age_minutes * 60.0, failed=_log_failed_write
+        store_dir(traffic_state_file),
+        settings.max_age_minutes * 60.0,
+        failed=_log_failed_write,
+        unreadable=_log_unreadable,
     )
     return RemoteWriter(settings, store, Sender(settings, session).post, clock, metrics, wants)
 

@@ -21,13 +21,19 @@ from exporter.traffic.settings import TRAFFIC_SECTION
 log = structlog.get_logger("exporter.remotewrite")
 
 
-def _log_failed_write(path: str, exc: OSError) -> None:
-    log.error(
-        "remote_write_store_failed",
-        path=path,
-        problem=exc.strerror or str(exc),
-        effect="kept in memory only: a restart now would forget it",
-    )
+def _said(event: str, effect: str) -> Callable[[str, OSError], None]:
+    """A store problem with a file, as one error line naming the file and what follows."""
+
+    def say(path: str, exc: OSError) -> None:
+        log.error(event, path=path, problem=exc.strerror or str(exc), effect=effect)
+
+    return say
+
+
+_log_failed_write = _said(
+    "remote_write_store_failed", "kept in memory only: a restart now would forget it"
+)
+_log_unreadable = _said("remote_write_minute_unreadable", "left out: this minute is not written")
 
 
 def store_dir(traffic_state_file: str) -> str:
@@ -47,7 +53,10 @@ def build_writer(
     for outcome in OUTCOMES:  # every outcome exposed at 0, so the first one is an increase
         metrics.remote_write_samples.labels(outcome)
     store = MinuteStore(
-        store_dir(traffic_state_file), settings.max_age_minutes * 60.0, failed=_log_failed_write
+        store_dir(traffic_state_file),
+        settings.max_age_minutes * 60.0,
+        failed=_log_failed_write,
+        unreadable=_log_unreadable,
     )
     return RemoteWriter(settings, store, Sender(settings, session).post, clock, metrics, wants)
 

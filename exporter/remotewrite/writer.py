@@ -112,10 +112,13 @@ class RemoteWriter:
             if now < self._retry_at.get(account, -math.inf):
                 self._show(account)  # the oldest pending minute ages meanwhile
                 continue
-            for minute, body in minutes:
+            for minute in minutes:
                 now = self._clock.time()
                 if minute + MINUTE > now:
                     break  # not closed yet on our clock: no sample from the future
+                body = await asyncio.to_thread(self._store.body, account, minute)
+                if body is None:
+                    continue  # its file is gone (said by the store)
                 if now - minute > self._s.max_age_minutes * MINUTE:
                     await self._drop(account, minute, body, "too_old", "older than max_age_minutes")
                     continue

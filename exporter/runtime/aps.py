@@ -30,15 +30,23 @@ def at(seconds: float) -> datetime:
 
 
 class GridTrigger(IntervalTrigger):  # type: ignore[misc]  # APScheduler 3 ships no types
-    """Every ``seconds`` from ``start`` (the job's first run), each run plus up to ``jitter``
-    seconds: ``draw()`` in [0, 1) of it."""
+    """Every ``seconds`` from ``start`` (the grid's first instant), each run plus up to
+    ``jitter`` seconds: ``draw()`` in [0, 1) of it. With ``early``, a run before ``start`` (the
+    job's first run, brought forward to when it was added) stands for that first instant:
+    the next run is an interval after ``start``."""
 
     def __init__(
-        self, seconds: float, start: float, jitter: float, draw: Callable[[], float]
+        self,
+        seconds: float,
+        start: float,
+        jitter: float,
+        draw: Callable[[], float],
+        early: bool = False,
     ) -> None:
         super().__init__(seconds=seconds, start_date=at(start), timezone=UTC)
         self.spread = jitter
         self.draw = draw
+        self.early = early
 
     def get_next_fire_time(self, previous: datetime | None, now: datetime) -> datetime:
         """The grid instant after ``previous`` (a run, jittered or brought forward by a
@@ -49,6 +57,8 @@ class GridTrigger(IntervalTrigger):  # type: ignore[misc]  # APScheduler 3 ships
         else:
             start, interval = cast(datetime, self.start_date), cast(timedelta, self.interval)
             base = start + interval * (math.floor((previous - start) / interval) + 1)
+            if self.early and previous < start:
+                base = start + interval
         if self.spread:
             base += timedelta(seconds=self.draw() * self.spread)
         return base
@@ -56,7 +66,8 @@ class GridTrigger(IntervalTrigger):  # type: ignore[misc]  # APScheduler 3 ships
     def shifted(self, seconds: float) -> GridTrigger:
         """The same grid moved by ``seconds`` (the wall clock was stepped)."""
         start = cast(datetime, self.start_date).timestamp() + seconds
-        return GridTrigger(cast(float, self.interval_length), start, self.spread, self.draw)
+        length = cast(float, self.interval_length)
+        return GridTrigger(length, start, self.spread, self.draw, self.early)
 
 
 class Loop(AsyncIOScheduler):  # type: ignore[misc]  # APScheduler 3 ships no types

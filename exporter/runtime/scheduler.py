@@ -132,7 +132,7 @@ class Scheduler:
         offset = (stable_hash(str(key)) % 1000) / 1000 * spread
         if not self._timing.spread_first:
             offset = 0.0
-        first = offset + self._timing.random() * 0.2
+        drawn = self._timing.random() * 0.2
 
         async def run() -> None:
             ok = await self._runner.run(area, account, poll, job)
@@ -143,7 +143,9 @@ class Scheduler:
         where = {"area": area, "account": account, **({"job": job} if job else {})}
         jitter = max(0.0, min(seconds * 0.1, 5.0))
         self._jobs[str(key)] = key
-        self._add(str(key), seconds, jitter, max(1, int(seconds)), run, first, where)
+        # the first run at once (readiness waits for it), standing for the grid's first instant
+        grace = max(1, int(seconds))
+        self._add(str(key), seconds, jitter, grace, run, offset + drawn, where, early=drawn)
         self._publish(key)
 
     def call(
@@ -172,22 +174,27 @@ class Scheduler:
         run: Callable[[], Awaitable[None]],
         first: float,
         where: dict[str, str],
+        early: float | None = None,
     ) -> None:
-        start = self._clock.time() + first
+        """``first``: seconds from now to the grid's first instant; ``early``: seconds from
+        now to a first run before it (which stands for that instant)."""
+        now = self._clock.time()
+        start = now + first
+        early_at = None if early is None or now + early >= start else now + early
         if self._aps.state == STATE_STOPPED and not self._stopped:
             self._aps.start(paused=True)  # holds jobs; ``start`` lets its loop run them
         # A job added again (same id) replaces the old one; a run of it still going is not
         # cut short and the new one does not overlap it (instances are counted by id).
         self._aps.add_job(
             self._quiet_at_shutdown(ident, run, where),
-            GridTrigger(seconds, start, jitter, self._timing.random),
+            GridTrigger(seconds, start, jitter, self._timing.random, early_at is not None),
             id=ident,
             name=ident,
             replace_existing=True,
             max_instances=1,
             coalesce=True,
             misfire_grace_time=grace,
-            next_run_time=at(start),
+            next_run_time=at(start if early_at is None else early_at),
         )
         self._order.setdefault(ident, next(self._added))
         self._failures.pop(ident, None)

@@ -3,6 +3,7 @@ value Prometheus scraped is always on disk, so a restart never shows a counter l
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 
 import structlog
@@ -17,7 +18,7 @@ from exporter.traffic.accounts import Accounts, AccountState
 from exporter.traffic.families import View, build_fragment, exported_keys
 from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.settings import TrafficSettings
-from exporter.traffic.steps import on_worker, untied
+from exporter.traffic.steps import on_worker, untied_task
 from exporter.traffic.windows import MINUTE
 
 log = structlog.get_logger("exporter.traffic")
@@ -122,12 +123,18 @@ class Publisher:
             store.selection, settings.resource_status_codes, settings.resource_request_times
         )
         self._selected = self._view  # the newest view asked for (``reselect``)
+        # Builds done (counted on the worker) and how many of them the last good save holds;
+        # the one save queued or under way, which every publish built before it began joins.
+        self._built = 0
+        self._covered = 0
+        self._saving: asyncio.Task[bool] | None = None
 
     async def publish(self, account: str, led: AccountLedger, now: float, ok: bool) -> None:
         """Build the account's fragment, save the state, publish (unless held back), set lag."""
         st = self._accounts.state(account)
         fresh = ok or led.dirty or st.stale  # a reload's view shown
-        fragment, saved = await on_worker(self._build_and_save, account, led, now)
+        fragment, built = await on_worker(self._build_step, account, led, now)
+        saved = await self._saved(built)
         # Without any snapshot on disk a restart starts afresh (a clean counter
         # reset), so there is nothing to protect by holding counters back.
         if fresh and (saved or not self.file.on_disk):
@@ -143,23 +150,46 @@ class Publisher:
             age = self._platform_time(now) - (led.cursor + MINUTE)
             self._metrics.traffic_lag.labels(account).set(age)
 
-    def _build_and_save(
-        self, account: str, led: AccountLedger, now: float
-    ) -> tuple[Fragment, bool]:
-        """The account's fragment built, then the state saved if it changed (one worker
-        step); whether the state on disk holds what the fragment shows."""
+    def _build_step(self, account: str, led: AccountLedger, now: float) -> tuple[Fragment, int]:
+        """The account's fragment built (a worker step), and the number of this build."""
         fragment = self.build(account, led, now)
         if led.dirty:
             led.dirty = False
             self.file.unsaved = True
-        # Saved first: a value Prometheus scraped is always on disk, so a restart
-        # never publishes a counter lower than before. Unsaved counters wait.
-        saved = True
-        if self.file.unsaved and self.file.path:
+        self._built += 1
+        return fragment, self._built
+
+    async def _saved(self, built: int) -> bool:
+        """Whether the state on disk holds what build number ``built`` showed, after a save
+        that began after that build (one at a time: publishes built before the queued save
+        began share it; it snapshots every ledger). Saved first: a value Prometheus scraped
+        is always on disk, so a restart never publishes a counter lower than before."""
+        if not self.file.path:
+            return True
+        while self._covered < built:
+            if self._saving is None:
+                self._saving = untied_task(self._save())  # every account's: its lines name none
+            if not await asyncio.shield(self._saving):
+                return False  # unsaved counters wait
+        return True
+
+    async def _save(self) -> bool:
+        try:
+            return await on_worker(self._save_step)
+        finally:
+            self._saving = None
+
+    def _save_step(self) -> bool:
+        """The state file saved if a build since the last save changed it (a worker step);
+        on success it holds every build done before this step began."""
+        built = self._built
+        if self.file.unsaved:
             self.file.unsaved = False
-            saved = untied().run(self._write)  # every account's: its lines name none
-            self.file.unsaved = not saved
-        return fragment, saved
+            if not self._write():
+                self.file.unsaved = True
+                return False
+        self._covered = built
+        return True
 
     def _zeros_published(self, led: AccountLedger) -> None:
         """The fragment just put in the store shows the keys ``led`` holds at 0: a scrape

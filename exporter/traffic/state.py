@@ -337,6 +337,23 @@ def _float(value: Any, where: str) -> float:
     return float(value)
 
 
+_NUMBERS = frozenset((int, float))
+
+
+def _plain_counts(raw: list[Any]) -> Values | None:
+    """``raw`` as values when every item is a finite number of 0 or more (most often, checked
+    in C); None otherwise: the item by item check names what is wrong, or keeps the nulls."""
+    if not _NUMBERS.issuperset(map(type, raw)):
+        return None
+    try:
+        out = array("d", raw)
+    except OverflowError:
+        return None
+    if out and (min(out) < 0 or not math.isfinite(sum(out))):  # NaN and infinity sum to such
+        return None
+    return out
+
+
 class _Decoder:
     """Maps the saved key order onto today's COUNT_KEYS (unknown saved keys are dropped)."""
 
@@ -344,6 +361,7 @@ class _Decoder:
         ok = isinstance(keys, list) and all(isinstance(k, str) for k in keys)
         _need(ok, "count_keys", "a list of metric names")
         self.slots = [COUNT_INDEX.get(k) for k in keys]
+        self.same_keys = self.slots == list(range(len(COUNT_KEYS)))  # saved in today's order
         self.rejected: list[str] = []  # entries left out, what was wrong with each
         self.hidden: dict[str, list[str]] = {}  # per scope, keys not exported before the restart
         # Per scope, which keys Prometheus saw before the restart (all, in older files).
@@ -377,6 +395,8 @@ class _Decoder:
 
     def values(self, raw: Any, where: str) -> Values:
         _need(isinstance(raw, list) and len(raw) == len(self.slots), where, "a list of values")
+        if self.same_keys and (plain := _plain_counts(raw)) is not None:
+            return plain
         out = blank()
         for x, i in zip(raw, self.slots, strict=True):
             if x is None:

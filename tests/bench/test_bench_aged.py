@@ -57,9 +57,9 @@ def test_aged_files_hold_what_a_daemon_keeps_after_the_hours(tmp_path: Path) -> 
     pending = store.pending()
     newest = aged.last_final(now)
     for a in accounts:
-        minutes = [m for m, _ in pending[a.name]]
+        minutes = pending[a.name]
         assert minutes == list(range(newest - 59 * 60, newest + 60, 60))  # the hour down
-        series = decode(pending[a.name][-1][1])
+        series = decode(store.body(a.name, minutes[-1]) or b"")
         assert {s.timestamp_ms for s in series} == {newest * 1000}
         labels = {dict(s.labels).get("resource") for s in series}
         assert labels - {None} == {r.id for r in a.resources}

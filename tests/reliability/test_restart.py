@@ -32,9 +32,9 @@ from .rig import T0, Samples, exported_counters
 # they run beside the rest of the suite (``make test``'s realtime run).
 pytestmark = pytest.mark.realtime
 
-# Accounts whose first traffic poll falls in the first 0.1 s after start (the scheduler
-# spreads first runs over 10 s by a stable hash of the account), so a restarted exporter
-# starts its refresh at once.
+# Accounts whose traffic grid starts in the first 0.1 s after start (the scheduler spreads
+# the grids over 10 s by a stable hash of the account; every first run is at once), so a
+# restarted exporter polls on at once.
 ACCOUNTS = ("acme-98", "acme-118")
 TOKEN = "proc-SECRET-token-4d2a"
 WINDOW_END = "cdnvideo_account_window_end_timestamp_seconds"

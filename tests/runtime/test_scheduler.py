@@ -1,5 +1,6 @@
 """The scheduler's jobs, held by APScheduler, driven through their triggers on the injected
-clock (``run_due``): interval, jitter, no overlap, coalesced misses, spread first runs,
+clock (``run_due``): interval, jitter, no overlap, coalesced misses, first runs at once on
+spread grids,
 removal, retries, steps of the wall clock. APScheduler's own loop on the process clock:
 tests/runtime/test_scheduler_loop.py."""
 
@@ -134,25 +135,35 @@ async def test_a_housekeeping_job_late_by_more_than_its_grace_waits_for_its_next
     assert s.next_due() == T0 + 1200.0
 
 
-async def test_first_runs_are_spread_by_a_stable_offset_within_10_s_or_first_within() -> None:
-    clock = FakeClock(T0)
+async def test_first_runs_start_at_once_and_the_grid_follows_a_stable_offset_within_10_s() -> None:
+    """Every job's first run falls due when it is added (readiness waits for the first polls,
+    so none waits for its turn), and stands for the first instant of its grid: the next run
+    is an interval after that instant, which a stable per-job offset spreads over
+    min(interval, 10 s) (or ``first_within``)."""
     no_jitter = Timing(random=lambda: 0.0)
-    firsts = []
-    for n in range(20):
+
+    async def grid_offset(area: str, account: str, seconds: float, **kw: float) -> float:
+        clock = FakeClock(T0)
         s = scheduler(clock, no_jitter)
-        s.every("traffic", f"account-{n}", 15.0, counting([], clock))
-        firsts.append(s.next_due())
-    offsets = [due - T0 for due in firsts if due is not None]
+        runs: list[float] = []
+        s.every(area, account, seconds, counting(runs, clock), **kw)
+        assert s.next_due() == T0  # at once
+        await s.run_due()
+        assert runs == [0.0]
+        following = s.next_due()
+        assert following is not None
+        clock.set(following)
+        await s.run_due()
+        assert runs == [0.0, following - T0]  # the early run took the grid's first instant
+        return following - T0 - seconds
+
+    offsets = [await grid_offset("traffic", f"account-{n}", 15.0) for n in range(20)]
     assert len(set(offsets)) == 20
     assert all(0.0 <= o < 10.0 for o in offsets)
-    again = scheduler(clock, no_jitter)
-    again.every("traffic", "account-3", 15.0, counting([], clock))
-    assert again.next_due() == firsts[3]
-    wide = []
-    for n in range(20):
-        s = scheduler(clock, no_jitter)
-        s.every("restream", f"account-{n}", 600.0, counting([], clock), first_within=60.0)
-        wide.append((s.next_due() or 0.0) - T0)
+    assert await grid_offset("traffic", "account-3", 15.0) == offsets[3]
+    wide = [
+        await grid_offset("restream", f"account-{n}", 600.0, first_within=60.0) for n in range(20)
+    ]
     assert all(0.0 <= o < 60.0 for o in wide)
     assert max(wide) > 10.0
 

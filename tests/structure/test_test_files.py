@@ -105,7 +105,6 @@ UNTESTED: dict[str, str] = {
     "exporter/remotewrite/metrics.py": (
         "protocol only (the writer's self-metrics); SelfMetrics implements it"
     ),
-    "exporter/remotewrite/store.py": "the writer's queue: tests/remotewrite/test_writer.py",
     "exporter/restream/area.py": (
         "the area's wiring: tests/runtime/test_service_reshard.py, tests/golden"
     ),

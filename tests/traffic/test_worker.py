@@ -113,3 +113,40 @@ def test_save_state_waits_for_the_steps_queued_before_it(
     threading.Timer(0.05, release.set).start()
     p.save_state()
     assert json.loads(path.read_text())["accounts"]["acme"]["cursor"] == 1_767_225_600
+
+
+async def test_accounts_publishing_together_share_one_save_that_holds_each_of_them(
+    make_poller: MakePoller, clock: FakeClock, store: Store, tmp_path: Path
+) -> None:
+    """Publishes whose fragments were built before a save began wait for that one save (it
+    snapshots every ledger): each account's counters are on disk before they are shown, and
+    accounts polled together (the first polls after a start) do not queue a save each."""
+    path = tmp_path / "traffic.json"
+    p = make_poller(state_file=str(path))
+    accounts = [f"acct{i}" for i in range(4)]
+    saves: list[dict[str, Any]] = []
+    write = p.publisher.file.write
+
+    def counted(*args: Any) -> bool:
+        saves.append({a: led.cursor for a, led in args[0].items()})
+        return write(*args)
+
+    p.publisher.file.write = counted  # type: ignore[method-assign]
+    for n, a in enumerate(accounts):
+        led = p.ledger(a)
+        led.cursor, led.dirty = 1_767_225_600 + 60 * n, True
+    release = threading.Event()
+    p._worker.submit(release.wait, 5)  # every build queues behind this step
+    publishes = [
+        asyncio.create_task(p.publisher.publish(a, p.ledger(a), clock.time(), ok=True))
+        for a in accounts
+    ]
+    for _ in range(3):
+        await asyncio.sleep(0)  # each publish has queued its build
+    release.set()
+    await asyncio.gather(*publishes)
+    assert len(saves) == 1
+    on_disk = json.loads(path.read_text())["accounts"]
+    for n, a in enumerate(accounts):
+        assert saves[0][a] == on_disk[a]["cursor"] == 1_767_225_600 + 60 * n
+        assert store.fragment(StoreKey("traffic", a)) is not None

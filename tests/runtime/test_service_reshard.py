@@ -227,37 +227,44 @@ async def test_many_moves_leave_no_state_and_no_memory_behind(daemon: Daemon) ->
         await daemon.poll(*served)
         daemon.clock.advance(retention + 60)  # released traffic ledgers expire
 
+    async def snapshot() -> tracemalloc.Snapshot:
+        # what a render holds (its pieces) is what the current two accounts need, not history
+        await service.ctx.store.render()
+        clear_bounded_caches()  # bounded caches, not state kept per account
+        gc.collect()
+        return tracemalloc.take_snapshot()
+
+    # What the exporter (not the simulator, whose request log grows) and its metrics library
+    # hold beyond what they held at the window's start.
+    kept = [
+        tracemalloc.Filter(True, "*/exporter/*"),
+        tracemalloc.Filter(True, "*/prometheus_client/*"),
+        tracemalloc.Filter(False, "*/exporter/simulator/*"),
+    ]
     tracemalloc.start()
     try:
         # every account served and moved away three times: what fills once in a process (a
         # table resized, a cache at its bound) is full before the measured rounds
         for i in range(3 * len(NAMES)):
             await cycle(i)
-        # what a render holds (its pieces) is what the current two accounts need, not history
-        await service.ctx.store.render()
-        clear_bounded_caches()  # bounded caches, not state kept per account
-        gc.collect()
-        first = tracemalloc.take_snapshot()
+        first = await snapshot()
         entries = per_account_entries(daemon)
-        for i in range(2 * len(NAMES)):
-            await cycle(i)
-        await service.ctx.store.render()
-        clear_bounded_caches()
-        gc.collect()
-        last = tracemalloc.take_snapshot()
+        # A leak grows in every window of moves; what fills once (after other tests in the
+        # same process) grows in one. A second window is measured when the first grew.
+        windows: list[int] = []
+        for _ in range(2):
+            for i in range(2 * len(NAMES)):
+                await cycle(i)
+            last = await snapshot()
+            diff = last.filter_traces(kept).compare_to(first.filter_traces(kept), "filename")
+            windows.append(sum(d.size_diff for d in diff))
+            if windows[-1] < 64 * 1024:
+                break
+            first = last
     finally:
         tracemalloc.stop()
-    # What the exporter (not the simulator, whose request log grows) and its metrics library
-    # hold now beyond what they held after the first round.
-    kept = [
-        tracemalloc.Filter(True, "*/exporter/*"),
-        tracemalloc.Filter(True, "*/prometheus_client/*"),
-        tracemalloc.Filter(False, "*/exporter/simulator/*"),
-    ]
-    diff = last.filter_traces(kept).compare_to(first.filter_traces(kept), "filename")
-    grown = sum(d.size_diff for d in diff)
     served = {a for a in NAMES if any(daemon.kept(a).values())}
     assert len(served) == 2  # only the two served now are known anywhere
     assert per_account_entries(daemon) == entries
-    print(f"exporter memory grew by {grown} bytes over {2 * len(NAMES)} moves")
-    assert grown < 64 * 1024, f"grew by {grown} bytes over {2 * len(NAMES)} moves"
+    print(f"exporter memory grew by {windows} bytes over windows of {2 * len(NAMES)} moves")
+    assert windows[-1] < 64 * 1024, f"grew by {windows} bytes over {2 * len(NAMES)} moves each"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import cramjam
@@ -71,20 +72,26 @@ class Series:
 CHUNK = 2_000
 
 
-def encode(series: Iterable[Series]) -> bytes:
-    """The snappy-compressed WriteRequest of ``series`` (labels sorted by name, as the protocol
-    requires). The same series give the same bytes, so a retry resends an identical request."""
-    parts: list[bytes] = []
+def request(series: Iterable[Series]) -> Any:
+    """The WriteRequest message of ``series``, labels sorted by name (as the protocol
+    requires)."""
     req = WriteRequest()
     for s in series:
         ts = req.timeseries.add()
         for name, value in sorted(s.labels):
             ts.labels.add(name=name, value=value)
         ts.samples.add(value=s.value, timestamp=s.timestamp_ms)
-        if len(req.timeseries) == CHUNK:
-            parts.append(req.SerializeToString(deterministic=True))
-            req = WriteRequest()
-    parts.append(req.SerializeToString(deterministic=True))
+    return req
+
+
+def encode(series: Iterable[Series]) -> bytes:
+    """The snappy-compressed WriteRequest of ``series`` (``request``), serialised ``CHUNK``
+    series at a time. The same series give the same bytes, so a retry resends an identical
+    request."""
+    rest = iter(series)
+    parts: list[bytes] = []
+    while chunk := list(islice(rest, CHUNK)):
+        parts.append(request(chunk).SerializeToString(deterministic=True))
     return bytes(cramjam.snappy.compress_raw(b"".join(parts)))
 
 

@@ -271,9 +271,10 @@ async def start_ready(
         raise
 
 
-async def _upstream_counts(
+async def upstream_counts(
     session: aiohttp.ClientSession, sim_base: str, start: float, end: float
 ) -> Counter[str]:
+    """Requests the simulator received in [start, end), by area (its request log)."""
     async with session.get(f"{sim_base}/_sim/requests") as reply:
         log = await reply.json()
     return Counter(r["area"] for r in log if start <= r["time"] < end)
@@ -319,7 +320,7 @@ async def _steady(
     result.cpu_s_per_min = (sum(cpu1) - sum(cpu0)) / minutes
     result.background_cpu = ((cpu1[0] - cpu0[0]) / (t1 - t0), (cpu1[1] - cpu0[1]) / (t1 - t0))
     result.rss_mb, result.peak_rss_mb = procs.memory_mb(exporter.pid)
-    counts = await _upstream_counts(session, sim.ready["base_url"], t0, t1)
+    counts = await upstream_counts(session, sim.ready["base_url"], t0, t1)
     result.upstream_by_area = dict(sorted(counts.items()))
     result.upstream_per_min = sum(counts.values()) / minutes
     result.traffic_per_min_per_account = counts["traffic"] / minutes

@@ -21,7 +21,7 @@ from bench.__main__ import with_prometheus
 from bench.scale import (
     Plan,
     Result,
-    _upstream_counts,
+    upstream_counts,
     watched_steady,
     why_no_prometheus,
     write_config,
@@ -61,7 +61,7 @@ async def test_a_real_prometheus_evaluates_every_rule_group_over_the_steady_phas
             exporter = await procs.start("bench.exporter_proc", "--config", str(config))
             try:
                 await watched_steady(s, result, exporter, sim, plan, tmp_path)
-                since_start = await _upstream_counts(s, sim.ready["base_url"], started, time.time())
+                since_start = await upstream_counts(s, sim.ready["base_url"], started, time.time())
             finally:
                 await exporter.stop()
     finally:

@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-LEVEL = 6
+LEVEL = 3  # zlib level of a fragment's pieces (docs/performance.md, *Optimisations*, 24)
 _HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # deflate, no name, mtime 0, OS unknown
 _FINAL = zlib.compressobj(LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS).flush()  # empty final block
 _POLY = 0xEDB88320  # CRC-32, reflected
@@ -30,9 +30,10 @@ class Piece:
     size: int
 
 
-def deflate(text: bytes, level: int = LEVEL) -> Piece:
-    """``text`` as a piece that can be joined with others (see ``gzip_join``)."""
-    c = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
+def deflate(text: bytes, level: int | None = None) -> Piece:
+    """``text`` as a piece that can be joined with others (see ``gzip_join``); at ``LEVEL``
+    unless ``level`` says."""
+    c = zlib.compressobj(LEVEL if level is None else level, zlib.DEFLATED, -zlib.MAX_WBITS)
     return Piece(c.compress(text) + c.flush(zlib.Z_SYNC_FLUSH), zlib.crc32(text), len(text))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import struct
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 LEVEL = 3  # zlib level of a fragment's pieces (docs/performance.md, *Optimisations*, 24)
@@ -104,16 +104,42 @@ def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
     return _multmodp(_shift(len2), crc1) ^ crc2
 
 
-def gzip_join(pieces: list[Piece]) -> bytes:
-    """One gzip member whose content is the pieces' texts in order."""
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Pieces joined in this order, with the CRC-32 and length of their texts together
+    (combined once: a render joins a family's run of pieces as one)."""
+
+    pieces: tuple[Piece, ...]
+    crc: int
+    size: int
+
+    @classmethod
+    def of(cls, pieces: tuple[Piece, ...]) -> Run:
+        crc = size = 0
+        for piece in pieces:
+            if piece.size:
+                crc = crc32_combine(crc, piece.crc, piece.size)
+                size += piece.size
+        return cls(pieces, crc, size)
+
+
+def gzip_join(parts: Sequence[Piece | Run]) -> bytes:
+    """One gzip member whose content is the texts of ``parts`` (pieces and runs of them) in
+    order."""
     crc = 0
     size = 0
-    for piece in pieces:
-        if piece.size:
-            crc = crc32_combine(crc, piece.crc, piece.size)
-            size += piece.size
+    data: list[bytes] = [_HEADER]
+    for part in parts:
+        if part.size:
+            crc = crc32_combine(crc, part.crc, part.size)
+            size += part.size
+        if isinstance(part, Run):
+            data += [p.data for p in part.pieces]
+        else:
+            data.append(part.data)
     trailer = struct.pack("<II", crc, size & 0xFFFFFFFF)
-    return b"".join([_HEADER, *(p.data for p in pieces), _FINAL, trailer])
+    data += (_FINAL, trailer)
+    return b"".join(data)
 
 
 def clear_caches() -> None:

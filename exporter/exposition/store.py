@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import structlog
 
-from exporter.exposition.deflate import Piece, deflate, gzip_join
+from exporter.exposition.deflate import Piece, Run, deflate, gzip_join
 from exporter.exposition.formats import OPENMETRICS_EOF, Format
 from exporter.exposition.model import Fragment, MetricSpec
 from exporter.exposition.select import EVERYTHING, FamilySelection
@@ -135,6 +135,7 @@ class Store:
         self._headers: dict[tuple[MetricSpec, Format], Piece] = {}
         self._listeners: list[Callable[[StoreKey, Fragment], None]] = []
         self._rendered: dict[StoreKey, Fragment] = {}  # written by the render thread only
+        self._runs: dict[int, Run] = {}  # written by the render thread only
         # Raised after the entries change (read before them by a render: never ahead of them).
         self._sequence = 0
         self._served = 0
@@ -222,7 +223,8 @@ class Store:
         upto = self._sequence  # first: the entries read next are at least this new
         entries = self._entries
         fresh = [(k, entries[k].fragment) for k in sorted(entries) if entries[k].fresh(now)]
-        families: dict[str, tuple[MetricSpec, list[Piece]]] = {}
+        families: dict[str, tuple[MetricSpec, list[Run]]] = {}
+        runs: dict[int, Run] = {}  # this render's, by the id of their pieces' tuple
         series = 0
         # A family left out since its fragment was built (a reload changed the selection) is
         # not shown, whichever area built it; the next poll does not build it at all.
@@ -237,17 +239,23 @@ class Store:
                     if not wants(spec.name):
                         continue
                     series += len(frag.samples[spec])
+                run = self._runs.get(id(body))
+                if run is None or run.pieces is not body:
+                    run = Run.of(body)
+                runs[id(body)] = run
                 slot = families.get(spec.name)
                 if slot is None:
-                    families[spec.name] = (spec, list(body))
+                    families[spec.name] = (spec, [run])
                 else:
                     if slot[0] != spec:
                         raise ValueError(f"metric {spec.name} declared twice with different specs")
-                    slot[1].extend(body)
+                    slot[1].append(run)
         # what the next render packs a key's new fragment against (unchanged chunks kept)
         self._rendered = dict(fresh)
-        text: list[Piece] = []
-        openmetrics: list[Piece] = []
+        # a family's pieces whose CRCs the next render need not combine again
+        self._runs = runs
+        text: list[Piece | Run] = []
+        openmetrics: list[Piece | Run] = []
         for spec, bodies in families.values():
             text.append(self._header(spec, "text"))
             text.extend(bodies)

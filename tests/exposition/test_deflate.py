@@ -9,8 +9,17 @@ import zlib
 import pytest
 
 from exporter.exposition import FragmentBuilder, MetricSpec, Store, StoreKey
-from exporter.exposition.deflate import crc32_combine, deflate, deflate_chunks, gzip_join
-from exporter.exposition.model import render_chunks, render_samples
+from exporter.exposition import deflate as deflate_module
+from exporter.exposition.deflate import (
+    Piece,
+    Run,
+    crc32_combine,
+    deflate,
+    deflate_chunks,
+    gzip_join,
+)
+from exporter.exposition.model import Fragment, render_chunks, render_samples
+from exporter.exposition.samples import CHUNK
 from exporter.support.clock import FakeClock
 
 SPEC = MetricSpec("cdnvideo_x", "gauge", "x.", ("account", "resource", "side"))
@@ -104,3 +113,54 @@ def test_a_render_joining_the_pieces_joined_before_combines_no_crc_again() -> No
     assert gzip_join(pieces) == first
     assert crc32_combine.cache_info().misses == computed
     assert gzip.decompress(first) == b"".join(text)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_runs_of_pieces_join_to_the_body_of_the_pieces_one_by_one(seed: int) -> None:
+    rnd = random.Random(seed)
+    pieces = [deflate(rnd.randbytes(rnd.randint(0, 12_000))) for _ in range(rnd.randint(0, 12))]
+    parts: list[Piece | Run] = []
+    i = 0
+    while i < len(pieces):
+        n = rnd.randint(1, 4)
+        parts.append(Run.of(tuple(pieces[i : i + n])) if rnd.random() < 0.7 else pieces[i])
+        i += n if isinstance(parts[-1], Run) else 1
+    assert gzip_join(parts) == gzip_join(pieces)
+
+
+def test_a_render_after_one_fragment_changed_combines_no_crc_of_the_others_pieces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A change early in the body moves the running CRC of everything after it: the CRC-32s
+    of an unchanged fragment's pieces are combined once per family (``deflate.Run``), and a
+    later render combines the run's, not each piece's again."""
+
+    def fragment(value: float) -> Fragment:
+        b = FragmentBuilder()
+        for i in range(5 * CHUNK):
+            b.add(SPEC, ("acme", str(i), "edge"), value + i)
+        return b.build()
+
+    s = Store(FakeClock())
+    s.publish(StoreKey("traffic", "a"), fragment(1.5))
+    later = fragment(7.25)
+    s.publish(StoreKey("traffic", "b"), later)
+    s.render_sync()
+    pieces = later.packed()[SPEC]
+    assert len(pieces) == 5
+    seen: list[int] = []
+    combine = deflate_module.crc32_combine
+
+    def spy(crc1: int, crc2: int, len2: int) -> int:
+        seen.append(crc2)
+        return combine(crc1, crc2, len2)
+
+    monkeypatch.setattr(deflate_module, "crc32_combine", spy)
+    s.publish(StoreKey("traffic", "a"), fragment(2.5))
+    exposition = s.render_sync()
+    assert seen, "the changed fragment's CRCs are combined"
+    assert not {p.crc for p in pieces} & set(seen)
+    assert exposition.plain.endswith(
+        b'cdnvideo_x{account="acme",resource="9999",side="edge"} 10006.25\n'
+    )
+    assert exposition.plain.count(b"\n") == 2 + 2 * 5 * CHUNK

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import zlib
 
 from aiohttp import web, web_response
 
@@ -23,6 +24,9 @@ AREAS: web.AppKey[Areas] = web.AppKey("areas", Areas)
 ADMIN_API: web.AppKey[web.Application] = web.AppKey("admin_api", web.Application)
 READINESS_LOG: web.AppKey[ReadinessLog] = web.AppKey("readiness_log", ReadinessLog)
 CONTENT_TYPE = CONTENT_TYPES["text"]
+# A plain (not gzip) /metrics body is decompressed and sent this many bytes at a time: what a
+# plain scrape holds, however large the exposition.
+PLAIN_CHUNK = 1 << 20
 SERVER = "cdnvideo-exporter"  # the `Server` header: no version of anything to look up
 
 
@@ -40,7 +44,7 @@ def _accepts_gzip(request: web.Request) -> bool:
     return "gzip" in request.headers.get("Accept-Encoding", "").lower()
 
 
-async def metrics(request: web.Request) -> web.Response:
+async def metrics(request: web.Request) -> web.StreamResponse:
     """Serve the pre-rendered exposition; no rendering happens at scrape time."""
     store = request.app[CTX].store
     exposition = store.exposition
@@ -50,9 +54,58 @@ async def metrics(request: web.Request) -> web.Response:
     if _accepts_gzip(request):
         headers["Content-Encoding"] = "gzip"
         return web.Response(body=exposition.compressed(fmt), headers=headers)
-    # Only the gzip body is kept; decompressing megabytes must not stall the loop.
-    plain = await asyncio.to_thread(exposition.text, fmt)
-    return web.Response(body=plain, headers=headers)
+    return await _plain(request, exposition.compressed(fmt), headers)
+
+
+class _Inflate:
+    """The text of a gzip body, ``PLAIN_CHUNK`` bytes at a time. The compressed input is fed
+    ``STEP`` bytes at a time (zlib copies what a call leaves unread into ``unconsumed_tail``:
+    fed whole, every chunk would copy the rest of the body)."""
+
+    STEP = 1 << 16
+
+    def __init__(self, gzipped: bytes) -> None:
+        self._body = memoryview(gzipped)
+        self._at = 0
+        self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._cut = False  # the body ended before its gzip member did (never one we made)
+
+    @property
+    def done(self) -> bool:
+        return self._inflate.eof or self._cut
+
+    def chunk(self) -> bytes:
+        """The next text, at most ``PLAIN_CHUNK`` bytes (less only at the end)."""
+        inflate, out, size = self._inflate, [], 0
+        while size < PLAIN_CHUNK and not self.done:
+            data: bytes | memoryview = inflate.unconsumed_tail
+            if not data:
+                data = self._body[self._at : self._at + self.STEP]
+                self._at += len(data)
+            piece = inflate.decompress(data, PLAIN_CHUNK - size)
+            self._cut = not piece and not data
+            out.append(piece)
+            size += len(piece)
+        return b"".join(out)
+
+
+async def _plain(
+    request: web.Request, gzipped: bytes, headers: dict[str, str]
+) -> web.StreamResponse:
+    """The body of ``gzipped`` decompressed and sent ``PLAIN_CHUNK`` bytes at a time, each
+    decompressed off the loop: only the gzip body is kept, and a plain scrape never holds the
+    whole plain text (hundreds of megabytes at tens of thousands of resources)."""
+    inflate = _Inflate(gzipped)
+    chunk = await asyncio.to_thread(inflate.chunk)
+    if inflate.done:  # the whole body in one chunk: sent with its length
+        return web.Response(body=chunk, headers=headers)
+    response = web.StreamResponse(headers=headers)
+    await response.prepare(request)
+    while chunk:
+        await response.write(chunk)
+        chunk = b"" if inflate.done else await asyncio.to_thread(inflate.chunk)
+    await response.write_eof()
+    return response
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -9,10 +9,8 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from exporter.config import parse_config
 from exporter.exposition import FragmentBuilder, MetricSpec, StoreKey
-from exporter.support.clock import FakeClock
-from exporter.web.daemon import SERVICE, create_app
+from tests.web.bare import bare_app
 
 ClientFactory = Callable[..., Awaitable[TestClient[Any, Any]]]
 SPEC = MetricSpec("cdnvideo_test_things", "gauge", "Things.", ("account",))
@@ -28,17 +26,7 @@ def fragment(value: float) -> Any:
 async def test_a_scrape_marks_only_what_its_body_held_as_served(
     aiohttp_client: ClientFactory,
 ) -> None:
-    settings = parse_config(
-        {
-            "upstream": {"base_url": "http://127.0.0.1:9", "token": "t"},
-            "restream": {"enabled": False},
-            "dvr": {"enabled": False},
-            "talking_head": {"enabled": False},
-        },
-        env={},
-    )
-    app = await create_app(settings, clock=FakeClock(1_767_225_600), schedule=False)
-    store = app[SERVICE].ctx.store
+    app, store = await bare_app()
     client = await aiohttp_client(app)
     store.publish(StoreKey("test", "acc"), fragment(1.0))
     rendered = await store.render()

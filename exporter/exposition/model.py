@@ -93,14 +93,19 @@ class Fragment:
     compressed text is kept: the plain text, many times larger, is not held in memory.
     """
 
-    __slots__ = ("_packed", "samples")
+    __slots__ = ("_packed", "carry", "samples")
 
-    def __init__(self, samples: Mapping[MetricSpec, Iterable[Sample]]) -> None:
+    def __init__(
+        self, samples: Mapping[MetricSpec, Iterable[Sample]], carry: object = None
+    ) -> None:
         self.samples: Mapping[MetricSpec, Samples] = {
             spec: rows if isinstance(rows, Samples) else Samples(rows)
             for spec, rows in samples.items()
         }
         self._packed: dict[MetricSpec, tuple[Piece, ...]] | None = None
+        # what the builder of this fragment hands to the build of the next one of the same
+        # key (``traffic.blocks.Blocks``); opaque here
+        self.carry = carry
 
     def rendered(self) -> dict[MetricSpec, bytes]:
         """The sample lines of each family that has samples (rendered anew on each call)."""

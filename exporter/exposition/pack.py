@@ -60,7 +60,7 @@ def pack_family(
         # a tuple sliced whole is the tuple itself
         before = old.labels.chunk(k)[: len(labels)] if old is not None else ()
         same_labels = old is not None and labels == before
-        if same_labels:
+        if same_labels and not rows.kept:
             labels = before  # intern: the tuples the poll built are freed
         kept.append(labels)
         if same_labels and old is not None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import chain
+from itertools import chain, islice
 from typing import overload
 
 Sample = tuple[tuple[str, ...], float]
@@ -56,6 +56,16 @@ class Labels(Sequence[LabelTuple]):
         out.chunks = tuple(chunks)
         out._closed = []
         out._open = None
+        return out
+
+    @classmethod
+    def of_iterable(cls, items: Iterable[LabelTuple]) -> Labels:
+        """Open labels of ``items``, in order."""
+        out = cls()
+        items = iter(items)
+        while len(chunk := tuple(islice(items, CHUNK))) == CHUNK:
+            out._closed.append(chunk)
+        out._open = list(chunk)
         return out
 
     @property
@@ -132,7 +142,7 @@ class Labels(Sequence[LabelTuple]):
 class Samples(Sequence[Sample]):
     """Label tuples and values of one family, in the order added."""
 
-    __slots__ = ("_at", "_group", "_starts", "labels", "like", "values")
+    __slots__ = ("_at", "_group", "_starts", "kept", "labels", "like", "values")
 
     def __init__(
         self, samples: Iterable[Sample] = (), like: Samples | None = None, group: int | None = None
@@ -149,8 +159,23 @@ class Samples(Sequence[Sample]):
         self._group = group
         self._at = 0  # the place in ``like`` the next tuple is compared with
         self._starts: dict[str, int] | None = None  # where each group's run starts in ``like``
+        # The label tuples are held by their builder across fragments (``traffic.blocks``):
+        # packing keeps them rather than the previous fragment's equal ones, which would
+        # leave two copies alive.
+        self.kept = False
         for sample in samples:
             self.append(sample)
+
+    @classmethod
+    def of_blocks(cls, labels: Iterable[LabelTuple], values: Iterable[float]) -> Samples:
+        """The samples of ``labels`` and ``values`` in order, label tuples ``kept``."""
+        out = cls()
+        out.labels = Labels.of_iterable(labels)
+        out.values = array("d", values)
+        if len(out.labels) != len(out.values):
+            raise ValueError("as many label tuples as values expected")
+        out.kept = True
+        return out
 
     def append(self, sample: Sample) -> None:
         """Add one ``(labels, value)`` pair (the pair itself is not kept)."""

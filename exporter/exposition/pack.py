@@ -5,7 +5,8 @@ its own (``deflate.Piece``: raw deflate ending in a sync flush, joinable into on
 so when a fragment is packed against the one it replaces, a chunk whose label tuples and
 values are equal to the previous chunk at the same place keeps the previous piece: only the
 chunks whose values changed are rendered and compressed again. Equal label tuples are also
-taken over from the previous fragment (interned; ``samples.Samples``).
+taken over from the previous fragment (interned; ``samples.Samples``), unless their builder
+keeps them across fragments itself (``Samples.kept``: the traffic families).
 
 Compression runs on a thread of its own (zlib releases the GIL), so chunk N is compressed
 while chunk N+1 is rendered; at most ``PENDING`` chunks wait for it. Rendering stays in the

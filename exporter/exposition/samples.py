@@ -19,6 +19,8 @@ ones takes the previous tuples over, so an unchanged set of series is held once 
 it is rebuilt, and the tuples a poll just built are freed. A family whose series come in a
 different order each refresh (traffic gauges, ranked by traffic) is matched by group: each
 resource's rows are looked for where that resource's rows were in the previous fragment.
+The traffic families keep each resource's tuples across builds themselves
+(``exporter.traffic.blocks``) and make their samples from them at once (``Samples.of_blocks``).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from exporter.exposition import MetricSpec, Samples
 LabelTuple = tuple[str, ...]
 Block = tuple[LabelTuple, ...]  # one resource's label tuples, in its layout's order
 Pick = Callable[[Sequence[float]], tuple[float, ...]]
-ValueOf = Callable[[int, int], "float | None"]  # (source, key) -> value; None: left out
+ValueOf = Callable[[int], "float | None"]  # a key's value; None: its series is left out
 
 COUNTED = 0  # a counter (its value once shown, 0 while held)
 PER_SECOND = 1  # a count divided by the window's seconds
@@ -131,7 +131,7 @@ class Scope:
         present: list[bool] = []
         for p in self.layout.parts:
             for key in p.keys:
-                value = value_of(p.source, key)
+                value = value_of(key)
                 present.append(value is not None)
                 values.append(0.0 if value is None else value)
         self.add(labels, values, present)

@@ -395,7 +395,7 @@ def _counters(scope: Scope, labels: Block, v: Values, shown: bytearray, hold: Ho
             scope.add(labels, values, present)
             return
 
-    def value(_: int, i: int) -> float | None:
+    def value(i: int) -> float | None:
         if v[i] != v[i]:
             return None
         state = shown[i]

@@ -5,8 +5,7 @@ its own (``deflate.Piece``: raw deflate ending in a sync flush, joinable into on
 so when a fragment is packed against the one it replaces, a chunk whose label tuples and
 values are equal to the previous chunk at the same place keeps the previous piece: only the
 chunks whose values changed are rendered and compressed again. Equal label tuples are also
-taken over from the previous fragment (interned; ``samples.Samples``), unless their builder
-keeps them across fragments itself (``Samples.kept``: the traffic families).
+taken over from the previous fragment (interned; ``samples.Samples``).
 
 Compression runs on a thread of its own (zlib releases the GIL), so chunk N is compressed
 while chunk N+1 is rendered; at most ``PENDING`` chunks wait for it. Rendering stays in the
@@ -61,7 +60,7 @@ def pack_family(
         # a tuple sliced whole is the tuple itself
         before = old.labels.chunk(k)[: len(labels)] if old is not None else ()
         same_labels = old is not None and labels == before
-        if same_labels and not rows.kept:
+        if same_labels:
             labels = before  # intern: the tuples the poll built are freed
         kept.append(labels)
         if same_labels and old is not None:

@@ -19,8 +19,8 @@ ones takes the previous tuples over, so an unchanged set of series is held once 
 it is rebuilt, and the tuples a poll just built are freed. A family whose series come in a
 different order each refresh (traffic gauges, ranked by traffic) is matched by group: each
 resource's rows are looked for where that resource's rows were in the previous fragment.
-The traffic families keep each resource's tuples across builds themselves
-(``exporter.traffic.blocks``) and make their samples from them at once (``Samples.of_blocks``).
+The traffic families take each resource's tuples from the previous fragment themselves
+(``exporter.traffic.blocks``) and make their samples at once (``Samples.of_blocks``).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class Labels(Sequence[LabelTuple]):
 class Samples(Sequence[Sample]):
     """Label tuples and values of one family, in the order added."""
 
-    __slots__ = ("_at", "_group", "_starts", "kept", "labels", "like", "values")
+    __slots__ = ("_at", "_group", "_starts", "labels", "like", "values")
 
     def __init__(
         self, samples: Iterable[Sample] = (), like: Samples | None = None, group: int | None = None
@@ -161,22 +161,17 @@ class Samples(Sequence[Sample]):
         self._group = group
         self._at = 0  # the place in ``like`` the next tuple is compared with
         self._starts: dict[str, int] | None = None  # where each group's run starts in ``like``
-        # The label tuples are held by their builder across fragments (``traffic.blocks``):
-        # packing keeps them rather than the previous fragment's equal ones, which would
-        # leave two copies alive.
-        self.kept = False
         for sample in samples:
             self.append(sample)
 
     @classmethod
     def of_blocks(cls, labels: Iterable[LabelTuple], values: Iterable[float]) -> Samples:
-        """The samples of ``labels`` and ``values`` in order, label tuples ``kept``."""
+        """The samples of ``labels`` and ``values``, in order."""
         out = cls()
         out.labels = Labels.of_iterable(labels)
         out.values = array("d", values)
         if len(out.labels) != len(out.values):
             raise ValueError("as many label tuples as values expected")
-        out.kept = True
         return out
 
     def append(self, sample: Sample) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import compress
 
 from exporter.exposition import EVERYTHING, FamilySelection, Fragment, MetricSpec, Samples
 from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
@@ -35,10 +35,10 @@ from exporter.traffic.blocks import (
     END,
     GAUGE,
     PER_SECOND,
-    Block,
-    Blocks,
+    Carry,
     Layout,
     Part,
+    Rows,
     Scope,
 )
 from exporter.traffic.ledger import AT_ZERO, OTHER, SHOWN, AccountLedger, Late
@@ -164,6 +164,7 @@ RESOURCE_INFO = MetricSpec(
     "group_left to label the resource counters.",
     RESOURCE_LABELS, "", "resource, resource_name, cname of the per-resource reply",
 )  # fmt: skip
+INFO = Layout([Part(RESOURCE_INFO, GAUGE, ((),), (0,))])  # one series a resource, always 1
 LATE_LABELS = ("account", "after_minutes")
 LATE_REQUESTS = MetricSpec(
     "cdnvideo_traffic_late_requests_total",
@@ -375,7 +376,7 @@ def _gauged(f: Families, codes: Codes, ranges: Codes, wants: Callable[[str], boo
     )
 
 
-def _counters(scope: Scope, labels: Block, v: Values, shown: bytearray, hold: Hold) -> None:
+def _counters(scope: Scope, head: tuple[str, ...], v: Values, shown: bytearray, hold: Hold) -> None:
     """Counter samples of one series; a key not published before is published at 0 (marked
     AT_ZERO) and stays at 0 until a scrape was answered with it (``hold.served``), so its
     first count is an increase to Prometheus however far apart its scrapes are. A new key whose
@@ -386,13 +387,13 @@ def _counters(scope: Scope, labels: Block, v: Values, shown: bytearray, hold: Ho
     total = sum(values)
     if total == total:  # no NaN
         if pick(shown).count(SHOWN) == len(values):  # every key shown
-            scope.add(labels, values)
+            scope.add(head, values)
             return
     else:
         present = tuple(map(float.__eq__, values, values))
         states = compress(pick(shown), present)
         if sum(map(SHOWN.__eq__, states)) == sum(present):
-            scope.add(labels, values, present)
+            scope.add(head, values, present)
             return
 
     def value(i: int) -> float | None:
@@ -409,16 +410,16 @@ def _counters(scope: Scope, labels: Block, v: Values, shown: bytearray, hold: Ho
         hold.held = True
         return 0.0
 
-    scope.add_each(labels, value)
+    scope.add_each(head, value)
 
 
-def _gauges(scope: Scope, labels: Block, row: Row, seconds: float, end: float) -> None:
+def _gauges(scope: Scope, head: tuple[str, ...], row: Row, seconds: float, end: float) -> None:
     """Gauge samples of one row of the latest window; a key the row lacks is left out."""
     layout = scope.layout
     values = layout.rates(layout.counts(row.counts), layout.gauges(row.gauges), seconds, end)
     total = sum(values)
     present = None if total == total else tuple(map(float.__eq__, values, values))
-    scope.add(labels, values, present)
+    scope.add(head, values, present)
 
 
 def build_fragment(
@@ -436,26 +437,29 @@ def build_fragment(
     after a scrape was answered with every key held so far (``served``); ``ledger.unshown``
     says keys are held, ``ledger.zero_seq`` is set to -1 when this build holds a new one
     (the poller sets it to the store's sequence once published). ``previous``: the fragment
-    this one replaces; the label tuples of each resource it built are taken over from what it
-    carries (``blocks.Blocks``), so a build of the same resources makes no label tuple and
-    adds a resource's values family by family at once (docs/performance.md#optimisations, 25).
+    this one replaces; a resource it had whole takes its label tuples from it (found where
+    it says, ``blocks.Carry``), so a build of the same resources makes no label tuple and
+    adds each family's values at once (docs/performance.md#optimisations, 25).
     """
     wants = view.selection.wants
     before = previous.samples if previous is not None else {}
-    blocks = Blocks((account, view), previous.carry if previous is not None else None)
+    carried = Carry.of(previous.carry if previous is not None else None, (account, view))
     layouts = Layouts.of(view)
     hold = Hold(served)
-    acc, res = Scope(layouts.account_counted), Scope(layouts.resource_counted)
-    _counters(acc, acc.layout.labels((account,)), ledger.totals, ledger.totals_shown, hold)
-    info: list[tuple[str, ...]] | None = [] if wants(RESOURCE_INFO.name) else None
+    acc = Scope(layouts.account_counted)
+    res = Scope(layouts.resource_counted, carried.get("counted"))
+    info = Scope(INFO, carried.get("info")) if wants(RESOURCE_INFO.name) else None
+    _counters(acc, (account,), ledger.totals, ledger.totals_shown, hold)
     for key in sorted(ledger.series):
         s = ledger.series[key]
-        _counters(res, blocks.counted_block(res.layout, (account, key)), s.values, s.shown, hold)
+        _counters(res, (account, key), s.values, s.shown, hold)
         if info is not None:
-            info.append(blocks.info_labels((account, key, s.name, s.cname)))
-    made = {**acc.samples(), **res.samples()}
+            info.add((account, key, s.name, s.cname), (1.0,))
+    made, _ = acc.samples(before)
+    scopes: dict[str, Rows] = {}
+    made |= _taken(res.samples(before), scopes, "counted")
     if info is not None:
-        made[RESOURCE_INFO] = Samples.of_blocks(info, repeat(1.0, len(info)))
+        made |= _taken(info.samples(before), scopes, "info")
     for spec in LATE_SPECS:
         if wants(spec.name):
             made[spec] = Samples(like=before.get(spec), group=1)
@@ -465,21 +469,27 @@ def build_fragment(
         ledger.zero_seq = -1
         ledger.unpublished += hold.fresh
         ledger.unpublished_late += hold.fresh_late
-    acc, res = Scope(layouts.account_gauged), Scope(layouts.resource_gauged)
+    acc = Scope(layouts.account_gauged)
+    res = Scope(layouts.resource_gauged, carried.get("gauged"))
     if latest is not None:
         w = latest.window
         seconds, end = float(w.end - w.start), float(w.end)
-        _gauges(acc, acc.layout.labels((account,)), latest.totals, seconds, end)
+        _gauges(acc, (account,), latest.totals, seconds, end)
         for r in latest.named:
-            head = (account, r.id, r.name, r.cname)
-            _gauges(res, blocks.gauged_block(res.layout, head), r.row, seconds, end)
+            _gauges(res, (account, r.id, r.name, r.cname), r.row, seconds, end)
         if latest.other is not None:
-            head = (account, OTHER, OTHER, "")
-            _gauges(res, blocks.gauged_block(res.layout, head), latest.other, seconds, end)
-    made |= acc.samples()
-    made |= res.samples()
-    blocks.done()
-    return Fragment({spec: made[spec] for spec in SPECS if spec in made}, carry=blocks)
+            _gauges(res, (account, OTHER, OTHER, ""), latest.other, seconds, end)
+    made |= acc.samples(before)[0]
+    made |= _taken(res.samples(before), scopes, "gauged")
+    carry = Carry((account, view), scopes)
+    return Fragment({spec: made[spec] for spec in SPECS if spec in made}, carry=carry)
+
+
+def _taken(
+    built: tuple[dict[MetricSpec, Samples], Rows], scopes: dict[str, Rows], name: str
+) -> dict[MetricSpec, Samples]:
+    scopes[name] = built[1]
+    return built[0]
 
 
 def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger, hold: Hold) -> None:

@@ -104,7 +104,7 @@ class Fragment:
         }
         self._packed: dict[MetricSpec, tuple[Piece, ...]] | None = None
         # what the builder of this fragment hands to the build of the next one of the same
-        # key (``traffic.blocks.Blocks``); opaque here
+        # key (``traffic.blocks.Carry``); opaque here
         self.carry = carry
 
     def rendered(self) -> dict[MetricSpec, bytes]:

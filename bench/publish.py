@@ -1,6 +1,6 @@
 """What a traffic publish costs at a scale: building the fragment and rendering and compressing
-it, in process, the minute after the first (every value changed, as a minute's reply changes
-them).
+it, in process, the minutes after the first (every value changed, as a minute's reply changes
+them; every key published before, as in a daemon that has run).
 
 ``python -m bench.publish [--scales 5000,25000] [--minutes 3] [--levels 6,3,1]``
 
@@ -27,7 +27,7 @@ from exporter.exposition import deflate
 from exporter.exposition.model import Fragment
 from exporter.simulator.dataset import cdn_resources
 from exporter.traffic.families import Latest, build_fragment
-from exporter.traffic.ledger import AccountLedger
+from exporter.traffic.ledger import AccountLedger, shown_mask
 from exporter.traffic.parse import COUNT_KEYS, GAUGE_KEYS, ResourceRow, Row, add_into
 from exporter.traffic.windows import Window
 
@@ -63,6 +63,10 @@ def run(resources: int, minutes: int, level: int) -> list[Minute]:
         for i, n in enumerate(names)
     ]
     ledgers: dict[str, AccountLedger] = {a.name: aged.ledger(a, 48.0, NOW, rng) for a in accounts}
+    for led in ledgers.values():  # every key published before, as in a daemon that has run
+        led.totals_shown[:] = shown_mask(led.totals)
+        for s in led.series.values():
+            s.shown[:] = shown_mask(s.values)
     deflate.LEVEL = level
     before: dict[str, Fragment | None] = dict.fromkeys(names)
     out = []

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Literal
 
 from exporter.exposition.deflate import Piece
 from exporter.exposition.formats import Format, escape_help
+from exporter.exposition.lines import Lines, Texts
 from exporter.exposition.pack import CHUNK_LINES, pack_family
 from exporter.exposition.samples import Sample, Samples
 
@@ -56,20 +56,6 @@ class MetricSpec:
         return f"# HELP {name} {help_text}\n# TYPE {name} {self.type}\n".encode()
 
 
-def format_value(value: float) -> str:
-    if value != value:  # NaN
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == int(value) and abs(value) < 1e15:
-        return str(int(value))
-    return repr(float(value))
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
 def render_samples(spec: MetricSpec, samples: Iterable[Sample]) -> bytes:
     """Sample lines of one family, without HELP/TYPE."""
     return b"".join(render_chunks(spec, samples))
@@ -79,56 +65,21 @@ def render_chunks(
     spec: MetricSpec, samples: Iterable[Sample], lines: int = CHUNK_LINES
 ) -> Iterator[bytes]:
     """The sample lines of one family, ``lines`` at a time (so a family of 100,000 series is
-    compressed without its whole text in memory at once).
-
-    Label values repeat a lot (one resource's name and cname on each of its series), so escaped
-    values and the label text of all but the last label are memoised for this call rather than
-    formatted for every pair of every sample. See docs/performance.md#optimisations (1).
+    compressed without its whole text in memory at once). Label texts are memoised for this
+    call (``lines.Lines``). See docs/performance.md#optimisations (1, 25).
     """
-    name = spec.name
-    keys = [f'{k}="' for k in spec.labels]
-    last = keys.pop() if keys else ""
-    escaped: dict[str, str] = {}
-    heads: dict[tuple[str, ...], str] = {}
-    out: list[str] = []
-    append = out.append
-    for values, value in samples:
-        if not keys and not last:
-            append(f"{name} {_value_text(value)}\n")
-        else:
-            head_values = values[:-1]
-            head = heads.get(head_values)
-            if head is None:
-                head = heads[head_values] = (
-                    name
-                    + "{"
-                    + "".join(
-                        f'{k}{_escape_memo(escaped, v)}",'
-                        for k, v in zip(keys, head_values, strict=True)
-                    )
-                )
-            tail = escaped.get(values[-1])
-            if tail is None:
-                tail = _escape_memo(escaped, values[-1])
-            append(f'{head}{last}{tail}"}} {_value_text(value)}\n')
-        if len(out) >= lines:
-            yield "".join(out).encode()
-            out.clear()
-    if out:
-        yield "".join(out).encode()
-
-
-def _escape_memo(memo: dict[str, str], value: str) -> str:
-    text = memo.get(value)
-    if text is None:
-        text = memo[value] = _escape(value)
-    return text
-
-
-def _value_text(value: float) -> str:
-    if value.__class__ is float and value.is_integer() and -1e15 < value < 1e15:
-        return str(int(value))
-    return format_value(value)
+    render = Lines(spec.name, spec.labels).render
+    labels: list[tuple[str, ...]] = []
+    values: array[float] = array("d")
+    for label_values, value in samples:
+        labels.append(label_values)
+        values.append(value)
+        if len(labels) >= lines:
+            yield render(labels, values)
+            labels.clear()
+            del values[:]
+    if labels:
+        yield render(labels, values)
 
 
 class Fragment:
@@ -142,14 +93,19 @@ class Fragment:
     compressed text is kept: the plain text, many times larger, is not held in memory.
     """
 
-    __slots__ = ("_packed", "samples")
+    __slots__ = ("_packed", "carry", "samples")
 
-    def __init__(self, samples: Mapping[MetricSpec, Iterable[Sample]]) -> None:
+    def __init__(
+        self, samples: Mapping[MetricSpec, Iterable[Sample]], carry: object = None
+    ) -> None:
         self.samples: Mapping[MetricSpec, Samples] = {
             spec: rows if isinstance(rows, Samples) else Samples(rows)
             for spec, rows in samples.items()
         }
         self._packed: dict[MetricSpec, tuple[Piece, ...]] | None = None
+        # what the builder of this fragment hands to the build of the next one of the same
+        # key (``traffic.blocks.Carry``); opaque here
+        self.carry = carry
 
     def rendered(self) -> dict[MetricSpec, bytes]:
         """The sample lines of each family that has samples (rendered anew on each call)."""
@@ -163,9 +119,13 @@ class Fragment:
         if packed is None:
             before = previous.samples if previous is not None else {}
             pieces = previous._packed if previous is not None and previous._packed else {}
+            texts = Texts()  # label texts shared by the families
             packed = self._packed = {
                 spec: pack_family(
-                    partial(_render_chunk, spec), rows, before.get(spec), pieces.get(spec, ())
+                    Lines(spec.name, spec.labels, texts).render,
+                    rows,
+                    before.get(spec),
+                    pieces.get(spec, ()),
                 )
                 for spec, rows in self.samples.items()
                 if rows
@@ -190,12 +150,6 @@ class Fragment:
     def nbytes(self, seen: set[int]) -> int:
         """Bytes of sample storage (label tuples in ``seen`` are not counted again)."""
         return sum(rows.nbytes(seen) for rows in self.samples.values())
-
-
-def _render_chunk(
-    spec: MetricSpec, labels: list[tuple[str, ...]], values: Sequence[float]
-) -> bytes:
-    return b"".join(render_chunks(spec, zip(labels, values, strict=True), lines=CHUNK_LINES))
 
 
 class FragmentBuilder:

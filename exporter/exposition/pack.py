@@ -16,6 +16,7 @@ docs/performance.md#optimisations (7).
 from __future__ import annotations
 
 import threading
+from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -38,7 +39,7 @@ def _executor() -> ThreadPoolExecutor:
         return _compressor
 
 
-Render = Callable[[Sequence[tuple[str, ...]], Sequence[float]], bytes]  # a chunk's text
+Render = Callable[[Sequence[tuple[str, ...]], "array[float]"], bytes]  # a chunk's text
 
 
 def pack_family(

@@ -19,6 +19,8 @@ ones takes the previous tuples over, so an unchanged set of series is held once 
 it is rebuilt, and the tuples a poll just built are freed. A family whose series come in a
 different order each refresh (traffic gauges, ranked by traffic) is matched by group: each
 resource's rows are looked for where that resource's rows were in the previous fragment.
+The traffic families take each resource's tuples from the previous fragment themselves
+(``exporter.traffic.blocks``) and make their samples at once (``Samples.of_blocks``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import chain
+from itertools import chain, islice
 from typing import overload
 
 Sample = tuple[tuple[str, ...], float]
@@ -56,6 +58,16 @@ class Labels(Sequence[LabelTuple]):
         out.chunks = tuple(chunks)
         out._closed = []
         out._open = None
+        return out
+
+    @classmethod
+    def of_iterable(cls, items: Iterable[LabelTuple]) -> Labels:
+        """Open labels of ``items``, in order."""
+        out = cls()
+        items = iter(items)
+        while len(chunk := tuple(islice(items, CHUNK))) == CHUNK:
+            out._closed.append(chunk)
+        out._open = list(chunk)
         return out
 
     @property
@@ -151,6 +163,16 @@ class Samples(Sequence[Sample]):
         self._starts: dict[str, int] | None = None  # where each group's run starts in ``like``
         for sample in samples:
             self.append(sample)
+
+    @classmethod
+    def of_blocks(cls, labels: Iterable[LabelTuple], values: Iterable[float]) -> Samples:
+        """The samples of ``labels`` and ``values``, in order."""
+        out = cls()
+        out.labels = Labels.of_iterable(labels)
+        out.values = array("d", values)
+        if len(out.labels) != len(out.values):
+            raise ValueError("as many label tuples as values expected")
+        return out
 
     def append(self, sample: Sample) -> None:
         """Add one ``(labels, value)`` pair (the pair itself is not kept)."""

@@ -23,10 +23,24 @@ families the class keys only, so a sum over either label is the response rate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import compress
 
 from exporter.exposition import EVERYTHING, FamilySelection, Fragment, MetricSpec, Samples
 from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
+from exporter.traffic.blocks import (
+    BYTES,
+    COUNTED,
+    END,
+    GAUGE,
+    PER_SECOND,
+    Carry,
+    Layout,
+    Part,
+    Rows,
+    Scope,
+)
 from exporter.traffic.ledger import AT_ZERO, OTHER, SHOWN, AccountLedger, Late
 from exporter.traffic.parse import (
     COUNT_INDEX,
@@ -150,6 +164,7 @@ RESOURCE_INFO = MetricSpec(
     "group_left to label the resource counters.",
     RESOURCE_LABELS, "", "resource, resource_name, cname of the per-resource reply",
 )  # fmt: skip
+INFO = Layout([Part(RESOURCE_INFO, GAUGE, ((),), (0,))])  # one series a resource, always 1
 LATE_LABELS = ("account", "after_minutes")
 LATE_REQUESTS = MetricSpec(
     "cdnvideo_traffic_late_requests_total",
@@ -283,13 +298,6 @@ class Latest:
     other: Row | None = None  # the folded resources summed, when max_resources cut some
 
 
-Rows = dict[str, Samples | None]  # one scope's samples by Families field name; None: left out
-
-
-def _rows(f: Families, out: dict[MetricSpec, Samples]) -> Rows:
-    return {name: out.get(getattr(f, name)) for name in f.__dataclass_fields__}
-
-
 @dataclass(slots=True)
 class Hold:
     """Keys held at 0 by one build: ``served`` (in): a scrape was answered with every key
@@ -305,19 +313,92 @@ class Hold:
     fresh_late: list[tuple[Late, str]] = field(default_factory=list)
 
 
-def _counters(
-    rows: Rows, labels: tuple[str, ...], v: Values, shown: bytearray, codes: Codes, hold: Hold
-) -> None:
+@dataclass(frozen=True, slots=True)
+class Layouts:
+    """The layouts (``blocks.Layout``) of a view's families: the account's counters and
+    gauges, and each resource's."""
+
+    account_counted: Layout
+    resource_counted: Layout
+    account_gauged: Layout
+    resource_gauged: Layout
+
+    @classmethod
+    def of(cls, view: View) -> Layouts:
+        wants = view.selection.wants
+        return cls(
+            Layout(_counted(ACCOUNT, CODES, wants)),
+            Layout(_counted(RESOURCE, view.resource_codes, wants)),
+            Layout(_gauged(ACCOUNT, CODES, ALL_RANGES, wants)),
+            Layout(_gauged(RESOURCE, view.resource_codes, view.resource_ranges, wants)),
+        )
+
+
+Keyed = list[tuple[tuple[str, ...], int]]  # each series' label values after the scope's, key
+
+
+def _parts(wants: Callable[[str], bool], *families: tuple[MetricSpec, int, Keyed]) -> list[Part]:
+    return [
+        Part(spec, source, tuple(t for t, _ in keyed), tuple(k for _, k in keyed))
+        for spec, source, keyed in families
+        if wants(spec.name)
+    ]
+
+
+def _by_side(keys: Codes) -> Keyed:
+    return [((side, code), i) for side in SIDES for code, i in keys[side]]
+
+
+def _counted(f: Families, codes: Codes, wants: Callable[[str], bool]) -> list[Part]:
+    """The counter families, in the order of the series of each."""
+    return _parts(
+        wants,
+        (f.requests_total, COUNTED, [((side,), _REQ[side]) for side in SIDES]),
+        (f.responses_total, COUNTED, _by_side(codes)),
+        (f.responses_by_class_total, COUNTED, _by_side(CLASSES)),
+        (f.transferred_bytes_total, COUNTED, [((side,), _TRANSFERRED[side]) for side in SIDES]),
+        (f.edge_hit_bytes_total, COUNTED, [((), _HIT_BYTES)]),
+    )
+
+
+def _gauged(f: Families, codes: Codes, ranges: Codes, wants: Callable[[str], bool]) -> list[Part]:
+    """The gauge families, from the latest window's row."""
+    return _parts(
+        wants,
+        (f.bandwidth, BYTES, [((side,), _BW[side]) for side in SIDES]),
+        (f.requests_per_second, PER_SECOND, [((side,), _REQ[side]) for side in SIDES]),
+        (f.responses_per_second, PER_SECOND, _by_side(codes)),
+        (f.responses_by_class_per_second, PER_SECOND, _by_side(CLASSES)),
+        (f.response_time_median, GAUGE, _by_side(ranges)),
+        (f.edge_hit_ratio, GAUGE, [((), _HIT_RATIO)]),
+        (f.edge_hit_bytes_per_second, PER_SECOND, [((), _HIT_BYTES)]),
+        (f.window_end, END, [((), 0)]),
+    )
+
+
+def _counters(scope: Scope, head: tuple[str, ...], v: Values, shown: bytearray, hold: Hold) -> None:
     """Counter samples of one series; a key not published before is published at 0 (marked
     AT_ZERO) and stays at 0 until a scrape was answered with it (``hold.served``), so its
     first count is an increase to Prometheus however far apart its scrapes are. A new key whose
     count is 0 is held as well: the 0 is shown, but what the next minutes count would reach a
-    scrape that never saw the 0."""
-    requests, hit_bytes = rows["requests_total"], rows["edge_hit_bytes_total"]
-    by_code, by_class = rows["responses_total"], rows["responses_by_class_total"]
-    transferred = rows["transferred_bytes_total"]
+    scrape that never saw the 0. A key the row lacks (NaN) is left out."""
+    pick = scope.layout.counts
+    values = pick(v)
+    total = sum(values)
+    if total == total:  # no NaN
+        if pick(shown).count(SHOWN) == len(values):  # every key shown
+            scope.add(head, values)
+            return
+    else:
+        present = tuple(map(float.__eq__, values, values))
+        states = compress(pick(shown), present)
+        if sum(map(SHOWN.__eq__, states)) == sum(present):
+            scope.add(head, values, present)
+            return
 
-    def value(i: int) -> float:
+    def value(i: int) -> float | None:
+        if v[i] != v[i]:
+            return None
         state = shown[i]
         if state == SHOWN or (state == AT_ZERO and hold.served):
             shown[i] = SHOWN
@@ -329,55 +410,16 @@ def _counters(
         hold.held = True
         return 0.0
 
-    for side in SIDES:
-        i = _REQ[side]
-        if requests is not None and v[i] == v[i]:
-            requests.append(((*labels, side), value(i)))
-        for responses, keys in ((by_code, codes), (by_class, CLASSES)):
-            if responses is not None:
-                for code, i in keys[side]:
-                    if v[i] == v[i]:
-                        responses.append(((*labels, side, code), value(i)))
-        i = _TRANSFERRED[side]
-        if transferred is not None and v[i] == v[i]:
-            transferred.append(((*labels, side), value(i)))
-    if hit_bytes is not None and v[_HIT_BYTES] == v[_HIT_BYTES]:
-        hit_bytes.append((labels, value(_HIT_BYTES)))
+    scope.add_each(head, value)
 
 
-def _gauges(
-    rows: Rows, labels: tuple[str, ...], row: Row, w: Window, codes: Codes, ranges: Codes
-) -> None:
-    c, g = row.counts, row.gauges
-    seconds = float(w.end - w.start)
-    bandwidth, rps = rows["bandwidth"], rows["requests_per_second"]
-    medians = rows["response_time_median"]
-    by_code, by_class = rows["responses_per_second"], rows["responses_by_class_per_second"]
-    for side in SIDES:
-        if bandwidth is not None and g[_BW[side]] == g[_BW[side]]:
-            bandwidth.append(((*labels, side), g[_BW[side]] / 8))
-        if rps is not None and c[_REQ[side]] == c[_REQ[side]]:
-            rps.append(((*labels, side), c[_REQ[side]] / seconds))
-        for per_second, keys in ((by_code, codes), (by_class, CLASSES)):
-            if per_second is not None:
-                for code, i in keys[side]:
-                    if c[i] == c[i]:
-                        per_second.append(((*labels, side, code), c[i] / seconds))
-        if medians is not None:
-            for rng, i in ranges[side]:
-                if g[i] == g[i]:
-                    medians.append(((*labels, side, rng), g[i]))
-    ratio, hit_rate, end = (
-        rows["edge_hit_ratio"],
-        rows["edge_hit_bytes_per_second"],
-        rows["window_end"],
-    )
-    if ratio is not None and g[_HIT_RATIO] == g[_HIT_RATIO]:
-        ratio.append((labels, g[_HIT_RATIO]))
-    if hit_rate is not None and c[_HIT_BYTES] == c[_HIT_BYTES]:
-        hit_rate.append((labels, c[_HIT_BYTES] / seconds))
-    if end is not None:
-        end.append((labels, float(w.end)))
+def _gauges(scope: Scope, head: tuple[str, ...], row: Row, seconds: float, end: float) -> None:
+    """Gauge samples of one row of the latest window; a key the row lacks is left out."""
+    layout = scope.layout
+    values = layout.rates(layout.counts(row.counts), layout.gauges(row.gauges), seconds, end)
+    total = sum(values)
+    present = None if total == total else tuple(map(float.__eq__, values, values))
+    scope.add(head, values, present)
 
 
 def build_fragment(
@@ -394,41 +436,60 @@ def build_fragment(
     A counter key seen for the first time is published at 0 and keeps 0 until a build
     after a scrape was answered with every key held so far (``served``); ``ledger.unshown``
     says keys are held, ``ledger.zero_seq`` is set to -1 when this build holds a new one
-    (the poller sets it to the store's sequence once published). Samples go straight
-    into per-family lists (FragmentBuilder.add hashes the spec per sample: its cost in
-    docs/performance.md). ``previous``: the fragment this one replaces,
-    whose equal label tuples are taken over as samples are added (``Samples.like``), looked
-    for by resource (label 1): the gauges come ranked by traffic, in a new order each minute.
+    (the poller sets it to the store's sequence once published). ``previous``: the fragment
+    this one replaces; a resource it had whole takes its label tuples from it (found where
+    it says, ``blocks.Carry``), so a build of the same resources makes no label tuple and
+    adds each family's values at once (docs/performance.md#optimisations, 27).
     """
     wants = view.selection.wants
     before = previous.samples if previous is not None else {}
-    out: dict[MetricSpec, Samples] = {
-        spec: Samples(like=before.get(spec), group=1) for spec in SPECS if wants(spec.name)
-    }
-    acc, res = _rows(ACCOUNT, out), _rows(RESOURCE, out)
-    codes, ranges = view.resource_codes, view.resource_ranges
+    carried = Carry.of(previous.carry if previous is not None else None, (account, view))
+    layouts = Layouts.of(view)
     hold = Hold(served)
-    _counters(acc, (account,), ledger.totals, ledger.totals_shown, CODES, hold)
-    info = out.get(RESOURCE_INFO)
+    acc = Scope(layouts.account_counted)
+    res = Scope(layouts.resource_counted, carried.get("counted"))
+    info = Scope(INFO, carried.get("info")) if wants(RESOURCE_INFO.name) else None
+    _counters(acc, (account,), ledger.totals, ledger.totals_shown, hold)
     for key in sorted(ledger.series):
         s = ledger.series[key]
-        _counters(res, (account, key), s.values, s.shown, codes, hold)
+        _counters(res, (account, key), s.values, s.shown, hold)
         if info is not None:
-            info.append(((account, key, s.name, s.cname), 1.0))
-    _late(out, account, ledger, hold)
+            info.add((account, key, s.name, s.cname), (1.0,))
+    made, _ = acc.samples(before)
+    scopes: dict[str, Rows] = {}
+    made |= _taken(res.samples(before), scopes, "counted")
+    if info is not None:
+        made |= _taken(info.samples(before), scopes, "info")
+    for spec in LATE_SPECS:
+        if wants(spec.name):
+            made[spec] = Samples(like=before.get(spec), group=1)
+    _late(made, account, ledger, hold)
     ledger.unshown = hold.held
     if hold.new:
         ledger.zero_seq = -1
         ledger.unpublished += hold.fresh
         ledger.unpublished_late += hold.fresh_late
+    acc = Scope(layouts.account_gauged)
+    res = Scope(layouts.resource_gauged, carried.get("gauged"))
     if latest is not None:
         w = latest.window
-        _gauges(acc, (account,), latest.totals, w, CODES, ALL_RANGES)
+        seconds, end = float(w.end - w.start), float(w.end)
+        _gauges(acc, (account,), latest.totals, seconds, end)
         for r in latest.named:
-            _gauges(res, (account, r.id, r.name, r.cname), r.row, w, codes, ranges)
+            _gauges(res, (account, r.id, r.name, r.cname), r.row, seconds, end)
         if latest.other is not None:
-            _gauges(res, (account, OTHER, OTHER, ""), latest.other, w, codes, ranges)
-    return Fragment(out)
+            _gauges(res, (account, OTHER, OTHER, ""), latest.other, seconds, end)
+    made |= acc.samples(before)[0]
+    made |= _taken(res.samples(before), scopes, "gauged")
+    carry = Carry((account, view), scopes)
+    return Fragment({spec: made[spec] for spec in SPECS if spec in made}, carry=carry)
+
+
+def _taken(
+    built: tuple[dict[MetricSpec, Samples], Rows], scopes: dict[str, Rows], name: str
+) -> dict[MetricSpec, Samples]:
+    scopes[name] = built[1]
+    return built[0]
 
 
 def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger, hold: Hold) -> None:

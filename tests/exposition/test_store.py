@@ -16,7 +16,7 @@ from structlog.typing import EventDict
 
 from exporter.exposition import Fragment, FragmentBuilder, MetricSpec, Store, StoreKey
 from exporter.exposition.deflate import deflate
-from exporter.exposition.model import format_value
+from exporter.exposition.lines import format_value
 from exporter.exposition.store import BACKGROUND_NOTE, AfterRender, Exposition
 from exporter.runtime import tuning
 from exporter.runtime.selfmetrics import SelfMetrics

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exporter.config import Settings
-from exporter.exposition.model import format_value
+from exporter.exposition.lines import format_value
 from exporter.runtime.scheduler import Scheduler
 from exporter.runtime.service import Service, build_context
 from exporter.simulator import Simulator, serve

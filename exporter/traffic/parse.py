@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, TypeAlias
 
 from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
 from exporter.traffic.echo import echo_seconds
-from exporter.traffic.reply import MetricsReply
+from exporter.traffic.reply import MetricsReply, MetricsRow, resource_identity
 from exporter.upstream.errors import UpstreamError
 
 # Counted per window (summed into counters): requests, statuses, hit bytes, as the reply
@@ -169,6 +170,61 @@ def parse_row(
     return Row(counts, gauges)
 
 
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A row's values parsed as the reply was decoded (``row_reader``): the row, without the
+    bytes delivered (the window's length is read from the whole reply), and the gauge keys
+    it dropped; or the error its values gave (raised where ``parse_row`` would raise it)."""
+
+    row: Row | None
+    rejected: tuple[str, ...] = ()
+    error: UpstreamError | None = None
+
+
+_NO_VALUES: Mapping[str, Any] = MappingProxyType({})
+
+
+def row_reader(per_resource: bool) -> Callable[[int, Any], Any]:
+    """What each element of a reply's ``data`` becomes as it is decoded
+    (``jsonpieces.loads_each``): a ``MetricsRow`` holding its values parsed (``Parsed``), so
+    the element's dict is dropped at once. An element that is no object, or a per-resource
+    row without a resource id, is left as it is: ``parse_metrics`` raises its error, before
+    any error of the values. Keeps no state (a decode may start over)."""
+
+    def read(i: int, item: Any) -> Any:
+        if type(item) is not dict:
+            return item
+        ident = ("", "", "")
+        if per_resource:
+            found = resource_identity(item)
+            if found is None:
+                return item
+            ident = found
+        rejected: Rejected = []
+        try:
+            parsed = Parsed(parse_row(item, f"data[{i}]", rejected), tuple(rejected))
+        except UpstreamError as error:
+            parsed = Parsed(None, error=error)
+        return MetricsRow(_NO_VALUES, *ident, parsed)
+
+    return read
+
+
+def _row(r: MetricsRow, i: int, rejected: Rejected | None, seconds: int | None) -> Row:
+    """``parse_row`` of a reply's row ``i``, or what it gave as the reply was decoded."""
+    p = r.parsed
+    if p is None:
+        return parse_row(r.values, f"data[{i}]", rejected, seconds)
+    if p.row is None:
+        assert p.error is not None
+        raise p.error
+    if rejected is not None:
+        rejected.extend(p.rejected)
+    if seconds is not None:  # the same bytes at each call: a row is parsed once, or alike
+        transferred_bytes(p.row.counts, p.row.gauges, seconds)
+    return p.row
+
+
 def transferred_bytes(counts: Values, gauges: Values, seconds: int) -> None:
     """The bytes delivered over a window of ``seconds``: its bandwidth (bits/s, the mean over
     the window) x seconds / 8, to the nearest byte. Absent with the bandwidth, or when the
@@ -221,9 +277,7 @@ def parse_totals(reply: MetricsReply, rejected: Rejected | None = None) -> Row:
     if not reply.rows:
         raise UpstreamError("traffic", "invalid_body", "totals reply: empty data list", 200)
     seconds = window_seconds(reply)
-    return merge(
-        parse_row(r.values, f"data[{i}]", rejected, seconds) for i, r in enumerate(reply.rows)
-    )
+    return merge(_row(r, i, rejected, seconds) for i, r in enumerate(reply.rows))
 
 
 def parse_resources(
@@ -233,7 +287,7 @@ def parse_resources(
     out: dict[str, ResourceRow] = {}
     seconds = window_seconds(reply)
     for i, r in enumerate(reply.rows):
-        row = parse_row(r.values, f"data[{i}]", rejected, seconds)
+        row = _row(r, i, rejected, seconds)
         seen = out.get(r.resource)
         if seen is not None:
             row = merge((seen.row, row))

@@ -50,6 +50,12 @@ def blank(size: int = len(COUNT_KEYS)) -> Values:
     return array("d", [NAN]) * size
 
 
+# parse_row: each key's slot in one look-up (a count's index, or ~ a gauge's index), and the
+# blank arrays it copies
+_SLOT = {**_READ_INDEX, **{key: ~i for key, i in GAUGE_INDEX.items()}}
+_NO_COUNTS, _NO_GAUGES = blank(len(COUNT_KEYS)), blank(len(GAUGE_KEYS))
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
     """One reply row: counted values in COUNT_KEYS order, gauge values in GAUGE_KEYS order."""
@@ -117,9 +123,20 @@ def parse_row(
     ``seconds``: the window's length, from which the bytes delivered are derived
     (``transferred_bytes``); None leaves them absent.
     """
-    counts = blank(len(COUNT_KEYS))
-    gauges = blank(len(GAUGE_KEYS))
+    counts = _NO_COUNTS[:]
+    gauges = _NO_GAUGES[:]
     for key, value in values.items():
+        slot = _SLOT.get(key)
+        if slot is not None:  # the common case first: a number as it is, in its range
+            kind = type(value)
+            if kind is int or kind is float:
+                if slot >= 0:
+                    if 0 <= value <= MAX_COUNT:
+                        counts[slot] = value
+                        continue
+                elif -_FLOAT_MAX <= value <= _FLOAT_MAX:
+                    gauges[~slot] = value
+                    continue
         if value is None or value == "":
             continue
         i = _READ_INDEX.get(key)
@@ -170,24 +187,13 @@ def parse_row(
     return Row(counts, gauges)
 
 
-@dataclass(frozen=True, slots=True)
-class Parsed:
-    """A row's values parsed as the reply was decoded (``row_reader``): the row, without the
-    bytes delivered (the window's length is read from the whole reply), and the gauge keys
-    it dropped; or the error its values gave (raised where ``parse_row`` would raise it)."""
-
-    row: Row | None
-    rejected: tuple[str, ...] = ()
-    error: UpstreamError | None = None
-
-
 _NO_VALUES: Mapping[str, Any] = MappingProxyType({})
 
 
 def row_reader(per_resource: bool) -> Callable[[int, Any], Any]:
     """What each element of a reply's ``data`` becomes as it is decoded
-    (``jsonpieces.loads_each``): a ``MetricsRow`` holding its values parsed (``Parsed``), so
-    the element's dict is dropped at once. An element that is no object, or a per-resource
+    (``jsonpieces.loads_each``): a ``MetricsRow`` holding its values parsed, so the element's
+    dict is dropped at once. An element that is no object, or a per-resource
     row without a resource id, is left as it is: ``parse_metrics`` raises its error, before
     any error of the values. Keeps no state (a decode may start over)."""
 
@@ -202,27 +208,26 @@ def row_reader(per_resource: bool) -> Callable[[int, Any], Any]:
             ident = found
         rejected: Rejected = []
         try:
-            parsed = Parsed(parse_row(item, f"data[{i}]", rejected), tuple(rejected))
+            row = parse_row(item, f"data[{i}]", rejected)
         except UpstreamError as error:
-            parsed = Parsed(None, error=error)
-        return MetricsRow(_NO_VALUES, *ident, parsed)
+            return MetricsRow(_NO_VALUES, *ident, error=error)
+        return MetricsRow(_NO_VALUES, *ident, row, tuple(rejected))
 
     return read
 
 
 def _row(r: MetricsRow, i: int, rejected: Rejected | None, seconds: int | None) -> Row:
     """``parse_row`` of a reply's row ``i``, or what it gave as the reply was decoded."""
-    p = r.parsed
-    if p is None:
+    if r.error is not None:
+        raise r.error
+    row = r.parsed
+    if row is None:
         return parse_row(r.values, f"data[{i}]", rejected, seconds)
-    if p.row is None:
-        assert p.error is not None
-        raise p.error
     if rejected is not None:
-        rejected.extend(p.rejected)
+        rejected.extend(r.rejected)
     if seconds is not None:  # the same bytes at each call: a row is parsed once, or alike
-        transferred_bytes(p.row.counts, p.row.gauges, seconds)
-    return p.row
+        transferred_bytes(row.counts, row.gauges, seconds)
+    return row
 
 
 def transferred_bytes(counts: Values, gauges: Values, seconds: int) -> None:

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from exporter.upstream.client import Reply, UpstreamClient, clock_skew, minute
+from exporter.upstream.errors import UpstreamError
 from exporter.upstream.fields import fail, lst, obj
 
 if TYPE_CHECKING:
-    from exporter.traffic.parse import Parsed
+    from exporter.traffic.parse import Row
 
 TOTALS_PATH = "/app/metrics/v1/"
 RESOURCES_PATH = "/app/metrics/v1/resources"
@@ -21,14 +22,17 @@ RESOURCES_PATH = "/app/metrics/v1/resources"
 @dataclass(frozen=True, slots=True)
 class MetricsRow:
     """One element of ``data``: the metric values, plus the resource identity when per resource.
-    A row parsed as the reply was decoded (``parse.row_reader``) has its values in ``parsed``
-    and none here."""
+    A row parsed as the reply was decoded (``parse.row_reader``) has no values: ``parsed``
+    holds them (without the bytes delivered, which need the window's length) and ``rejected``
+    the gauge keys dropped, or ``error`` what its values raised."""
 
     values: Mapping[str, Any]
     resource: str = ""
     resource_name: str = ""
     cname: str = ""
-    parsed: Parsed | None = None
+    parsed: Row | None = None
+    rejected: tuple[str, ...] = ()
+    error: UpstreamError | None = None
 
 
 @dataclass(frozen=True)

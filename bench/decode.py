@@ -24,6 +24,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import aiohttp
@@ -141,12 +142,12 @@ def measure(tree: Path, body: Path, mode: str) -> dict[str, object]:
     return result
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.decode", description=__doc__)
     p.add_argument("--resources", type=int, default=25000)
     p.add_argument("--before", default="HEAD~1", help="the commit compared with this tree")
     p.add_argument("--runs", type=int, default=5)
-    args = p.parse_args()
+    args = p.parse_args(argv)
     here = Path(__file__).resolve().parent.parent
     with tempfile.TemporaryDirectory() as tmp:
         body = Path(tmp) / "body.json"

@@ -11,7 +11,8 @@ Both give exactly the standard library's result (tests compare them on generated
 - ``loads(raw) == json.loads(raw)``: every element and scalar is parsed by
   ``JSONDecoder.raw_decode``; whatever the walk does not accept (other encodings, a
   byte-order mark, malformed text) goes to ``json.loads`` itself, which returns the same value
-  or raises its usual error;
+  or raises its usual error; ``loads_each`` hands the elements of one list to a function as
+  they are decoded (a reply's rows parsed one by one, never all alive at once);
 - ``dumps(value) == json.dumps(value, separators=(",", ":"), allow_nan=False)``: dicts with
   string keys are walked, lists when long or holding containers (short lists of numbers and
   strings are cheap to encode whole).
@@ -52,6 +53,36 @@ def loads(raw: bytes) -> Any:
     return value
 
 
+def loads_each(raw: bytes, key: str, each: Callable[[int, Any], Any]) -> Any:
+    """``loads(raw)``, each element of the list under the top-level object's ``key`` replaced
+    by ``each(index, element)`` as it is decoded: an element is dropped once ``each`` returned,
+    so no element of that list outlives its own call.
+
+    The same value as ``json.loads(raw)`` with ``value[key] = [each(i, e) for i, e in
+    enumerate(value[key])]`` when the value is an object and ``value[key]`` a list (other
+    values as ``json.loads`` gives them, its errors the same). ``each`` may meet the same
+    elements twice (a walk that falls back to ``json.loads`` starts over), so it keeps no
+    state of its own.
+    """
+    try:
+        text = raw.decode("utf-8")
+        i = _skip(text, 0)
+        if text.startswith("{", i):
+            value, end = _object(text, i + 1, 1, (key, each))
+        else:
+            value, end = _value(text, i, 0)
+        if _skip(text, end) != len(text):
+            raise _NotSimple("extra data")
+    except (_NotSimple, UnicodeDecodeError, json.JSONDecodeError):
+        value = json.loads(raw)  # the same value, or json's own error
+        if type(value) is dict and type(value.get(key)) is list:
+            value[key] = [each(n, item) for n, item in enumerate(value[key])]
+    return value
+
+
+Each = tuple[str, Callable[[int, Any], Any]]  # loads_each: the key, and what each element becomes
+
+
 def _skip(text: str, i: int) -> int:
     match = _SPACE.match(text, i)
     return match.end() if match else i
@@ -84,7 +115,24 @@ def _array(text: str, i: int, depth: int) -> tuple[list[Any], int]:
             return out, i
 
 
-def _object(text: str, i: int, depth: int) -> tuple[dict[str, Any], int]:
+def _each(text: str, i: int, each: Callable[[int, Any], Any]) -> tuple[list[Any], int]:
+    """The list from just past its ``[``, each element as ``each`` makes it (``loads_each``)."""
+    out: list[Any] = []
+    i = _skip(text, i)
+    if text.startswith("]", i):
+        return out, i + 1
+    decode, n = _DECODER.raw_decode, 0
+    while True:
+        value, i = decode(text, i)
+        out.append(each(n, value))
+        del value  # dropped before the next element is decoded
+        n += 1
+        more, i = _after(text, i, "]")
+        if not more:
+            return out, i
+
+
+def _object(text: str, i: int, depth: int, each: Each | None = None) -> tuple[dict[str, Any], int]:
     out: dict[str, Any] = {}
     i = _skip(text, i)
     if text.startswith("}", i):
@@ -96,7 +144,11 @@ def _object(text: str, i: int, depth: int) -> tuple[dict[str, Any], int]:
         i = _skip(text, i)
         if not text.startswith(":", i):
             raise _NotSimple("object colon")
-        out[key], i = _value(text, _skip(text, i + 1), depth)
+        i = _skip(text, i + 1)
+        if each is not None and key == each[0] and text.startswith("[", i):
+            out[key], i = _each(text, i + 1, each[1])
+        else:
+            out[key], i = _value(text, i, depth)
         more, i = _after(text, i, "}")
         if not more:
             return out, i

@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, TypeAlias
 
 from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
 from exporter.traffic.echo import echo_seconds
-from exporter.traffic.reply import MetricsReply
+from exporter.traffic.reply import MetricsReply, MetricsRow, resource_identity
 from exporter.upstream.errors import UpstreamError
 
 # Counted per window (summed into counters): requests, statuses, hit bytes, as the reply
@@ -47,6 +48,12 @@ Values: TypeAlias = "array[float]"  # array("d"); NaN marks a key the reply did 
 
 def blank(size: int = len(COUNT_KEYS)) -> Values:
     return array("d", [NAN]) * size
+
+
+# parse_row: each key's slot in one look-up (a count's index, or ~ a gauge's index), and the
+# blank arrays it copies
+_SLOT = {**_READ_INDEX, **{key: ~i for key, i in GAUGE_INDEX.items()}}
+_NO_COUNTS, _NO_GAUGES = blank(len(COUNT_KEYS)), blank(len(GAUGE_KEYS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +123,20 @@ def parse_row(
     ``seconds``: the window's length, from which the bytes delivered are derived
     (``transferred_bytes``); None leaves them absent.
     """
-    counts = blank(len(COUNT_KEYS))
-    gauges = blank(len(GAUGE_KEYS))
+    counts = _NO_COUNTS[:]
+    gauges = _NO_GAUGES[:]
     for key, value in values.items():
+        slot = _SLOT.get(key)
+        if slot is not None:  # the common case first: a number as it is, in its range
+            kind = type(value)
+            if kind is int or kind is float:
+                if slot >= 0:
+                    if 0 <= value <= MAX_COUNT:
+                        counts[slot] = value
+                        continue
+                elif -_FLOAT_MAX <= value <= _FLOAT_MAX:
+                    gauges[~slot] = value
+                    continue
         if value is None or value == "":
             continue
         i = _READ_INDEX.get(key)
@@ -167,6 +185,49 @@ def parse_row(
     if seconds is not None:
         transferred_bytes(counts, gauges, seconds)
     return Row(counts, gauges)
+
+
+_NO_VALUES: Mapping[str, Any] = MappingProxyType({})
+
+
+def row_reader(per_resource: bool) -> Callable[[int, Any], Any]:
+    """What each element of a reply's ``data`` becomes as it is decoded
+    (``jsonpieces.loads_each``): a ``MetricsRow`` holding its values parsed, so the element's
+    dict is dropped at once. An element that is no object, or a per-resource
+    row without a resource id, is left as it is: ``parse_metrics`` raises its error, before
+    any error of the values. Keeps no state (a decode may start over)."""
+
+    def read(i: int, item: Any) -> Any:
+        if type(item) is not dict:
+            return item
+        ident = ("", "", "")
+        if per_resource:
+            found = resource_identity(item)
+            if found is None:
+                return item
+            ident = found
+        rejected: Rejected = []
+        try:
+            row = parse_row(item, f"data[{i}]", rejected)
+        except UpstreamError as error:
+            return MetricsRow(_NO_VALUES, *ident, error=error)
+        return MetricsRow(_NO_VALUES, *ident, row, tuple(rejected))
+
+    return read
+
+
+def _row(r: MetricsRow, i: int, rejected: Rejected | None, seconds: int | None) -> Row:
+    """``parse_row`` of a reply's row ``i``, or what it gave as the reply was decoded."""
+    if r.error is not None:
+        raise r.error
+    row = r.parsed
+    if row is None:
+        return parse_row(r.values, f"data[{i}]", rejected, seconds)
+    if rejected is not None:
+        rejected.extend(r.rejected)
+    if seconds is not None:  # the same bytes at each call: a row is parsed once, or alike
+        transferred_bytes(row.counts, row.gauges, seconds)
+    return row
 
 
 def transferred_bytes(counts: Values, gauges: Values, seconds: int) -> None:
@@ -221,9 +282,7 @@ def parse_totals(reply: MetricsReply, rejected: Rejected | None = None) -> Row:
     if not reply.rows:
         raise UpstreamError("traffic", "invalid_body", "totals reply: empty data list", 200)
     seconds = window_seconds(reply)
-    return merge(
-        parse_row(r.values, f"data[{i}]", rejected, seconds) for i, r in enumerate(reply.rows)
-    )
+    return merge(_row(r, i, rejected, seconds) for i, r in enumerate(reply.rows))
 
 
 def parse_resources(
@@ -233,7 +292,7 @@ def parse_resources(
     out: dict[str, ResourceRow] = {}
     seconds = window_seconds(reply)
     for i, r in enumerate(reply.rows):
-        row = parse_row(r.values, f"data[{i}]", rejected, seconds)
+        row = _row(r, i, rejected, seconds)
         seen = out.get(r.resource)
         if seen is not None:
             row = merge((seen.row, row))

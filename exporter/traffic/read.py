@@ -13,6 +13,7 @@ from typing import Any
 import structlog
 
 from exporter.areakit.metrics import AreaMetrics
+from exporter.support import jsonpieces
 from exporter.support.clock import Clock
 from exporter.traffic.accounts import Accounts
 from exporter.traffic.echo import check_echo, stating
@@ -26,6 +27,7 @@ from exporter.traffic.parse import (
     merge,
     parse_resources,
     parse_totals,
+    row_reader,
 )
 from exporter.traffic.policy import cap, refusal
 from exporter.traffic.policy import stages as policy_stages
@@ -37,7 +39,7 @@ from exporter.traffic.steps import untied
 from exporter.traffic.windows import MINUTE, Window, settle_cap_minutes
 from exporter.upstream.budget import Postponed
 from exporter.upstream.client import decode_body
-from exporter.upstream.errors import UpstreamError
+from exporter.upstream.errors import UpstreamError, is_error_body
 
 log = structlog.get_logger("exporter.traffic")
 
@@ -60,13 +62,20 @@ def final(run: Run, led: AccountLedger, stages: tuple[int, ...]) -> bool:
     return run not in led.pending and run.next_age(stages) <= run.settled
 
 
-def body(answer: Answer) -> Any:
+def body(answer: Answer, each: Callable[[int, Any], Any] | None = None) -> Any:
     """The answer's body decoded (unless the transport did) and checked as the transport
-    checks the replies it decodes (on the worker)."""
+    checks the replies it decodes (on the worker). ``each``: what each element of its
+    ``data`` becomes as it is decoded (``jsonpieces.loads_each``); an error body is decoded
+    again as it is, so the error holds the body as received."""
     reply = answer.reply
     if reply.decoded:
         return reply.data
-    data = decode_body(reply.body)
+    if each is None:
+        data = decode_body(reply.body)
+    else:
+        data = decode_body(reply.body, lambda raw: jsonpieces.loads_each(raw, "data", each))
+        if is_error_body(data):
+            data = decode_body(reply.body)
     answer.told(data)
     assert answer.client is not None  # only the transport leaves a body undecoded
     return answer.client.checked("traffic", replace(reply, data=data))
@@ -207,9 +216,11 @@ class Reader:
                 if isinstance(answer, UpstreamError):
                     raise answer  # the request's own error (the transport's, or a status)
                 assert answer is not None  # each taken once
-                skew, data = answer.skew_seconds, body(answer)
+                per_resource = half == "resources"
+                # a large body's rows parsed as they are decoded, each row's dict dropped at once
+                skew, data = answer.skew_seconds, body(answer, row_reader(per_resource))
                 del answer  # its bytes freed before the rows are parsed
-                reply = parse_metrics(data, half == "resources")  # takes the objects over
+                reply = parse_metrics(data, per_resource)  # takes the objects over
                 del data
                 check_echo(reply, account, w)
             except UpstreamError as problem:

@@ -4,25 +4,35 @@ the reply as received (``Answer``), and its checked model (``MetricsReply``)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from exporter.upstream.client import Reply, UpstreamClient, clock_skew, minute
+from exporter.upstream.errors import UpstreamError
 from exporter.upstream.fields import fail, lst, obj
+
+if TYPE_CHECKING:
+    from exporter.traffic.parse import Row
 
 TOTALS_PATH = "/app/metrics/v1/"
 RESOURCES_PATH = "/app/metrics/v1/resources"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetricsRow:
-    """One element of ``data``: the metric values, plus the resource identity when per resource."""
+    """One element of ``data``: the metric values, plus the resource identity when per resource.
+    A row parsed as the reply was decoded (``parse.row_reader``) has no values: ``parsed``
+    holds them (without the bytes delivered, which need the window's length) and ``rejected``
+    the gauge keys dropped, or ``error`` what its values raised."""
 
-    values: dict[str, Any]
+    values: Mapping[str, Any]
     resource: str = ""
     resource_name: str = ""
     cname: str = ""
+    parsed: Row | None = None
+    rejected: tuple[str, ...] = ()
+    error: UpstreamError | None = None
 
 
 @dataclass(frozen=True)
@@ -41,10 +51,21 @@ _RESOURCE_KEYS = ("resource", "resource_name", "cname")
 METRICS_ERROR_KEYS = ("error", "message", "description")
 
 
+def resource_identity(row: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """A per-resource row's (resource, resource_name, cname); None without a resource id."""
+    rid = row.get("resource")
+    if not isinstance(rid, str | int) or rid == "":
+        return None
+    return str(rid), str(row.get("resource_name") or ""), str(row.get("cname") or "")
+
+
 def parse_metrics(body: Any, per_resource: bool) -> MetricsReply:
     """The checked metrics reply, taking the decoded ``body`` over: its row objects become
     the rows' values (the resource keys taken out of them), never copied, so the body is
-    not to be used afterwards (the read step decodes it and hands it over)."""
+    not to be used afterwards (the read step decodes it and hands it over). An element that
+    is a ``MetricsRow`` already (``parse.row_reader``, as the body was decoded) is kept as it
+    is: that reader leaves each element it cannot make a row of as it was, for the checks
+    here."""
     d = obj(body, "traffic", "metrics reply")
     for key in METRICS_ERROR_KEYS:
         text = d.get(key)
@@ -52,19 +73,17 @@ def parse_metrics(body: Any, per_resource: bool) -> MetricsReply:
             raise fail("traffic", f"metrics reply.{key}", f"an error body: {str(text)[:200]}")
     rows = []
     for i, item in enumerate(lst(d.get("data"), "traffic", "metrics reply.data")):
+        if type(item) is MetricsRow:
+            rows.append(item)
+            continue
         r = obj(item, "traffic", f"data[{i}]")
         if per_resource:
-            ident = {k: r.pop(k, None) for k in _RESOURCE_KEYS}
-            if not isinstance(ident["resource"], str | int) or ident["resource"] == "":
+            ident = resource_identity(r)
+            if ident is None:
                 raise fail("traffic", f"data[{i}].resource", "missing resource identifier")
-            rows.append(
-                MetricsRow(
-                    r,
-                    str(ident["resource"]),
-                    str(ident["resource_name"] or ""),
-                    str(ident["cname"] or ""),
-                )
-            )
+            for key in _RESOURCE_KEYS:
+                r.pop(key, None)
+            rows.append(MetricsRow(r, *ident))
         else:
             rows.append(MetricsRow(r))
     return MetricsReply(

@@ -463,9 +463,10 @@ def _declared(endpoint: Endpoint, params: Params) -> Params:
     return params
 
 
-def decode_body(raw: bytes) -> Any:
-    """The JSON value of a large body, decoded a piece at a time (None: not JSON)."""
-    return _decode(raw, jsonpieces.loads)
+def decode_body(raw: bytes, loads: Callable[[bytes], Any] | None = None) -> Any:
+    """The JSON value of a large body, decoded a piece at a time (None: not JSON), by
+    ``loads`` when given (``jsonpieces.loads_each``)."""
+    return _decode(raw, loads or jsonpieces.loads)
 
 
 def _decode(raw: bytes, loads: Callable[[bytes], Any] = json.loads) -> Any:

@@ -259,10 +259,6 @@ UNTESTED: dict[str, str] = {
         "window sizing, give-up and the run due, through TrafficPoller: "
         "tests/traffic/test_settle_ages.py, test_settle_edges.py, test_slow.py"
     ),
-    "exporter/traffic/read.py": (
-        "the read step, through TrafficPoller: tests/traffic/test_worker.py, test_echo.py, "
-        "test_poll_errors.py"
-    ),
     "exporter/traffic/settings.py": "settings section: tests/config/test_loader.py",
     "exporter/traffic/skew.py": (
         "platform clock beliefs: tests/traffic/test_echo.py, test_settle_ages.py"

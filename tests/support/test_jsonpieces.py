@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 from typing import Any
@@ -42,6 +43,26 @@ def pieces_loads(raw: bytes) -> tuple[str, Any]:
         return "error", type(exc)
 
 
+def tagged(i: int, item: Any) -> tuple[int, Any]:
+    return (i, item)
+
+
+def each_reference(raw: bytes) -> tuple[str, Any]:
+    """What ``loads_each(raw, "data", tagged)`` is defined to be."""
+    got = stdlib_loads(raw)
+    value = got[1]
+    if got[0] == "ok" and type(value) is dict and type(value.get("data")) is list:
+        value["data"] = [tagged(i, e) for i, e in enumerate(value["data"])]
+    return got
+
+
+def pieces_each(raw: bytes) -> tuple[str, Any]:
+    try:
+        return "ok", jsonpieces.loads_each(raw, "data", tagged)
+    except (ValueError, RecursionError) as exc:
+        return "error", type(exc)
+
+
 @settings(max_examples=150, deadline=None)
 @given(documents)
 def test_dumps_is_json_dumps(doc: Any) -> None:
@@ -76,11 +97,26 @@ def test_broken_text_fails_or_decodes_as_json_loads_does(doc: Any, data: st.Data
         b"   [1, 2]   \n",
         b"",
         b"[1, 2] [3]",
+        b'{"data": [1, 2], "data": [3]}',
+        b"\xef\xbb\xbf" + b'{"data": [1]}',
+        '{"data": [1, {"a": 2}]}'.encode("utf-16"),
+        b'{"data": {"a": [1]}}',
+        b'{"data": [NaN, [Infinity]]}',
+        b'[{"data": [1]}]',
+        b'{"data": []}',
+        b'{"data": [1] } [2]',
     ],
-    ids=["nan", "bom", "utf16", "duplicate-keys", "deep", "spaces", "empty", "extra-data"],
+    ids=[
+        *("nan", "bom", "utf16", "duplicate-keys", "deep", "spaces", "empty", "extra-data"),
+        *("data-twice", "data-bom", "data-utf16", "data-not-a-list", "data-nan"),
+        *("data-not-in-an-object", "data-empty", "data-extra"),
+    ],
 )
 def test_edge_cases_match_json_loads(raw: bytes) -> None:
+    """``loads`` and ``loads_each`` (its definition: ``each`` over json's list)."""
     got, want = pieces_loads(raw), stdlib_loads(raw)
+    assert json.dumps(got, default=str) == json.dumps(want, default=str)
+    got, want = pieces_each(raw), each_reference(raw)
     assert json.dumps(got, default=str) == json.dumps(want, default=str)
 
 
@@ -123,3 +159,37 @@ def test_encoded_values_go_in_as_they_are() -> None:
     ahead = {"a": jsonpieces.encoded([1, 2.5, None]), "b": {"c": "x\u00e9", "d": []}}
     ahead["b"]["d"] = [jsonpieces.encoded([1]), jsonpieces.encoded([2])] * 40
     assert jsonpieces.dumps(ahead) == jsonpieces.dumps(plain) == json.dumps(plain, **STDLIB)
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents, st.sampled_from([None, 0, 2]))
+def test_loads_each_is_json_loads_with_the_list_mapped(doc: Any, indent: int | None) -> None:
+    for top in (doc, {"data": doc, "start": doc}, {"data": [doc, doc], "x": 1}):
+        raw = json.dumps(top, indent=indent).encode()
+        assert pieces_each(raw) == each_reference(raw)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(documents, max_size=20), st.data())
+def test_loads_each_of_broken_text_fails_or_decodes_as_json_loads_does(
+    rows: list[Any], data: st.DataObject
+) -> None:
+    raw = json.dumps({"data": rows, "end": 1}, indent=1).encode()
+    cut = data.draw(st.integers(min_value=0, max_value=len(raw)))
+    junk = data.draw(st.sampled_from([b"", b",", b"]", b"}", b" x", b'"', b"\xff", b"{}"]))
+    broken = raw[:cut] + junk + raw[cut:]
+    assert pieces_each(broken) == each_reference(broken)
+
+
+def test_loads_each_drops_each_element_before_decoding_the_next() -> None:
+    """At most the element in hand and the one before it (being released) are alive."""
+    key = "loads_each_test_row"
+    raw = json.dumps({"data": [{key: i, "nested": {"x": [i]}} for i in range(300)]}).encode()
+    alive: list[int] = []
+
+    def each(i: int, item: Any) -> int:
+        alive.append(sum(1 for o in gc.get_objects() if type(o) is dict and key in o))
+        return i
+
+    assert jsonpieces.loads_each(raw, "data", each) == {"data": list(range(300))}
+    assert max(alive) <= 2

@@ -15,12 +15,20 @@ So once ``defer_full_collections`` ran (``tune_for_serving``):
 - the first full collection at least ``FREEZE_AFTER_SECONDS`` after start-up (every area has
   polled by then) also freezes what survives (``gc.freeze``): the state kept for good
   (ledgers, interned label tuples, records) leaves every later collection.
+
+Objects that can hold no reference cycle are left out of the collector's lists altogether
+(``untrack``): what a full collection visits is what is left, and a poll's per-resource rows
+and counters are most of the heap at scale (docs/performance.md#optimisations, 25).
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
+import sys
 import time
+from collections.abc import Callable
+from functools import cache
 
 FULL_AFTER = 10_000  # middle collections between automatic full ones (Python's default: 10)
 OVERDUE_SECONDS = 60.0
@@ -67,6 +75,34 @@ def quiet(now: float | None = None) -> bool:
         return False
     _collect(time.monotonic() if now is None else now)
     return True
+
+
+@cache
+def _untrack_one() -> Callable[[object], None] | None:
+    """CPython's ``PyObject_GC_UnTrack`` (None elsewhere: nothing is untracked)."""
+    if sys.implementation.name != "cpython":
+        return None
+    fn = ctypes.pythonapi.PyObject_GC_UnTrack
+    fn.argtypes = (ctypes.py_object,)
+    fn.restype = None
+    return fn
+
+
+def untrack(*objects: object) -> None:
+    """Leave ``objects`` out of every garbage collection from now on, in any process (tests
+    included): what ``dealloc`` does to an object just before freeing it, done early.
+
+    Only for objects that cannot be part of a reference cycle: what they refer to refers to
+    nothing but its type (strings, numbers, bytes, arrays, or objects untracked by the same
+    rule), so each is freed by its reference count as before. An untracked object's
+    references still count as held for what it refers to, so untracking never frees
+    anything early; at worst a cycle through it would be kept (a leak, never a crash). The
+    caller's types decide what the objects may hold, frozen where they can. Python tracks a
+    container again by itself when given something it must track (a dict given a list)."""
+    fn = _untrack_one()
+    if fn is not None:
+        for obj in objects:
+            fn(obj)
 
 
 def frozen() -> bool:

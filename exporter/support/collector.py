@@ -12,6 +12,9 @@ So once ``defer_full_collections`` ran (``tune_for_serving``):
   not (``quiet``: nothing was published for its idle interval, the polls' replies are freed).
   The first quiet render after a change runs a full collection; so does a change when none
   ran for ``OVERDUE_SECONDS`` since the first change owed one (no quiet moment came);
+- either waits while the collector tracks more than ``SMALL_HEAP`` objects and more than
+  twice what survived the last full collection (a poll holds its replies: the pause would be
+  as many times as long), until the collection is ``LATE_SECONDS`` owed;
 - the first full collection at least ``FREEZE_AFTER_SECONDS`` after start-up (every area has
   polled by then) also freezes what survives (``gc.freeze``): the state kept for good
   (ledgers, interned label tuples, records) leaves every later collection.
@@ -33,6 +36,8 @@ from functools import cache
 FULL_AFTER = 10_000  # middle collections between automatic full ones (Python's default: 10)
 OVERDUE_SECONDS = 60.0
 FREEZE_AFTER_SECONDS = 120.0
+SMALL_HEAP = 50_000  # tracked objects a full collection may meet at any moment
+LATE_SECONDS = 600.0  # owed this long, a full collection runs whatever the heap holds
 
 
 class _State:
@@ -40,6 +45,7 @@ class _State:
     started = 0.0
     owed_since: float | None = None  # the first change since the last full collection
     frozen = False
+    rest = 0  # tracked objects that survived the last full collection
 
 
 _state = _State()
@@ -50,7 +56,7 @@ def defer_full_collections(young: int, middle: int) -> None:
     moments; called by ``tune_for_serving`` (not in tests: one process)."""
     gc.set_threshold(young, middle, FULL_AFTER)
     _state.enabled, _state.started = True, time.monotonic()
-    _state.owed_since, _state.frozen = None, False
+    _state.owed_since, _state.frozen, _state.rest = None, False, 0
 
 
 def changed(now: float | None = None) -> bool:
@@ -64,8 +70,7 @@ def changed(now: float | None = None) -> bool:
         return False
     if now - _state.owed_since < OVERDUE_SECONDS:
         return False
-    _collect(now)
-    return True
+    return _collect_if_small(now)
 
 
 def quiet(now: float | None = None) -> bool:
@@ -73,8 +78,7 @@ def quiet(now: float | None = None) -> bool:
     one ran."""
     if not _state.enabled or _state.owed_since is None:
         return False
-    _collect(time.monotonic() if now is None else now)
-    return True
+    return _collect_if_small(time.monotonic() if now is None else now)
 
 
 @cache
@@ -110,9 +114,19 @@ def frozen() -> bool:
     return _state.frozen
 
 
+def _collect_if_small(now: float) -> bool:
+    """Run the full collection owed unless the heap is large and it is not yet late."""
+    owed = now - (now if _state.owed_since is None else _state.owed_since)
+    if owed < LATE_SECONDS and len(gc.get_objects()) > max(SMALL_HEAP, 2 * _state.rest):
+        return False
+    _collect(now)
+    return True
+
+
 def _collect(now: float) -> None:
     gc.collect()
     _state.owed_since = None
     if not _state.frozen and now - _state.started >= FREEZE_AFTER_SECONDS:
         gc.freeze()
         _state.frozen = True
+    _state.rest = len(gc.get_objects())

@@ -14,6 +14,7 @@ from exporter.dvr.settings import DvrSettings
 from exporter.dvr.transform import dvr_fragment
 from exporter.exposition import Store, StoreKey
 from exporter.support.clock import Clock
+from exporter.support.collector import untrack
 from exporter.support.offloop import off_loop
 from exporter.upstream.budget import Postponed
 
@@ -120,7 +121,9 @@ class DvrPoller:
         postponed: list[Postponed] = []
         for stream, reply in zip(streams, replies, strict=True):
             if isinstance(reply, list):
-                current[stream] = (now, tuple(reply))
+                nodes = tuple(reply)  # untracked nodes (parse_dvr_stream): so are the tuples
+                current[stream] = entry = (now, nodes)
+                untrack(nodes, entry)
                 continue
             if not isinstance(reply, Exception):  # cancellation and the like
                 raise reply

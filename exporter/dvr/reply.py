@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from exporter.support.collector import untrack
 from exporter.upstream.client import UpstreamClient
 from exporter.upstream.endpoint import READ_LANES, Endpoint
 from exporter.upstream.fields import flag, lst, number, obj, text
@@ -37,6 +38,9 @@ class DvrNode:
 
 
 def parse_dvr_stream(body: Any) -> list[DvrNode]:
+    """The nodes of one stream's reply, left out of the collector's passes with their ranges
+    (``collector.untrack``: they hold strings, numbers and a tuple of ranges, all frozen); the
+    poller keeps them until the stream's next reply."""
     d = obj(body, "dvr", "dvr reply")
     out = []
     for i, item in enumerate(lst(d.get("data"), "dvr", "dvr reply.data")):
@@ -50,6 +54,7 @@ def parse_dvr_stream(body: Any) -> list[DvrNode]:
             )
             for j, r in enumerate(lst(dvr.get("ranges") or [], "dvr", f"{where}.dvr.ranges"))
         )
+        untrack(ranges, *ranges)
         out.append(
             DvrNode(
                 stream_name=str(n.get("stream_name") or d.get("stream_name") or ""),
@@ -62,6 +67,7 @@ def parse_dvr_stream(body: Any) -> list[DvrNode]:
                 ranges=ranges,
             )
         )
+        untrack(out[-1])
     return out
 
 

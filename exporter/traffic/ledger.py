@@ -8,6 +8,7 @@ from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from exporter.support.collector import untrack
 from exporter.traffic.parse import (
     COUNT_INDEX,
     COUNT_KEYS,
@@ -35,6 +36,8 @@ class Series:
     answered with that 0 (``AccountLedger.zero_seq``), so that ``increase()`` sees its first
     count whenever Prometheus scrapes.
     ``last_seen`` is when the resource was last in a first-read window under its own series.
+    It holds strings, numbers and arrays only, so it and its values are left out of the
+    collector's passes (``collector.untrack``).
     """
 
     name: str
@@ -42,6 +45,9 @@ class Series:
     values: Values = field(default_factory=blank)
     last_seen: float = 0.0
     shown: bytearray = field(default_factory=lambda: bytearray(len(COUNT_KEYS)))
+
+    def __post_init__(self) -> None:
+        untrack(self, self.values)
 
 
 SHOWN = 1  # Series.shown: published with its value
@@ -142,6 +148,7 @@ class Run:
     def __post_init__(self) -> None:
         if not self.first_read_at:
             self.first_read_at = self.last_read_at
+        untrack(self.totals, *self.resources.values())
 
     def owed(self, per_resource: bool) -> tuple[str, ...]:
         """The halves of the current read still to read, totals first."""
@@ -228,7 +235,9 @@ class AccountLedger:
     """Everything one account has accounted: cursor, counters, unsettled runs.
 
     Memory: one ``array('d')`` of len(COUNT_KEYS) per series and per resource of each run
-    (its size: docs/performance.md, "Figures moved out of the traffic code").
+    (its size: docs/performance.md, "Figures moved out of the traffic code"). Those arrays
+    and the series are left out of the collector's passes (``collector.untrack``): a full
+    collection visits the few dicts and runs that hold them, not every resource's values.
     """
 
     __slots__ = (
@@ -260,6 +269,7 @@ class AccountLedger:
         self.cursor: int | None = None  # start of the last accounted minute
         self.long_refused = False  # the upstream answered 422 to a window over 1 minute
         self.totals: Values = blank()
+        untrack(self.totals)
         self.totals_shown = bytearray(len(COUNT_KEYS))  # as Series.shown, for the totals
         self.unshown = False  # a key is held at 0 (AT_ZERO): a refresh after a scrape shows it
         # The Store.sequence of the publish that showed the newest key held at 0 (-1: not
@@ -318,11 +328,17 @@ class AccountLedger:
         then the first read is the last, and with ``unlisted`` (the per-resource half was read
         and lists every resource) what the totals hold beyond the resources is counted under
         ``__other__`` at once and returned (``unlisted_rest``).
+
+        The rows counted are left out of the collector's passes (``collector.untrack``: a
+        ``Row`` holds two arrays, a ``ResourceRow`` strings and a ``Row``, both frozen): the
+        latest window keeps them for its gauges until the next one replaces them.
         """
+        untrack(totals, totals.counts, totals.gauges)
         add_into(self.totals, totals.counts)
         kept: dict[str, Values] = {}
         folded: set[str] = set()
         for r in resources:
+            untrack(r, r.row, r.row.counts, r.row.gauges)
             if named is None or r.id in named:
                 s = self.series.get(r.id)
                 if s is None:
@@ -377,13 +393,15 @@ class AccountLedger:
             for rid, values in resources.items():
                 have = last.resources.get(rid)
                 if have is None:
-                    last.resources[rid] = array("d", values)
+                    last.resources[rid] = have = array("d", values)
+                    untrack(have)
                 else:
                     add_into(have, values)
             return
         run = Run(window.start, window.end, now, array("d", totals), folded=folded)
         run.first = requests(totals)
         run.resources = {rid: array("d", v) for rid, v in resources.items()}
+        untrack(*run.resources.values())
         self.pending.append(run)
 
     # -- settling ----------------------------------------------------------------------------
@@ -561,7 +579,8 @@ class AccountLedger:
             s.last_seen = max(s.last_seen, run.last_read_at)
             add_into(s.values, diff)
             if have is None:
-                run.resources[rid] = array("d", diff)
+                run.resources[rid] = have = array("d", diff)
+                untrack(have)
             else:
                 add_into(have, diff)
             increased = True
@@ -579,6 +598,7 @@ class AccountLedger:
         have = run.resources.get(OTHER)
         if have is None:
             run.resources[OTHER] = rest
+            untrack(rest)
         else:
             add_into(have, rest)
         return True

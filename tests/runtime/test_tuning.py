@@ -164,6 +164,53 @@ def test_full_collections_wait_for_a_quiet_render_and_survivors_are_frozen_once(
     assert got["full"] == 3
 
 
+HEAP_CHILD = """
+import gc, json
+from exporter.support import collector as c
+
+full = []
+gc.callbacks.append(lambda phase, info: phase == "stop" and info["generation"] == 2
+                    and full.append(1))
+c.defer_full_collections(700, 10)
+t0 = c._state.started = 900.004
+c.changed(t0)
+held = [[i] for i in range(2 * c.SMALL_HEAP)]  # a poll's replies: many tracked objects
+out = {"overdue_while_large": c.changed(t0 + c.OVERDUE_SECONDS + 1)}
+out["quiet_while_large"] = c.quiet(t0 + c.OVERDUE_SECONDS + 2)
+out["full_while_large"] = len(full)
+del held
+out["quiet_once_freed"] = c.quiet(t0 + c.OVERDUE_SECONDS + 3)
+c.changed(t0 + 1000)
+held = [[i] for i in range(2 * c.SMALL_HEAP)]
+out["quiet_large_not_late"] = c.quiet(t0 + 1000 + c.LATE_SECONDS - 1)
+out["quiet_large_late"] = c.quiet(t0 + 1000 + c.LATE_SECONDS)
+out["full"] = len(full)
+print(json.dumps(out))
+"""
+
+
+def test_a_full_collection_owed_waits_while_a_poll_holds_a_large_heap() -> None:
+    """The collection owed runs at the first render with a small heap (a poll's replies
+    freed), not at one where the pause would meet every object a poll holds; once late, it
+    runs whatever the heap holds."""
+    got = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", HEAP_CHILD],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    )
+    assert got["overdue_while_large"] is False
+    assert got["quiet_while_large"] is False
+    assert got["full_while_large"] == 0
+    assert got["quiet_once_freed"] is True
+    assert got["quiet_large_not_late"] is False
+    assert got["quiet_large_late"] is True
+    assert got["full"] == 2
+
+
 FIT_CHILD = (
     RSS_CHILD
     + """

@@ -196,9 +196,6 @@ UNTESTED: dict[str, str] = {
         "Clock and FakeClock, used by nearly every test; SystemClock in "
         "tests/web/test_daemon_process_clock.py"
     ),
-    "exporter/support/collector.py": (
-        "custom collectors: tests/exposition/test_store.py, tests/runtime/test_tuning.py"
-    ),
     "exporter/support/hoststep.py": "host clock steps: tests/traffic/test_host_clock.py",
     "exporter/support/malloc.py": "allocator settings: tests/runtime/test_tuning.py",
     "exporter/support/secrets.py": (

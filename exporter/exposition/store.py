@@ -27,8 +27,8 @@ log = structlog.get_logger("exporter.exposition")
 
 
 class Exposition:
-    """One rendered scrape body in both formats: kept gzip-compressed; the plain text is
-    decompressed when asked for (Prometheus always asks for gzip; the plain text is many times
+    """One rendered scrape body in both formats: kept gzip-compressed; a plain scrape
+    is decompressed as it is sent (``web.app``; Prometheus always asks for gzip; the plain text is many times
     larger). Both bodies share the compressed sample pieces; only the headers and the
     self-metrics differ. See docs/performance.md#how-cost-grows-with-resources."""
 
@@ -55,10 +55,6 @@ class Exposition:
     def compressed(self, fmt: Format) -> bytes:
         """The gzip body in ``fmt``."""
         return self.openmetrics_gzipped if fmt == "openmetrics" else self.gzipped
-
-    def text(self, fmt: Format) -> bytes:
-        """The plain body in ``fmt`` (decompressed on each call: call it off the loop)."""
-        return gzip.decompress(self.compressed(fmt))
 
 
 AfterRender = Callable[[bool, Exposition], None]

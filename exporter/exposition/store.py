@@ -27,9 +27,9 @@ log = structlog.get_logger("exporter.exposition")
 
 
 class Exposition:
-    """One rendered scrape body in both formats: kept gzip-compressed; a plain scrape
-    is decompressed as it is sent (``web.app``; Prometheus always asks for gzip; the plain text is many times
-    larger). Both bodies share the compressed sample pieces; only the headers and the
+    """One rendered scrape body in both formats: kept gzip-compressed; a plain scrape is
+    decompressed as it is sent (``web.app``; Prometheus always asks for gzip; the plain text
+    is many times larger). Both bodies share the compressed sample pieces; only the headers and the
     self-metrics differ. See docs/performance.md#how-cost-grows-with-resources."""
 
     __slots__ = ("gzipped", "openmetrics_gzipped", "rendered_at", "series", "upto")

@@ -26,7 +26,7 @@ _ROOTED = re.compile(r"(?<![\w/.-])(docs/[\w/.-]+\.md)#([\w-]+)")
 _LINKED = re.compile(r"\]\(((?:[\w./-]+\.md)?)#([\w-]+)\)")
 _NUMBERED = re.compile(
     r"""
-      \.md\#[\w-]+(?![\w-]),?\s*\(?\d    # docs/performance.md#optimisations, 4  /  (18)
+      \.md\#[\w-]+(?![\w-]),?\s*\(?\d{1,2}(?!\d)  # docs/performance.md#optimisations, 4  /  (18)
     | \*Optimisations\*,\s*\d            # docs/performance.md, *Optimisations*, 24
     | \b[Oo]ptimisations?\s\d            # optimisation 22, optimisations 13-20
     """,
@@ -132,10 +132,11 @@ def test_the_scan_finds_a_broken_anchor_and_a_numbered_item(tmp_path: Path) -> N
     code = tmp_path / "mod.py"
     code.write_text(
         "# docs/guide.md" + "#kept-heading is fine; docs/guide.md" + "#gone is not\n"
-        "# see docs/guide.md" + "#optimisations, 4 and optimisation" + " 22\n",
+        "# see docs/guide.md" + "#optimisations, 4 and optimisation" + " 22\n"
+        "# docs/guide.md" + "#kept-heading, 1000 resources: a figure, not an item\n",
         encoding="utf-8",
     )
     cited = [(line, name) for line, _, name in citations(code)]
-    assert cited == [(1, "gone"), (1, "kept-heading"), (2, "optimisations")]
+    assert cited == [(1, "gone"), (1, "kept-heading"), (2, "optimisations"), (3, "kept-heading")]
     assert [line for line, _ in numbered(code)] == [2]
     assert anchors(doc.read_text("utf-8")) == {"guide", "kept-heading"}

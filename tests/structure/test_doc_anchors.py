@@ -2,7 +2,9 @@
 
 Every ``docs/<file>.md#<anchor>`` in exporter/, tests/, bench/, README.md, CHANGELOG.md and
 docs/, and every Markdown link ``[...](<file>.md#<anchor>)`` or ``[...](#<anchor>)`` in the
-Markdown files, names a heading of that file by GitHub's anchor rules. A citation of a numbered
+Markdown files, names a heading of that file by GitHub's anchor rules; a doc cited by a title
+(``docs/<file>.md, *Title*``, ``(*Title*)`` or ``"Title"``) has a heading that begins with it or
+a bold lead-in (``**Title``) of a list item or paragraph. A citation of a numbered
 item (``#optimisations, 4``, ``*Optimisations*, 24``, ``optimisation 22``) breaks silently when
 the list is renumbered, so none is left: each item that is cited has a heading of its own.
 """
@@ -24,6 +26,8 @@ _LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _ROOTED = re.compile(r"(?<![\w/.-])(docs/[\w/.-]+\.md)#([\w-]+)")
 # A Markdown link's target with an anchor: ``(file.md#anchor)`` or ``(#anchor)``.
 _LINKED = re.compile(r"\]\(((?:[\w./-]+\.md)?)#([\w-]+)\)")
+# A doc cited by a title: ``docs/x.md, *Title*``, ``docs/x.md (*Title*)``, ``docs/x.md, "Title"``.
+_TITLED = re.compile(r'(?<![\w/.-])(docs/[\w/.-]+\.md)(?:,|\s\()\s*(?:\*([^*\n]+)\*|"([^"\n]+)")')
 _NUMBERED = re.compile(
     r"""
       \.md\#[\w-]+(?![\w-]),?\s*\(?\d{1,2}(?!\d)  # docs/performance.md#optimisations, 4  /  (18)
@@ -71,6 +75,22 @@ def citations(path: Path) -> list[tuple[int, Path, str]]:
     return sorted((text.count("\n", 0, at) + 1, target, name) for at, target, name in found)
 
 
+def titled(path: Path) -> list[tuple[int, Path, str]]:
+    """(line, cited file, title) of every citation of a doc by a title in ``path``."""
+    text = path.read_text(encoding="utf-8")
+    return [
+        (text.count("\n", 0, m.start()) + 1, ROOT / m.group(1), m.group(2) or m.group(3))
+        for m in _TITLED.finditer(text)
+    ]
+
+
+def has_title(text: str, title: str) -> bool:
+    """Whether a Markdown text has a heading that begins with ``title`` or a bold lead-in."""
+    wanted = title.strip().lower()
+    heads = (m.group(1).lower() for m in map(_HEADING.match, text.splitlines()) if m)
+    return any(head.startswith(wanted) for head in heads) or f"**{title.strip()}" in text
+
+
 def numbered(path: Path) -> list[tuple[int, str]]:
     """(line, text) of every citation of a numbered item in ``path``."""
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -95,6 +115,17 @@ def test_every_cited_anchor_is_a_heading_of_its_doc() -> None:
     assert len(CODE) > 300, "the scan found too few modules"
     assert len(MARKDOWN) > 15, "the scan found too few docs"
     assert _broken(CODE + MARKDOWN) == []
+
+
+def test_every_cited_title_is_a_heading_or_a_lead_in_of_its_doc() -> None:
+    missing = [
+        f"{path.relative_to(ROOT)}:{line}: {target.relative_to(ROOT)}, *{title}*"
+        for path in CODE + MARKDOWN
+        if path != Path(__file__).resolve()
+        for line, target, title in titled(path)
+        if not target.is_file() or not has_title(target.read_text("utf-8"), title)
+    ]
+    assert missing == []
 
 
 def test_no_code_or_doc_cites_a_numbered_item() -> None:
@@ -140,3 +171,9 @@ def test_the_scan_finds_a_broken_anchor_and_a_numbered_item(tmp_path: Path) -> N
     assert cited == [(1, "gone"), (1, "kept-heading"), (2, "optimisations"), (3, "kept-heading")]
     assert [line for line, _ in numbered(code)] == [2]
     assert anchors(doc.read_text("utf-8")) == {"guide", "kept-heading"}
+    guide = "# Guide\n## Kept heading: and more\n- **A lead-in.** Text.\n"
+    assert has_title(guide, "Kept heading")
+    assert has_title(guide, "A lead-in")
+    assert not has_title(guide, "Gone")
+    code.write_text('# docs/guide.md, *Kept heading*; docs/guide.md (*Gone*), docs/guide.md, "X"\n')
+    assert [title for _, _, title in titled(code)] == ["Kept heading", "Gone", "X"]

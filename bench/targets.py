@@ -2,9 +2,9 @@
 
 The limits are those set for one replica at 5,000 resources (issue 28); they are checked at
 every scale, so the table shows where each one starts to be missed. At 1,000 resources the
-figures must also be no worse than the ones published before this work (``AT_1000``, from
-docs/performance.md of 2026-11-22, the same machine); a tolerance of 10% (and 2 ms for the
-stalls) stands for the run-to-run noise of a shared machine, and the table says so.
+figures must also be no worse than the baseline (``AT_1000``, from
+docs/performance.md#the-baseline-of-2026-11-22, the same machine); a tolerance of 10% (and
+2 ms for the stalls) stands for the run-to-run noise of a shared machine, and the table says so.
 
 A scale measured with an aged start (``--aged-hours``) is also held to ``AGED_TARGETS``
 (issue 52): its worst /healthz answer over the steady phase, its RSS against the fresh start's
@@ -70,7 +70,7 @@ AGED_TARGETS = (
                lambda r: 10.0, "<= 10 s", 2),
 )  # fmt: skip
 
-# docs/performance.md, 2026-11-22 (before issue 28), 1000 resources, `--steady-seconds 300`
+# docs/performance.md#the-baseline-of-2026-11-22, 1000 resources, `--steady-seconds 300`
 AT_1000 = {
     "worst loop stall, /healthz": 39.0,
     "worst loop stall, in-process probe": 36.0,

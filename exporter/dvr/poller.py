@@ -142,7 +142,7 @@ class DvrPoller:
         by_stream = {s: nodes for s, (_, nodes) in current.items()}
         with bound_contextvars(account=account):  # the poll's own lines (see support.logs)
             # built on the refresh thread, not on the event loop
-            # (docs/performance.md#optimisations, 14)
+            # (docs/performance.md#full-collections-deferred-the-dvr-fragment-off-the-loop)
             fragment = await off_loop(dvr_fragment, account, by_stream, self._store.selection)
             self._store.publish(store_key(account), fragment, max_age=self.max_age)
             log.debug("dvr_polled", streams=len(streams), failed=len(failures))

@@ -15,7 +15,8 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-LEVEL = 3  # zlib level of a fragment's pieces (docs/performance.md, *Optimisations*, 24)
+# zlib level of a fragment's pieces (docs/performance.md#zlib-level-3-for-a-fragments-pieces)
+LEVEL = 3
 _HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # deflate, no name, mtime 0, OS unknown
 _FINAL = zlib.compressobj(LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS).flush()  # empty final block
 _POLY = 0xEDB88320  # CRC-32, reflected

@@ -66,7 +66,8 @@ def render_chunks(
 ) -> Iterator[bytes]:
     """The sample lines of one family, ``lines`` at a time (so a family of 100,000 series is
     compressed without its whole text in memory at once). Label texts are memoised for this
-    call (``lines.Lines``). See docs/performance.md#optimisations (1, 25).
+    call (``lines.Lines``). See docs/performance.md#each-fragment-compressed-once-gzip-pieces-joined
+    and docs/performance.md#a-familys-pieces-joined-as-one-run.
     """
     render = Lines(spec.name, spec.labels).render
     labels: list[tuple[str, ...]] = []

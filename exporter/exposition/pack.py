@@ -10,7 +10,7 @@ taken over from the previous fragment (interned; ``samples.Samples``).
 Compression runs on a thread of its own (zlib releases the GIL), so chunk N is compressed
 while chunk N+1 is rendered; at most ``PENDING`` chunks wait for it. Rendering stays in the
 calling thread (a worker, never the event loop), one chunk's text at a time. See
-docs/performance.md#optimisations (7).
+docs/performance.md#incremental-packing-in-chunks.
 """
 
 from __future__ import annotations

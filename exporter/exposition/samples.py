@@ -8,7 +8,7 @@ Why chunks: the garbage collector visits every reference a young container holds
 collection stops every thread, the event loop's included. One list or tuple of all of a
 large family's label tuples was visited whole each time a young or middle collection met it,
 and the collections are triggered by whichever thread allocates, so the loop paid for the
-worker thread building the family (docs/performance.md#optimisations, 17). In chunks,
+worker thread building the family (docs/performance.md#label-tuples-in-chunks-of-2000). In chunks,
 no container holds more than ``CHUNK`` references: each chunk is a tuple visited once while
 young, after which the collector stops tracking it (a tuple of tuples of strings), and the
 family holds a list of chunks (a tuple once packed).
@@ -153,7 +153,8 @@ class Samples(Sequence[Sample]):
         self.values: array[float] = array("d")
         # The same family in the fragment this one replaces: a label tuple equal to the one at
         # the same position there is taken over as it is added, so the tuple just built is
-        # freed at once instead of living until packing (docs/performance.md#optimisations, 12).
+        # freed at once instead of living until packing
+        # (docs/performance.md#c-heaps-and-label-tuples-at-5000-resources).
         # Dropped when packed.
         self.like = like
         # ``group``: the label whose value keeps a run of series together (a resource's id);

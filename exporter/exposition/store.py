@@ -20,7 +20,8 @@ from exporter.support.offloop import off_loop
 
 BACKGROUND_NOTE = " Polled in the background, not at scrape time."
 # The extra text (the self-metrics) is compressed at every render, unlike a fragment's chunks
-# (once per change): zlib's fastest level. See docs/performance.md#optimisations (22).
+# (once per change): zlib's fastest level. See
+# docs/performance.md#self-metrics-text-and-the-state-files-numbers-written-cheaply.
 EXTRA_LEVEL = 1
 
 log = structlog.get_logger("exporter.exposition")

@@ -149,7 +149,7 @@ class RestreamPoller:
             # pure work per resource (secrets, URL cleaning, fingerprints, schedules,
             # signatures): in a worker thread, so many resources do not hold the event loop.
             # See docs/performance.md#figures-behind-the-code and
-            # docs/performance.md#optimisations (18).
+            # docs/performance.md#reply-work-in-the-worker-threads-not-on-the-loop.
             fragment, duplicates, sigs = await off_loop(
                 _digest_status,
                 self._redactor,
@@ -232,7 +232,8 @@ class RestreamPoller:
         reads = [(rid, task.result()) for rid, task in zip(plan, tasks, strict=True)]
         with bound_contextvars(account=account):  # the poll's own lines (see support.logs)
             # the secrets learned, the points folded into the changes and the fragment built in
-            # a worker thread, not on the event loop (docs/performance.md#optimisations, 18)
+            # a worker thread, not on the event loop
+            # (docs/performance.md#reply-work-in-the-worker-threads-not-on-the-loop)
             state, fragment = await off_loop(
                 _digest_history,
                 self._redactor,

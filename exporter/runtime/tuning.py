@@ -3,7 +3,8 @@
 The heavy steps of a refresh (parsing a thousand resources, building and compressing their
 fragment) run in worker threads, but they share the GIL with the event loop. Three settings keep
 ``/metrics`` and ``/healthz`` answering while they run (the figures:
-docs/performance.md#optimisations, 4, 9 and 19):
+docs/performance.md#interpreter-settings-for-serving, docs/performance.md#fewer-full-collections
+and docs/performance.md#a-02-ms-switch-interval):
 
 - a switch interval of ``SWITCH_INTERVAL_SECONDS``, far below Python's default: the loop
   thread waits about that long for the GIL after each socket call, and a task step making

@@ -3,7 +3,8 @@
 A full collection visits every object the collector tracks. At rest that is the daemon's own
 long-lived state, a short pause. In the middle of a refresh it is also every reply, record and
 range the polls hold at that moment, and the pause stops every thread, event loop included,
-many times as long (docs/performance.md#optimisations, 14).
+many times as long
+(docs/performance.md#full-collections-deferred-the-dvr-fragment-off-the-loop).
 So once ``defer_full_collections`` ran (``tune_for_serving``):
 
 - Python starts a full collection by itself only after ``FULL_AFTER`` middle ones (a safety
@@ -21,7 +22,8 @@ So once ``defer_full_collections`` ran (``tune_for_serving``):
 
 Objects that can hold no reference cycle are left out of the collector's lists altogether
 (``untrack``): what a full collection visits is what is left, and a poll's per-resource rows
-and counters are most of the heap at scale (docs/performance.md#optimisations, 29).
+and counters are most of the heap at scale
+(docs/performance.md#what-a-full-collection-visits-left-out-of-it).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 long for a large reply or state file, so even in a worker thread they stop the event loop that
 long. Here the outer containers are walked in Python and each element (a row or a series)
 goes through the same C decoder or encoder on its own; between elements the interpreter may
-hand the GIL to the loop. See docs/performance.md#optimisations (5).
+hand the GIL to the loop. See docs/performance.md#json-a-piece-at-a-time.
 
 Both give exactly the standard library's result (tests compare them on generated documents):
 
@@ -97,7 +97,7 @@ def _value(text: str, i: int, depth: int) -> tuple[Any, int]:
     if type(value) is dict:
         # json shares equal keys within one call only: each element decoded on its own would
         # hold its own copies of the same keys, in every row of a reply. One shared copy of each
-        # instead (docs/performance.md#optimisations, 13).
+        # instead (docs/performance.md#memory-of-a-traffic-minute-read).
         value = {intern(k): v for k, v in value.items()}
     return value, end
 
@@ -168,7 +168,7 @@ def _after(text: str, i: int, close: str) -> tuple[bool, int]:
 class Encoded(str):
     """A value's JSON text, encoded ahead (``encoded``): ``dumps`` puts it in as it is. A large
     document built of them holds short strings instead of its lists and numbers, a fraction of
-    their memory. See docs/performance.md#optimisations (13)."""
+    their memory. See docs/performance.md#memory-of-a-traffic-minute-read."""
 
     __slots__ = ()
 

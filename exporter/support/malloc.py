@@ -5,7 +5,9 @@ rendered text, compressed pieces, arrays of values) comes from the C allocator. 
 each thread that allocates its own heap (up to 8 per core), and a heap's freed pages stay in
 the process until its top is free. A refresh decodes, renders and compresses in worker threads,
 so after one refresh several heaps each keep the high-water mark of what their thread held.
-Three settings bring that back (the figures: docs/performance.md#optimisations, 12 and 16):
+Three settings bring that back (the figures:
+docs/performance.md#c-heaps-and-label-tuples-at-5000-resources and
+docs/performance.md#the-mmap-threshold-fitted-above-the-metrics-body):
 
 - at most ``ARENAS`` heaps (``mallopt(M_ARENA_MAX)``): threads share them, so the pages one
   thread freed serve the next thread's buffers;
@@ -27,7 +29,8 @@ from functools import cache
 ARENAS = 2
 # Large reply bodies above it; a /metrics body's unsent rest, which asyncio copies on every
 # scrape, below it (a lower threshold mapped and faulted those pages at each scrape). Raised
-# above a larger body by ``fit``. See docs/performance.md#optimisations (12, 16).
+# above a larger body by ``fit``. See docs/performance.md#c-heaps-and-label-tuples-at-5000-resources
+# and docs/performance.md#the-mmap-threshold-fitted-above-the-metrics-body.
 MMAP_THRESHOLD = 4 << 20
 MMAP_THRESHOLD_MAX = 32 << 20  # glibc's largest on 64-bit systems
 TRIM_THRESHOLD = 2 * MMAP_THRESHOLD  # what glibc's own adjustment would pair with it

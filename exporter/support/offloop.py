@@ -5,7 +5,7 @@ Python work: it holds the GIL, and each thread that wants the GIL competes with 
 for it. Spread over asyncio's default executor and the traffic poller's own thread, a refresh
 had several threads computing at once beside the loop; on one thread there are fewer forced
 switches between computing threads, and less CPU and loop lag. See
-docs/performance.md#optimisations (20).
+docs/performance.md#one-thread-for-a-refreshs-work.
 
 Steps run one at a time in the order submitted, so the traffic poller's steps keep their
 order. A request handler's own work (a scrape's plain text, a password check, an admin

@@ -439,7 +439,8 @@ def build_fragment(
     (the poller sets it to the store's sequence once published). ``previous``: the fragment
     this one replaces; a resource it had whole takes its label tuples from it (found where
     it says, ``blocks.Carry``), so a build of the same resources makes no label tuple and
-    adds each family's values at once (docs/performance.md#optimisations, 27).
+    adds each family's values at once
+    (docs/performance.md#a-traffic-publishs-per-series-work-done-by-maps).
     """
     wants = view.selection.wants
     before = previous.samples if previous is not None else {}

@@ -48,8 +48,9 @@ HEADERS: dict[str, tuple[str, ...] | None] = {
     "Content-Security-Policy": None,
 }
 BCRYPT_HASH = re.compile(r"\$2[abxy]?\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
-# The highest bcrypt cost taken: each step doubles a check (docs/performance.md, bcrypt), and
-# a scrape, or an unknown user's dummy check, should not cost seconds of a core.
+# The highest bcrypt cost taken: each step doubles a check (bcrypt in
+# docs/performance.md#figures-behind-the-code), and a scrape, or an unknown user's dummy check,
+# should not cost seconds of a core.
 MAX_BCRYPT_COST = 14
 
 

@@ -122,7 +122,7 @@ def f() -> None:
 def test_the_scan_lets_invariants_through() -> None:
     source = '''"""Retries after 30 s, then twice as long, with up to 20 % jitter; 5 x interval old.
 
-At most ``MAX`` requests in any 60 seconds; see docs/performance.md#optimisations (22).
+At most ``MAX`` requests in any 60 seconds; see docs/performance.md#json-a-piece-at-a-time.
 """
 '''
     assert figures("demo.py", source) == []

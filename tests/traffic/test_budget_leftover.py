@@ -1,5 +1,5 @@
 """Under a request budget, a catch-up spends all of it: the first reads go first, and a
-settle read takes what they leave (docs/windowing.md, *Request budget*)."""
+settle read takes what they leave (docs/windowing.md, *Under limits*)."""
 
 from __future__ import annotations
 

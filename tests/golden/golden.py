@@ -38,7 +38,7 @@ from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.buildinfo import build_info
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
-from exporter.web.daemon import SERVICE, create_app
+from tests.rig.daemon import running
 
 GOLDEN = Path(__file__).with_name("exposition.prom")
 T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z
@@ -80,27 +80,22 @@ async def polled() -> AsyncIterator[tuple[web.Application, str]]:
         },
         env={},
     )
-    app = await create_app(conf, clock=clock, schedule=False, timing=EXACT)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
     try:
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        port = runner.addresses[0][1]
-        ctx, service = app[CTX], app[SERVICE]
-        ctx.client.backoff_seconds = 0.0
-        scheduler = service.scheduler  # its jobs are in: create_app served the account
-        end = T0 + MINUTES * 60
-        while (due := scheduler.next_due()) is not None and due < end:
-            clock.set(due)
-            await scheduler.run_due()
-            # Prometheus reads /metrics between two polls (a new counter series is held at 0
-            # until a scrape was answered with it)
-            ctx.store.mark_served(await ctx.store.render())
-        clock.set(end)
-        await ctx.store.render()  # /metrics serves what the last render swapped in
-        yield app, f"http://127.0.0.1:{port}"
+        async with running(conf, clock, timing=EXACT) as daemon:
+            ctx, service = daemon.ctx, daemon.service
+            ctx.client.backoff_seconds = 0.0
+            scheduler = service.scheduler  # its jobs are in: create_app served the account
+            end = T0 + MINUTES * 60
+            while (due := scheduler.next_due()) is not None and due < end:
+                clock.set(due)
+                await scheduler.run_due()
+                # Prometheus reads /metrics between two polls (a new counter series is held
+                # at 0 until a scrape was answered with it)
+                ctx.store.mark_served(await ctx.store.render())
+            clock.set(end)
+            await ctx.store.render()  # /metrics serves what the last render swapped in
+            yield daemon.app, daemon.url
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()
 
 

@@ -33,11 +33,13 @@ Tls = Callable[[web.Application], ssl.SSLContext | None]
 
 @dataclass
 class Daemon:
-    """A running daemon: its app, its base URL and an HTTP client for it (plain HTTP)."""
+    """A running daemon: its app, its base URL, an HTTP client for it (plain HTTP) and the
+    runner that serves it (``runner.server.connections``: the connections open)."""
 
     app: web.Application
     url: str
     client: aiohttp.ClientSession  # requests by path: ``await daemon.client.get("/metrics")``
+    runner: web.AppRunner
 
     @property
     def ctx(self) -> Context:
@@ -55,12 +57,16 @@ async def running(
     *,
     tls: Tls | None = None,
     shutdown_timeout: float = 1.0,
+    before_start: Callable[[web.Application], Awaitable[None]] | None = None,
     **create: Any,
 ) -> AsyncIterator[Daemon]:
     """The daemon of ``settings`` on ``clock`` (None: the process clock), served until the
-    block ends; ``create`` goes to ``create_app`` (``timing``, ``redactor``, ``web_config``,
-    ``load``, ``telemetry_path``, ``enable_lifecycle``)."""
+    block ends; ``before_start`` is given the app built and not started yet (its renderer
+    not running); ``create`` goes to ``create_app`` (``timing``, ``redactor``,
+    ``web_config``, ``load``, ``telemetry_path``, ``enable_lifecycle``)."""
     app = await create_app(settings, clock=clock, schedule=False, **create)
+    if before_start is not None:
+        await before_start(app)
     context = tls(app) if tls is not None else None
     runner, port = await serve(
         app, "127.0.0.1", 0, settings.server, context, shutdown_timeout=shutdown_timeout
@@ -69,7 +75,7 @@ async def running(
         url = f"{'https' if context else 'http'}://127.0.0.1:{port}"
         jar = aiohttp.CookieJar(unsafe=True)  # cookies of 127.0.0.1 kept, as a browser does
         async with aiohttp.ClientSession(base_url=url, cookie_jar=jar) as client:
-            yield Daemon(app, url, client)
+            yield Daemon(app, url, client, runner)
     finally:
         await runner.cleanup()
 

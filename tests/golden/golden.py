@@ -1,10 +1,10 @@
 """The golden exposition: what ``/metrics`` shows for a fixed simulator and an injected clock.
 
-The whole daemon (``create_app`` without its timers) polls the simulator (fixed seed, small
-data set, one account) over HTTP on 127.0.0.1 for ``MINUTES`` of platform time: the real
-scheduler runs every job when it falls due on a FakeClock (``Scheduler.run_due``), with
-``EXACT`` timing (no jitter, no spread of first runs) so each run's instant is fixed. The
-rendered exposition is then made independent of the machine:
+The whole daemon (``create_app`` without its timers, started by tests/rig/daemon.py) polls the
+simulator (fixed seed, small data set, one account) over HTTP on 127.0.0.1 for ``MINUTES`` of
+platform time: the real scheduler runs every job when it falls due on a FakeClock
+(``Scheduler.run_due``), with ``EXACT`` timing (no jitter, no spread of first runs) so each
+run's instant is fixed. The rendered exposition is then made independent of the machine:
 
 - durations are real time (a poll takes what it takes on this machine), so the two duration
   histograms are written as if every observation took 0 s: each bucket holds the count, the

@@ -31,7 +31,8 @@ from exporter.runtime.summary import account_summary
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
-from exporter.web.daemon import SERVICE, create_app
+from exporter.web.daemon import SERVICE
+from tests.rig.daemon import running
 
 ACCOUNT = "demo-media"
 WIDGETS = MetricSpec(
@@ -213,16 +214,12 @@ async def daemon(toy: None) -> AsyncIterator[tuple[web.Application, str]]:
         env={},
         areas=registry.settings_sections(),
     )
-    app = await create_app(settings, clock=clock, schedule=False, timing=EXACT)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
     try:
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        await app[SERVICE].scheduler.run_due()
-        await app[CTX].store.render()
-        yield app, f"http://127.0.0.1:{runner.addresses[0][1]}"
+        async with running(settings, clock, timing=EXACT) as started:
+            await started.service.scheduler.run_due()
+            await started.ctx.store.render()
+            yield started.app, started.url
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()
 
 

@@ -1,10 +1,10 @@
 """The golden exposition: what ``/metrics`` shows for a fixed simulator and an injected clock.
 
-The whole daemon (``create_app`` without its timers) polls the simulator (fixed seed, small
-data set, one account) over HTTP on 127.0.0.1 for ``MINUTES`` of platform time: the real
-scheduler runs every job when it falls due on a FakeClock (``Scheduler.run_due``), with
-``EXACT`` timing (no jitter, no spread of first runs) so each run's instant is fixed. The
-rendered exposition is then made independent of the machine:
+The whole daemon (``create_app`` without its timers, started by tests/rig/daemon.py) polls the
+simulator (fixed seed, small data set, one account) over HTTP on 127.0.0.1 for ``MINUTES`` of
+platform time: the real scheduler runs every job when it falls due on a FakeClock
+(``Scheduler.run_due``), with ``EXACT`` timing (no jitter, no spread of first runs) so each
+run's instant is fixed. The rendered exposition is then made independent of the machine:
 
 - durations are real time (a poll takes what it takes on this machine), so the two duration
   histograms are written as if every observation took 0 s: each bucket holds the count, the
@@ -38,7 +38,7 @@ from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.buildinfo import build_info
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
-from exporter.web.daemon import SERVICE, create_app
+from tests.rig.daemon import running
 
 GOLDEN = Path(__file__).with_name("exposition.prom")
 T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z
@@ -80,27 +80,22 @@ async def polled() -> AsyncIterator[tuple[web.Application, str]]:
         },
         env={},
     )
-    app = await create_app(conf, clock=clock, schedule=False, timing=EXACT)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
     try:
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        port = runner.addresses[0][1]
-        ctx, service = app[CTX], app[SERVICE]
-        ctx.client.backoff_seconds = 0.0
-        scheduler = service.scheduler  # its jobs are in: create_app served the account
-        end = T0 + MINUTES * 60
-        while (due := scheduler.next_due()) is not None and due < end:
-            clock.set(due)
-            await scheduler.run_due()
-            # Prometheus reads /metrics between two polls (a new counter series is held at 0
-            # until a scrape was answered with it)
-            ctx.store.mark_served(await ctx.store.render())
-        clock.set(end)
-        await ctx.store.render()  # /metrics serves what the last render swapped in
-        yield app, f"http://127.0.0.1:{port}"
+        async with running(conf, clock, timing=EXACT) as daemon:
+            ctx, service = daemon.ctx, daemon.service
+            ctx.client.backoff_seconds = 0.0
+            scheduler = service.scheduler  # its jobs are in: create_app served the account
+            end = T0 + MINUTES * 60
+            while (due := scheduler.next_due()) is not None and due < end:
+                clock.set(due)
+                await scheduler.run_due()
+                # Prometheus reads /metrics between two polls (a new counter series is held
+                # at 0 until a scrape was answered with it)
+                ctx.store.mark_served(await ctx.store.render())
+            clock.set(end)
+            await ctx.store.render()  # /metrics serves what the last render swapped in
+            yield daemon.app, daemon.url
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()
 
 

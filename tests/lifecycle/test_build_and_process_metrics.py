@@ -8,19 +8,17 @@ import re
 import subprocess
 from pathlib import Path
 
-from aiohttp.test_utils import TestClient, TestServer
-
 from exporter.config import parse_config
 from exporter.support.buildinfo import build_info
 from exporter.support.clock import FakeClock
-from exporter.web.daemon import create_app
+from tests.rig.daemon import running
 
 CONFIG = {"upstream": {"base_url": "http://127.0.0.1:9", "token": "t0ken"}, "accounts": ["a"]}
 
 
 async def test_metrics_has_process_and_python_info_and_full_build_info() -> None:
-    app = await create_app(parse_config(CONFIG, env={}), clock=FakeClock(), schedule=False)
-    async with TestClient(TestServer(app)) as client:
+    async with running(parse_config(CONFIG, env={}), FakeClock()) as daemon:
+        client = daemon.client
         text = await (await client.get("/metrics")).text()
     cpu = re.search(r"^process_cpu_seconds_total ([0-9.e+]+)$", text, re.M)
     rss = re.search(r"^process_resident_memory_bytes ([0-9.e+]+)$", text, re.M)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
 
 from exporter.config import parse_config
 from exporter.simulator import SimConfig, Simulator, serve
@@ -15,7 +14,7 @@ from exporter.support.clock import FakeClock
 from exporter.traffic import audit_record
 from exporter.traffic import state as state_module
 from exporter.web.app import AREAS
-from exporter.web.daemon import SERVICE, create_app
+from tests.rig.daemon import running
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
 ACCOUNT = "demo-media"
@@ -34,18 +33,13 @@ async def _run(sim_url: str, token: str, clock: FakeClock, state: Path, minutes:
         },
         env={},
     )
-    app = await create_app(settings, clock=clock, schedule=False)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    try:
-        service = app[SERVICE]
+    async with running(settings, clock) as daemon:
+        service = daemon.service
         (job,) = service.jobs(ACCOUNT)
         for _ in range(minutes * 4):
             await service.ctx.runner.run(job.area, ACCOUNT, job.poll)
             clock.advance(job.seconds)
-        return len(app[AREAS].traffic.history.points(ACCOUNT))
-    finally:
-        await runner.cleanup()
+        return len(daemon.app[AREAS].traffic.history.points(ACCOUNT))
 
 
 async def test_charts_start_from_the_kept_hour_after_a_restart(tmp_path: Path) -> None:
@@ -67,17 +61,23 @@ async def test_charts_start_from_the_kept_hour_after_a_restart(tmp_path: Path) -
             },
             env={},
         )
-        app = await create_app(settings, clock=clock, schedule=False)
-        history = app[AREAS].traffic.history
-        assert len(history.points(ACCOUNT)) == charted  # before any poll of the new process
-        async with TestClient(TestServer(app)) as client:
-            page = await (await client.get("/")).text()
+
+        async def restored(app: web.Application) -> None:  # built, not started yet
+            history = app[AREAS].traffic.history
+            assert len(history.points(ACCOUNT)) == charted  # before any poll of the new process
+
+        async with running(settings, clock, before_start=restored) as daemon:
+            page = await (await daemon.client.get("/")).text()
         assert "No traffic data yet" not in page
         assert page.count("<polyline") >= 3  # requests, bandwidth and hit ratio
 
         clock.advance(3600)  # an hour later, the kept points are too old to chart
-        app = await create_app(settings, clock=clock, schedule=False)
-        assert app[AREAS].traffic.history.points(ACCOUNT) == ()
+
+        async def too_old(app: web.Application) -> None:
+            assert app[AREAS].traffic.history.points(ACCOUNT) == ()
+
+        async with running(settings, clock, before_start=too_old):
+            pass
     finally:
         await sim_runner.cleanup()
 
@@ -93,8 +93,12 @@ async def test_a_damaged_charts_file_is_ignored(tmp_path: Path) -> None:
         },
         env={},
     )
-    app = await create_app(settings, clock=FakeClock(T0), schedule=False)
-    assert app[AREAS].traffic.history.points("a") == ()
+
+    async def ignored(app: web.Application) -> None:
+        assert app[AREAS].traffic.history.points("a") == ()
+
+    async with running(settings, FakeClock(T0), before_start=ignored):
+        pass
 
 
 async def test_the_charts_file_and_the_audit_record_are_written_off_the_event_loop(

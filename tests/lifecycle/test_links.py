@@ -8,11 +8,9 @@ import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
 
-from aiohttp.test_utils import TestClient, TestServer
-
 from exporter.config import parse_config
 from exporter.support.clock import FakeClock
-from exporter.web.daemon import create_app
+from tests.rig.daemon import running
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,8 +33,8 @@ async def test_every_landing_page_link_answers_on_the_app_itself() -> None:
         },
         env={},
     )
-    app = await create_app(settings, clock=FakeClock(), schedule=False, telemetry_path="/probe")
-    async with TestClient(TestServer(app)) as client:
+    async with running(settings, FakeClock(), telemetry_path="/probe") as daemon:
+        client = daemon.client
         parser = _Links()
         page = await (await client.get("/")).text()
         parser.feed(page)

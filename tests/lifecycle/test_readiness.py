@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
 from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
@@ -18,8 +17,9 @@ from exporter.config import parse_config
 from exporter.dvr.area import NOT_CONFIGURED
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
-from exporter.web.daemon import SERVICE, create_app
+from exporter.web.daemon import SERVICE
 from exporter.web.landing import render_landing
+from tests.rig.daemon import running
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
 Ready = Callable[[], Awaitable[tuple[int, dict[str, Any]]]]
@@ -54,12 +54,11 @@ async def polled(
         },
         env={},
     )
-    app = await create_app(settings, clock=clock, schedule=False)
-    if app_out is not None:
-        app_out.append(app)
     try:
-        async with TestClient(TestServer(app)) as client:
-            service = app[SERVICE]
+        async with running(settings, clock) as daemon:
+            if app_out is not None:
+                app_out.append(daemon.app)
+            client, service = daemon.client, daemon.service
             service.ctx.client.backoff_seconds = 0.0
             with capture_logs(processors=[merge_contextvars]) as logs:
                 for account in service.ctx.accounts:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import structlog
 import yaml
-from aiohttp import web
 
 from exporter.config import load_config, parse_config
 from exporter.runtime.reload import changed_keys, live_settings
@@ -15,8 +14,9 @@ from exporter.runtime.scheduler import JobKey
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.traffic.settings import TRAFFIC_SECTION
-from exporter.web.daemon import RELOADER, SERVICE, create_app
+from exporter.web.daemon import RELOADER, SERVICE
 from tests.lifecycle.daemon import sample
+from tests.rig.daemon import running
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
 
@@ -33,60 +33,58 @@ async def test_selection_intervals_and_accounts_apply_and_counters_stay() -> Non
         "talking_head": {"enabled": False},
     }
     old = parse_config(base, env={})
-    app = await create_app(old, clock=clock, schedule=False)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
     try:
-        service = app[SERVICE]
-        ctx = service.ctx
+        async with running(old, clock) as daemon:
+            app = daemon.app
+            service = app[SERVICE]
+            ctx = service.ctx
 
-        async def poll_all(minutes: int) -> str:
-            for _ in range(minutes * 4):
-                for account in ctx.accounts:
-                    for job in service.jobs(account):
-                        await ctx.runner.run(job.area, account, job.poll, job.name)
-                # Prometheus reads /metrics between two polls (a new counter series is held
-                # at 0 until a scrape was answered with it)
-                ctx.store.mark_served(ctx.store.render_sync())
-                clock.advance(15)
-            return ctx.store.render_sync().plain.decode()
+            async def poll_all(minutes: int) -> str:
+                for _ in range(minutes * 4):
+                    for account in ctx.accounts:
+                        for job in service.jobs(account):
+                            await ctx.runner.run(job.area, account, job.poll, job.name)
+                    # Prometheus reads /metrics between two polls (a new counter series is held
+                    # at 0 until a scrape was answered with it)
+                    ctx.store.mark_served(ctx.store.render_sync())
+                    clock.advance(15)
+                return ctx.store.render_sync().plain.decode()
 
-        text = await poll_all(6)
-        requests = 'cdnvideo_account_requests_total{account="demo-media",side="edge"}'
-        before = float(text.split(requests + " ", 1)[1].split("\n", 1)[0])
-        assert before > 0
+            text = await poll_all(6)
+            requests = 'cdnvideo_account_requests_total{account="demo-media",side="edge"}'
+            before = float(text.split(requests + " ", 1)[1].split("\n", 1)[0])
+            assert before > 0
 
-        new = parse_config(
-            {
-                **base,
-                "accounts": ["demo-media", "demo-shop"],
-                "restream": {"interval_seconds": 45},
-                "metrics": {"exclude": ["^cdnvideo_account_bandwidth_bytes_per_second$"]},
-                "traffic": {"per_resource": False, "delay_seconds": 60},  # needs a restart
-            },
-            env={},
-        )
-        live = live_settings(old, new)
-        assert changed_keys(old, live) == [
-            "accounts",
-            "restream.interval_seconds",
-            "metrics.exclude",
-        ]
-        assert changed_keys(live, new) == ["traffic.delay_seconds"]
-        service.reconfigure(live)
-        assert service.scheduler.interval(JobKey("restream", "demo-shop")) == 45
-        assert service.scheduler.interval(JobKey("restream", "demo-media")) == 45
+            new = parse_config(
+                {
+                    **base,
+                    "accounts": ["demo-media", "demo-shop"],
+                    "restream": {"interval_seconds": 45},
+                    "metrics": {"exclude": ["^cdnvideo_account_bandwidth_bytes_per_second$"]},
+                    "traffic": {"per_resource": False, "delay_seconds": 60},  # needs a restart
+                },
+                env={},
+            )
+            live = live_settings(old, new)
+            assert changed_keys(old, live) == [
+                "accounts",
+                "restream.interval_seconds",
+                "metrics.exclude",
+            ]
+            assert changed_keys(live, new) == ["traffic.delay_seconds"]
+            service.reconfigure(live)
+            assert service.scheduler.interval(JobKey("restream", "demo-shop")) == 45
+            assert service.scheduler.interval(JobKey("restream", "demo-media")) == 45
 
-        text = await poll_all(6)
-        after = float(text.split(requests + " ", 1)[1].split("\n", 1)[0])
-        assert after > before  # the counter went on from where it was
-        assert "cdnvideo_account_bandwidth_bytes_per_second{" not in text
-        assert 'cdnvideo_up{account="demo-shop",area="restream"} 1.0' in text
-        assert TRAFFIC_SECTION.of(ctx.settings) == dataclasses.replace(
-            TRAFFIC_SECTION.of(old)
-        )  # kept for a restart
+            text = await poll_all(6)
+            after = float(text.split(requests + " ", 1)[1].split("\n", 1)[0])
+            assert after > before  # the counter went on from where it was
+            assert "cdnvideo_account_bandwidth_bytes_per_second{" not in text
+            assert 'cdnvideo_up{account="demo-shop",area="restream"} 1.0' in text
+            assert TRAFFIC_SECTION.of(ctx.settings) == dataclasses.replace(
+                TRAFFIC_SECTION.of(old)
+            )  # kept for a restart
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()
 
 
@@ -105,33 +103,31 @@ async def test_a_reload_applies_the_selection_to_metrics_at_once() -> None:
     }
     changed = {"exclude": ["^cdnvideo_resource_", "^cdnvideo_restream_resource_info$"]}
     settings = [parse_config(base, env={})]
-    app = await create_app(settings[0], clock=clock, schedule=False, load=lambda: settings[-1])
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
     try:
-        service = app[SERVICE]
-        ctx = service.ctx
-        for _ in range(6 * 4):
-            for job in service.jobs("demo-media"):
-                await ctx.runner.run(job.area, "demo-media", job.poll, job.name)
-            clock.advance(15)
-        before = (await ctx.store.render()).plain.decode()
-        requests = 'cdnvideo_account_requests_total{account="demo-media",side="edge"}'
-        assert "cdnvideo_resource_requests_total{" in before
-        assert "cdnvideo_restream_resource_info{" in before
-        assert "cdnvideo_account_edge_hit_ratio{" not in before
+        async with running(settings[0], clock, load=lambda: settings[-1]) as daemon:
+            app = daemon.app
+            service = app[SERVICE]
+            ctx = service.ctx
+            for _ in range(6 * 4):
+                for job in service.jobs("demo-media"):
+                    await ctx.runner.run(job.area, "demo-media", job.poll, job.name)
+                clock.advance(15)
+            before = (await ctx.store.render()).plain.decode()
+            requests = 'cdnvideo_account_requests_total{account="demo-media",side="edge"}'
+            assert "cdnvideo_resource_requests_total{" in before
+            assert "cdnvideo_restream_resource_info{" in before
+            assert "cdnvideo_account_edge_hit_ratio{" not in before
 
-        settings.append(parse_config({**base, "metrics": changed}, env={}))
-        outcome = await app[RELOADER].reload()
-        assert outcome.applied == ("metrics.exclude",)
-        after = ctx.store.exposition.plain.decode()
-        assert "cdnvideo_resource_" not in after
-        assert "cdnvideo_restream_resource_info{" not in after
-        assert "cdnvideo_restream_up{" in after
-        assert "cdnvideo_account_edge_hit_ratio{" in after
-        assert line(after, requests) == line(before, requests)
+            settings.append(parse_config({**base, "metrics": changed}, env={}))
+            outcome = await app[RELOADER].reload()
+            assert outcome.applied == ("metrics.exclude",)
+            after = ctx.store.exposition.plain.decode()
+            assert "cdnvideo_resource_" not in after
+            assert "cdnvideo_restream_resource_info{" not in after
+            assert "cdnvideo_restream_up{" in after
+            assert "cdnvideo_account_edge_hit_ratio{" in after
+            assert line(after, requests) == line(before, requests)
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()
 
 
@@ -157,30 +153,28 @@ async def test_a_reload_sends_the_token_a_rotated_token_file_holds(tmp_path: Pat
             }
         )
     )
-    app = await create_app(
-        load_config(config, env={}), clock=clock, schedule=False, load=lambda: load_config(config)
-    )
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
     try:
-        service = app[SERVICE]
-        ctx = service.ctx
+        async with running(
+            load_config(config, env={}), clock, load=lambda: load_config(config)
+        ) as daemon:
+            app = daemon.app
+            service = app[SERVICE]
+            ctx = service.ctx
 
-        async def up() -> float | None:
-            for job in service.jobs("demo-media"):
-                await ctx.runner.run(job.area, "demo-media", job.poll, job.name)
-            text = (await ctx.store.render()).plain.decode()
-            return sample(text, 'cdnvideo_up{account="demo-media",area="restream"}')
+            async def up() -> float | None:
+                for job in service.jobs("demo-media"):
+                    await ctx.runner.run(job.area, "demo-media", job.poll, job.name)
+                text = (await ctx.store.render()).plain.decode()
+                return sample(text, 'cdnvideo_up{account="demo-media",area="restream"}')
 
-        assert await up() == 0.0  # the platform refuses the old token
-        token_file.write_text(sim.token + "\n")
-        with structlog.testing.capture_logs() as logs:
-            outcome = await app[RELOADER].reload()
-        assert outcome.applied == ("upstream.token",)
-        assert sim.token not in repr(logs)
-        assert sim.token not in outcome.message
-        clock.advance(60)
-        assert await up() == 1.0
+            assert await up() == 0.0  # the platform refuses the old token
+            token_file.write_text(sim.token + "\n")
+            with structlog.testing.capture_logs() as logs:
+                outcome = await app[RELOADER].reload()
+            assert outcome.applied == ("upstream.token",)
+            assert sim.token not in repr(logs)
+            assert sim.token not in outcome.message
+            clock.advance(60)
+            assert await up() == 1.0
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()

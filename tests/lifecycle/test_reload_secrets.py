@@ -8,7 +8,7 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from exporter.config import load_config
 from exporter.simulator import SimConfig, Simulator
 from exporter.simulator import serve as serve_sim
 from exporter.support.clock import FakeClock
-from exporter.web.daemon import create_app
+from tests.rig.daemon import StartDaemon
 
 READ, WRITE = "read-token-0123456789", "write-token-0123456789"
 NEW_READ, NEW_WRITE = "read-token-rotated-9876", "write-token-rotated-9876"
@@ -36,9 +36,7 @@ class Files:
 
 
 @pytest.fixture
-async def daemon(
-    aiohttp_client: Callable[..., Awaitable[Any]], tmp_path: Path
-) -> AsyncIterator[tuple[Any, Files]]:
+async def daemon(start_daemon: StartDaemon, tmp_path: Path) -> AsyncIterator[tuple[Any, Files]]:
     """The daemon with the admin API and ``POST /-/reload`` on, its admin tokens from files."""
     clock = FakeClock()
     sim = Simulator(SimConfig(), clock)
@@ -56,14 +54,13 @@ async def daemon(
     }
     config.write_text(yaml.safe_dump(raw))
     try:
-        app = await create_app(
+        started = await start_daemon(
             load_config(config, env={}),
-            clock=clock,
-            schedule=False,
+            clock,
             load=lambda: load_config(config, env={}),
             enable_lifecycle=True,
         )
-        yield await aiohttp_client(app), files
+        yield started.client, files
     finally:
         await runner.cleanup()
 

@@ -9,14 +9,13 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
 from exporter import __version__
 from exporter.cli import main
 from exporter.config import parse_config
 from exporter.support.buildinfo import build_info as read_build_info
 from exporter.support.clock import FakeClock
-from exporter.web.daemon import create_app
+from tests.rig.daemon import running
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,8 +38,8 @@ async def test_build_info_landing_page_and_version_flag_agree(
         {"upstream": {"base_url": "http://127.0.0.1:9", "token": "t"}, "accounts": ["a"]},
         env={},
     )
-    app = await create_app(settings, clock=FakeClock(), schedule=False)
-    async with TestClient(TestServer(app)) as client:
+    async with running(settings, FakeClock()) as daemon:
+        client = daemon.client
         metrics = await (await client.get("/metrics")).text()
         landing = await (await client.get("/")).text()
     build_info = re.findall(

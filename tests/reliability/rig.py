@@ -1,4 +1,4 @@
-"""The whole daemon (``create_app`` without its timers) against the simulator, one FakeClock.
+"""The whole daemon (tests/rig/daemon.py's ``running``) against the simulator, one FakeClock.
 
 Both listen on real sockets; the test drives polls through ``Service.jobs`` and scrapes
 ``/metrics`` over HTTP, so what is asserted is what Prometheus would get.
@@ -9,23 +9,21 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterable, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.config import Settings, parse_config
-from exporter.runtime.context import Context
-from exporter.runtime.service import Service
 from exporter.simulator import SimConfig, SimRunner, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor, configure_logging
 from exporter.traffic.parse import COUNT_KEYS
-from exporter.web.app import CTX
-from exporter.web.daemon import SERVICE, create_app
+from tests.rig.daemon import Daemon as RunningDaemon
+from tests.rig.daemon import running
 from tests.simulator.hold import Hold, serve_held
 
 from .leaks import LeakGuard
@@ -151,27 +149,18 @@ class Scrape:
         return self.samples.get((name, lab(**labels)))
 
 
-class Daemon:
-    """One exporter: the app from ``create_app(schedule=False)`` served on a real socket."""
+class Daemon(RunningDaemon):
+    """One exporter, started by the rig (tests/rig/daemon.py), stopped by ``stop``."""
 
-    def __init__(self, app: web.Application, runner: web.AppRunner, url: str, guard: LeakGuard):
-        self.app = app
-        self.runner = runner
-        self.url = url
+    def __init__(self, started: RunningDaemon, stack: AsyncExitStack, guard: LeakGuard):
+        super().__init__(started.app, started.url, started.client, started.runner)
+        self._stack = stack
         self.guard = guard
         self.http = aiohttp.ClientSession()
         self.keep_outputs = True  # False: scan each output at once and keep none (soak)
 
     def _seen(self, where: str, text: str) -> None:
         (self.guard.add if self.keep_outputs else self.guard.check)(where, text)
-
-    @property
-    def ctx(self) -> Context:
-        return self.app[CTX]
-
-    @property
-    def service(self) -> Service:
-        return self.app[SERVICE]
 
     async def poll(
         self, areas: Iterable[str] | None = None, accounts: Iterable[str] = ACCOUNTS
@@ -215,7 +204,7 @@ class Daemon:
 
     async def stop(self) -> None:
         await self.http.close()
-        await self.runner.cleanup()
+        await self._stack.aclose()
 
 
 async def start_daemon(conf: Settings, clock: FakeClock, guard: LeakGuard) -> Daemon:
@@ -225,14 +214,12 @@ async def start_daemon(conf: Settings, clock: FakeClock, guard: LeakGuard) -> Da
         conf.log.level, conf.log.format, Redactor(conf.secrets()), stream=guard.log
     )
     guard.secret(*conf.secrets())
-    app = await create_app(conf, clock=clock, redactor=redactor, schedule=False)
-    app[CTX].client.backoff_seconds = 0.01
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    return Daemon(app, runner, f"http://127.0.0.1:{port}", guard)
+    stack = AsyncExitStack()
+    started = await stack.enter_async_context(
+        running(conf, clock, redactor=redactor, shutdown_timeout=2.0)
+    )
+    started.ctx.client.backoff_seconds = 0.01
+    return Daemon(started, stack, guard)
 
 
 async def start_simulator(

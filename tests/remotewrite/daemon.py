@@ -1,4 +1,4 @@
-"""The whole daemon with remote write on (``create_app`` without its timers, on a FakeClock),
+"""The whole daemon with remote write on (tests/rig/daemon.py's ``running``, on a FakeClock),
 one account of the simulator and a receiver over HTTP: started, run, and stopped."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from exporter.config import parse_config
 from exporter.runtime.scheduler import EXACT
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
-from exporter.web.daemon import REMOTE_WRITER, SERVICE, create_app
+from exporter.web.daemon import REMOTE_WRITER, SERVICE
 from tests.remotewrite.receiver import Receiver
 from tests.rig.client import T0, ServerFactory
+from tests.rig.daemon import running
 
 ACC = "demo-media"
 __all__ = ["ACC", "T0", "Daemon", "ServerFactory", "daemon"]
@@ -63,11 +64,8 @@ async def daemon(
         },
         env={},
     )
-    app = await create_app(conf, clock=clock, schedule=False, timing=EXACT)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
     try:
-        yield Daemon(receiver, sim, clock, app)
+        async with running(conf, clock, timing=EXACT) as running_daemon:
+            yield Daemon(receiver, sim, clock, running_daemon.app)
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()

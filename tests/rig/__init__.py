@@ -1,5 +1,8 @@
-"""The fake-upstream rig: every stand-in for the platform that tests use, in one place.
+"""The rig: the one way tests start the daemon, and every stand-in for the platform they use.
 
+- ``daemon``: ``running`` (and the fixture ``start_daemon``), the whole daemon built by
+  ``create_app`` without its timers and served as ``run`` serves it; no test builds it
+  another way (tests/structure/test_rig.py).
 - ``client``: one real ``UpstreamClient`` built as the daemon builds it (``connect``), held
   beside the platform it talks to: ``ShapeRig`` with the simulator (``exporter/simulator``,
   fixture ``make_sim_rig``), ``Rig`` with the scripted platform (fixture ``make_rig``).
@@ -14,5 +17,6 @@
   truth, late data and failures.
 - ``areas``: the restream, DVR and talking-head pollers against the simulator (``rig``).
 
-The simulator is the platform wherever a test's user has the real part (docs/dev/testing.md).
+The simulator is the platform wherever a test's user has the real part; docs/dev/testing.md,
+*One rig*, says why a test needs each scripted fake instead.
 """

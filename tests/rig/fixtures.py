@@ -1,16 +1,18 @@
 """The rig's fixtures (plugins of tests/conftest.py): a client against the scripted platform
-(``platform``, ``make_rig``) or against the simulator (``make_sim_rig``)."""
+(``platform``, ``make_rig``) or against the simulator (``make_sim_rig``), and the whole daemon
+(``start_daemon``)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
 from typing import Any
 
 import aiohttp
 import pytest
 
-from exporter.config import UpstreamSettings
+from exporter.config import Settings, UpstreamSettings
 from exporter.simulator import SimConfig, Simulator
 from exporter.support.clock import FakeClock
 from tests.rig.client import (
@@ -23,6 +25,7 @@ from tests.rig.client import (
     connect,
     server_url,
 )
+from tests.rig.daemon import Daemon, StartDaemon, running
 from tests.rig.scripted import FakePlatform
 
 
@@ -97,3 +100,15 @@ async def make_sim_rig(
         return ShapeRig(**vars(parts), sim=sim)
 
     return make
+
+
+@pytest.fixture
+async def start_daemon() -> AsyncIterator[StartDaemon]:
+    """``await start_daemon(settings, clock, **running's keywords)``: a daemon started by
+    ``tests.rig.daemon.running``, stopped when the test ends (the last started first)."""
+    async with AsyncExitStack() as stack:
+
+        async def start(settings: Settings, *args: Any, **kwargs: Any) -> Daemon:
+            return await stack.enter_async_context(running(settings, *args, **kwargs))
+
+        yield start

@@ -2,7 +2,8 @@
 DISCOVERY_MISSES_TO_RELEASE in a row do, and when it comes back its traffic resumes from the
 ledger: the minutes missed are read and counted once, every counter exact.
 
-The daemon is built as create_app builds it and polls the simulator over HTTP on a fake clock.
+The daemon is started by the rig (tests/rig/daemon.py) and polls the simulator over HTTP on a
+fake clock.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from aiohttp import web
 
 from exporter.config import parse_config
 from exporter.runtime.presence import DISCOVERY_MISSES_TO_RELEASE
@@ -18,7 +18,7 @@ from exporter.runtime.service import Service
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.traffic.area import TrafficArea
-from exporter.web.daemon import SERVICE, create_app
+from tests.rig.daemon import running
 
 T0 = 1_767_225_600 + 12 * 3600 + 5  # 2026-01-01T12:00:05Z
 AWAY, STAYS = "demo-media", "demo-shop"
@@ -39,13 +39,10 @@ async def service() -> AsyncIterator[tuple[Service, Simulator, FakeClock]]:
         },
         env={},
     )
-    app = await create_app(settings, clock=clock, schedule=False)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-    await runner.setup()
     try:
-        yield app[SERVICE], sim, clock
+        async with running(settings, clock) as started:
+            yield started.service, sim, clock
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()
 
 

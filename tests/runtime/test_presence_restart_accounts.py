@@ -3,8 +3,8 @@ does not release it (the DISCOVERY_MISSES_TO_RELEASE rule holds from the start),
 out of a static list is kept, released as removed from the config, and when a reload adds it
 back the minutes away are read from its cursor and counted once.
 
-The daemon is built as create_app builds it, restarted on the same state file, and polls the
-simulator over HTTP on a fake clock.
+The daemon is started by the rig (tests/rig/daemon.py), restarted on the same state file,
+and polls the simulator over HTTP on a fake clock.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 from structlog.testing import capture_logs
 
 from exporter.config import parse_config
@@ -26,7 +25,7 @@ from exporter.runtime.service import Service
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.traffic.area import TrafficArea
-from exporter.web.daemon import SERVICE, create_app
+from tests.rig.daemon import running
 from tests.runtime.test_presence_discovery_misses import AWAY, STAYS, T0, minutes
 
 Platform = tuple[Simulator, str, FakeClock]  # the simulator, its URL, its clock
@@ -77,13 +76,8 @@ def config(
 async def daemon(sim: Simulator, settings: Any) -> AsyncIterator[Service]:
     """The daemon on the simulator's clock; stopping it saves the state file."""
     assert isinstance(sim.clock, FakeClock)
-    app = await create_app(settings, clock=sim.clock, schedule=False)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-    await runner.setup()
-    try:
-        yield app[SERVICE]
-    finally:
-        await runner.cleanup()
+    async with running(settings, sim.clock) as started:
+        yield started.service
 
 
 def assert_every_minute_counted_once(

@@ -14,8 +14,9 @@ from exporter.runtime.scheduler import EXACT
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
-from exporter.web.daemon import SERVICE, create_app
+from exporter.web.daemon import SERVICE
 from exporter.web.landing import render_landing
+from tests.rig.daemon import running
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
 ACCOUNT = "demo-media"
@@ -40,14 +41,11 @@ async def daemon(
         },
         env={},
     )
-    app = await create_app(conf, clock=clock, schedule=False, timing=EXACT)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
     try:
-        app[CTX].client.backoff_seconds = 0.0
-        yield app, sim
+        async with running(conf, clock, timing=EXACT) as started:
+            started.ctx.client.backoff_seconds = 0.0
+            yield started.app, sim
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()
 
 

@@ -1,6 +1,7 @@
 """An account moved to another replica and back: nothing of it stays, its metrics return right.
 
-The daemon is built as create_app builds it and polls the simulator over HTTP on a fake clock.
+The daemon is started by the rig (tests/rig/daemon.py) and polls the simulator over HTTP on a
+fake clock.
 """
 
 from __future__ import annotations
@@ -8,11 +9,11 @@ from __future__ import annotations
 import functools
 import gc
 import tracemalloc
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
 import pytest
-from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.config import parse_config
@@ -26,7 +27,7 @@ from exporter.support.clock import FakeClock
 from exporter.talking_head.area import TalkingHeadArea
 from exporter.traffic.area import TrafficArea
 from exporter.traffic.settings import TRAFFIC_SECTION
-from exporter.web.daemon import SERVICE, create_app
+from tests.rig.daemon import running
 
 T0 = 1_767_225_600 + 12 * 3600  # 2026-01-01T12:00:00Z
 STREAMS = ("live/main", "news")
@@ -87,18 +88,18 @@ class Daemon:
 
 
 class Daemons:
-    """Daemons built as create_app builds them, polling one simulator on one fake clock."""
+    """Daemons started by the rig (tests/rig/daemon.py), polling one simulator on one fake clock."""
 
     def __init__(self) -> None:
         self.clock = FakeClock(T0)
         self.sim = Simulator(SimConfig(accounts=NAMES), self.clock)
-        self._cleanups: list[Callable[[], Awaitable[None]]] = []
+        self._stack = AsyncExitStack()  # the daemons stop first, then the simulator
         self._url = ""
 
     async def start(self) -> Daemon:
         if not self._url:
             sim_runner = await serve(self.sim, "127.0.0.1", 0)
-            self._cleanups.append(sim_runner.cleanup)
+            self._stack.push_async_callback(sim_runner.cleanup)
             self._url = sim_runner.base_url
         settings = parse_config(
             {
@@ -112,15 +113,11 @@ class Daemons:
             },
             env={},
         )
-        app = await create_app(settings, clock=self.clock, schedule=False)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await runner.setup()
-        self._cleanups.insert(0, runner.cleanup)
-        return Daemon(app[SERVICE], self.clock)
+        started = await self._stack.enter_async_context(running(settings, self.clock))
+        return Daemon(started.service, self.clock)
 
     async def close(self) -> None:
-        for cleanup in self._cleanups:
-            await cleanup()
+        await self._stack.aclose()
 
 
 @pytest.fixture

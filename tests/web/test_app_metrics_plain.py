@@ -6,39 +6,40 @@ from __future__ import annotations
 import gzip
 import tracemalloc
 import zlib
-from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
 import pytest
-from aiohttp.test_utils import TestClient
 
-from exporter.exposition import FragmentBuilder, MetricSpec, StoreKey
+from exporter.exposition import FragmentBuilder, MetricSpec, Store, StoreKey
 from exporter.exposition.formats import OPENMETRICS_EOF
 from exporter.web import app as web_app
-from tests.web.bare import bare_app
+from tests.rig.daemon import StartDaemon
+from tests.web.bare import bare_daemon
 
-ClientFactory = Callable[..., Awaitable[TestClient[Any, Any]]]
 SPEC = MetricSpec("cdnvideo_test_things", "gauge", "Things.", ("account", "resource"))
 PLAIN = {"Accept-Encoding": "identity"}
 OPENMETRICS = "application/openmetrics-text;version=1.0.0"
 
 
-async def _client(aiohttp_client: ClientFactory, series: int) -> tuple[TestClient[Any, Any], Any]:
-    app, store = await bare_app()
-    b = FragmentBuilder()
-    for i in range(series):
-        b.add(SPEC, ("acc", f"resource-{i:07d}"), i * 0.5)
-    store.publish(StoreKey("test", "acc"), b.build())
-    await store.render()
-    return await aiohttp_client(app), store.exposition
+async def _client(start_daemon: StartDaemon, series: int) -> tuple[aiohttp.ClientSession, Any]:
+    async def fill(store: Store) -> None:
+        b = FragmentBuilder()
+        for i in range(series):
+            b.add(SPEC, ("acc", f"resource-{i:07d}"), i * 0.5)
+        store.publish(StoreKey("test", "acc"), b.build())
+        await store.render()
+
+    daemon, store = await bare_daemon(start_daemon, before_start=fill)
+    return daemon.client, store.exposition
 
 
 @pytest.mark.parametrize("accept", ["", OPENMETRICS])
 async def test_a_plain_body_of_many_chunks_is_the_gzip_body_decompressed(
-    aiohttp_client: ClientFactory, monkeypatch: pytest.MonkeyPatch, accept: str
+    start_daemon: StartDaemon, monkeypatch: pytest.MonkeyPatch, accept: str
 ) -> None:
     monkeypatch.setattr(web_app, "PLAIN_CHUNK", 4096)
-    client, exposition = await _client(aiohttp_client, 5000)
+    client, exposition = await _client(start_daemon, 5000)
     headers = {**PLAIN, "Accept": accept} if accept else PLAIN
     plain = await client.get("/metrics", headers=headers)
     gzipped = await client.get("/metrics", headers={**headers, "Accept-Encoding": "gzip"})
@@ -55,9 +56,9 @@ async def test_a_plain_body_of_many_chunks_is_the_gzip_body_decompressed(
 
 
 async def test_a_small_plain_body_is_sent_whole_with_its_length(
-    aiohttp_client: ClientFactory,
+    start_daemon: StartDaemon,
 ) -> None:
-    client, _ = await _client(aiohttp_client, 3)
+    client, _ = await _client(start_daemon, 3)
     reply = await client.get("/metrics", headers=PLAIN)
     body = await reply.read()
     assert reply.headers["Content-Length"] == str(len(body))
@@ -65,10 +66,10 @@ async def test_a_small_plain_body_is_sent_whole_with_its_length(
 
 
 async def test_a_plain_scrape_holds_a_chunk_of_the_text_not_the_whole(
-    aiohttp_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+    start_daemon: StartDaemon, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(web_app, "PLAIN_CHUNK", 1 << 18)
-    client, exposition = await _client(aiohttp_client, 150_000)
+    client, exposition = await _client(start_daemon, 150_000)
     size = len(gzip.decompress(exposition.gzipped))
     assert size > 8 * web_app.PLAIN_CHUNK
     crc = received = 0

@@ -4,15 +4,12 @@ counter series are held at 0 until then; tests/traffic/test_new_resource.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiohttp.test_utils import TestClient
-
 from exporter.exposition import FragmentBuilder, MetricSpec, StoreKey
-from tests.web.bare import bare_app
+from tests.rig.daemon import StartDaemon
+from tests.web.bare import bare_daemon
 
-ClientFactory = Callable[..., Awaitable[TestClient[Any, Any]]]
 SPEC = MetricSpec("cdnvideo_test_things", "gauge", "Things.", ("account",))
 
 
@@ -24,10 +21,10 @@ def fragment(value: float) -> Any:
 
 
 async def test_a_scrape_marks_only_what_its_body_held_as_served(
-    aiohttp_client: ClientFactory,
+    start_daemon: StartDaemon,
 ) -> None:
-    app, store = await bare_app()
-    client = await aiohttp_client(app)
+    daemon, store = await bare_daemon(start_daemon)
+    client = daemon.client
     store.publish(StoreKey("test", "acc"), fragment(1.0))
     rendered = await store.render()
     assert rendered.upto == store.sequence > 0

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from exporter.config import parse_config
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
-from exporter.web.daemon import SERVICE, create_app
+from tests.rig.daemon import running
 
 from .devtools import Chromium
 from .test_landing_browser import chromium
@@ -61,17 +60,13 @@ async def landing_url() -> AsyncIterator[str]:
         },
         env={},
     )
-    app = await create_app(settings, clock=clock, schedule=False)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-    await runner.setup()
     try:
-        for _ in range(MINUTES):
-            clock.advance(60)
-            await app[SERVICE].areas.traffic.poller.poll(POLLED)
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}/"
+        async with running(settings, clock) as started:
+            for _ in range(MINUTES):
+                clock.advance(60)
+                await started.service.areas.traffic.poller.poll(POLLED)
+            yield f"{started.url}/"
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()
 
 

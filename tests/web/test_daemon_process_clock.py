@@ -21,7 +21,6 @@ from pathlib import Path
 import freezegun
 import pytest
 import structlog
-from aiohttp import web
 from freezegun import freeze_time
 from freezegun.config import DEFAULT_IGNORE_LIST
 
@@ -33,8 +32,7 @@ from exporter.support.logs import configure_logging
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.traffic.windows import MINUTE, last_ready_minute
 from exporter.upstream.auth import RENEW_AT_FRACTION, PasswordLogin
-from exporter.web.app import CTX
-from exporter.web.daemon import SERVICE, create_app
+from tests.rig.daemon import running
 
 START = datetime(2026, 1, 1, 17, 0, 5, tzinfo=UTC)
 ACCOUNT = "demo-media"
@@ -85,7 +83,7 @@ async def test_a_login_token_is_renewed_when_the_process_clock_reaches_its_renew
 async def test_the_daemon_on_the_system_clock_reads_its_windows_and_stamps_its_state_by_it(
     tmp_path: Path,
 ) -> None:
-    """create_app without a clock: the traffic windows, the lag and the state file follow the
+    """The daemon without a clock: the traffic windows, the lag and the state file follow the
     (frozen) process clock, as the simulator on the same clock does."""
     state_file = tmp_path / "traffic-state.json"
     with freeze_time(START, real_asyncio=True) as frozen:
@@ -100,24 +98,23 @@ async def test_the_daemon_on_the_system_clock_reads_its_windows_and_stamps_its_s
             },
             env={},
         )
-        app = await create_app(settings, schedule=False, timing=EXACT)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
         try:
-            ctx, scheduler = app[CTX], app[SERVICE].scheduler
-            ctx.client.backoff_seconds = 0.0
-            end = START.timestamp() + 6 * MINUTE
-            polled: list[float] = []
-            with structlog.testing.capture_logs():
-                while (due := scheduler.next_due()) is not None and due < end:
-                    frozen.move_to(datetime.fromtimestamp(due, UTC))
-                    polled.append(due)
-                    await scheduler.run_due()
-            registry = ctx.metrics.registry
-            lag = registry.get_sample_value("cdnvideo_traffic_lag_seconds", {"account": ACCOUNT})
-            saved = registry.get_sample_value("cdnvideo_state_last_save_timestamp_seconds")
+            async with running(settings, timing=EXACT) as started:  # no clock: the process's
+                ctx, scheduler = started.ctx, started.service.scheduler
+                ctx.client.backoff_seconds = 0.0
+                end = START.timestamp() + 6 * MINUTE
+                polled: list[float] = []
+                with structlog.testing.capture_logs():
+                    while (due := scheduler.next_due()) is not None and due < end:
+                        frozen.move_to(datetime.fromtimestamp(due, UTC))
+                        polled.append(due)
+                        await scheduler.run_due()
+                registry = ctx.metrics.registry
+                lag = registry.get_sample_value(
+                    "cdnvideo_traffic_lag_seconds", {"account": ACCOUNT}
+                )
+                saved = registry.get_sample_value("cdnvideo_state_last_save_timestamp_seconds")
         finally:
-            await runner.cleanup()
             await sim_runner.cleanup()
     traffic_polls = [t for t in polled if (t - START.timestamp()) % 15.0 == 0]
     last = traffic_polls[-1]

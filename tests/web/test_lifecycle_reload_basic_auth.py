@@ -9,14 +9,13 @@ from pathlib import Path
 import aiohttp
 import pytest
 import yaml
-from aiohttp import web
 
 from exporter.config import Settings, parse_config
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
-from exporter.web.daemon import create_app
 from exporter.web.lifecycle import ADMIN_TOKEN_HEADER, LIFECYCLE_OFF
 from exporter.web.webconfig import load_web_config
+from tests.rig.daemon import running
 
 from .test_serving_listener import PASSWORD, READ_TOKEN, USER, WRITE_TOKEN, hashed
 
@@ -37,21 +36,16 @@ async def _serve(tmp_path: Path, lifecycle: bool) -> AsyncIterator[str]:
     def load() -> Settings:
         return parse_config(raw, env={})
 
-    app = await create_app(
-        load(),
-        clock=FakeClock(),
-        schedule=False,
-        web_config=load_web_config(str(web_yml)),
-        load=load,
-        enable_lifecycle=lifecycle,
-    )
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
     try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}/-/reload"
+        async with running(
+            load(),
+            FakeClock(),
+            web_config=load_web_config(str(web_yml)),
+            load=load,
+            enable_lifecycle=lifecycle,
+        ) as started:
+            yield f"{started.url}/-/reload"
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()
 
 

@@ -26,10 +26,10 @@ from exporter.config import parse_config
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web import webauth
-from exporter.web.daemon import create_app
 from exporter.web.webauth import WEB_CONFIG, BasicAuth, TokenBucket, listener_tls
 from exporter.web.webconfig import load_web_config
 from exporter.web.webreload import LiveWebConfig
+from tests.rig.daemon import StartDaemon
 
 from .tls_certs import Certs, make_certs
 
@@ -82,7 +82,7 @@ def write_web_config(folder: Path, certs: Certs, **extra: Any) -> str:
 
 
 @pytest.fixture
-async def start(tmp_path: Path) -> AsyncIterator[Start]:
+async def start(tmp_path: Path, start_daemon: StartDaemon) -> AsyncIterator[Start]:
     """Start simulator + exporter app serving HTTPS with a web config made from ``extra``."""
     runners: list[web.AppRunner] = []
     certs = make_certs(tmp_path)
@@ -101,14 +101,9 @@ async def start(tmp_path: Path) -> AsyncIterator[Start]:
             },
             env={},
         )
-        app = await create_app(settings, clock=clock, schedule=False, web_config=config)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await runner.setup()
-        runners.append(runner)
-        await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=listener_tls(app)).start()
-        port = runner.addresses[0][1]
+        daemon = await start_daemon(settings, clock, tls=listener_tls, web_config=config)
         client = ssl.create_default_context(cafile=str(certs.ca))
-        return Listener(f"https://127.0.0.1:{port}", certs, client, app[WEB_CONFIG])
+        return Listener(daemon.url, certs, client, daemon.app[WEB_CONFIG])
 
     yield _start
     for runner in reversed(runners):

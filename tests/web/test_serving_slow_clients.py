@@ -1,7 +1,7 @@
-"""Slow clients against the real listener (``exporter.web.serving``, as ``run`` serves):
-half-sent requests are closed after the header timeout, a trickled body gets 408, open
-connections are capped, and ``/metrics`` answers while half-sent requests are held open
-(issue 26, point 6)."""
+"""Slow clients against the real listener (``exporter.web.serving``, as ``run`` serves it and
+the rig's ``start_daemon`` too): half-sent requests are closed after the header timeout, a
+trickled body gets 408, open connections are capped, and ``/metrics`` answers while half-sent
+requests are held open (issue 26, point 6)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ from aiohttp import web
 from exporter.config import parse_config
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
-from exporter.web.daemon import create_app
-from exporter.web.serving import serve as serve_exporter
+from tests.rig.daemon import Daemon, StartDaemon
 
 WRITE_TOKEN = "slow-clients-write-token-0123"
 HALF_SENT = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "  # headers never end
@@ -27,11 +26,10 @@ HALF_SENT = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "  # headers n
 
 @dataclass
 class Served:
-    port: int
-    runner: web.AppRunner
+    daemon: Daemon
 
     async def connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        return await asyncio.open_connection("127.0.0.1", self.port)
+        return await asyncio.open_connection("127.0.0.1", self.daemon.runner.addresses[0][1])
 
     async def half_sent(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         reader, writer = await self.connect()
@@ -68,7 +66,7 @@ async def until(condition: Callable[[], bool]) -> None:
 
 
 @pytest.fixture
-async def start() -> AsyncIterator[Start]:
+async def start(start_daemon: StartDaemon) -> AsyncIterator[Start]:
     runners: list[web.AppRunner] = []
 
     async def _start(**server: Any) -> Served:
@@ -85,12 +83,7 @@ async def start() -> AsyncIterator[Start]:
             },
             env={},
         )
-        app = await create_app(settings, clock=clock, schedule=False)
-        runner, port = await serve_exporter(
-            app, "127.0.0.1", 0, settings.server, shutdown_timeout=1.0
-        )
-        runners.append(runner)
-        return Served(port, runner)
+        return Served(await start_daemon(settings, clock))
 
     yield _start
     for runner in reversed(runners):
@@ -123,7 +116,7 @@ async def test_metrics_answers_while_half_sent_requests_are_held_open(start: Sta
 async def test_connections_beyond_the_cap_are_answered_503(start: Start) -> None:
     served = await start(max_connections=5, header_timeout_seconds=30)
     slow = [await served.half_sent() for _ in range(5)]
-    server = served.runner.server
+    server = served.daemon.runner.server
     assert server is not None
     await until(lambda: len(server.connections) == 5)  # the server has taken all five
     refused = await served.metrics()

@@ -20,9 +20,9 @@ from exporter.config import parse_config
 from exporter.simulator import SimConfig, Simulator
 from exporter.simulator import serve as serve_sim
 from exporter.support.clock import FakeClock
-from exporter.web.daemon import create_app
 from exporter.web.webauth import WEB_CONFIG, BasicAuth, apply_web_config
 from exporter.web.webconfig import load_web_config
+from tests.rig.daemon import StartDaemon
 
 CACHE = 256  # verdicts remembered (webauth.CACHE_SIZE), the oldest forgotten first
 
@@ -141,7 +141,7 @@ async def test_a_reload_with_another_rate_limit_starts_a_fresh_bucket(
 
 
 async def test_without_a_web_config_readiness_shows_its_detail(
-    aiohttp_client: Callable[..., Awaitable[Any]],
+    start_daemon: StartDaemon,
 ) -> None:
     clock = FakeClock()
     sim = Simulator(SimConfig(), clock)
@@ -151,7 +151,7 @@ async def test_without_a_web_config_readiness_shows_its_detail(
             {"upstream": {"base_url": sim_runner.base_url, "token": sim.token}, "accounts": ["a"]},
             env={},
         )
-        client = await aiohttp_client(await create_app(settings, clock=clock, schedule=False))
+        client = (await start_daemon(settings, clock)).client
         resp = await client.get("/readyz")
         assert (resp.status, await resp.json()) == (
             503,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +15,10 @@ from exporter.config import parse_config
 from exporter.simulator import SimConfig, Simulator
 from exporter.simulator import serve as serve_sim
 from exporter.support.clock import FakeClock
-from exporter.web.app import CTX
-from exporter.web.daemon import create_app
 from exporter.web.webauth import WEB_CONFIG
 from exporter.web.webconfig import load_web_config
 from exporter.web.webreload import LiveWebConfig
+from tests.rig.daemon import Daemon, StartDaemon
 
 USER, PASSWORD = "prometheus", "correct horse battery staple"
 GAUGE = "cdnvideo_exporter_web_config_last_reload_successful"
@@ -32,9 +31,7 @@ def write_users(path: Path) -> str:
 
 
 @pytest.fixture
-async def daemon(
-    aiohttp_client: Callable[..., Awaitable[Any]], tmp_path: Path
-) -> AsyncIterator[tuple[Any, Path]]:
+async def daemon(start_daemon: StartDaemon, tmp_path: Path) -> AsyncIterator[tuple[Daemon, Path]]:
     """The daemon's app under a web config with one user (over real HTTP), and the file."""
     clock = FakeClock()
     sim = Simulator(SimConfig(), clock)
@@ -45,16 +42,14 @@ async def daemon(
             {"upstream": {"base_url": runner.base_url, "token": sim.token}, "accounts": ["a"]},
             env={},
         )
-        app = await create_app(
-            settings, clock=clock, schedule=False, web_config=load_web_config(write_users(path))
-        )
-        yield await aiohttp_client(app), path
+        started = await start_daemon(settings, clock, web_config=load_web_config(write_users(path)))
+        yield started, path
     finally:
         await runner.cleanup()
 
 
-def gauge(client: Any) -> float | None:
-    value = client.app[CTX].metrics.registry.get_sample_value(GAUGE)
+def gauge(served: Daemon) -> float | None:
+    value = served.ctx.metrics.registry.get_sample_value(GAUGE)
     return None if value is None else float(value)
 
 
@@ -69,20 +64,23 @@ def gauge(client: Any) -> float | None:
         "basic_auth_users:\n  prometheus: $2b$15$" + "N" * 53,  # a cost above 14
     ],
 )
-async def test_a_bad_file_keeps_basic_auth_and_says_so(daemon: Any, bad: str) -> None:
-    client, path = daemon
-    assert gauge(client) == 1
+async def test_a_bad_file_keeps_basic_auth_and_says_so(
+    daemon: tuple[Daemon, Path], bad: str
+) -> None:
+    served, path = daemon
+    client = served.client
+    assert gauge(served) == 1
     auth = aiohttp.BasicAuth(USER, PASSWORD)
     assert (await client.get("/metrics", auth=auth)).status == 200
     path.write_text(bad, encoding="utf-8")
-    assert client.app[WEB_CONFIG].check() is False
+    assert served.app[WEB_CONFIG].check() is False
     assert (await client.get("/metrics")).status == 401  # still closed
     assert (await client.get("/metrics", auth=auth)).status == 200
-    assert gauge(client) == 0
+    assert gauge(served) == 0
     write_users(path)
     path.write_text(path.read_text() + "# fixed\n", encoding="utf-8")
-    assert client.app[WEB_CONFIG].check() is True
-    assert gauge(client) == 1
+    assert served.app[WEB_CONFIG].check() is True
+    assert gauge(served) == 1
 
 
 async def test_an_emptied_file_without_users_is_refused_too(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +14,15 @@ from exporter.config import parse_config
 from exporter.simulator import SimConfig, Simulator
 from exporter.simulator import serve as serve_sim
 from exporter.support.clock import FakeClock
-from exporter.web.daemon import create_app
 from exporter.web.ratelimit import FailureThrottle, WindowLimit
 from exporter.web.webconfig import WebConfig, load_web_config
+from tests.rig.daemon import StartDaemon
 
 READ, WRITE = "read-token-0123456789", "write-token-0123456789"
 
 
 @pytest.fixture(params=[False])
-async def daemon(
-    aiohttp_client: Callable[..., Awaitable[Any]], request: Any, tmp_path: Path
-) -> AsyncIterator[Any]:
+async def daemon(start_daemon: StartDaemon, request: Any, tmp_path: Path) -> AsyncIterator[Any]:
     """The daemon with the admin API and ``POST /-/reload`` on, against the simulator (with
     basic auth from a web config when the param is True)."""
     clock = FakeClock()
@@ -37,15 +35,14 @@ async def daemon(
     }
     settings = parse_config(raw, env={})
     try:
-        app = await create_app(
+        started = await start_daemon(
             settings,
-            clock=clock,
-            schedule=False,
+            clock,
             load=lambda: settings,
             enable_lifecycle=True,
             web_config=web_config(tmp_path) if request.param else None,
         )
-        yield await aiohttp_client(app)
+        yield started.client
     finally:
         await runner.cleanup()
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from exporter.config import parse_config
 from exporter.exposition import StoreKey
@@ -17,7 +16,7 @@ from exporter.runtime.service import Service
 from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.talking_head.tasks import TASKS, TaskTracker
-from exporter.web.daemon import SERVICE, create_app
+from tests.rig.daemon import running
 from tests.rig.table import READ_TOKEN, WRITE_TOKEN
 
 from .test_against_simulator import GENERATE
@@ -45,15 +44,11 @@ async def daemon() -> AsyncIterator[Daemon]:
         },
         env={},
     )
-    app = await create_app(settings, clock=clock, schedule=False)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-    await runner.setup()  # runs the lifecycle: renderer and task tracker started
     try:
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        url = f"http://127.0.0.1:{runner.addresses[0][1]}"
-        yield Daemon(url, app[SERVICE], sim)
+        # started: the lifecycle runs the renderer and the task tracker
+        async with running(settings, clock) as started:
+            yield Daemon(started.url, started.service, sim)
     finally:
-        await runner.cleanup()
         await sim_runner.cleanup()
 
 

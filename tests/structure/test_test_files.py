@@ -284,7 +284,8 @@ UNTESTED: dict[str, str] = {
         "test_limits.py, test_audit.py"
     ),
     "exporter/web/admin/handlers.py": (
-        "each operation: tests/web/admin/test_routes.py, test_against_simulator.py"
+        "the pass-through and each operation's own handler: tests/web/admin/test_routes.py, "
+        "test_against_simulator.py"
     ),
     "exporter/web/admin/schemas.py": (
         "request schemas: tests/web/admin/test_validation.py, test_contract.py"

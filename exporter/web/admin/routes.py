@@ -26,7 +26,6 @@ from exporter.web.admin.validation_th import (
     KNOWN_CONFIGURATION,
     NOT_CANCELED,
     TASKS_ORDER,
-    TASKS_QUERY,
     VIDEO_READY,
     check_rename,
     check_tasks_query,
@@ -210,7 +209,7 @@ ROUTES: tuple[Route, ...] = (
         "talking-head",
         query=tuple(
             QueryParam(name, _TASK_QUERY_DOC[name], schema=TASKS_QUERY_SCHEMAS[name])
-            for name in TASKS_QUERY
+            for name in th.TASKS_QUERY
         ),
         rules=(TASKS_ORDER,),
         check_query=check_tasks_query,

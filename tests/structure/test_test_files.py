@@ -46,6 +46,9 @@ UNTESTED: dict[str, str] = {
     "exporter/areakit/metrics.py": (
         "protocol only (what the areas record); SelfMetrics implements it"
     ),
+    "exporter/areakit/page.py": (
+        "the landing parts' view and HTML pieces: tests/web/test_landing.py, tests/areakit"
+    ),
     "exporter/areakit/summary.py": (
         "the landing summary's types; tests/areakit/test_area_toy.py, tests/web/test_landing.py"
     ),
@@ -88,6 +91,7 @@ UNTESTED: dict[str, str] = {
     "exporter/dvr/families.py": (
         "family declarations only; values in tests/dvr/test_poller.py, names in tests/golden"
     ),
+    "exporter/dvr/landing.py": ("the DVR part of the landing page: tests/web/test_landing.py"),
     "exporter/dvr/reply.py": (
         "its parser: tests/upstream/test_models.py (every parser against any JSON); its "
         "endpoints: tests/upstream/test_endpoint.py; its reader: "
@@ -117,6 +121,9 @@ UNTESTED: dict[str, str] = {
     "exporter/restream/identity.py": (
         "target labels and key fingerprints: tests/restream/test_transform.py, "
         "tests/web/admin/test_masking.py"
+    ),
+    "exporter/restream/landing.py": (
+        "the restream part of the landing page: tests/web/test_landing.py"
     ),
     "exporter/restream/settings.py": "settings section: tests/config/test_loader.py",
     "exporter/restream/summary.py": "landing summary: tests/web/test_landing.py",
@@ -215,6 +222,9 @@ UNTESTED: dict[str, str] = {
     "exporter/talking_head/families.py": (
         "family declarations only; values in tests/talking_head/test_poller.py"
     ),
+    "exporter/talking_head/landing.py": (
+        "the talking-head part of the landing page: tests/web/test_landing.py"
+    ),
     "exporter/talking_head/settings.py": (
         "settings section: tests/config/test_loader.py, "
         "tests/web/admin/test_readbudget_talking_head.py"
@@ -244,9 +254,13 @@ UNTESTED: dict[str, str] = {
     "exporter/traffic/exposure.py": (
         "first exposure of counters: tests/traffic/test_first_exposure.py"
     ),
-    "exporter/traffic/history.py": "the charts' ring: tests/web/test_charts.py",
+    "exporter/traffic/history.py": "the charts' ring: tests/traffic/test_charts.py",
     "exporter/traffic/history_file.py": (
         "the charts' file: tests/lifecycle/test_charts_after_restart.py"
+    ),
+    "exporter/traffic/landing.py": (
+        "the traffic part of the landing page: tests/web/test_landing.py, "
+        "tests/traffic/test_charts.py"
     ),
     "exporter/traffic/persist.py": (
         "build, state file and publish, through TrafficPoller: tests/traffic/test_state_save.py, "
@@ -264,7 +278,9 @@ UNTESTED: dict[str, str] = {
         "worker steps in the poll's log context: tests/traffic/test_worker.py and every "
         "tests/traffic test that reads log lines (tests/traffic/logcapture.py)"
     ),
-    "exporter/traffic/summary.py": "landing summary: tests/web/test_landing.py, test_charts.py",
+    "exporter/traffic/summary.py": (
+        "landing summary: tests/web/test_landing.py, tests/traffic/test_charts.py"
+    ),
     "exporter/upstream/errors.py": (
         "error classification: tests/upstream/test_models.py, test_client_shapes_errors.py"
     ),
@@ -298,23 +314,11 @@ UNTESTED: dict[str, str] = {
         "bearer roles of the admin API and the reload route: tests/web/admin/test_auth.py, "
         "tests/lifecycle (reload)"
     ),
-    "exporter/web/landing_parts/dvr.py": (
-        "the DVR part of the landing page: tests/web/test_landing.py"
-    ),
-    "exporter/web/landing_parts/restream.py": (
-        "the restream part of the landing page: tests/web/test_landing.py"
-    ),
-    "exporter/web/landing_parts/talking_head.py": (
-        "the talking-head part of the landing page: tests/web/test_landing.py"
-    ),
-    "exporter/web/landing_parts/traffic.py": (
-        "the traffic part of the landing page: tests/web/test_landing.py, test_charts.py"
-    ),
     "exporter/web/masking.py": (
         "secret masking of admin replies and the landing page: tests/web/admin/test_masking.py, "
         "test_masking_edges.py, test_masking_url_property.py"
     ),
-    "exporter/web/pagekit.py": "the landing page's shared HTML pieces: tests/web/test_landing.py",
+    "exporter/web/pagekit.py": "the landing page's account view: tests/web/test_landing.py",
     "exporter/web/problems.py": (
         "the landing page's problem list: tests/web/test_landing.py, test_landing_fold.py"
     ),

@@ -2,7 +2,8 @@
 value its package exports as ``AREA`` (``exporter/<area>/declaration.py``).
 
 The registry (``exporter.runtime.registry``) is one list of these; the Service, the
-self-metrics, the metric reference (docgen) and check-config's request cost read it.
+self-metrics, the metric reference (docgen), check-config's request cost, the config loader
+and the landing page read it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exporter.areakit.area import Area, AreaContext
+from exporter.areakit.page import LandingPart
 from exporter.config import AreaSection, Settings
 from exporter.exposition import MetricSpec, Store
 
@@ -60,7 +62,9 @@ class AreaDeclaration:
     ``SECTION.of(settings)``. None: an area without settings. ``summary(store, account)`` is
     what the landing page shows of the account (``<area>/summary.py``: a typed value derived
     from what the area published; ``runtime.summary.account_summary`` collects them); None:
-    the page shows the area's health only.
+    the page shows the area's health only. ``landing`` is the area's part of each account's
+    section on the landing page and what its first block says is wrong (``<area>/landing.py``,
+    reading that summary); None: the area shows in the health table only.
     """
 
     name: str
@@ -72,3 +76,4 @@ class AreaDeclaration:
     live: Callable[[Settings, Settings], Settings] = field(default=lambda old, new: old)
     settings: AreaSection[Any] | None = None
     summary: Callable[[Store, str], object] | None = None
+    landing: LandingPart | None = None

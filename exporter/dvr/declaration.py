@@ -6,6 +6,7 @@ from exporter.areakit import AreaCost, AreaDeclaration, reload_applies
 from exporter.config import Settings
 from exporter.dvr.area import DvrArea
 from exporter.dvr.families import SPECS
+from exporter.dvr.landing import PART
 from exporter.dvr.settings import DVR_SECTION
 from exporter.dvr.summary import summary
 
@@ -35,4 +36,5 @@ AREA = AreaDeclaration(
     live=reload_applies(DVR_SECTION, "interval_seconds"),
     settings=DVR_SECTION,
     summary=summary,
+    landing=PART,
 )

@@ -6,6 +6,7 @@ from exporter.areakit import AreaCost, AreaDeclaration, reload_applies
 from exporter.config import Settings
 from exporter.restream.area import RestreamArea
 from exporter.restream.families import SPECS
+from exporter.restream.landing import PART
 from exporter.restream.poller import HISTORY_ROUND_ROBIN_POLLS
 from exporter.restream.settings import RESTREAM_SECTION
 from exporter.restream.summary import summary
@@ -42,4 +43,5 @@ AREA = AreaDeclaration(
     live=reload_applies(RESTREAM_SECTION, "interval_seconds", "history_interval_seconds"),
     settings=RESTREAM_SECTION,
     summary=summary,
+    landing=PART,
 )

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import TypeVar
 
 from exporter.areakit import Area, AreaContext
-from exporter.dvr.area import DvrArea
 from exporter.runtime.registry import declarations
 from exporter.talking_head.area import TalkingHeadArea
 from exporter.traffic.area import TrafficArea
@@ -41,7 +40,3 @@ class Areas:
     @property
     def talking_head(self) -> TalkingHeadArea:
         return self.get(TalkingHeadArea)
-
-    @property
-    def dvr(self) -> DvrArea:
-        return self.get(DvrArea)

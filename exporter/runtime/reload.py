@@ -6,7 +6,7 @@ restream, DVR and talking head, ``metrics.include`` / ``metrics.exclude``, and r
 secrets: a new static ``upstream.token``, ``upstream.password`` (same ``username``) and the
 admin tokens (a rotated ``*_file``; the remote writer reads its files before each request).
 Every other key keeps its running value until the next restart; the reload log line names
-those that changed (``RESTART_KEYS`` is what docs/deploy.md lists). A file that does not pass
+those that changed (docs/deploy.md lists both). A file that does not pass
 check-config is refused whole: the running config stays,
 ``cdnvideo_exporter_config_last_reload_successful`` is
 0 until a good reload, and the error is logged and returned.
@@ -31,35 +31,6 @@ from exporter.runtime.registry import declarations
 from exporter.support.logs import Redactor
 
 log = structlog.get_logger("exporter.runtime.reload")
-
-# The keys a reload applies (dotted, as in docs/configuration.md).
-LIVE_KEYS = (
-    "accounts",
-    "upstream.token (a static token stays static)",
-    "upstream.password (the same username)",
-    "admin.read_token",
-    "admin.write_token",
-    "restream.interval_seconds",
-    "restream.history_interval_seconds",
-    "dvr.interval_seconds",
-    "talking_head.interval_seconds",
-    "metrics.include",
-    "metrics.exclude",
-)
-RESTART_KEYS = (
-    "upstream.* (but a static token and the password)",
-    "traffic.*",
-    "remote_write.*",
-    "restream.enabled",
-    "dvr.enabled",
-    "talking_head.enabled",
-    "listen",
-    "web_config_file",
-    "shard",
-    "admin.* (but the tokens)",
-    "log.*",
-    "accounts (switching between a list and discovery)",
-)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from exporter.areakit import AreaCost, AreaDeclaration, reload_applies
 from exporter.config import Settings
 from exporter.talking_head.area import TalkingHeadArea
 from exporter.talking_head.families import SPECS
+from exporter.talking_head.landing import PART
 from exporter.talking_head.settings import TALKING_HEAD_SECTION
 from exporter.talking_head.summary import summary
 from exporter.talking_head.tasks import TASKS
@@ -33,4 +34,5 @@ AREA = AreaDeclaration(
     live=reload_applies(TALKING_HEAD_SECTION, "interval_seconds"),
     settings=TALKING_HEAD_SECTION,
     summary=summary,
+    landing=PART,
 )

@@ -11,6 +11,60 @@ from exporter.upstream.client import UpstreamClient
 from exporter.upstream.endpoint import READ_LANES, Endpoint
 from exporter.upstream.fields import flag, number, obj, optional_number, text
 
+# The platform's vocabulary of the talking-head requests and records, declared here once: the
+# admin API checks and documents the bodies and queries with it (web/admin/validation_th.py,
+# web/admin/schemas.py).
+SCRIPT_MAX = 3000  # characters of a generation's script
+VIDEO_NAME_MAX = 35  # characters of a video's name
+ORIENTATIONS = ("horizontal", "vertical")
+FRAME_STYLES = ("rectangle", "circle")
+LOCATIONS = ("upperleft", "upperright", "lowerleft", "lowerright")  # of a circle frame
+ACTOR_SIZES = ("SD", "HD", "FullHD", "4K")
+GENERATE_REQUIRED = ("script", "actor", "voice")
+GENERATE_FIELDS = (
+    "script",
+    "actor",
+    "voice",
+    "background",
+    "emotion",
+    "video_name",
+    "composition",
+    "circle",
+)
+ACTOR_FIELDS = ("name", "version", "style", "shot", "size")
+ACTOR_REQUIRED = ("name", "shot")
+COMPOSITION_FIELDS = (
+    "orientation",
+    "frame_style",
+    "scale",
+    "crop",
+    "shift",
+    "location",
+    "background_color",
+    "border_color",
+)
+RECTANGLE_ONLY = ("scale", "crop", "shift")  # composition keys of a rectangle frame alone
+CIRCLE_ONLY = ("location", "background_color", "border_color")  # ... of a circle frame alone
+CIRCLE_FIELDS = ("location", "border_color", "background_color")
+VIDEO_BASE_FIELDS = ("id", "video_url", "resolution", "duration", "date")  # every record
+VIDEO_EXTRA_FIELDS = (  # a record's fields given when ``fields=`` asks for them
+    "background",
+    "shot",
+    "script",
+    "voice_name",
+    "actor_name",
+    "model_version",
+    "video_name",
+    "emotion",
+    "orientation",
+    "crop",
+    "shift",
+    "scale",
+    "circle",
+)
+VIDEO_FIELDS = VIDEO_BASE_FIELDS + VIDEO_EXTRA_FIELDS
+TASKS_QUERY = ("start", "end", "offset", "limit", "sort", "fields", "id")  # /tasks filters
+
 _BASE = "/app/th-api/v1/accounts/{account}"
 TH_CONFIGURATIONS = Endpoint(
     "talking_head", "th_configurations", "GET", _BASE + "/configurations", lanes=READ_LANES
@@ -28,7 +82,7 @@ TH_TASKS = Endpoint(
     "th_tasks",
     "GET",
     _BASE + "/tasks",
-    params=("start", "end", "offset", "limit", "sort", "fields", "id"),
+    params=TASKS_QUERY,
 )
 ENDPOINTS = (
     TH_CONFIGURATIONS,

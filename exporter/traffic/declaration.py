@@ -7,6 +7,7 @@ from exporter.config import Settings
 from exporter.traffic.area import TrafficArea
 from exporter.traffic.audit import AUDIT_SPECS
 from exporter.traffic.families import SPECS
+from exporter.traffic.landing import PART
 from exporter.traffic.settings import TRAFFIC_SECTION, cost_per_minute, requests_per_minute
 from exporter.traffic.summary import summary
 
@@ -33,4 +34,5 @@ AREA = AreaDeclaration(
     cost=cost,
     settings=TRAFFIC_SECTION,
     summary=summary,
+    landing=PART,
 )

@@ -11,25 +11,21 @@ redactor, whose learned secrets could cut a host name or a description apart.
 
 from __future__ import annotations
 
-import functools
-import importlib
-import importlib.util
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from aiohttp import web
 
 from exporter import __version__
-from exporter.areakit import Area
+from exporter.areakit import Area, LandingPart
+from exporter.areakit.page import anchor, e, table, when
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.runtime.registry import declarations
 from exporter.runtime.summary import account_summary
-from exporter.web import landing_parts
-from exporter.web.charts import STYLE as CHART_STYLE
 from exporter.web.masking import secret_mask
-from exporter.web.pagekit import AccountView, LandingPart, Times, e, read_times, table, when
-from exporter.web.problems import anchor, problems, summary_html
+from exporter.web.pagekit import AccountView, Times, read_times
+from exporter.web.problems import problems, summary_html
 
 # No public home is known to the package, so the page names where the documentation is
 # instead of linking to a page that may not exist.
@@ -129,7 +125,7 @@ def _health(
 
 
 def _account_section(view: AccountView) -> str:
-    """The account's health per area, then each area's part (``exporter.web.landing_parts``),
+    """The account's health per area, then each area's part (``AreaDeclaration.landing``),
     its facts in one list and its blocks below, in the registry's order."""
     ctx, account, index = view.ctx, view.account, view.index
     listed = list(view.areas)
@@ -149,18 +145,9 @@ def _account_section(view: AccountView) -> str:
     )
 
 
-@functools.cache
 def _parts() -> tuple[LandingPart, ...]:
-    """The part of each area of the registry that has one, in the registry's order."""
-    found = []
-    for declaration in declarations():
-        name = f"{landing_parts.__name__}.{declaration.name}"
-        if importlib.util.find_spec(name) is None:
-            continue  # an area without a part shows in the health table only
-        part = importlib.import_module(name).PART
-        assert isinstance(part, LandingPart), name
-        found.append(part)
-    return tuple(found)
+    """The part of each area of the registry that declares one, in the registry's order."""
+    return tuple(d.landing for d in declarations() if d.landing is not None)
 
 
 def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -> str:
@@ -179,22 +166,21 @@ def render_landing(ctx: Context, areas: Areas, metrics_path: str = "/metrics") -
     started = when(ctx.started_at, now) if ctx.started_at else "unknown"
     times = read_times(ctx)
     clean = secret_mask(ctx.settings).text
-    summaries = [account_summary(ctx.store, a) for a in ctx.accounts]
-    sections = "".join(
-        _account_section(AccountView(ctx, areas, a, i, s, now, times, clean))
-        for i, (a, s) in enumerate(zip(ctx.accounts, summaries, strict=True))
-    ) or ('<p class="none">No accounts yet: discovery pending, or none for this shard.</p>')
-    wrong = summary_html(
-        [
-            problems(ctx, areas, a, i, s)
-            for i, (a, s) in enumerate(zip(ctx.accounts, summaries, strict=True))
-        ]
+    views = [
+        AccountView(ctx, areas, a, i, account_summary(ctx.store, a), now, times, clean)
+        for i, a in enumerate(ctx.accounts)
+    ]
+    sections = "".join(_account_section(view) for view in views) or (
+        '<p class="none">No accounts yet: discovery pending, or none for this shard.</p>'
     )
+    parts = _parts()
+    wrong = summary_html([problems(view, parts) for view in views])
+    style = STYLE + "".join(part.style for part in parts)
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta http-equiv="refresh" content="{REFRESH_SECONDS}">'
-        f"<title>cdnvideo-exporter</title><style>{STYLE}{CHART_STYLE}</style></head><body>"
+        f"<title>cdnvideo-exporter</title><style>{style}</style></head><body>"
         f"<header><h1>cdnvideo-exporter</h1>"
         f'<p class="meta">version {e(__version__)} · started {started} · shard '
         f"{e(ctx.settings.shard)} · {len(ctx.accounts)} account(s)</p>"

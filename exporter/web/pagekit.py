@@ -1,74 +1,22 @@
-"""The pieces the landing page is built of, shared by the page (exporter.web.landing) and each
-area's part of it (exporter.web.landing_parts): escaping, times, tables that fold on a phone,
-and ``AccountView``/``LandingPart``, what a part reads and gives."""
+"""What the landing page (exporter.web.landing) builds its account sections from: the times it
+reads of the self-metrics once, and ``AccountView``, what an area's part of the page reads of
+one account (``exporter.areakit.page``: the parts and the HTML pieces they share)."""
 
 from __future__ import annotations
 
-import html
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from typing import TypeVar
 
 from prometheus_client import Gauge
 
+from exporter.areakit.page import ago, e
+from exporter.config import Settings
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
 from exporter.runtime.summary import AccountSummary
 
-MAX_ROWS = 50
-
-
-def e(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def when(ts: float | None, now: float) -> str:
-    if ts is None or ts <= 0:
-        return '<span class="pending">never</span>'
-    stamp = datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return f'<time datetime="{e(stamp)}">{e(stamp)}</time> ({e(ago(now - ts))})'
-
-
-def ago(seconds: float) -> str:
-    if seconds < 0:
-        return "in the future"
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.0f} {unit} ago"
-    return f"{seconds:.0f} s ago"
-
-
-def table(
-    headers: Iterable[str],
-    rows: list[list[str]],
-    css: str,
-    ident: str = "",
-    problem: Callable[[int], bool] = lambda row: False,
-) -> str:
-    """A table that a narrow screen shows as one block a row, each cell named by its
-    column (``data-label``, see ``STYLE``), so a phone needs no sideways scrolling. A row
-    for which ``problem(index)`` holds is marked (``tr.problem``: the warning colour)."""
-    labels = [e(h) for h in headers]
-    head = "".join(f"<th>{h}</th>" for h in labels)
-    shown = rows[:MAX_ROWS]
-    cells = (
-        "".join(f'<td data-label="{h}">{c}</td>' for h, c in zip(labels, r, strict=True))
-        for r in shown
-    )
-    body = "".join(
-        f'<tr class="problem" data-problem>{row}</tr>' if problem(i) else f"<tr>{row}</tr>"
-        for i, row in enumerate(cells)
-    )
-    more = (
-        f'<p class="none">and {len(rows) - MAX_ROWS} more (see /metrics)</p>'
-        if len(rows) > MAX_ROWS
-        else ""
-    )
-    where = f' id="{ident}"' if ident else ""
-    return (
-        f'<div class="stack"{where}><table class="{css}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div>{more}"
-    )
+A = TypeVar("A")
 
 
 def _by_account_area(gauge: Gauge) -> dict[tuple[str, str], float]:
@@ -95,21 +43,6 @@ def read_times(ctx: Context) -> Times:
     )
 
 
-def unexported(names: tuple[str, ...]) -> str | None:
-    """A note in place of a figure whose families ``metrics.include``/``exclude`` leave out: a
-    family that is never built must not read as "all good"."""
-    if not names:
-        return None
-    return (
-        f'<span class="pending unexported">not exported ({e(", ".join(names))} left out by '
-        "metrics.include/exclude)</span>"
-    )
-
-
-def stale(stale: bool) -> str:
-    return ' <span class="stale">(stale)</span>' if stale else ""
-
-
 def none(
     known: bool, current: bool, last_ok: float | None, now: float, texts: tuple[str, str]
 ) -> str:
@@ -125,39 +58,33 @@ def none(
     return f'<p class="none stale" data-state="stale">Last seen healthy {e(seen)}.</p>'
 
 
-def config_text(what: str) -> str:
-    """``what`` HTML-escaped, with its `config keys` as code."""
-    parts = e(what).split("`")
-    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
-
-
 @dataclass(frozen=True)
 class AccountView:
-    """What an area's part of the page reads of one account."""
+    """What an area's part of the page reads of one account (``areakit.page.AccountView``)."""
 
     ctx: Context
     areas: Areas
     account: str
-    index: int  # the account's place on the page (its anchors: ``problems.anchor``)
+    index: int  # the account's place on the page (its anchors: ``areakit.page.anchor``)
     summary: AccountSummary
     now: float
     times: Times
     clean: Callable[[str], str]  # platform text masked by structure (``SecretMask.text``)
 
+    @property
+    def settings(self) -> Settings:
+        return self.ctx.settings
 
-@dataclass(frozen=True)
-class LandingPart:
-    """One area's part of an account's section: lines of its ``<dl>`` (``<dt>``/``<dd>``
-    pairs) and the blocks below it (headings, charts, tables), each HTML."""
+    def area(self, kind: type[A]) -> A:
+        return self.areas.get(kind)
 
-    facts: Callable[[AccountView], str]
-    blocks: Callable[[AccountView], str]
+    def not_configured(self, area: str) -> str | None:
+        return self.ctx.runner.not_configured(area, self.account)
 
-
-def nothing_failing(
-    view: AccountView, area: str, known: bool, is_stale: bool, texts: tuple[str, str]
-) -> str:
-    """``none`` for an area's table with no row: current while its figures are fresh and its
-    last poll of the account did not fail."""
-    current = not is_stale and view.ctx.runner.healthy(area, view.account) is not False
-    return none(known, current, view.times.successes.get((view.account, area)), view.now, texts)
+    def nothing_failing(
+        self, area: str, known: bool, is_stale: bool, texts: tuple[str, str]
+    ) -> str:
+        """``none`` for an area's table with no row: current while its figures are fresh and
+        its last poll of the account did not fail."""
+        current = not is_stale and self.ctx.runner.healthy(area, self.account) is not False
+        return none(known, current, self.times.successes.get((self.account, area)), self.now, texts)

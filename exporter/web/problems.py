@@ -1,72 +1,58 @@
-"""What is wrong, per account, as the landing page opens with it: areas down, failing restream
-targets, dead DVR nodes, stale figures; each with a link to its rows further down.
+"""What is wrong, per account, as the landing page opens with it: areas down, and what each
+area's part finds (failing restream targets, dead DVR nodes, stale figures); each with a link
+to its rows further down.
 
 Reads the same things as the rest of the page (the runner's outcomes and the areas'
-summaries), so the line at the top and the rows below never disagree.
+summaries, through the areas' parts), so the line at the top and the rows below never
+disagree.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from exporter.dvr.summary import DvrSummary
-from exporter.restream.summary import RestreamSummary
-from exporter.runtime.areas import Areas
-from exporter.runtime.context import Context
-from exporter.runtime.summary import AccountSummary
-
-
-def anchor(index: int, part: str = "") -> str:
-    """The id of the ``index``-th account's section (or of one ``part`` of it): made of the
-    position, never of the account's name, so any name gives a valid, safe id."""
-    return f"account-{index}" + (f"-{part}" if part else "")
+from exporter.areakit.page import Finding, LandingPart, anchor
+from exporter.web.pagekit import AccountView
 
 
 @dataclass(frozen=True)
 class Problems:
-    """What is wrong with one account (all empty or 0: nothing)."""
+    """What is wrong with one account (all empty: nothing)."""
 
     account: str
     index: int
     areas_down: tuple[str, ...]  # the titles of the areas whose last poll failed
-    failing_targets: int
-    dead_nodes: int
+    findings: tuple[Finding, ...]  # what the areas' parts find, in the registry's order
     stale: tuple[str, ...]  # figures shown older than they should be
     waiting: bool = False  # an area has not been polled yet
 
     @property
     def any(self) -> bool:
-        return bool(self.areas_down or self.failing_targets or self.dead_nodes or self.stale)
+        return bool(self.areas_down or self.findings or self.stale)
 
 
-def problems(ctx: Context, areas: Areas, account: str, index: int, s: AccountSummary) -> Problems:
+def problems(view: AccountView, parts: Sequence[LandingPart]) -> Problems:
+    ctx, account = view.ctx, view.account
     down = tuple(
         a.title
-        for a in areas
+        for a in view.areas
         if a.enabled(ctx.settings) and ctx.runner.healthy(a.name, account) is False
     )
-    r, d = s.of(RestreamSummary), s.of(DvrSummary)
-    stale = tuple(
-        title
-        for title, is_stale in (("restream status", r.stale), ("DVR status", d.stale))
-        if is_stale
-    )
+    found = tuple(f for part in parts for f in part.findings(view))
+    stale = tuple(title for part in parts for title in part.stale(view))
     waiting = any(
         a.enabled(ctx.settings)
         and ctx.runner.healthy(a.name, account) is None
         and ctx.runner.not_configured(a.name, account) is None
-        for a in areas
+        for a in view.areas
     )
-    return Problems(account, index, down, len(r.failing), len(d.dead), stale, waiting)
+    return Problems(account, view.index, down, found, stale, waiting)
 
 
 def _link(p: Problems, part: str, text: str) -> str:
     return f'<a href="#{anchor(p.index, part)}">{html.escape(text)}</a>'
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 def summary_line(p: Problems) -> str:
@@ -78,11 +64,7 @@ def summary_line(p: Problems) -> str:
     parts = []
     if p.areas_down:
         parts.append(_link(p, "areas", "down: " + ", ".join(p.areas_down)))
-    if p.failing_targets:
-        text = _plural(p.failing_targets, "restream target failing", "restream targets failing")
-        parts.append(_link(p, "restream", text))
-    if p.dead_nodes:
-        parts.append(_link(p, "dvr", _plural(p.dead_nodes, "dead DVR node", "dead DVR nodes")))
+    parts += [_link(p, f.part, f.text) for f in p.findings]
     if p.stale:
         parts.append(_link(p, "areas", "stale: " + ", ".join(p.stale)))
     return (

@@ -2,8 +2,9 @@
 the registry) shows up everywhere the areas are listed: its settings section in the parsed
 config, check-config and docs/configuration.md; its rule over another section, notes and
 warnings in the loader and check-config; its families in docs/metrics.md; its request cost;
-its landing summary; the self-metrics and ``/metrics`` of a running daemon. A part that kept a
-list of its own would leave the toy out, and its test here fails."""
+its landing summary, its part of the landing page and what the page's first block says is
+wrong of it; the self-metrics and ``/metrics`` of a running daemon. A part that kept a list of
+its own would leave the toy out, and its test here fails."""
 
 from __future__ import annotations
 
@@ -15,7 +16,16 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from exporter.areakit import AreaContext, AreaCost, AreaDeclaration, Job, QuietArea
+from exporter.areakit import (
+    AccountView,
+    AreaContext,
+    AreaCost,
+    AreaDeclaration,
+    Finding,
+    Job,
+    LandingPart,
+    QuietArea,
+)
 from exporter.areakit.summary import published
 from exporter.cli import main
 from exporter.config import AreaSection, ConfigError, Settings, load_config, parse_config
@@ -32,6 +42,7 @@ from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
 from exporter.web.daemon import SERVICE
+from exporter.web.landing import render_landing
 from tests.rig.daemon import running
 
 ACCOUNT = "demo-media"
@@ -101,6 +112,19 @@ def toy_summary(store: Store, account: str) -> ToySummary:
     return ToySummary(published(store, StoreKey("toy", account)).value(WIDGETS, account=account))
 
 
+def toy_facts(view: AccountView) -> str:
+    widgets = view.summary.of(ToySummary).widgets
+    return f'<dt>Toy widgets</dt><dd class="widgets">{widgets:g}</dd>'
+
+
+def toy_findings(view: AccountView) -> tuple[Finding, ...]:
+    widgets = view.summary.of(ToySummary).widgets
+    return (Finding("toy", f"{widgets:g} toy widgets spinning"),) if widgets else ()
+
+
+TOY_PART = LandingPart(facts=toy_facts, findings=toy_findings, style=".widgets{color:#8250df}")
+
+
 TOY = AreaDeclaration(
     name="toy",
     title=ToyArea.title,
@@ -110,6 +134,7 @@ TOY = AreaDeclaration(
     cost=lambda settings: AreaCost("toy", 1.0, how="one a minute per account"),
     settings=TOY_SECTION,
     summary=toy_summary,
+    landing=TOY_PART,
 )
 
 
@@ -247,6 +272,21 @@ async def test_a_running_daemon_schedules_the_toy_area_and_serves_its_family(
     summary = account_summary(app[CTX].store, ACCOUNT)
     assert list(summary.areas)[-1] == "toy"
     assert summary.of(ToySummary) == ToySummary(widgets=5.0)
+
+
+async def test_the_landing_page_shows_the_toy_areas_part_and_what_it_finds_wrong(
+    daemon: tuple[web.Application, str],
+) -> None:
+    app, _ = daemon
+    page = render_landing(app[CTX], app[SERVICE].areas)
+    wrong = page.split('<section class="summary"', 1)[1].split("</section>", 1)[0]
+    assert '<a href="#account-0-toy">5 toy widgets spinning</a>' in wrong
+    section = page.split(f'data-account="{ACCOUNT}"', 1)[1].split("</section>", 1)[0]
+    rows = section.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert '<td data-label="Area">Toy</td>' in rows  # its health row
+    facts = section.split("<dl>", 1)[1].split("</dl>", 1)[0]
+    assert facts.endswith('<dt>Toy widgets</dt><dd class="widgets">5</dd>')  # after the four
+    assert ".widgets{color:#8250df}</style>" in page
 
 
 def test_a_reload_names_the_toy_key_it_leaves_for_a_restart(toy: None) -> None:

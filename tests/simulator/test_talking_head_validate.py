@@ -107,3 +107,22 @@ def test_both_accept_short_and_long_hex_colours() -> None:
         body = with_(composition={**CIRCLE, "border_color": colour})
         assert check_generate(body) == []
         assert simulator_accepts(body), colour
+
+
+def test_the_simulator_states_the_talking_head_fields_of_the_reply_module() -> None:
+    """The two statements of the platform's talking-head fields, read side by side: the
+    exporter's, declared once in its reply module, and the simulator's own."""
+    from exporter.simulator import talking_head as sim_records
+    from exporter.simulator import talking_head_catalog as catalog
+    from exporter.simulator import talking_head_validate as sim
+    from exporter.talking_head import reply
+
+    assert set(reply.GENERATE_FIELDS) == sim.TOP
+    assert set(reply.ACTOR_FIELDS) == sim.ACTOR
+    assert set(reply.COMPOSITION_FIELDS) == sim.COMPOSITION
+    assert set(reply.CIRCLE_FIELDS) == sim.CIRCLE
+    assert sim.LOCATIONS == reply.LOCATIONS
+    assert tuple(catalog.SIZES) == reply.ACTOR_SIZES
+    assert (sim.MAX_SCRIPT, sim.MAX_NAME) == (reply.SCRIPT_MAX, reply.VIDEO_NAME_MAX)
+    assert sim_records.BASE_FIELDS == reply.VIDEO_BASE_FIELDS
+    assert sim_records.EXTRA_FIELDS == reply.VIDEO_EXTRA_FIELDS

@@ -238,7 +238,7 @@ def test_the_areas_are_listed_in_the_registry_and_the_composition_root_only() ->
 
 def test_the_area_list_finder_sees_a_list() -> None:
     assert _areas_named(ROOT / "runtime" / "registry.py") == set(AREAS)
-    assert _areas_named(ROOT / "web" / "charts.py") <= {"traffic"}
+    assert _areas_named(ROOT / "traffic" / "charts.py") <= {"traffic"}
 
 
 # The web modules outside the admin package that may import it: the app that mounts it, the

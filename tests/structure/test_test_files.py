@@ -47,6 +47,19 @@ KINDS = {
 # Modules no test names (the rule in the module docstring), each with the test that reaches it
 # through another module. Keyed by path from the repository root.
 UNTESTED: dict[str, str] = {
+    "exporter/areakit/page.py": (
+        "the landing parts' view and HTML pieces: tests/web/test_landing.py, tests/areakit"
+    ),
+    "exporter/dvr/landing.py": "the DVR part of the landing page: tests/web/test_landing.py",
+    "exporter/restream/landing.py": (
+        "the restream part of the landing page: tests/web/test_landing.py"
+    ),
+    "exporter/talking_head/landing.py": (
+        "the talking-head part of the landing page: tests/web/test_landing.py"
+    ),
+    "exporter/traffic/landing.py": (
+        "the traffic part of the landing page: tests/web/test_landing.py"
+    ),
     "exporter/areakit/declaration.py": (
         "declaration type only; a whole area built from it: tests/areakit/test_area_toy.py"
     ),
@@ -103,9 +116,6 @@ UNTESTED: dict[str, str] = {
         "the simulator on a socket: tests/reliability/simproc.py, tests/system"
     ),
     "exporter/simulator/simulator.py": "the simulator itself, behind every tests/simulator test",
-    "exporter/simulator/talking_head_catalog.py": (
-        "catalogue data: tests/simulator/test_talking_head.py"
-    ),
     "exporter/support/malloc.py": "allocator settings: tests/runtime/test_tuning.py",
     "exporter/support/writable.py": "writability checks: tests/lifecycle/test_state_path_usable.py",
     "exporter/talking_head/declaration.py": (
@@ -127,18 +137,6 @@ UNTESTED: dict[str, str] = {
     ),
     "exporter/web/admin/handlers.py": (
         "each operation: tests/web/admin/test_routes.py, test_against_simulator.py"
-    ),
-    "exporter/web/landing_parts/dvr.py": (
-        "the DVR part of the landing page: tests/web/test_landing.py"
-    ),
-    "exporter/web/landing_parts/restream.py": (
-        "the restream part of the landing page: tests/web/test_landing.py"
-    ),
-    "exporter/web/landing_parts/talking_head.py": (
-        "the talking-head part of the landing page: tests/web/test_landing.py"
-    ),
-    "exporter/web/landing_parts/traffic.py": (
-        "the traffic part of the landing page: tests/web/test_landing.py, test_charts.py"
     ),
     "exporter/web/pagekit.py": "the landing page's shared HTML pieces: tests/web/test_landing.py",
     "exporter/web/problems.py": (

@@ -169,14 +169,14 @@ async def test_the_areas_summarise_what_they_published_as_typed_values() -> None
 def test_the_page_knows_no_metric_name() -> None:
     """The figures come typed from the areas' summaries, not by re-reading family names."""
     package = Path(__file__).resolve().parents[2] / "exporter"
-    parts = sorted(
-        f"web/landing_parts/{p.name}" for p in (package / "web/landing_parts").glob("*.py")
-    )
+    parts = [f"{area}/landing.py" for area in ("traffic", "restream", "dvr", "talking_head")]
     for module in (
         "web/landing.py",
         "web/pagekit.py",
+        "web/problems.py",
+        "areakit/page.py",
         *parts,
-        "web/charts.py",
+        "traffic/charts.py",
         "traffic/history.py",
     ):
         assert "cdnvideo_" not in (package / module).read_text(encoding="utf-8"), module
@@ -196,12 +196,15 @@ async def test_the_page_opens_with_a_line_per_account_of_what_is_wrong() -> None
 
 
 def test_every_area_of_the_registry_has_its_part_of_the_page() -> None:
-    """The page takes each area's part by the area's name (exporter.web.landing_parts)."""
-    from exporter.runtime.registry import area_names
+    """Each area declares its part of the page (``AreaDeclaration.landing``)."""
+    from exporter.runtime.registry import declarations
 
-    folder = Path(__file__).resolve().parents[2] / "exporter" / "web" / "landing_parts"
-    parts = {p.stem for p in folder.glob("*.py")} - {"__init__"}
-    assert parts == set(area_names())
+    assert [d.name for d in declarations() if d.landing is not None] == [
+        "traffic",
+        "restream",
+        "dvr",
+        "talking_head",
+    ]
 
 
 async def test_page_says_why_a_new_counter_first_reads_0() -> None:

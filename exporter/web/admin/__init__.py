@@ -14,6 +14,7 @@ from exporter.config.rules import GENERATE_PER_MINUTE
 from exporter.runtime.context import Context
 from exporter.web.admin.core import AdminDeps, AdminState, Rejected, Route
 from exporter.web.admin.gate import gate, throttled
+from exporter.web.admin.handlers import passthrough
 from exporter.web.admin.openapi import build_openapi
 from exporter.web.admin.readbudget import ReadBudget, state_path
 from exporter.web.admin.routes import ROUTES
@@ -73,7 +74,8 @@ def admin_app(ctx: Context, deps: AdminDeps) -> web.Application:
     app = web.Application(middlewares=gate(ctx, state, operations))
     app[ADMIN_STATE] = state
     for route in ROUTES:
-        operations[app.router.add_route(route.method, route.path, route.handler)] = route
+        handler = route.handler or passthrough
+        operations[app.router.add_route(route.method, route.path, handler)] = route
     documents: dict[tuple[str, ...], bytes] = {}
 
     async def openapi(request: web.Request) -> web.Response:

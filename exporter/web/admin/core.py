@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,6 +18,8 @@ from exporter.runtime.context import Context
 from exporter.talking_head.reply import ThConfigurations
 from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
+from exporter.upstream.client import MayRetry, Params
+from exporter.upstream.endpoint import Endpoint
 from exporter.upstream.errors import error_message, is_error_body
 from exporter.web.admin.readbudget import ReadBudget
 from exporter.web.admin.validation import MAX_QUERY_VALUE, FieldError
@@ -50,15 +52,20 @@ class QueryParam:
 
 @dataclass(frozen=True)
 class Route:
-    """One admin operation: how it is registered, documented, authorised and handled."""
+    """One admin operation: how it is registered, documented, authorised and handled.
+
+    ``endpoint`` is the platform operation it passes through (its name is the operation id,
+    its path fields are the route's path parameters). ``handler`` None: the generic
+    pass-through (``handlers.passthrough``), shaped by the hooks below it; a route whose
+    steps differ (secrets restored, a limit of its own, an answer from the poll) names its
+    own handler."""
 
     method: str
     path: str  # aiohttp pattern under /api/v1
-    operation_id: str
+    endpoint: Endpoint
     summary: str
-    upstream: str
     tag: str
-    handler: Handler
+    handler: Handler | None = None
     write: bool = False
     query: tuple[QueryParam, ...] = ()
     body: str | None = None  # component schema of the JSON body
@@ -67,6 +74,24 @@ class Route:
     success: int = 200
     limited: bool = False  # local rate limit (429)
     rules: tuple[str, ...] = ()  # rules beyond the document's schemas (a 422 may name them)
+    # The pass-through's hooks, in the order it runs them: the checks of the query and the
+    # body (422), the query sent on, what is spent before sending (it gives the retry
+    # allowance), how the reply is masked, and what follows a reply the platform agreed to.
+    check_query: Callable[[Mapping[str, str]], list[FieldError]] | None = None
+    check_body: Callable[[Any], list[FieldError]] | None = None
+    params: Callable[[Call], Params] | None = None
+    spend: Callable[[Call], Awaitable[MayRetry | None]] | None = None
+    masker: Masker = mask
+    done: Callable[[Call], None] | None = None
+
+    @property
+    def operation_id(self) -> str:
+        return self.endpoint.name
+
+    @property
+    def upstream(self) -> str:
+        """The platform call, as the OpenAPI document describes it."""
+        return self.endpoint.describe()
 
     @property
     def openapi_path(self) -> str:

@@ -1,39 +1,55 @@
-"""What each admin operation does: plain aiohttp handlers behind the gate's middlewares (auth,
+"""What the admin operations do: plain aiohttp handlers behind the gate's middlewares (auth,
 errors, audit: exporter.web.admin.gate), each starting with ``admitted`` (account, path,
-query, body)."""
+query, body). Most routes are the one ``passthrough``, shaped by the hooks the route table
+gives it (``Route``); the few whose steps differ have a handler of their own here."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Coroutine
+from collections.abc import Callable
 from typing import Any
 
 import structlog
 from aiohttp import web
 
-from exporter.dvr import reply as dvr
 from exporter.restream import reply as rs
 from exporter.talking_head import reply as th
 from exporter.talking_head.reply import configurations_body
 from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKING_HEAD_SECTION
-from exporter.upstream.client import MayRetry, Reply
+from exporter.upstream.client import MayRetry, Params
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
 from exporter.web.admin.gate import admitted
 from exporter.web.admin.restore import has_mask, restore_secrets
-from exporter.web.admin.validation import (
-    check_dvr_delete,
-    check_history_query,
-    check_restream_resource,
-    check_status_query,
-    without_read_only,
-)
-from exporter.web.admin.validation_th import check_generate, check_rename, check_tasks_query
-from exporter.web.masking import mask, mask_history, mask_video_link
+from exporter.web.admin.validation import check_restream_resource, without_read_only
+from exporter.web.admin.validation_th import check_generate
+from exporter.web.masking import mask
 
 log = structlog.get_logger("exporter.admin")
 
 TALKING_HEAD_AREA = "talking_head"  # the poll runner's name of the area (exporter.runtime.areas)
+
+
+async def passthrough(request: web.Request) -> web.StreamResponse:
+    """The route's endpoint, sent with the request's path fields, and its reply passed on:
+    the route's checks first (422), then its query, what it spends, its masker and what
+    follows an agreed reply (the hooks of ``Route``)."""
+    call = await admitted(request)
+    route = call.route
+    errors = route.check_query(call.query) if route.check_query else []
+    errors += route.check_body(call.body) if route.check_body else []
+    if errors:
+        raise invalid(errors)
+    params = route.params(call) if route.params else None
+    may_retry = await route.spend(call) if route.spend else None
+    fields = {name: call.param(name) for name in route.path_params if name != "account"}
+    op = call.ctx.ops.send(
+        route.endpoint, call.account, params=params, body=call.body, may_retry=may_retry, **fields
+    )
+    response = await call.passthrough(await call.upstream(op), route.masker)
+    if route.done is not None and call.outcome == "ok":
+        route.done(call)
+    return response
 
 
 def _reply_id(data: Any, key: str) -> str | None:
@@ -45,19 +61,6 @@ def _reply_id(data: Any, key: str) -> str | None:
 
 
 # --- restream -----------------------------------------------------------------------------
-async def restream_list(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    return await call.passthrough(
-        await call.upstream(call.ctx.ops.send(rs.RESTREAM_LIST, call.account))
-    )
-
-
-async def restream_get(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    op = call.ctx.ops.send(rs.RESTREAM_GET, call.account, resource_id=call.param("resource_id"))
-    return await call.passthrough(await call.upstream(op))
-
-
 async def restream_create(request: web.Request) -> web.StreamResponse:
     call = await admitted(request)
     errors = check_restream_resource(call.body)
@@ -97,47 +100,20 @@ async def restream_update(request: web.Request) -> web.StreamResponse:
     return await call.passthrough(reply)
 
 
-async def restream_status(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    errors = check_status_query(call.query)
-    if errors:
-        raise invalid(errors)
-    params = rs.status_query(call.query.get("resource_id"))
-    op = call.ctx.ops.send(rs.RESTREAM_STATUS, call.account, params=params)
-    return await call.passthrough(await call.upstream(op))
+def status_params(call: Call) -> Params:
+    return rs.status_query(call.query.get("resource_id"))
 
 
-async def restream_history(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    errors = check_history_query(call.query)
-    if errors:
-        raise invalid(errors)
+def history_params(call: Call) -> Params:
     q = call.query
-    params = rs.history_query(q["resource_id"], q["start"], q["end"])
-    op = call.ctx.ops.send(rs.RESTREAM_HISTORY, call.account, params=params)
-    return await call.passthrough(await call.upstream(op), mask_history)
-
-
-# --- DVR ----------------------------------------------------------------------------------
-async def dvr_get(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    op = call.ctx.ops.send(dvr.DVR_GET, call.account, stream_name=call.param("stream_name"))
-    return await call.passthrough(await call.upstream(op))
-
-
-async def dvr_delete(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    errors = check_dvr_delete(call.body)
-    if errors:
-        raise invalid(errors)
-    stream_name = call.param("stream_name")
-    op = call.ctx.ops.send(dvr.DVR_DELETE, call.account, body=call.body, stream_name=stream_name)
-    return await call.passthrough(await call.upstream(op))
+    return rs.history_query(q["resource_id"], q["start"], q["end"])
 
 
 # --- talking head -------------------------------------------------------------------------
-async def _spend_th_read(call: Call) -> None:
-    """Count a talking-head read that goes to the platform; 429 when the day's are spent."""
+async def th_read(call: Call) -> MayRetry:
+    """Count a talking-head read that goes to the platform (429 when the day's are spent); a
+    retry of it is one more request of the allowance: spent like the first, and not sent when
+    none is left (the last answer goes back as it is)."""
     call.spend_read()  # the minute's admin reads first: a refusal there spends no day's read
     budget = call.state.th_reads
     wait = await budget.take(call.account)
@@ -153,15 +129,26 @@ async def _spend_th_read(call: Call) -> None:
             headers={"Retry-After": str(wait)},
         )
 
-
-def _retry_read(call: Call) -> MayRetry:
-    """A retry of a talking-head read is one more request of the allowance: it is spent like
-    the first, and not sent when none is left (the last answer goes back as it is)."""
-
     async def may_retry() -> bool:
         return await call.state.th_reads.take(call.account) == 0
 
     return may_retry
+
+
+def tasks_params(call: Call) -> Params:
+    # A literal "+" in a query string arrives as a space; "+field" is what the caller meant.
+    return [
+        (k, "+" + v[1:] if k == "sort" and v.startswith(" ") else v) for k, v in call.query_pairs
+    ]
+
+
+def ended(how: str) -> Callable[[Call], None]:
+    """The followed task ends once the platform agreed to end it (``how``)."""
+
+    def end(call: Call) -> None:
+        call.state.deps.tracker.ended(call.account, call.param("task_id"), how)
+
+    return end
 
 
 def _polled_configurations(call: Call) -> web.Response | None:
@@ -191,8 +178,8 @@ async def th_configurations(request: web.Request) -> web.StreamResponse:
     polled = _polled_configurations(call)
     if polled is not None:
         return polled
-    await _spend_th_read(call)
-    op = call.ctx.ops.send(th.TH_CONFIGURATIONS, call.account, may_retry=_retry_read(call))
+    may_retry = await th_read(call)
+    op = call.ctx.ops.send(th.TH_CONFIGURATIONS, call.account, may_retry=may_retry)
     return await call.passthrough(await call.upstream(op))
 
 
@@ -252,70 +239,3 @@ def _refresh_quota(call: Call) -> None:
     task = asyncio.create_task(run())
     call.state.background.add(task)
     task.add_done_callback(call.state.background.discard)
-
-
-async def th_status(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    await _spend_th_read(call)
-    task_id = call.param("task_id")
-    op = call.ctx.ops.send(th.TH_STATUS, call.account, may_retry=_retry_read(call), task_id=task_id)
-    return await call.passthrough(await call.upstream(op))
-
-
-async def _end_task(
-    call: Call, op: Coroutine[Any, Any, Reply], task_id: str, how: str
-) -> web.StreamResponse:
-    """Pass an ending operation through; the followed task ends only when the platform agreed."""
-    response = await call.passthrough(await call.upstream(op))
-    if call.outcome == "ok":
-        call.state.deps.tracker.ended(call.account, task_id, how)
-    return response
-
-
-async def th_cancel(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    task_id = call.param("task_id")
-    op = call.ctx.ops.send(th.TH_CANCEL, call.account, task_id=task_id)
-    return await _end_task(call, op, task_id, "canceled")
-
-
-async def th_video_link(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    await _spend_th_read(call)
-    task_id = call.param("task_id")
-    op = call.ctx.ops.send(
-        th.TH_VIDEO_LINK, call.account, may_retry=_retry_read(call), task_id=task_id
-    )
-    return await call.passthrough(await call.upstream(op), mask_video_link)
-
-
-async def th_rename(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    errors = check_rename(call.body)
-    if errors:
-        raise invalid(errors)
-    op = call.ctx.ops.send(
-        th.TH_RENAME, call.account, body=call.body, task_id=call.param("task_id")
-    )
-    return await call.passthrough(await call.upstream(op))
-
-
-async def th_delete(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    task_id = call.param("task_id")
-    op = call.ctx.ops.send(th.TH_DELETE, call.account, task_id=task_id)
-    return await _end_task(call, op, task_id, "deleted")
-
-
-async def th_tasks(request: web.Request) -> web.StreamResponse:
-    call = await admitted(request)
-    errors = check_tasks_query(call.query)
-    if errors:
-        raise invalid(errors)
-    # A literal "+" in a query string arrives as a space; "+field" is what the caller meant.
-    params = [
-        (k, "+" + v[1:] if k == "sort" and v.startswith(" ") else v) for k, v in call.query_pairs
-    ]
-    await _spend_th_read(call)
-    op = call.ctx.ops.send(th.TH_TASKS, call.account, params=params, may_retry=_retry_read(call))
-    return await call.passthrough(await call.upstream(op))

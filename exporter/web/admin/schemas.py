@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from exporter.support.logs import MASK
+from exporter.talking_head import reply
 from exporter.web.admin import validation as v
 from exporter.web.admin import validation_th as th
 
@@ -124,7 +125,7 @@ def _colour() -> dict[str, Any]:
 
 def _composition() -> dict[str, Any]:
     """Two shapes: a rectangle frame (the default frame_style), or a circle (location required)."""
-    rectangle, circle = th.FRAME_STYLES
+    rectangle, circle = reply.FRAME_STYLES
     fractions = {
         key: {
             "type": "number",
@@ -133,10 +134,10 @@ def _composition() -> dict[str, Any]:
         }
         for key, (low, low_included) in th.FRACTIONS.items()
     }
-    assert set(fractions) == set(th.RECTANGLE_ONLY)
-    circle_props = {"location": {"enum": list(th.LOCATIONS)}}
-    circle_props |= {key: _colour() for key in th.CIRCLE_ONLY if key != "location"}
-    orientation = {"enum": list(th.ORIENTATIONS)}
+    assert set(fractions) == set(reply.RECTANGLE_ONLY)
+    circle_props = {"location": {"enum": list(reply.LOCATIONS)}}
+    circle_props |= {key: _colour() for key in reply.CIRCLE_ONLY if key != "location"}
+    orientation = {"enum": list(reply.ORIENTATIONS)}
     return {
         "oneOf": [
             closed(
@@ -155,16 +156,16 @@ def _composition() -> dict[str, Any]:
 
 def _generate() -> dict[str, Any]:
     props: dict[str, Any] = {
-        "script": {**NON_BLANK_STRING, "maxLength": th.SCRIPT_MAX},
+        "script": {**NON_BLANK_STRING, "maxLength": reply.SCRIPT_MAX},
         "actor": ref("Actor"),
         "voice": NON_EMPTY_STRING,
         "background": NON_EMPTY_STRING,
         "emotion": NON_EMPTY_STRING,
-        "video_name": {"type": "string", "maxLength": th.VIDEO_NAME_MAX},
+        "video_name": {"type": "string", "maxLength": reply.VIDEO_NAME_MAX},
         "composition": ref("Composition"),
         "circle": ref("Circle"),
     }
-    assert tuple(props) == th.GENERATE_FIELDS
+    assert tuple(props) == reply.GENERATE_FIELDS
     example = {
         "script": "Good morning!",
         "actor": {"name": "Natalia", "version": "1.0.0", "shot": "waist"},
@@ -174,7 +175,7 @@ def _generate() -> dict[str, Any]:
         "video_name": "morning news",
         "composition": {"orientation": "horizontal"},
     }
-    return closed(props, th.GENERATE_REQUIRED, examples=[example])
+    return closed(props, reply.GENERATE_REQUIRED, examples=[example])
 
 
 def _actor() -> dict[str, Any]:
@@ -183,10 +184,10 @@ def _actor() -> dict[str, Any]:
         "version": {"type": "string", "pattern": full(th.MODEL_VERSION)},
         "style": NON_EMPTY_STRING,
         "shot": NON_EMPTY_STRING,
-        "size": {"enum": list(th.ACTOR_SIZES)},
+        "size": {"enum": list(reply.ACTOR_SIZES)},
     }
-    assert tuple(props) == th.ACTOR_FIELDS
-    return closed(props, th.ACTOR_REQUIRED)
+    assert tuple(props) == reply.ACTOR_FIELDS
+    return closed(props, reply.ACTOR_REQUIRED)
 
 
 def request_schemas() -> dict[str, dict[str, Any]]:
@@ -234,12 +235,12 @@ def request_schemas() -> dict[str, dict[str, Any]]:
         "Actor": _actor(),
         "Composition": _composition(),
         "Circle": closed(
-            {"location": {"enum": list(th.LOCATIONS)}}
-            | {key: _colour() for key in th.CIRCLE_FIELDS if key != "location"}
+            {"location": {"enum": list(reply.LOCATIONS)}}
+            | {key: _colour() for key in reply.CIRCLE_FIELDS if key != "location"}
         ),
         "GenerateRequest": _generate(),
         "RenameRequest": closed(
-            {"video_name": {"type": "string", "maxLength": th.VIDEO_NAME_MAX}},
+            {"video_name": {"type": "string", "maxLength": reply.VIDEO_NAME_MAX}},
             examples=[{"video_name": "morning news"}],
         ),
     }

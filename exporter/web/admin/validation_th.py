@@ -6,7 +6,24 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from exporter.talking_head.reply import ThConfigurations
+from exporter.talking_head.reply import (
+    ACTOR_FIELDS,
+    ACTOR_REQUIRED,
+    ACTOR_SIZES,
+    CIRCLE_FIELDS,
+    CIRCLE_ONLY,
+    COMPOSITION_FIELDS,
+    FRAME_STYLES,
+    GENERATE_FIELDS,
+    LOCATIONS,
+    ORIENTATIONS,
+    RECTANGLE_ONLY,
+    SCRIPT_MAX,
+    VIDEO_EXTRA_FIELDS,
+    VIDEO_FIELDS,
+    VIDEO_NAME_MAX,
+    ThConfigurations,
+)
 from exporter.web.admin.validation import (
     DAY,
     MINUTE,
@@ -18,9 +35,6 @@ from exporter.web.admin.validation import (
     unknown_fields,
 )
 
-SCRIPT_MAX = 3000
-VIDEO_NAME_MAX = 35
-
 # /tasks dates: a real day and minute, seconds 00, UTC (Z, +00:00, +0000 or no zone).
 TASK_DATE = re.compile(DAY + "T" + MINUTE + r":00(?:Z|[+-]00:?00)?")
 HEX_COLOUR = re.compile(r"#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})")
@@ -28,57 +42,8 @@ MODEL_VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+|latest")
 COUNT = re.compile(r"[0-9]+")  # /tasks offset and limit: ASCII digits ...
 COUNT_MINIMUM = {"offset": 0, "limit": 1}  # ... with these lowest values
 COUNT_MAXIMUM = 2**31 - 1  # ... and this highest (a 32-bit integer, as the platform reads it)
-
-ORIENTATIONS = ("horizontal", "vertical")
-FRAME_STYLES = ("rectangle", "circle")
-LOCATIONS = ("upperleft", "upperright", "lowerleft", "lowerright")
-ACTOR_SIZES = ("SD", "HD", "FullHD", "4K")
-
-GENERATE_REQUIRED = ("script", "actor", "voice")
-GENERATE_FIELDS = (
-    "script",
-    "actor",
-    "voice",
-    "background",
-    "emotion",
-    "video_name",
-    "composition",
-    "circle",
-)
-ACTOR_FIELDS = ("name", "version", "style", "shot", "size")
-ACTOR_REQUIRED = ("name", "shot")
 FRACTIONS = {"scale": (0, False), "crop": (0, False), "shift": (-1, True)}  # (low, low included)
-COMPOSITION_FIELDS = (
-    "orientation",
-    "frame_style",
-    "scale",
-    "crop",
-    "shift",
-    "location",
-    "background_color",
-    "border_color",
-)
-RECTANGLE_ONLY = ("scale", "crop", "shift")
-CIRCLE_ONLY = ("location", "background_color", "border_color")
-CIRCLE_FIELDS = ("location", "border_color", "background_color")
 
-VIDEO_BASE_FIELDS = ("id", "video_url", "resolution", "duration", "date")
-VIDEO_EXTRA_FIELDS = (
-    "background",
-    "shot",
-    "script",
-    "voice_name",
-    "actor_name",
-    "model_version",
-    "video_name",
-    "emotion",
-    "orientation",
-    "crop",
-    "shift",
-    "scale",
-    "circle",
-)
-VIDEO_FIELDS = VIDEO_BASE_FIELDS + VIDEO_EXTRA_FIELDS
 # Fields the platform sorts by: every field of the video record but the nested ``circle``.
 SORT_FIELDS = tuple(name for name in VIDEO_FIELDS if name != "circle")
 SORT_VALUES = tuple(sign + name for sign in ("", "+", "-") for name in SORT_FIELDS)
@@ -92,7 +57,6 @@ KNOWN_CONFIGURATION = (
 # Rules of the platform's state (x-rules of their operations): the platform answers 400.
 NOT_CANCELED = "the task is not canceled already (the platform answers 400 naming its status)"
 VIDEO_READY = "the video is ready: its task is processed (the platform answers 400 until then)"
-TASKS_QUERY = ("start", "end", "offset", "limit", "sort", "fields", "id")
 
 
 # --- talking head ---------------------------------------------------------------------------

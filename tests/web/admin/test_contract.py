@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.core import NOT_SET
 
+from exporter.talking_head import reply as th_reply
 from exporter.web.admin import validation as v
 from exporter.web.admin import validation_th as th
 from exporter.web.admin.body import loads_strict
@@ -184,9 +185,9 @@ def test_the_sort_enum_is_what_the_check_accepts(sort: str) -> None:
 
 
 @given(
-    fields=st.lists(st.sampled_from([*th.VIDEO_FIELDS, "bogus", ""]), min_size=1, max_size=3).map(
-        ", ".join
-    )
+    fields=st.lists(
+        st.sampled_from([*th_reply.VIDEO_FIELDS, "bogus", ""]), min_size=1, max_size=3
+    ).map(", ".join)
 )
 def test_the_fields_pattern_is_what_the_check_accepts(fields: str) -> None:
     by_check = not th.check_tasks_query({"fields": fields})
@@ -261,9 +262,9 @@ GENERATE = {"script": "Hi", "actor": {"name": "N", "shot": "s"}, "voice": "V"}
         ({"composition": {"orientation": "vertical", "shift": -1, "crop": 0}}, False),
         ({"composition": {"orientation": "vertical", "shift": -1, "crop": 0.5}}, True),
         ({"script": " \n"}, False),
-        ({"script": "x" * th.SCRIPT_MAX}, True),
-        ({"script": "x" * (th.SCRIPT_MAX + 1)}, False),
-        ({"video_name": "x" * (th.VIDEO_NAME_MAX + 1)}, False),
+        ({"script": "x" * th_reply.SCRIPT_MAX}, True),
+        ({"script": "x" * (th_reply.SCRIPT_MAX + 1)}, False),
+        ({"video_name": "x" * (th_reply.VIDEO_NAME_MAX + 1)}, False),
         ({"actor": {"name": "N", "shot": "s", "version": "1.2.3"}}, True),
         ({"actor": {"name": "N", "shot": "s", "version": "1.2"}}, False),
         ({"circle": {"location": "upperleft", "border_color": "#abc"}}, True),

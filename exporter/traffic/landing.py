@@ -3,9 +3,10 @@ the last hour's charts and the top resources."""
 
 from __future__ import annotations
 
+from exporter.areakit.page import AccountView, LandingPart, e, stale, unexported, when
+from exporter.traffic.area import TrafficArea
+from exporter.traffic.charts import STYLE, account_charts, top_resources
 from exporter.traffic.summary import TOP_RESOURCES, AuditSummary, TrafficSummary
-from exporter.web.charts import account_charts, top_resources
-from exporter.web.pagekit import AccountView, LandingPart, e, stale, unexported, when
 
 
 def facts(view: AccountView) -> str:
@@ -27,9 +28,9 @@ def facts(view: AccountView) -> str:
 
 def blocks(view: AccountView) -> str:
     t = view.summary.of(TrafficSummary)
-    traffic_area = view.areas.traffic
+    traffic_area = view.area(TrafficArea)
     charts = account_charts(
-        traffic_area.history.points(view.account), traffic_area.enabled(view.ctx.settings)
+        traffic_area.history.points(view.account), traffic_area.enabled(view.settings)
     )
     top_gone = unexported(t.top_left_out)
     top = f'<p class="none">{top_gone}</p>' if top_gone else top_resources(t.top, view.clean)
@@ -41,7 +42,7 @@ def blocks(view: AccountView) -> str:
     )
 
 
-PART = LandingPart(facts, blocks)
+PART = LandingPart(facts=facts, blocks=blocks, style=STYLE)
 
 
 def _lateness(shares: tuple[tuple[int, float], ...]) -> str:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from exporter.areakit.page import (
+    AccountView,
+    Finding,
+    LandingPart,
+    anchor,
+    e,
+    plural,
+    table,
+    unexported,
+)
 from exporter.restream.summary import RestreamSummary, TargetState
-from exporter.web.pagekit import AccountView, LandingPart, e, nothing_failing, table, unexported
-from exporter.web.problems import anchor
-
-
-def facts(view: AccountView) -> str:
-    return ""
 
 
 def blocks(view: AccountView) -> str:
@@ -27,8 +31,7 @@ def blocks(view: AccountView) -> str:
             lambda i: True,
         )
         if failing
-        else nothing_failing(
-            view,
+        else view.nothing_failing(
             "restream",
             r.known,
             r.stale,
@@ -49,7 +52,20 @@ def blocks(view: AccountView) -> str:
     return f"<h3>Restream targets failing</h3>{restream_html}"
 
 
-PART = LandingPart(facts, blocks)
+def findings(view: AccountView) -> tuple[Finding, ...]:
+    failing = len(view.summary.of(RestreamSummary).failing)
+    if not failing:
+        return ()
+    return (
+        Finding("restream", plural(failing, "restream target failing", "restream targets failing")),
+    )
+
+
+def stale(view: AccountView) -> tuple[str, ...]:
+    return ("restream status",) if view.summary.of(RestreamSummary).stale else ()
+
+
+PART = LandingPart(blocks=blocks, findings=findings, stale=stale)
 
 
 def _target_row(t: TargetState, clean: Callable[[str], str]) -> list[str]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from exporter.areakit.page import AccountView, LandingPart, e, stale, unexported
 from exporter.talking_head.summary import TalkingHeadSummary
-from exporter.web.pagekit import AccountView, LandingPart, e, stale, unexported
 
 
 def facts(view: AccountView) -> str:
@@ -23,8 +23,4 @@ def facts(view: AccountView) -> str:
     )
 
 
-def blocks(view: AccountView) -> str:
-    return ""
-
-
-PART = LandingPart(facts, blocks)
+PART = LandingPart(facts=facts)

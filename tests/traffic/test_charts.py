@@ -9,10 +9,10 @@ import aiohttp
 
 from exporter.areakit.summary import Published
 from exporter.exposition import EVERYTHING, Fragment, FragmentBuilder, StoreKey
+from exporter.traffic.charts import account_charts, top_resources
 from exporter.traffic.families import ACCOUNT, RESOURCE
 from exporter.traffic.history import MAX_POINTS, Point, TrafficHistory
 from exporter.traffic.summary import TopResource, traffic_summary
-from exporter.web.charts import account_charts, top_resources
 from exporter.web.landing import HEADERS, render_landing
 from tests.web.admin.conftest import make_context, make_service
 

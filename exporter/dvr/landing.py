@@ -2,33 +2,31 @@
 
 from __future__ import annotations
 
-from exporter.dvr.summary import DvrSummary
-from exporter.web.pagekit import (
+from exporter.areakit.page import (
     AccountView,
+    Finding,
     LandingPart,
+    anchor,
     config_text,
     e,
-    nothing_failing,
+    plural,
     table,
     unexported,
 )
-from exporter.web.problems import anchor
-
-
-def facts(view: AccountView) -> str:
-    return ""
+from exporter.dvr.area import DvrArea
+from exporter.dvr.summary import DvrSummary
 
 
 def blocks(view: AccountView) -> str:
-    ctx, account, clean = view.ctx, view.account, view.clean
+    clean = view.clean
     d = view.summary.of(DvrSummary)
     dead = [[e(clean(stream)), e(clean(host))] for stream, host in d.dead]
-    dvr_unconfigured = ctx.runner.not_configured(view.areas.dvr.name, account)
+    dvr_unconfigured = view.not_configured(DvrArea.name)
     dvr_html = (
         table(("Stream", "Node"), dead, "dvr", anchor(view.index, "dvr"), lambda i: True)
         if dead
-        else nothing_failing(
-            view, "dvr", d.known, d.stale, ("All DVR nodes alive.", "No DVR status yet.")
+        else view.nothing_failing(
+            "dvr", d.known, d.stale, ("All DVR nodes alive.", "No DVR status yet.")
         )
     )
     if dvr_unconfigured is not None:
@@ -40,4 +38,13 @@ def blocks(view: AccountView) -> str:
     return f"<h3>Dead DVR nodes</h3>{dvr_html}"
 
 
-PART = LandingPart(facts, blocks)
+def findings(view: AccountView) -> tuple[Finding, ...]:
+    dead = len(view.summary.of(DvrSummary).dead)
+    return (Finding("dvr", plural(dead, "dead DVR node", "dead DVR nodes")),) if dead else ()
+
+
+def stale(view: AccountView) -> tuple[str, ...]:
+    return ("DVR status",) if view.summary.of(DvrSummary).stale else ()
+
+
+PART = LandingPart(blocks=blocks, findings=findings, stale=stale)

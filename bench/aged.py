@@ -34,9 +34,11 @@ from exporter.remotewrite.wire import encode
 from exporter.simulator.dataset import CdnResource
 from exporter.traffic import history_file, state
 from exporter.traffic.audit_record import AuditRecord, record_dir
+from exporter.traffic.counters import Late, Series
 from exporter.traffic.history import Point
-from exporter.traffic.ledger import AccountLedger, Late, Run, Series
+from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.parse import COUNT_KEYS, Values
+from exporter.traffic.runs import Run
 
 MINUTE = 60
 DELAY_SECONDS = 120  # traffic.delay_seconds at its default

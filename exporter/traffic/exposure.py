@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from exporter.traffic.ledger import LATE_PARTS, AccountLedger
+from exporter.traffic.counters import LATE_PARTS
+from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.parse import COUNT_INDEX, Values
 
 Keys = Mapping[str, Sequence[str]]  # per scope (account, resource, late): exported key names

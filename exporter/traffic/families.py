@@ -41,7 +41,8 @@ from exporter.traffic.blocks import (
     Rows,
     Scope,
 )
-from exporter.traffic.ledger import AT_ZERO, OTHER, SHOWN, AccountLedger, Late
+from exporter.traffic.counters import AT_ZERO, SHOWN, Late
+from exporter.traffic.ledger import OTHER, AccountLedger
 from exporter.traffic.parse import (
     COUNT_INDEX,
     GAUGE_INDEX,

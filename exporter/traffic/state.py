@@ -19,18 +19,11 @@ from exporter.support import jsonpieces
 from exporter.support.ownfiles import read_own
 from exporter.support.partfile import Part, Piece, write_atomic_with
 from exporter.traffic import exposure
+from exporter.traffic.counters import LATE_PARTS, Late, Series, requests, shown_mask
 from exporter.traffic.families import SCOPES
-from exporter.traffic.ledger import (
-    HALVES,
-    LATE_PARTS,
-    AccountLedger,
-    Late,
-    Run,
-    Series,
-    requests,
-    shown_mask,
-)
+from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, Values, blank
+from exporter.traffic.runs import HALVES, Run
 
 log = structlog.get_logger("exporter.traffic.state")
 

@@ -13,6 +13,7 @@ import pytest
 from exporter.exposition import Fragment, MetricSpec
 from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
 from exporter.traffic.blocks import Carry
+from exporter.traffic.counters import SHOWN, Series
 from exporter.traffic.families import (
     ACCOUNT,
     RESOURCE,
@@ -22,7 +23,7 @@ from exporter.traffic.families import (
     View,
     build_fragment,
 )
-from exporter.traffic.ledger import OTHER, SHOWN, AccountLedger, Series
+from exporter.traffic.ledger import OTHER, AccountLedger
 from exporter.traffic.parse import (
     COUNT_INDEX,
     COUNT_KEYS,

@@ -12,6 +12,7 @@ import pytest
 from exporter.exposition import FamilySelection, Store
 from exporter.simulator import SimConfig
 from exporter.traffic import TrafficPoller, exposure
+from exporter.traffic.counters import Late
 from exporter.traffic.families import (
     ACCOUNT,
     LATE_HIT_BYTES,
@@ -19,7 +20,7 @@ from exporter.traffic.families import (
     RESOURCE,
     build_fragment,
 )
-from exporter.traffic.ledger import AccountLedger, Late
+from exporter.traffic.ledger import AccountLedger
 from tests.traffic.test_against_simulator import ACC, Rig, ServerFactory, rig
 
 CONFIG = SimConfig(late_seconds=90, resources_per_account=2)  # first reads final (delay 120)

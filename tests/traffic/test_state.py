@@ -11,7 +11,8 @@ import pytest
 
 from exporter.support.partfile import Part, PartFile, Piece
 from exporter.traffic import state
-from exporter.traffic.ledger import AccountLedger, Series
+from exporter.traffic.counters import Series
+from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.parse import COUNT_INDEX, ResourceRow, parse_row
 from exporter.traffic.windows import Window
 from tests.traffic.logcapture import capture_logs

@@ -12,10 +12,10 @@ import structlog
 
 from exporter.exposition import Fragment
 from exporter.support.clock import Clock
-from exporter.traffic.families import Latest
 from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.state import Lost
+from exporter.traffic.transform import Latest
 from exporter.traffic.windows import (
     MINUTE,
     TICK_SECONDS,

@@ -15,10 +15,11 @@ from exporter.support.clock import Clock
 from exporter.support.partfile import PartFile
 from exporter.traffic import exposure, state
 from exporter.traffic.accounts import Accounts, AccountState
-from exporter.traffic.families import View, build_fragment, exported_keys
+from exporter.traffic.families import View, exported_keys
 from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.steps import on_worker, untied_task
+from exporter.traffic.transform import build_fragment
 from exporter.traffic.windows import MINUTE
 
 log = structlog.get_logger("exporter.traffic")

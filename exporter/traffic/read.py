@@ -17,7 +17,6 @@ from exporter.support import jsonpieces
 from exporter.support.clock import Clock
 from exporter.traffic.accounts import Accounts
 from exporter.traffic.echo import check_echo, stating
-from exporter.traffic.families import Latest
 from exporter.traffic.final import FinalMinutes, tell
 from exporter.traffic.ledger import OTHER, AccountLedger
 from exporter.traffic.parse import (
@@ -37,6 +36,7 @@ from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.skew import Clocks
 from exporter.traffic.steps import untied
+from exporter.traffic.transform import Latest
 from exporter.traffic.windows import MINUTE, Window, settle_cap_minutes
 from exporter.upstream.budget import Postponed
 from exporter.upstream.client import decode_body

@@ -248,7 +248,7 @@ def exported_keys(view: View) -> dict[str, list[str]]:
     """Per scope, the counted keys (COUNT_KEYS names) the view publishes as counter samples,
     and (scope ``late``) which lateness counters (requests, hit_bytes). Kept in the state
     file, so a key published only after a restart (a family newly included, finer status
-    codes) starts at 0 and counts only what follows (``exposure``, ``state.parse``)."""
+    codes) starts at 0 and counts only what follows (``exposure``, ``state_read.parse``)."""
     wants = view.selection.wants
     out: dict[str, list[str]] = {}
     for scope, fam, codes in (

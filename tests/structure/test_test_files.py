@@ -275,6 +275,10 @@ UNTESTED: dict[str, str] = {
     "exporter/upstream/metrics.py": (
         "protocol only (what the client records); SelfMetrics implements it"
     ),
+    "exporter/upstream/operations.py": (
+        "the admin pass-through: tests/upstream/test_client.py (operations pass through "
+        "exactly), tests/upstream/test_endpoint.py, tests/web/admin/test_routes.py"
+    ),
     "exporter/web/admin/__init__.py": "the admin app's setup: every tests/web/admin test builds it",
     "exporter/web/admin/body.py": (
         "the JSON body reader of the admin gate: tests/web/admin/test_limits.py, test_validation.py"

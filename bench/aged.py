@@ -3,7 +3,7 @@ written with the exporter's own writers (``python -m bench --aged-hours 48``).
 
 For each account the daemon serves (its resources as the simulator names them):
 
-- the state file and its cursor file (``state.dump``, ``state.dump_cursors``): a series per
+- the state file and its cursor file (``state.dump``, ``state_lost.dump_cursors``): a series per
   resource with what it counted, the runs still owed a settle read (one per minute, as with
   remote write on), the lateness each settle age measured; the cursor at the newest minute
   the default delay has made ready;
@@ -32,11 +32,13 @@ from exporter.remotewrite.settings import DEFAULT_MAX_AGE_MINUTES
 from exporter.remotewrite.store import MinuteStore
 from exporter.remotewrite.wire import encode
 from exporter.simulator.dataset import CdnResource
-from exporter.traffic import history_file, state
+from exporter.traffic import history_file, state, state_lost
 from exporter.traffic.audit_record import AuditRecord, record_dir
+from exporter.traffic.counters import Late, Series
 from exporter.traffic.history import Point
-from exporter.traffic.ledger import AccountLedger, Late, Run, Series
+from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.parse import COUNT_KEYS, Values
+from exporter.traffic.runs import Run
 
 MINUTE = 60
 DELAY_SECONDS = 120  # traffic.delay_seconds at its default
@@ -94,7 +96,7 @@ def _state(path: str, accounts: Sequence[Account], hours: float, now: float) -> 
     rng = random.Random(11)
     ledgers = {a.name: ledger(a, hours, now, rng) for a in accounts}
     state.write_atomic(path, state.dump(ledgers, now))
-    state.write_atomic(state.cursors_path(path), state.dump_cursors(ledgers, now))
+    state.write_atomic(state_lost.cursors_path(path), state_lost.dump_cursors(ledgers, now))
 
 
 def _audit(path: str, accounts: Sequence[Account], hours: float, now: float) -> None:
@@ -180,7 +182,7 @@ def sizes(state_file: str) -> dict[str, int]:
     pending, pending_files = _tree(Path(store_dir(state_file)))
     return {
         "state": size(state_file),
-        "cursors": size(state.cursors_path(state_file)),
+        "cursors": size(state_lost.cursors_path(state_file)),
         "charts": size(history_file.charts_path(state_file)),
         "audit": audit,
         "audit_files": audit_files,

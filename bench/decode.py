@@ -48,7 +48,7 @@ from exporter.traffic.select import ResourceSelector
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.skew import Clocks
 from exporter.traffic.windows import Window
-from exporter.upstream.client import Reply, UpstreamClient
+from exporter.upstream import Reply, UpstreamClient
 
 path, mode, account, start = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 

@@ -26,9 +26,10 @@ from bench import aged
 from exporter.exposition import deflate
 from exporter.exposition.model import Fragment
 from exporter.simulator.dataset import cdn_resources
-from exporter.traffic.families import Latest, build_fragment
-from exporter.traffic.ledger import AccountLedger, shown_mask
+from exporter.traffic.counters import shown_mask
+from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.parse import COUNT_KEYS, GAUGE_KEYS, ResourceRow, Row, add_into
+from exporter.traffic.transform import Latest, build_fragment
 from exporter.traffic.windows import Window
 
 PER_ACCOUNT = 1000

@@ -45,8 +45,9 @@ from exporter.simulator.dataset import cdn_resources
 from exporter.support import offloop
 from exporter.support.partfile import PartFile
 from exporter.traffic import state
-from exporter.traffic.ledger import AccountLedger, Run
+from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.parse import add_into
+from exporter.traffic.runs import Run
 
 PER_ACCOUNT = 1000
 NOW = 1_767_225_600.0 + 48 * 3600.0

@@ -12,10 +12,10 @@ import structlog
 
 from exporter.exposition import Fragment
 from exporter.support.clock import Clock
-from exporter.traffic.families import Latest
 from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.settings import TrafficSettings
-from exporter.traffic.state import Lost
+from exporter.traffic.state_lost import Lost
+from exporter.traffic.transform import Latest
 from exporter.traffic.windows import (
     MINUTE,
     TICK_SECONDS,
@@ -93,9 +93,9 @@ class Accounts:
 
     def _fresh(self, account: str) -> AccountLedger:
         """A new ledger: empty, or, for an account served at the start while the state file
-        was ignored as a whole (``state.Lost``), read on from where that file left off. Its
+        was ignored as a whole (``state_lost.Lost``), read on from where that file left off. Its
         cursor is the one the file's text still holds, or the cursor file of its last save
-        (``state.dump_cursors``), else the newest minute ready at its save: never before the
+        (``state_lost.dump_cursors``), else the newest minute ready at its save: never before the
         cursor then (no minute is counted twice); the file is saved
         after each poll that read and at the stop, within a poll of the read, so a minute
         that became ready in the poll before the save may not have been read: counted as

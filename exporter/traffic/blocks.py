@@ -7,7 +7,7 @@ where each series' value comes from (a key of the row's counts or gauges, and ho
 value: a counter, per second, bytes from bits, a gauge as it is, the window's end). A build adds
 a row per resource to a ``Scope``: its leading label values and its values in layout order,
 gathered with one ``itemgetter`` (a key the row lacks, NaN, marks its series absent; a counter
-held at 0, ``families.Hold``, is read series by series). At the end each family takes its
+held at 0, ``transform.Hold``, is read series by series). At the end each family takes its
 slice of every row by maps over the rows.
 
 The label tuples are not made again: a fragment carries where each of its scopes put each

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from exporter.traffic.ledger import Run
+from exporter.traffic.runs import Run
 from exporter.upstream.budget import Postponed
 from exporter.upstream.errors import UpstreamError
 

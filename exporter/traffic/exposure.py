@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from exporter.traffic.ledger import LATE_PARTS, AccountLedger
+from exporter.traffic.counters import LATE_PARTS
+from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.parse import COUNT_INDEX, Values
 
 Keys = Mapping[str, Sequence[str]]  # per scope (account, resource, late): exported key names
@@ -30,7 +31,7 @@ def newly(before: Keys, after: Keys) -> dict[str, list[str]]:
 def start_at_zero(led: AccountLedger, keys: Keys) -> bool:
     """Set to 0 the counts of ``keys`` never published (not ``shown``) that hold one
     (absent keys stay absent): what was counted before they were exported is never shown,
-    and each appears at 0 first (until a scrape has read it: ``families._counters``). A key
+    and each appears at 0 first (until a scrape has read it: ``transform._counters``). A key
     published before (a family a reload left out and takes back) goes on from its whole
     count: a counter never goes down, and ``increase()`` across the gap is what the platform
     counted. Returns whether any count changed."""

@@ -1,4 +1,5 @@
-"""Traffic metric families, and the pure step from ledger counters + latest window to a Fragment.
+"""Traffic metric families: their declarations, the codes, classes and size ranges they carry,
+and which of them a fragment exports (``View``); ``transform`` builds the fragment.
 
 Exposition example::
 
@@ -23,34 +24,15 @@ families the class keys only, so a sum over either label is the response rate.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import compress
 
-from exporter.exposition import EVERYTHING, FamilySelection, Fragment, MetricSpec, Samples
+from exporter.exposition import EVERYTHING, FamilySelection, MetricSpec
 from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
-from exporter.traffic.blocks import (
-    BYTES,
-    COUNTED,
-    END,
-    GAUGE,
-    PER_SECOND,
-    Carry,
-    Layout,
-    Part,
-    Rows,
-    Scope,
-)
-from exporter.traffic.ledger import AT_ZERO, OTHER, SHOWN, AccountLedger, Late
 from exporter.traffic.parse import (
     COUNT_INDEX,
     GAUGE_INDEX,
     TRANSFERRED,
-    ResourceRow,
-    Row,
-    Values,
 )
-from exporter.traffic.windows import Window
 
 ACCOUNT_LABELS = ("account",)
 RESOURCE_LABELS = ("account", "resource", "resource_name", "cname")
@@ -83,77 +65,88 @@ def _families(scope: str, base: tuple[str, ...], counted: tuple[str, ...]) -> Fa
     """``base`` labels the gauges, ``counted`` the counters."""
     p = f"cdnvideo_{scope}_"
     of = "the account" if scope == "account" else "the resource"
+    return Families(**_gauge_specs(p, of, base), **_counter_specs(p, of, counted))
+
+
+def _gauge_specs(p: str, of: str, base: tuple[str, ...]) -> dict[str, MetricSpec]:
+    """The gauge families of a scope (prefix ``p``), describing the latest window."""
     win = " in the latest complete window"
-    return Families(
-        MetricSpec(
+    return {
+        "bandwidth": MetricSpec(
             p + "bandwidth_bytes_per_second", "gauge",
             f"Bandwidth of {of}{win}, bytes per second (the platform's bits/s divided by 8).",
             (*base, "side"), "bytes/s", "edge_bandwidth, origin_bandwidth",
         ),
-        MetricSpec(
+        "requests_per_second": MetricSpec(
+            p + "requests_per_second", "gauge", f"Request rate of {of}{win}.",
+            (*base, "side"), "requests/s", "edge_requests_total, origin_requests_total",
+        ),
+        "responses_per_second": MetricSpec(
+            p + "responses_per_second", "gauge",
+            f"Response rate of {of} by specific status code (never a class){win}.",
+            (*base, "side", "code"), "responses/s", "edge_status_<code>, origin_status_<code>",
+        ),
+        "responses_by_class_per_second": MetricSpec(
+            p + "responses_by_class_per_second", "gauge",
+            f"Response rate of {of} by status class (2xx ... 5xx){win}.",
+            (*base, "side", "class"), "responses/s", "edge_status_<N>xx, origin_status_<N>xx",
+        ),
+        "response_time_median": MetricSpec(
+            p + "response_time_median_seconds", "gauge",
+            f"Median load time of successful (2xx) responses of {of} by size range{win}.",
+            (*base, "side", "size_range"), "seconds", "edge_request_time, origin_request_time",
+        ),
+        "edge_hit_ratio": MetricSpec(
+            p + "edge_hit_ratio", "gauge",
+            f"Cached traffic divided by total edge traffic of {of}{win}.",
+            base, "ratio", "edge_hit_ratio",
+        ),
+        "edge_hit_bytes_per_second": MetricSpec(
+            p + "edge_hit_bytes_per_second", "gauge",
+            f"Bytes per second of {of} served from edge cache hits{win}.",
+            base, "bytes/s", "edge_hit_bytes",
+        ),
+        "window_end": MetricSpec(
+            p + "window_end_timestamp_seconds", "gauge",
+            "Unix time of the end of the window the traffic gauges describe.",
+            base, "seconds", "end of the latest first-read window",
+        ),
+    }  # fmt: skip
+
+
+def _counter_specs(p: str, of: str, counted: tuple[str, ...]) -> dict[str, MetricSpec]:
+    """The counter families of a scope (prefix ``p``): each minute counted once."""
+    return {
+        "requests_total": MetricSpec(
             p + "requests_total", "counter",
             f"Requests to {of}; each minute counted once, late increases added on re-read.",
             (*counted, "side"), "requests", "edge_requests_total, origin_requests_total",
         ),
-        MetricSpec(
-            p + "requests_per_second", "gauge", f"Request rate of {of}{win}.",
-            (*base, "side"), "requests/s", "edge_requests_total, origin_requests_total",
-        ),
-        MetricSpec(
+        "responses_total": MetricSpec(
             p + "responses_total", "counter",
             f"Responses of {of} by specific status code (never a class); each minute counted once, "
             "late increases added on re-read.",
             (*counted, "side", "code"), "responses", "edge_status_<code>, origin_status_<code>",
         ),
-        MetricSpec(
-            p + "responses_per_second", "gauge",
-            f"Response rate of {of} by specific status code (never a class){win}.",
-            (*base, "side", "code"), "responses/s", "edge_status_<code>, origin_status_<code>",
-        ),
-        MetricSpec(
+        "responses_by_class_total": MetricSpec(
             p + "responses_by_class_total", "counter",
             f"Responses of {of} by status class (2xx ... 5xx); each minute counted once, late "
             "increases added on re-read.",
             (*counted, "side", "class"), "responses", "edge_status_<N>xx, origin_status_<N>xx",
         ),
-        MetricSpec(
-            p + "responses_by_class_per_second", "gauge",
-            f"Response rate of {of} by status class (2xx ... 5xx){win}.",
-            (*base, "side", "class"), "responses/s", "edge_status_<N>xx, origin_status_<N>xx",
-        ),
-        MetricSpec(
-            p + "response_time_median_seconds", "gauge",
-            f"Median load time of successful (2xx) responses of {of} by size range{win}.",
-            (*base, "side", "size_range"), "seconds", "edge_request_time, origin_request_time",
-        ),
-        MetricSpec(
-            p + "edge_hit_ratio", "gauge",
-            f"Cached traffic divided by total edge traffic of {of}{win}.",
-            base, "ratio", "edge_hit_ratio",
-        ),
-        MetricSpec(
+        "edge_hit_bytes_total": MetricSpec(
             p + "edge_hit_bytes_total", "counter",
             f"Bytes of {of} served from edge cache hits; each minute counted once, late increases "
             "added on re-read.",
             counted, "bytes", "edge_hit_bytes",
         ),
-        MetricSpec(
-            p + "edge_hit_bytes_per_second", "gauge",
-            f"Bytes per second of {of} served from edge cache hits{win}.",
-            base, "bytes/s", "edge_hit_bytes",
-        ),
-        MetricSpec(
-            p + "window_end_timestamp_seconds", "gauge",
-            "Unix time of the end of the window the traffic gauges describe.",
-            base, "seconds", "end of the latest first-read window",
-        ),
-        MetricSpec(
+        "transferred_bytes_total": MetricSpec(
             p + "transferred_bytes_total", "counter",
             f"Bytes delivered by {of}: each minute's bandwidth x its seconds / 8, counted once, "
             "late increases added on re-read.",
             (*counted, "side"), "bytes", "edge_bandwidth, origin_bandwidth x window seconds / 8",
         ),
-    )  # fmt: skip
+    }  # fmt: skip
 
 
 ACCOUNT = _families("account", ACCOUNT_LABELS, ACCOUNT_LABELS)
@@ -164,7 +157,6 @@ RESOURCE_INFO = MetricSpec(
     "group_left to label the resource counters.",
     RESOURCE_LABELS, "", "resource, resource_name, cname of the per-resource reply",
 )  # fmt: skip
-INFO = Layout([Part(RESOURCE_INFO, GAUGE, ((),), (0,))])  # one series a resource, always 1
 LATE_LABELS = ("account", "after_minutes")
 LATE_REQUESTS = MetricSpec(
     "cdnvideo_traffic_late_requests_total",
@@ -213,13 +205,8 @@ LATE_SPECS = (LATE_REQUESTS, LATE_HIT_BYTES, LATE_SHARE, SETTLED_LATE_SHARE, LAS
 SPECS: tuple[MetricSpec, ...] = (*ACCOUNT.all(), *RESOURCE.all(), RESOURCE_INFO, *LATE_SPECS)
 
 # Key indexes in the parsed arrays, per side.
-_REQ = {s: COUNT_INDEX[f"{s}_requests_total"] for s in SIDES}
 _STATUS = {s: tuple(COUNT_INDEX[f"{s}_status_{c}"] for c in STATUS_CODES) for s in SIDES}
-_HIT_BYTES = COUNT_INDEX["edge_hit_bytes"]
-_TRANSFERRED = {s: COUNT_INDEX[key] for s, key in TRANSFERRED.items()}
-_BW = {s: GAUGE_INDEX[f"{s}_bandwidth"] for s in SIDES}
 _RT = {s: tuple(GAUGE_INDEX[f"{s}_request_time_{r}"] for r in SIZE_RANGES) for s in SIDES}
-_HIT_RATIO = GAUGE_INDEX["edge_hit_ratio"]
 
 Codes = dict[str, tuple[tuple[str, int], ...]]  # side -> (label value, index) pairs
 _KEYS: Codes = {s: tuple(zip(STATUS_CODES, _STATUS[s], strict=True)) for s in SIDES}
@@ -261,7 +248,7 @@ def exported_keys(view: View) -> dict[str, list[str]]:
     """Per scope, the counted keys (COUNT_KEYS names) the view publishes as counter samples,
     and (scope ``late``) which lateness counters (requests, hit_bytes). Kept in the state
     file, so a key published only after a restart (a family newly included, finer status
-    codes) starts at 0 and counts only what follows (``exposure``, ``state.parse``)."""
+    codes) starts at 0 and counts only what follows (``exposure``, ``state_read.parse``)."""
     wants = view.selection.wants
     out: dict[str, list[str]] = {}
     for scope, fam, codes in (
@@ -286,245 +273,3 @@ def exported_keys(view: View) -> dict[str, list[str]]:
         if wants(spec.name)
     ]
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class Latest:
-    """The latest first-read window: what the gauges describe."""
-
-    window: Window
-    totals: Row
-    named: tuple[ResourceRow, ...] = ()
-    other: Row | None = None  # the folded resources summed, when max_resources cut some
-
-
-@dataclass(slots=True)
-class Hold:
-    """Keys held at 0 by one build: ``served`` (in): a scrape was answered with every key
-    held so far, so they show their values now; ``held`` (out): a key is still held at 0;
-    ``new`` (out): a key was published for the first time at 0 (not yet seen by a scrape)."""
-
-    served: bool
-    held: bool = False
-    new: bool = False
-    # keys this build put at 0 for the first time (the poller drops what they counted if the
-    # fragment is held back: ``AccountLedger.drop_unpublished``)
-    fresh: list[tuple[bytearray, Values, int]] = field(default_factory=list)
-    fresh_late: list[tuple[Late, str]] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class Layouts:
-    """The layouts (``blocks.Layout``) of a view's families: the account's counters and
-    gauges, and each resource's."""
-
-    account_counted: Layout
-    resource_counted: Layout
-    account_gauged: Layout
-    resource_gauged: Layout
-
-    @classmethod
-    def of(cls, view: View) -> Layouts:
-        wants = view.selection.wants
-        return cls(
-            Layout(_counted(ACCOUNT, CODES, wants)),
-            Layout(_counted(RESOURCE, view.resource_codes, wants)),
-            Layout(_gauged(ACCOUNT, CODES, ALL_RANGES, wants)),
-            Layout(_gauged(RESOURCE, view.resource_codes, view.resource_ranges, wants)),
-        )
-
-
-Keyed = list[tuple[tuple[str, ...], int]]  # each series' label values after the scope's, key
-
-
-def _parts(wants: Callable[[str], bool], *families: tuple[MetricSpec, int, Keyed]) -> list[Part]:
-    return [
-        Part(spec, source, tuple(t for t, _ in keyed), tuple(k for _, k in keyed))
-        for spec, source, keyed in families
-        if wants(spec.name)
-    ]
-
-
-def _by_side(keys: Codes) -> Keyed:
-    return [((side, code), i) for side in SIDES for code, i in keys[side]]
-
-
-def _counted(f: Families, codes: Codes, wants: Callable[[str], bool]) -> list[Part]:
-    """The counter families, in the order of the series of each."""
-    return _parts(
-        wants,
-        (f.requests_total, COUNTED, [((side,), _REQ[side]) for side in SIDES]),
-        (f.responses_total, COUNTED, _by_side(codes)),
-        (f.responses_by_class_total, COUNTED, _by_side(CLASSES)),
-        (f.transferred_bytes_total, COUNTED, [((side,), _TRANSFERRED[side]) for side in SIDES]),
-        (f.edge_hit_bytes_total, COUNTED, [((), _HIT_BYTES)]),
-    )
-
-
-def _gauged(f: Families, codes: Codes, ranges: Codes, wants: Callable[[str], bool]) -> list[Part]:
-    """The gauge families, from the latest window's row."""
-    return _parts(
-        wants,
-        (f.bandwidth, BYTES, [((side,), _BW[side]) for side in SIDES]),
-        (f.requests_per_second, PER_SECOND, [((side,), _REQ[side]) for side in SIDES]),
-        (f.responses_per_second, PER_SECOND, _by_side(codes)),
-        (f.responses_by_class_per_second, PER_SECOND, _by_side(CLASSES)),
-        (f.response_time_median, GAUGE, _by_side(ranges)),
-        (f.edge_hit_ratio, GAUGE, [((), _HIT_RATIO)]),
-        (f.edge_hit_bytes_per_second, PER_SECOND, [((), _HIT_BYTES)]),
-        (f.window_end, END, [((), 0)]),
-    )
-
-
-def _counters(scope: Scope, head: tuple[str, ...], v: Values, shown: bytearray, hold: Hold) -> None:
-    """Counter samples of one series; a key not published before is published at 0 (marked
-    AT_ZERO) and stays at 0 until a scrape was answered with it (``hold.served``), so its
-    first count is an increase to Prometheus however far apart its scrapes are. A new key whose
-    count is 0 is held as well: the 0 is shown, but what the next minutes count would reach a
-    scrape that never saw the 0. A key the row lacks (NaN) is left out."""
-    pick = scope.layout.counts
-    values = pick(v)
-    total = sum(values)
-    if total == total:  # no NaN
-        if pick(shown).count(SHOWN) == len(values):  # every key shown
-            scope.add(head, values)
-            return
-    else:
-        present = tuple(map(float.__eq__, values, values))
-        states = compress(pick(shown), present)
-        if sum(map(SHOWN.__eq__, states)) == sum(present):
-            scope.add(head, values, present)
-            return
-
-    def value(i: int) -> float | None:
-        if v[i] != v[i]:
-            return None
-        state = shown[i]
-        if state == SHOWN or (state == AT_ZERO and hold.served):
-            shown[i] = SHOWN
-            return v[i]
-        if state != AT_ZERO:
-            shown[i] = AT_ZERO
-            hold.new = True
-            hold.fresh.append((shown, v, i))
-        hold.held = True
-        return 0.0
-
-    scope.add_each(head, value)
-
-
-def _gauges(scope: Scope, head: tuple[str, ...], row: Row, seconds: float, end: float) -> None:
-    """Gauge samples of one row of the latest window; a key the row lacks is left out."""
-    layout = scope.layout
-    values = layout.rates(layout.counts(row.counts), layout.gauges(row.gauges), seconds, end)
-    total = sum(values)
-    present = None if total == total else tuple(map(float.__eq__, values, values))
-    scope.add(head, values, present)
-
-
-def build_fragment(
-    account: str,
-    ledger: AccountLedger,
-    latest: Latest | None,
-    view: View = FULL,
-    previous: Fragment | None = None,
-    served: bool = True,
-) -> Fragment:
-    """Counters from the ledger (every series it holds, with an info series each), gauges
-    from the latest window.
-
-    A counter key seen for the first time is published at 0 and keeps 0 until a build
-    after a scrape was answered with every key held so far (``served``); ``ledger.unshown``
-    says keys are held, ``ledger.zero_seq`` is set to -1 when this build holds a new one
-    (the poller sets it to the store's sequence once published). ``previous``: the fragment
-    this one replaces; a resource it had whole takes its label tuples from it (found where
-    it says, ``blocks.Carry``), so a build of the same resources makes no label tuple and
-    adds each family's values at once
-    (docs/performance.md#a-traffic-publishs-per-series-work-done-by-maps).
-    """
-    wants = view.selection.wants
-    before = previous.samples if previous is not None else {}
-    carried = Carry.of(previous.carry if previous is not None else None, (account, view))
-    layouts = Layouts.of(view)
-    hold = Hold(served)
-    acc = Scope(layouts.account_counted)
-    res = Scope(layouts.resource_counted, carried.get("counted"))
-    info = Scope(INFO, carried.get("info")) if wants(RESOURCE_INFO.name) else None
-    _counters(acc, (account,), ledger.totals, ledger.totals_shown, hold)
-    for key in sorted(ledger.series):
-        s = ledger.series[key]
-        _counters(res, (account, key), s.values, s.shown, hold)
-        if info is not None:
-            info.add((account, key, s.name, s.cname), (1.0,))
-    made, _ = acc.samples(before)
-    scopes: dict[str, Rows] = {}
-    made |= _taken(res.samples(before), scopes, "counted")
-    if info is not None:
-        made |= _taken(info.samples(before), scopes, "info")
-    for spec in LATE_SPECS:
-        if wants(spec.name):
-            made[spec] = Samples(like=before.get(spec), group=1)
-    _late(made, account, ledger, hold)
-    ledger.unshown = hold.held
-    if hold.new:
-        ledger.zero_seq = -1
-        ledger.unpublished += hold.fresh
-        ledger.unpublished_late += hold.fresh_late
-    acc = Scope(layouts.account_gauged)
-    res = Scope(layouts.resource_gauged, carried.get("gauged"))
-    if latest is not None:
-        w = latest.window
-        seconds, end = float(w.end - w.start), float(w.end)
-        _gauges(acc, (account,), latest.totals, seconds, end)
-        for r in latest.named:
-            _gauges(res, (account, r.id, r.name, r.cname), r.row, seconds, end)
-        if latest.other is not None:
-            _gauges(res, (account, OTHER, OTHER, ""), latest.other, seconds, end)
-    made |= acc.samples(before)[0]
-    made |= _taken(res.samples(before), scopes, "gauged")
-    carry = Carry((account, view), scopes)
-    return Fragment({spec: made[spec] for spec in SPECS if spec in made}, carry=carry)
-
-
-def _taken(
-    built: tuple[dict[MetricSpec, Samples], Rows], scopes: dict[str, Rows], name: str
-) -> dict[MetricSpec, Samples]:
-    scopes[name] = built[1]
-    return built[0]
-
-
-def _late(out: dict[MetricSpec, Samples], account: str, ledger: AccountLedger, hold: Hold) -> None:
-    """The settle-read families (account level), those that are exported; a new series held
-    at 0 as a counter key is (``_counters``)."""
-    requests, hit_bytes, share = (
-        out.get(LATE_REQUESTS),
-        out.get(LATE_HIT_BYTES),
-        out.get(LATE_SHARE),
-    )
-    for age, late in sorted(ledger.late.items()):
-        labels = (account, str(age))
-        for part, samples, value in (
-            ("requests", requests, late.requests),
-            ("hit_bytes", hit_bytes, late.hit_bytes),
-        ):
-            if samples is None:
-                continue
-            if part in late.held and hold.served:
-                late.held.discard(part)
-            if part not in late.shown:  # a new series: at 0 until a scrape was answered
-                late.shown.add(part)
-                late.held.add(part)
-                hold.new = True
-                hold.fresh_late.append((late, part))
-            if part in late.held:
-                samples.append((labels, 0.0))
-                hold.held = True
-            else:
-                samples.append((labels, value))
-        if share is not None and late.share is not None:
-            share.append((labels, late.share))
-    settled, last = out.get(SETTLED_LATE_SHARE), out.get(LAST_STAGE_LATE_SHARE)
-    if settled is not None and ledger.late_share is not None:
-        settled.append(((account,), ledger.late_share))
-    if last is not None and ledger.last_stage_share is not None:
-        last.append(((account,), ledger.last_stage_share))

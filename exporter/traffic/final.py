@@ -13,8 +13,10 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Protocol
 
-from exporter.traffic.ledger import OTHER, Part, Run, unlisted_rest
+from exporter.traffic.counters import unlisted_rest
+from exporter.traffic.ledger import OTHER
 from exporter.traffic.parse import COUNT_KEYS, Values
+from exporter.traffic.runs import Part, Run
 
 
 class FinalMinutes(Protocol):

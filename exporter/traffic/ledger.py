@@ -1,234 +1,26 @@
-"""Counted values per account: cumulative counters, runs of windows awaiting settle reads, and
-the lateness the settle reads measured."""
+"""One account's ledger: its cursor and counters, the first reads counted into them, the
+settle reads that raise them and the runs they settle, and the series it prunes."""
 
 from __future__ import annotations
 
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from exporter.support.collector import untrack
-from exporter.traffic.parse import (
-    COUNT_INDEX,
-    COUNT_KEYS,
-    ResourceRow,
-    Row,
-    Values,
-    add_into,
-    blank,
-    merge,
+from exporter.traffic.counters import (
+    HIT_BYTES,
+    Late,
+    Series,
+    positive_diff,
+    requests,
+    unlisted_rest,
 )
+from exporter.traffic.parse import COUNT_KEYS, ResourceRow, Row, Values, add_into, blank
+from exporter.traffic.runs import Run
 from exporter.traffic.windows import Window, tolerance_minutes
 
-HALVES = ("totals", "resources")  # the two requests of a read: account totals, per resource
 OTHER = "__other__"  # the resource label of everything max_resources folded together
-EDGE_REQUESTS = COUNT_INDEX["edge_requests_total"]
-HIT_BYTES = COUNT_INDEX["edge_hit_bytes"]
-
-
-@dataclass(slots=True)
-class Series:
-    """Cumulative counters of one per-resource series (NaN = the upstream never sent the key).
-
-    ``shown`` marks the keys already published with their value (``SHOWN``): a key that gets
-    its first value is published at 0 first (``AT_ZERO``) and keeps 0 until a scrape has been
-    answered with that 0 (``AccountLedger.zero_seq``), so that ``increase()`` sees its first
-    count whenever Prometheus scrapes.
-    ``last_seen`` is when the resource was last in a first-read window under its own series.
-    It holds strings, numbers and arrays only, so it and its values are left out of the
-    collector's passes (``collector.untrack``).
-    """
-
-    name: str
-    cname: str
-    values: Values = field(default_factory=blank)
-    last_seen: float = 0.0
-    shown: bytearray = field(default_factory=lambda: bytearray(len(COUNT_KEYS)))
-
-    def __post_init__(self) -> None:
-        untrack(self, self.values)
-
-
-SHOWN = 1  # Series.shown: published with its value
-AT_ZERO = 2  # published at 0, its value not yet: no scrape was answered with the 0 so far
-
-
-def shown_mask(values: Values) -> bytearray:
-    return bytearray(1 if v == v else 0 for v in values)
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One piece of a half read piece by piece: its window and the counted values it showed
-    (the totals, or each listed resource's)."""
-
-    start: int
-    end: int
-    totals: Values | None
-    resources: Mapping[str, Values]
-
-
-@dataclass(slots=True)
-class Pieces:
-    """One half of a settle read of a run longer than the windows the platform answers, read
-    piece by piece: the pieces read so far (``to``: where the next one starts), summed. Kept
-    until the half is complete, however many polls that takes (in memory: a restart reads the
-    half again from the run's start)."""
-
-    to: int
-    totals: Row | None = None
-    resources: dict[str, ResourceRow] = field(default_factory=dict)
-    # each piece as read, in order, when kept (``AccountLedger.shaped``)
-    parts: list[Part] | None = None
-
-    def add(self, window: Window, totals: Row | None, resources: Mapping[str, ResourceRow]) -> None:
-        if self.parts is not None:
-            counts = {rid: r.row.counts for rid, r in resources.items()}
-            self.parts.append(
-                Part(window.start, window.end, None if totals is None else totals.counts, counts)
-            )
-        self.to = window.end
-        if totals is not None:
-            self.totals = totals if self.totals is None else merge((self.totals, totals))
-        for rid, r in resources.items():
-            seen = self.resources.get(rid)
-            self.resources[rid] = (
-                r if seen is None else ResourceRow(r.id, r.name, r.cname, merge((seen.row, r.row)))
-            )
-
-
-def next_age(settled: int, stages: tuple[int, ...]) -> int:
-    """The age (minutes) of the next settle read after one at ``settled`` (0: none yet): the
-    schedule's first age above it; past the schedule's last age (a schedule shortened since),
-    ``settled`` itself: one final read, due at once."""
-    for age in stages:
-        if age > settled:
-            return age
-    return settled
-
-
-@dataclass(slots=True)
-class Run:
-    """Contiguous windows read once and not yet settled, with what was counted for them.
-
-    ``resources`` holds every exported resource's own values (also folded ones), so a settle
-    read is compared resource by resource. ``settled`` is the age (minutes after the newest
-    first read, ``due_at``) of the last settle read done; the next one is at the schedule's next age
-    (``next_age``), so a schedule changed across a restart still reads what is owed. After
-    each read the counted values are raised to what it showed. A settle read has two halves
-    (totals, per resource) owed separately: ``done`` names the halves already read at
-    ``reading`` (the age of the read in progress), so a half postponed by a request budget or
-    a rate limit is read later on its own and the other half is not read twice; ``pieces``
-    holds the halves being read piece by piece.
-    """
-
-    start: int
-    end: int
-    last_read_at: float  # when the newest window of the run was first read
-    totals: Values = field(default_factory=blank)
-    resources: dict[str, Values] = field(default_factory=dict)
-    # resources counted under __other__ in any minute of this run: their late data goes there
-    folded: frozenset[str] = frozenset()
-    failures: int = 0  # settle reads that failed while the platform answered other reads
-    retry_at: float = 0.0  # no settle read before this time (backoff after a failure)
-    failed_at: float = 0.0  # when the last settle read of this run failed
-    failing_since: float = 0.0  # first failure since the last settle read that worked (0 = none)
-    done: frozenset[str] = frozenset()  # halves ("totals", "resources") read at ``reading``
-    settled: int = 0  # age in minutes of the last settle read done (0 = none yet)
-    reading: int = 0  # age of the read ``done`` and ``pieces`` belong to (0 = none begun)
-    first: float = 0.0  # edge requests its first reads counted
-    first_read_at: float = 0.0  # when the oldest window of the run was first read
-    pieces: dict[str, Pieces] = field(default_factory=dict)  # halves read in part
-    # the pieces of each half of the read at the current age, once complete (not saved: a
-    # restart reads a half again from the run's start): how an output of final figures
-    # shares the run's figures out over its minutes (``traffic.final``)
-    shape: dict[str, list[Part]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not self.first_read_at:
-            self.first_read_at = self.last_read_at
-        untrack(self.totals, *self.resources.values())
-
-    def owed(self, per_resource: bool) -> tuple[str, ...]:
-        """The halves of the current read still to read, totals first."""
-        halves = HALVES if per_resource else HALVES[:1]
-        return tuple(h for h in halves if h not in self.done)
-
-    def next_age(self, stages: tuple[int, ...]) -> int:
-        return next_age(self.settled, stages)
-
-    def due_at(self, stages: tuple[int, ...]) -> float:
-        """When its next settle read is due: that age after its NEWEST first read, at every
-        age, so no minute of the run is read before its own age (a joined run waits for its
-        newest minute; its older ones are read less than ``tolerance_minutes`` late)."""
-        return self.last_read_at + self.next_age(stages) * 60.0
-
-    def next_read(self, per_resource: bool, longest: int) -> tuple[Window, tuple[str, ...]]:
-        """The window to read next at this age, and the halves owed that read it (totals
-        first): the whole run, or the earliest piece still owed."""
-        nexts = {h: self.next_window(h, longest) for h in self.owed(per_resource)}
-        w = min(nexts.values(), key=lambda x: x.start)
-        return w, tuple(h for h, x in nexts.items() if x == w)
-
-    def next_window(self, half: str, longest: int) -> Window:
-        """The window ``half`` reads next: the whole run, or its next piece of ``longest``
-        minutes when the run is longer (or is already being read in pieces)."""
-        p = self.pieces.get(half)
-        start = self.start if p is None else p.to
-        return Window(start, min(self.end, start + max(1, longest) * 60))
-
-    @property
-    def window(self) -> Window:
-        return Window(self.start, self.end)
-
-    @property
-    def minutes(self) -> int:
-        return (self.end - self.start) // 60
-
-
-LATE_PARTS = ("requests", "hit_bytes")  # the lateness counters (scope ``late``)
-
-
-@dataclass(slots=True)
-class Late:
-    """What the settle reads at one age added, and the share of the latest run's requests."""
-
-    requests: float = 0.0  # edge requests added, cumulative
-    hit_bytes: float = 0.0  # edge hit bytes added, cumulative
-    share: float | None = None  # of the latest run settled at this age: added / counted after
-    shown: set[str] = field(default_factory=set)  # the LATE_PARTS published (at 0 first)
-    held: set[str] = field(default_factory=set)  # of them, those still at 0 (as AT_ZERO)
-
-
-def requests(values: Values) -> float:
-    """Edge requests of a set of counted values (absent = 0)."""
-    v = values[EDGE_REQUESTS]
-    return v if v == v else 0.0
-
-
-def positive_diff(new: Values, old: Values | None) -> Values | None:
-    """Per key max(0, new - old) with absent as 0; None when nothing increased."""
-    out: Values | None = None
-    for i, n in enumerate(new):
-        if n != n:
-            continue
-        o = old[i] if old is not None else 0.0
-        d = n - (o if o == o else 0.0)
-        if d > 0:
-            if out is None:
-                out = blank(len(new))
-            out[i] = d
-    return out
-
-
-def unlisted_rest(totals: Values, resources: Iterable[Values]) -> Values | None:
-    """What ``totals`` hold beyond the sum of ``resources``, per key (positive part; None
-    when nothing): the traffic of resources a per-resource reply no longer lists."""
-    listed = blank(len(totals))
-    for values in resources:
-        add_into(listed, values)
-    return positive_diff(totals, listed)
 
 
 class AccountLedger:
@@ -458,11 +250,11 @@ class AccountLedger:
         run.reading = age
         whole = window == run.window
         if totals is not None and not (whole and "totals" not in run.pieces):
-            totals = self._totals_piece(run, window, totals)
+            totals = run.totals_piece(window, totals, self.shaped)
         elif totals is not None:
             run.shape.pop("totals", None)
         if resources is not None and not (whole and "resources" not in run.pieces):
-            resources = self._resources_piece(run, window, resources)
+            resources = run.resources_piece(window, resources, self.shaped)
         elif resources is not None:
             run.shape.pop("resources", None)
         self.dirty = True
@@ -472,37 +264,6 @@ class AccountLedger:
             run, totals, resources, fold, stages, cap_minutes, per_resource, unlisted
         )
         return increased, run.reading != age or run not in self.pending
-
-    def _pieces(self, run: Run, half: str) -> Pieces:
-        """The pieces of ``half`` read so far."""
-        p = run.pieces.get(half)
-        if p is None:
-            p = run.pieces[half] = Pieces(run.start, parts=[] if self.shaped else None)
-        return p
-
-    def _totals_piece(self, run: Run, window: Window, totals: Row) -> Row | None:
-        """Keep one piece of the totals; their sum once the pieces cover the run."""
-        p = self._pieces(run, "totals")
-        p.add(window, totals, {})
-        if p.to < run.end:
-            return None
-        del run.pieces["totals"]
-        if p.parts is not None:
-            run.shape["totals"] = p.parts
-        return p.totals
-
-    def _resources_piece(
-        self, run: Run, window: Window, resources: Mapping[str, ResourceRow]
-    ) -> dict[str, ResourceRow] | None:
-        """Keep one piece of the per-resource half; its sum once the pieces cover the run."""
-        p = self._pieces(run, "resources")
-        p.add(window, None, resources)
-        if p.to < run.end:
-            return None
-        del run.pieces["resources"]
-        if p.parts is not None:
-            run.shape["resources"] = p.parts
-        return p.resources
 
     def settle(
         self,

@@ -13,12 +13,13 @@ from exporter.exposition import Fragment, Store, StoreKey
 from exporter.support import offloop
 from exporter.support.clock import Clock
 from exporter.support.partfile import PartFile
-from exporter.traffic import exposure, state
+from exporter.traffic import exposure, state, state_lost, state_read
 from exporter.traffic.accounts import Accounts, AccountState
-from exporter.traffic.families import View, build_fragment, exported_keys
+from exporter.traffic.families import View, exported_keys
 from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.steps import on_worker, untied_task
+from exporter.traffic.transform import build_fragment
 from exporter.traffic.windows import MINUTE
 
 log = structlog.get_logger("exporter.traffic")
@@ -42,14 +43,14 @@ class StateFile:
         self.failure_logged = 0.0  # when a failed save was last logged (0 = saving works)
         # the file as the last save wrote it: the next copies the parts that did not change
         self._file = PartFile(self.path)
-        self.lost: state.Lost | None = None  # the file was ignored as a whole (``load``)
+        self.lost: state_lost.Lost | None = None  # the file was ignored as a whole (``load``)
 
     def load(self) -> dict[str, AccountLedger]:
         """The ledgers the file holds (none without a file); entries refused are counted,
         and a file ignored as a whole leaves what its text still says in ``lost``."""
         rejected: list[str] = []
-        lost: list[state.Lost] = []
-        ledgers = state.load(self.path, rejected, lost) if self.path else {}
+        lost: list[state_lost.Lost] = []
+        ledgers = state_read.load(self.path, rejected, lost) if self.path else {}
         self.lost = lost[0] if lost else None
         self._metrics.state_entries_rejected.inc(len(rejected))
         self.on_disk = bool(ledgers)
@@ -67,7 +68,7 @@ class StateFile:
         if self._stages:  # with settling off, the runs owed keep the schedule they had
             for led in ledgers.values():
                 led.schedule = self._stages
-        cursors = state.dump_cursors(ledgers, now)  # of the same snapshot
+        cursors = state_lost.dump_cursors(ledgers, now)  # of the same snapshot
         try:
             self._file.write(state.pieces(ledgers, now, exported))
         except OSError as exc:
@@ -82,11 +83,11 @@ class StateFile:
                 )
             return False
         try:
-            state.write_atomic(state.cursors_path(self.path), cursors)
+            state.write_atomic(state_lost.cursors_path(self.path), cursors)
         except OSError as exc:  # the state file itself is saved: only a fallback is stale
             log.warning(
                 "traffic_state_cursors_save_failed",
-                path=state.cursors_path(self.path),
+                path=state_lost.cursors_path(self.path),
                 problem=str(exc),
                 effect="a state file damaged later is read on from the cursors it still shows",
             )

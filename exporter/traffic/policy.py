@@ -9,7 +9,8 @@ import structlog
 
 from exporter.areakit.metrics import AreaMetrics
 from exporter.traffic.echo import WindowMismatch
-from exporter.traffic.ledger import AccountLedger, Run
+from exporter.traffic.ledger import AccountLedger
+from exporter.traffic.runs import Run
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.windows import MAX_WINDOW_MINUTES, MINUTE, Window
 from exporter.upstream.errors import UpstreamError

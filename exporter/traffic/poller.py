@@ -19,10 +19,11 @@ from exporter.traffic.auditor import Auditor
 from exporter.traffic.cycle import Allowance, Budget, Cycle
 from exporter.traffic.echo import WindowMismatch
 from exporter.traffic.final import FinalMinutes
-from exporter.traffic.ledger import HALVES, AccountLedger, Run
+from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.persist import Publisher, StateFile
 from exporter.traffic.read import Asked, Reader, Replies, final, postponement
 from exporter.traffic.reply import TrafficSource
+from exporter.traffic.runs import HALVES, Run
 from exporter.traffic.select import ResourceSelector
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.skew import Clocks

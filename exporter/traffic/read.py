@@ -17,9 +17,8 @@ from exporter.support import jsonpieces
 from exporter.support.clock import Clock
 from exporter.traffic.accounts import Accounts
 from exporter.traffic.echo import check_echo, stating
-from exporter.traffic.families import Latest
 from exporter.traffic.final import FinalMinutes, tell
-from exporter.traffic.ledger import OTHER, AccountLedger, Run
+from exporter.traffic.ledger import OTHER, AccountLedger
 from exporter.traffic.parse import (
     ResourceRow,
     Row,
@@ -32,10 +31,12 @@ from exporter.traffic.parse import (
 from exporter.traffic.policy import cap, refusal
 from exporter.traffic.policy import stages as policy_stages
 from exporter.traffic.reply import Answer, MetricsReply, parse_metrics
+from exporter.traffic.runs import Run
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.skew import Clocks
 from exporter.traffic.steps import untied
+from exporter.traffic.transform import Latest
 from exporter.traffic.windows import MINUTE, Window, settle_cap_minutes
 from exporter.upstream.budget import Postponed
 from exporter.upstream.client import decode_body

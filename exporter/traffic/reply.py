@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from exporter.upstream.client import Reply, UpstreamClient, clock_skew, minute
+from exporter.upstream.client import UpstreamClient, minute
 from exporter.upstream.errors import UpstreamError
 from exporter.upstream.fields import fail, lst, obj
+from exporter.upstream.reply import Reply, clock_skew
 
 if TYPE_CHECKING:
     from exporter.traffic.parse import Row

@@ -7,10 +7,8 @@ import dataclasses
 import json
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 import aiohttp
@@ -26,7 +24,7 @@ from exporter.support.offloop import off_loop
 from exporter.upstream import models
 from exporter.upstream.auth import PasswordLogin, StaticToken, TokenSource
 from exporter.upstream.budget import RequestBudget
-from exporter.upstream.endpoint import Endpoint, Lane
+from exporter.upstream.endpoint import Endpoint, Lane, Params, declared
 from exporter.upstream.errors import (
     UpstreamError,
     body_status,
@@ -38,6 +36,7 @@ from exporter.upstream.errors import (
     status_text,
 )
 from exporter.upstream.metrics import UpstreamMetrics
+from exporter.upstream.reply import Reply
 
 # A read meeting a 5xx, a timeout or a connection error is sent again this many times.
 READ_RETRIES = 2
@@ -45,7 +44,6 @@ READ_RETRIES = 2
 log = structlog.get_logger("exporter.upstream")
 T = TypeVar("T")
 
-Params = Sequence[tuple[str, str]] | Mapping[str, str] | None
 
 TOKEN_PATH = "/app/oauth/v1/token/"
 ACCOUNTS_PATH = "/app/inventory/v1/accounts/"
@@ -57,71 +55,12 @@ DECODE_OFF_LOOP_BYTES = 64 * 1024
 KEPT_HEADERS = frozenset({"Retry-After"})
 
 
-@dataclass(frozen=True)
-class Reply:
-    """A platform answer as received: status, raw body, the JSON when it parsed, headers."""
-
-    status: int
-    body: bytes
-    data: Any
-    content_type: str
-    date: str = ""  # the `Date` header: the platform's clock (second precision)
-    received_at: float = 0.0  # our clock when the reply arrived
-    headers: Mapping[str, str] = field(default_factory=dict)
-    # False: a large 2xx body left for the caller to decode (``request(raw=True)``); the
-    # caller hands the decoded value to ``UpstreamClient.verdict``
-    decoded: bool = True
-
-    @property
-    def ok(self) -> bool:
-        return 200 <= self.status < 300
-
-    @property
-    def retry_after(self) -> float | None:
-        """Seconds the ``Retry-After`` header asks to wait (delta-seconds or an HTTP date, read
-        against ``received_at``: the injected clock's time when the reply arrived)."""
-        return retry_after_seconds(self.headers.get("Retry-After"), self.received_at)
-
-
-def retry_after_seconds(value: str | None, now: float) -> float | None:
-    """A ``Retry-After`` value in seconds from ``now``; None when absent or unreadable."""
-    if not value:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - now)
-
-
 def minute(ts: float) -> str:
     """Unix seconds -> the metrics API's ``YYYY-MM-DDThh:mm:00`` (UTC)."""
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:00")
 
 
 USER_AGENT = f"cdnvideo-exporter/{__version__}"
-
-
-def clock_skew(reply: Reply) -> float | None:
-    """The platform's clock minus ours, from the reply's `Date` header (None without one).
-
-    The header has whole seconds and is written before the body is sent, so the middle of
-    that second is taken; the result is within about a second plus the request's latency.
-    """
-    if not reply.date or not reply.received_at:
-        return None
-    try:
-        when = parsedate_to_datetime(reply.date)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.timestamp() + 0.5 - reply.received_at
 
 
 class UpstreamClient:
@@ -210,21 +149,9 @@ class UpstreamClient:
         async with self._lanes[lane]:  # waiting for a slot is not upstream latency
             started = self._timer()
             try:
-                async with self._session.request(
-                    method,
-                    url,
-                    params=params,
-                    json=body if form is None and body is not None else None,
-                    data=form,
-                    headers={"User-Agent": USER_AGENT, **headers},
-                    timeout=self._timeout,
-                    allow_redirects=False,
-                ) as resp:
-                    raw = await resp.read()
-                    ctype = resp.headers.get("Content-Type", "")
-                    date = resp.headers.get("Date", "")
-                    status = resp.status
-                    reply_headers = {h: resp.headers[h] for h in KEPT_HEADERS if h in resp.headers}
+                status, raw, ctype, date, reply_headers = await self._exchange(
+                    method, url, params, body, headers, form
+                )
             except TimeoutError:
                 self._count(area, "timeout", started)
                 raise UpstreamError(area, "timeout", f"{method} {path} timed out") from None
@@ -257,6 +184,33 @@ class UpstreamClient:
         return Reply(
             status, raw, data, ctype, date, received_at=self._clock.time(), headers=reply_headers
         )
+
+    async def _exchange(
+        self,
+        method: str,
+        url: URL,
+        params: Params,
+        body: Any,
+        headers: Mapping[str, str],
+        form: Mapping[str, str] | None,
+    ) -> tuple[int, bytes, str, str, dict[str, str]]:
+        """One HTTP request and its answer read whole: status, body, ``Content-Type``,
+        ``Date`` and the ``KEPT_HEADERS``. Raises what aiohttp raises (no answer)."""
+        async with self._session.request(
+            method,
+            url,
+            params=params,
+            json=body if form is None and body is not None else None,
+            data=form,
+            headers={"User-Agent": USER_AGENT, **headers},
+            timeout=self._timeout,
+            allow_redirects=False,
+        ) as resp:
+            raw = await resp.read()
+            ctype = resp.headers.get("Content-Type", "")
+            date = resp.headers.get("Date", "")
+            kept = {h: resp.headers[h] for h in KEPT_HEADERS if h in resp.headers}
+            return resp.status, raw, ctype, date, kept
 
     def _count(self, area: str, label: str, started: float) -> None:
         self._observe(area, started)
@@ -308,11 +262,7 @@ class UpstreamClient:
         while True:
             attempt += 1
             token = await self.auth.token()
-            if account:
-                if budgeted:
-                    self.budget.take(account, area)
-                elif method != "GET":  # an admin change; admin reads have their own budget
-                    self.budget.spend(account)
+            self._spend(account, area, method, budgeted)
             try:
                 reply = await self._send(
                     area, method, path, params, body, {AUTH: token}, lane=lane, keep_raw=raw
@@ -322,12 +272,9 @@ class UpstreamClient:
                     await self._backoff(attempt, area, path, exc.message)
                     continue
                 raise
-            message = error_message(reply.data)
-            if not renewed and says_token_refused(reply.status, message):
+            if not renewed and says_token_refused(reply.status, error_message(reply.data)):
                 renewed = True
-                if await self._no_access_only(reply.status, message, token):
-                    self.no_access.add(account)  # the token is good: the account is unknown
-                elif await self.auth.expired(token):
+                if await self._renewed(reply, token, account):
                     attempt -= 1
                     continue
             elif reply.ok:
@@ -341,6 +288,24 @@ class UpstreamClient:
                 await self._backoff(attempt, area, path, f"HTTP {reply.status}")
                 continue
             return reply
+
+    def _spend(self, account: str, area: str, method: str, budgeted: bool) -> None:
+        """One request of ``account`` (none: no account) against its budget: taken when
+        ``budgeted`` (Postponed when it cannot afford it), else spent by a change alone."""
+        if account:
+            if budgeted:
+                self.budget.take(account, area)
+            elif method != "GET":  # an admin change; admin reads have their own budget
+                self.budget.spend(account)
+
+    async def _renewed(self, reply: Reply, token: str, account: str) -> bool:
+        """A reply refusing ``token``: True when the token was renewed (the request is sent
+        again). A good token refused for an account it has no access to notes the account."""
+        message = error_message(reply.data)
+        if await self._no_access_only(reply.status, message, token):
+            self.no_access.add(account)  # the token is good: the account is unknown
+            return False
+        return await self.auth.expired(token)
 
     async def _no_access_only(self, status: int, message: str | None, token: str) -> bool:
         """Whether a 403 "Invalid token or no access" means no access to the account asked
@@ -371,7 +336,7 @@ class UpstreamClient:
         if endpoint.method != "GET" or "poll" not in endpoint.lanes:
             raise ValueError(f"{endpoint.name} is not a read of the pollers' lane")
         path = endpoint.url_path({"account": account, **fields})
-        return await self.get_json(endpoint.area, path, _declared(endpoint, params), account)
+        return await self.get_json(endpoint.area, path, declared(endpoint, params), account)
 
     def checked(self, area: str, reply: Reply) -> Any:
         """The JSON of a good answer, else UpstreamError. The error text comes from the body's
@@ -411,56 +376,11 @@ class UpstreamClient:
         return models.parse_accounts(await self.get_json("auth", ACCOUNTS_PATH))
 
 
-# --- operations the admin surface passes through (replies returned as received) -----------
 MayRetry = Callable[[], Awaitable[bool]]  # whether one more attempt may be sent (and counted)
 
 
 async def _allowed(may_retry: MayRetry | None) -> bool:
     return may_retry is None or await may_retry()
-
-
-class Operations:
-    """The admin API's pass-through: any endpoint an area declares for the admin lane, sent as
-    one request (never retried unless a GET) and its ``Reply`` returned unchanged, so the admin
-    surface can pass status and body on."""
-
-    def __init__(self, client: UpstreamClient) -> None:
-        self._c = client
-
-    async def send(
-        self,
-        endpoint: Endpoint,
-        account: str,
-        *,
-        params: Params = None,
-        body: Any = None,
-        may_retry: MayRetry | None = None,
-        **fields: str,
-    ) -> Reply:
-        """``endpoint`` for ``account`` with its other path ``fields``. Counted in the account's
-        request budget but never postponed, and sent in the admin lane's own slots: a person
-        is waiting."""
-        if "admin" not in endpoint.lanes:
-            raise ValueError(f"{endpoint.name} is not sent through the admin lane")
-        return await self._c.request(
-            endpoint.area,
-            endpoint.method,
-            endpoint.url_path({"account": account, **fields}),
-            _declared(endpoint, params),
-            body=body,
-            account=account,
-            budgeted=False,
-            lane="admin",
-            may_retry=may_retry,
-        )
-
-
-def _declared(endpoint: Endpoint, params: Params) -> Params:
-    """``params`` when the endpoint takes each of them (a programming error otherwise)."""
-    names = {k for k, _ in (params.items() if isinstance(params, Mapping) else params or ())}
-    if not names <= set(endpoint.params):
-        raise ValueError(f"{endpoint.name} takes {list(endpoint.params)}, not {sorted(names)}")
-    return params
 
 
 def decode_body(raw: bytes, loads: Callable[[bytes], Any] | None = None) -> Any:

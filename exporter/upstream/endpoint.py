@@ -8,7 +8,7 @@ and the admin route table describes each route's upstream call with ``Endpoint.d
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from string import Formatter
@@ -20,6 +20,7 @@ from exporter.upstream.errors import UpstreamError
 Lane = Literal["poll", "admin"]  # whose upstream slots a request takes
 READ_LANES: frozenset[Lane] = frozenset({"poll", "admin"})  # read by a poller and the admin API
 ADMIN_LANE: frozenset[Lane] = frozenset({"admin"})  # sent for a person only (changes, lookups)
+Params = Sequence[tuple[str, str]] | Mapping[str, str] | None  # a request's query parameters
 
 
 def seg(value: str, keep_slash: bool = False, area: str = "request") -> str:
@@ -86,3 +87,11 @@ class Endpoint:
 @cache
 def _fields(template: str) -> tuple[str, ...]:
     return tuple(name for _, name, _, _ in Formatter().parse(template) if name is not None)
+
+
+def declared(endpoint: Endpoint, params: Params) -> Params:
+    """``params`` when the endpoint takes each of them (a programming error otherwise)."""
+    names = {k for k, _ in (params.items() if isinstance(params, Mapping) else params or ())}
+    if not names <= set(endpoint.params):
+        raise ValueError(f"{endpoint.name} takes {list(endpoint.params)}, not {sorted(names)}")
+    return params

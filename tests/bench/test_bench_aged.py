@@ -16,7 +16,7 @@ from exporter.remotewrite.build import store_dir
 from exporter.remotewrite.store import MinuteStore
 from exporter.remotewrite.wire import decode
 from exporter.simulator.dataset import cdn_resources
-from exporter.traffic import history_file, state
+from exporter.traffic import history_file, state_lost, state_read
 from exporter.traffic.audit import AuditBook
 from exporter.traffic.audit_record import AuditRecord, record_dir
 from tests.bench.test_bench_smoke import bench_lines
@@ -31,7 +31,7 @@ def test_aged_files_hold_what_a_daemon_keeps_after_the_hours(tmp_path: Path) -> 
     aged.write(path, accounts, HOURS, now)
 
     rejected: list[str] = []
-    ledgers = state.load(path, rejected)
+    ledgers = state_read.load(path, rejected)
     assert rejected == []
     assert sorted(ledgers) == ["a", "b"]
     cursor = aged.newest_ready(now)
@@ -41,7 +41,7 @@ def test_aged_files_hold_what_a_daemon_keeps_after_the_hours(tmp_path: Path) -> 
         assert set(led.series) == {r.id for r in a.resources}
         assert [r.start for r in led.pending] == [cursor - 60 * i for i in (4, 3, 2, 1, 0)]
         assert all(set(r.resources) == set(led.series) for r in led.pending)
-    cursors = json.loads(Path(state.cursors_path(path)).read_bytes())
+    cursors = json.loads(Path(state_lost.cursors_path(path)).read_bytes())
     assert cursors["cursors"] == {"a": cursor, "b": cursor}
 
     book = AuditBook()

@@ -222,9 +222,11 @@ def test_label_tuples_in_a_new_order_are_taken_over_by_group() -> None:
 
 
 def test_a_traffic_fragment_built_against_the_previous_one_shares_its_tuples() -> None:
-    from exporter.traffic.families import RESOURCE, build_fragment
-    from exporter.traffic.ledger import AccountLedger, Series
+    from exporter.traffic.counters import Series
+    from exporter.traffic.families import RESOURCE
+    from exporter.traffic.ledger import AccountLedger
     from exporter.traffic.parse import COUNT_INDEX, blank
+    from exporter.traffic.transform import build_fragment
 
     led = AccountLedger()
     for i in range(50):

@@ -30,7 +30,7 @@ from exporter.runtime.service import Service, build_context
 from exporter.simulator import Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor, configure_logging
-from exporter.traffic import state
+from exporter.traffic import state_read
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.upstream import UpstreamError
 
@@ -206,7 +206,7 @@ def assert_contained(out: Outcome, area: str) -> None:
             assert math.isfinite(value), (key, format_value(value))
             assert value >= 0, key
     if out.state is not None:
-        state.parse(out.state)
+        state_read.parse(out.state)
 
 
 @pytest.mark.parametrize("area", AREAS)
@@ -266,4 +266,4 @@ async def test_an_absurd_number_fails_that_poll_with_a_pointed_error(
     assert all(str(where[-1]) in str(exc) for exc in out.raised), out.raised
     if area == "traffic":
         assert out.state is not None
-        assert state.parse(out.state)["good"].cursor is not None
+        assert state_read.parse(out.state)["good"].cursor is not None

@@ -135,6 +135,10 @@ UNTESTED: dict[str, str] = {
         "the typed field readers of every parser: tests/upstream/test_models.py (any JSON "
         "parses or is invalid_body)"
     ),
+    "exporter/upstream/operations.py": (
+        "the admin pass-through: tests/upstream/test_client.py (operations pass through "
+        "exactly), tests/upstream/test_endpoint.py, tests/web/admin/test_routes.py"
+    ),
     "exporter/web/admin/handlers.py": (
         "each operation: tests/web/admin/test_routes.py, test_against_simulator.py"
     ),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from exporter.support.ownfiles import NotOurFile, read_own
-from exporter.traffic import state
+from exporter.traffic import state_lost, state_read
 from tests.traffic.logcapture import capture_logs
 
 
@@ -40,12 +40,12 @@ def test_a_fifo_or_a_directory_is_not_ours(tmp_path: Path) -> None:
 
 
 def _load_within(path: Path, seconds: float) -> list[dict[str, object]] | None:
-    """The log lines of ``state.load(path)``, or None when it did not return in time."""
+    """The log lines of ``state_read.load(path)``, or None when it did not return in time."""
     out: list[list[dict[str, object]]] = []
 
     def load() -> None:
         with capture_logs() as logs:
-            assert state.load(str(path)) == {}
+            assert state_read.load(str(path)) == {}
         out.append(logs)
 
     thread = threading.Thread(target=load, daemon=True)
@@ -65,11 +65,11 @@ def test_a_fifo_at_the_state_files_path_never_holds_the_start(tmp_path: Path) ->
     assert "not a regular file" in str(logs[0]["problem"])
     path.unlink()
     path.write_bytes(b"\x00 not json")
-    os.mkfifo(state.cursors_path(str(path)))
-    lost: list[state.Lost] = []
+    os.mkfifo(state_lost.cursors_path(str(path)))
+    lost: list[state_lost.Lost] = []
     done: list[bool] = []
     thread = threading.Thread(
-        target=lambda: done.append(state.load(str(path), lost=lost) == {}), daemon=True
+        target=lambda: done.append(state_read.load(str(path), lost=lost) == {}), daemon=True
     )
     thread.start()
     thread.join(10.0)

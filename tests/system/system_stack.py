@@ -292,7 +292,8 @@ def _state_file(path: Path) -> None:
     """A traffic state file from an exporter that stopped BEHIND_MINUTES ago (one account),
     with the lateness its settle reads had measured (the simulator's settles within the
     default 5-minute read, later than the stack's start-up wait)."""
-    from exporter.traffic.ledger import AccountLedger, Late
+    from exporter.traffic.counters import Late
+    from exporter.traffic.ledger import AccountLedger
     from exporter.traffic.state import dump
 
     now = time.time()

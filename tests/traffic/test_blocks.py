@@ -13,16 +13,9 @@ import pytest
 from exporter.exposition import Fragment, MetricSpec
 from exporter.support.platform_fields import SIDES, SIZE_RANGES, STATUS_CODES
 from exporter.traffic.blocks import Carry
-from exporter.traffic.families import (
-    ACCOUNT,
-    RESOURCE,
-    RESOURCE_INFO,
-    Families,
-    Latest,
-    View,
-    build_fragment,
-)
-from exporter.traffic.ledger import OTHER, SHOWN, AccountLedger, Series
+from exporter.traffic.counters import SHOWN, Series
+from exporter.traffic.families import ACCOUNT, RESOURCE, RESOURCE_INFO, Families, View
+from exporter.traffic.ledger import OTHER, AccountLedger
 from exporter.traffic.parse import (
     COUNT_INDEX,
     COUNT_KEYS,
@@ -31,6 +24,7 @@ from exporter.traffic.parse import (
     ResourceRow,
     Row,
 )
+from exporter.traffic.transform import Latest, build_fragment
 from exporter.traffic.windows import Window
 
 T = 1_767_225_600

@@ -73,7 +73,7 @@ async def test_a_shortened_backfill_window_fails_and_switches_to_one_minute_read
 
 
 def test_clock_skew_is_read_from_the_date_header() -> None:
-    from exporter.upstream.client import Reply, clock_skew
+    from exporter.upstream.reply import Reply, clock_skew
 
     def reply(date: str, received_at: float) -> Reply:
         return Reply(200, b"{}", {}, "application/json", date, received_at)

@@ -12,8 +12,8 @@ from pathlib import Path
 from exporter.simulator import SimConfig
 from exporter.traffic import TrafficPoller
 from exporter.traffic.final import tell
-from exporter.traffic.ledger import Run
 from exporter.traffic.parse import COUNT_INDEX, COUNT_KEYS, blank
+from exporter.traffic.runs import Run
 from exporter.upstream.errors import UpstreamError
 from tests.traffic.test_against_simulator import ACC, Rig, ServerFactory, rig
 

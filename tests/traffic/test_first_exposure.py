@@ -12,14 +12,10 @@ import pytest
 from exporter.exposition import FamilySelection, Store
 from exporter.simulator import SimConfig
 from exporter.traffic import TrafficPoller, exposure
-from exporter.traffic.families import (
-    ACCOUNT,
-    LATE_HIT_BYTES,
-    LATE_REQUESTS,
-    RESOURCE,
-    build_fragment,
-)
-from exporter.traffic.ledger import AccountLedger, Late
+from exporter.traffic.counters import Late
+from exporter.traffic.families import ACCOUNT, LATE_HIT_BYTES, LATE_REQUESTS, RESOURCE
+from exporter.traffic.ledger import AccountLedger
+from exporter.traffic.transform import build_fragment
 from tests.traffic.test_against_simulator import ACC, Rig, ServerFactory, rig
 
 CONFIG = SimConfig(late_seconds=90, resources_per_account=2)  # first reads final (delay 120)

@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import tracemalloc
 
-from exporter.traffic.ledger import OTHER, AccountLedger, positive_diff
+from exporter.traffic.ledger import OTHER, AccountLedger
 from exporter.traffic.parse import COUNT_INDEX
 from tests.traffic.ledger_rows import T, res, row, w
 
 REQ = COUNT_INDEX["edge_requests_total"]
-
-
-def test_positive_diff_adds_increases_and_never_subtracts() -> None:
-    new, old = row(10, edge_hit_bytes=5), row(12, edge_hit_bytes=2)
-    diff = positive_diff(new.counts, old.counts)
-    assert diff is not None
-    assert math.isnan(diff[REQ])  # 10 < 12: nothing
-    assert diff[COUNT_INDEX["edge_hit_bytes"]] == 3
-    assert positive_diff(old.counts, old.counts) is None
-    assert positive_diff(row(4).counts, None) is not None  # absent counts as 0
 
 
 def test_first_reads_count_and_merge_into_runs_up_to_the_cap() -> None:

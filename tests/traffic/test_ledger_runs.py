@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.traffic.ledger import OTHER, AccountLedger, shown_mask
-from exporter.traffic.parse import COUNT_INDEX, blank
+from exporter.traffic.ledger import OTHER, AccountLedger
+from exporter.traffic.parse import COUNT_INDEX
 from exporter.traffic.windows import Window
 from tests.traffic.ledger_rows import T, res, row, w
 
@@ -211,14 +211,6 @@ def test_prune_keeps_other_while_a_folded_run_is_unsettled_and_a_series_seen_at_
     assert sorted(led.prune(w(0).start + 1)) == sorted(["a", OTHER])
     assert led.series == {}
     assert led.dirty is True
-
-
-def test_a_restored_series_counts_only_keys_with_a_value_as_shown() -> None:
-    values = blank()
-    values[REQ] = 7.0
-    shown = shown_mask(values)
-    assert shown[REQ] == 1
-    assert shown[HIT] == 0  # never sent: NaN
 
 
 def test_a_run_read_in_pieces_is_compared_once_its_pieces_cover_it() -> None:

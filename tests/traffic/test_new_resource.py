@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from exporter.exposition import Store
 from exporter.simulator import SimConfig
 from exporter.traffic import TrafficPoller
-from exporter.traffic.ledger import EDGE_REQUESTS
+from exporter.traffic.counters import EDGE_REQUESTS
 from tests.traffic.test_against_simulator import ACC, Rig, ServerFactory, rig
 
 CONFIG = SimConfig(late_seconds=240, resources_per_account=2, quirks=frozenset({"resource-churn"}))

@@ -7,8 +7,8 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.simulator import SimConfig
+from exporter.traffic.counters import EDGE_REQUESTS
 from exporter.traffic.families import LATE_HIT_BYTES, LATE_REQUESTS
-from exporter.traffic.ledger import EDGE_REQUESTS
 from tests.traffic.test_against_simulator import ACC, ServerFactory, rig
 
 CONFIG = SimConfig(late_seconds=240, resources_per_account=2)

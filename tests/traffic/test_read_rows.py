@@ -19,8 +19,9 @@ from exporter.traffic.select import ResourceSelector
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.skew import Clocks
 from exporter.traffic.windows import Window
-from exporter.upstream.client import Reply, UpstreamClient
+from exporter.upstream.client import UpstreamClient
 from exporter.upstream.errors import UpstreamError
+from exporter.upstream.reply import Reply
 
 ACCOUNT = "acme"
 W = Window(1_767_225_600, 1_767_225_660)

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from exporter.support.partfile import Part, PartFile, Piece
-from exporter.traffic import state
-from exporter.traffic.ledger import AccountLedger, Series
+from exporter.traffic import state, state_read
+from exporter.traffic.counters import Series
+from exporter.traffic.ledger import AccountLedger
 from exporter.traffic.parse import COUNT_INDEX, ResourceRow, parse_row
 from exporter.traffic.windows import Window
 from tests.traffic.logcapture import capture_logs
@@ -32,7 +33,7 @@ def sample() -> AccountLedger:
 
 def test_round_trip_keeps_cursor_counters_and_runs() -> None:
     data = state.dump({"acme": sample()}, T)
-    led = state.parse(data)["acme"]
+    led = state_read.parse(data)["acme"]
     assert led.cursor == T
     assert led.long_refused
     assert led.totals[COUNT_INDEX["edge_hit_bytes"]] == 9
@@ -152,7 +153,7 @@ def test_a_state_file_written_before_the_parts_loads_and_is_saved_the_same(
     older = Path(__file__).parent / "data" / "state-before-parts.json"
     path = tmp_path / "traffic.json"
     path.write_bytes(older.read_bytes())
-    led = state.load(str(path))["acme"]
+    led = state_read.load(str(path))["acme"]
     assert led.cursor == T
     assert led.series["r1"].values[REQ] == 3.5
     assert (led.late[5].requests, led.late[5].hit_bytes) == (3.0, 0.0)  # one not exported
@@ -162,7 +163,7 @@ def test_a_state_file_written_before_the_parts_loads_and_is_saved_the_same(
     file = PartFile(str(path))
     file.write(state.pieces({"acme": led}, T + 60, exported))
     assert path.read_bytes() == state.dump({"acme": led}, T + 60, exported)
-    again = state.load(str(path))["acme"]
+    again = state_read.load(str(path))["acme"]
     assert state.dump({"acme": again}, T + 60, exported) == path.read_bytes()
 
 
@@ -172,7 +173,7 @@ def test_round_trip_keeps_last_seen_folds_retries_and_marks_restored_series_show
     before.pending[0].failures = 2
     before.pending[0].retry_at = T + 900.0
     before.slow_cap, before.slow_until = 5, T + 3600.0
-    led = state.parse(state.dump({"acme": before}, T + 7))["acme"]
+    led = state_read.parse(state.dump({"acme": before}, T + 7))["acme"]
     assert led.series["r1"].last_seen == T + 0.5
     assert led.pending[0].folded == frozenset({"r9"})
     assert (led.pending[0].failures, led.pending[0].retry_at) == (2, T + 900.0)
@@ -183,7 +184,7 @@ def test_round_trip_keeps_last_seen_folds_retries_and_marks_restored_series_show
     # An older file without last_seen: the series counts as seen when the file was saved.
     doc = json.loads(state.dump({"acme": before}, T + 7))
     doc["accounts"]["acme"]["series"]["r1"] = doc["accounts"]["acme"]["series"]["r1"][:3]
-    assert state.parse(json.dumps(doc).encode())["acme"].series["r1"].last_seen == T + 7
+    assert state_read.parse(json.dumps(doc).encode())["acme"].series["r1"].last_seen == T + 7
 
 
 def test_saved_keys_are_matched_by_name_not_position() -> None:
@@ -193,7 +194,7 @@ def test_saved_keys_are_matched_by_name_not_position() -> None:
     acc["totals"] = [7, *reversed(acc["totals"])]
     acc["series"] = {}
     acc["pending"] = []
-    led = state.parse(json.dumps(doc).encode())["acme"]
+    led = state_read.parse(json.dumps(doc).encode())["acme"]
     assert led.totals[COUNT_INDEX["edge_hit_bytes"]] == 9
 
 
@@ -201,7 +202,7 @@ def test_write_is_atomic_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     path = tmp_path / "traffic.json"
     state.write_atomic(str(path), b"{}")
     state.write_atomic(str(path), state.dump({"acme": sample()}, T))
-    assert set(state.load(str(path))) == {"acme"}
+    assert set(state_read.load(str(path))) == {"acme"}
     assert [p.name for p in tmp_path.iterdir()] == ["traffic.json"]
 
 
@@ -222,7 +223,7 @@ def test_an_unusable_state_file_is_reported_and_ignored(
     path = tmp_path / "state.json"
     path.write_bytes(content)
     with capture_logs() as logs:
-        assert state.load(str(path)) == {}
+        assert state_read.load(str(path)) == {}
     warning = next(e for e in logs if e["log_level"] == "warning")
     assert warning["path"] == str(path)
     assert problem in warning["problem"]
@@ -230,7 +231,7 @@ def test_an_unusable_state_file_is_reported_and_ignored(
 
 def test_a_missing_state_file_is_a_fresh_start(tmp_path: Path) -> None:
     with capture_logs() as logs:
-        assert state.load(str(tmp_path / "nope.json")) == {}
+        assert state_read.load(str(tmp_path / "nope.json")) == {}
     assert all(e["log_level"] != "warning" for e in logs)
 
 
@@ -241,7 +242,7 @@ def test_round_trip_keeps_the_age_of_each_run_and_the_lateness_measured() -> Non
     totals = parse_row({"edge_requests_total": 104, "edge_hit_bytes": 12})
     led.settle(run, totals, rows, fold=False, stages=(5, 15, 60), cap_minutes=10)
     assert run.settled == 5  # the age of the read done, not its index in the schedule
-    back = state.parse(state.dump({"acme": led}, T))["acme"]
+    back = state_read.parse(state.dump({"acme": led}, T))["acme"]
     (again,) = back.pending
     assert (again.settled, again.first, again.first_read_at) == (5, run.first, run.first_read_at)
     assert again.totals[REQ] == 104  # what is counted now: the next stage compares with it
@@ -271,7 +272,7 @@ def test_a_state_file_with_stage_indexes_is_migrated_to_ages(
         del run["settled"], run["reading"]
         run["stage"] = stage
     doc["accounts"]["acme"]["late"] = {str(age): [1, 0, 0.01] for age in late}
-    (run,) = state.parse(json.dumps(doc).encode())["acme"].pending
+    (run,) = state_read.parse(json.dumps(doc).encode())["acme"].pending
     assert run.settled == settled
 
 
@@ -280,7 +281,7 @@ def test_a_state_file_without_stages_is_at_its_first_settle_read() -> None:
     for run in doc["accounts"]["acme"]["pending"]:
         del run["settled"], run["reading"], run["first"], run["first_read_at"]
     del doc["accounts"]["acme"]["late"]
-    (run,) = state.parse(json.dumps(doc).encode())["acme"].pending
+    (run,) = state_read.parse(json.dumps(doc).encode())["acme"].pending
     assert run.settled == 0
     assert run.first_read_at == run.last_read_at
     assert run.first == 0  # the first read had no edge_requests_total

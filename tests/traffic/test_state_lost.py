@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from exporter.simulator import SimConfig
-from exporter.traffic import state
+from exporter.traffic import state_lost, state_read
 from tests.traffic.logcapture import capture_logs
 from tests.traffic.test_against_simulator import (
     ACC,
@@ -31,7 +31,7 @@ def spoil(path: Path, damage: Callable[[bytes], bytes]) -> None:
 
 
 def lose_cursor_file(state_file: Path) -> None:
-    Path(state.cursors_path(str(state_file))).unlink()
+    Path(state_lost.cursors_path(str(state_file))).unlink()
 
 
 async def restart_on(
@@ -122,9 +122,9 @@ def test_what_a_state_file_ignored_as_a_whole_still_says(tmp_path: Path) -> None
     accounts = b'"accounts":{"a\\"b":{"cursor":1767229020,"totals":[1]},"c":{"cursor":61,'
     path = tmp_path / "state.json"
     path.write_bytes(head + accounts + b'"d":{"cursor":17672')  # cut inside a cursor
-    lost: list[state.Lost] = []
+    lost: list[state_lost.Lost] = []
     with capture_logs() as logs:
-        assert state.load(str(path), lost=lost) == {}
+        assert state_read.load(str(path), lost=lost) == {}
     assert [e["event"] for e in logs] == ["traffic_state_ignored"]
     assert lost[0].saved_at == 1767229205.5
     assert lost[0].cursors == {'a"b': 1767229020}  # 61 is no minute; d's is cut
@@ -136,8 +136,8 @@ def test_without_a_legible_saved_at_nothing_says_where_the_file_left_off(
 ) -> None:
     path = tmp_path / "state.json"
     path.write_bytes(b"\x00\x13 not json")
-    lost: list[state.Lost] = []
-    assert state.load(str(path), lost=lost) == {}
+    lost: list[state_lost.Lost] = []
+    assert state_read.load(str(path), lost=lost) == {}
     assert (lost[0].saved_at, lost[0].cursors) == (None, {})
 
 
@@ -147,17 +147,17 @@ def test_the_cursor_file_fills_what_the_state_files_text_lost(tmp_path: Path) ->
     file alone (no state file) says nothing: no state file is a fresh start."""
     path = tmp_path / "state.json"
     path.write_bytes(b'\x00\x13{"version":1,"cursors":{"a":1767229080}')
-    cursor_file = Path(state.cursors_path(str(path)))
+    cursor_file = Path(state_lost.cursors_path(str(path)))
     cursor_file.write_bytes(
         b'{"saved_at": 1767229205.5, "cursors": {"a": 1767229020, "b": 1767229020, "c": 61}}'
     )
-    lost: list[state.Lost] = []
-    assert state.load(str(path), lost=lost) == {}
+    lost: list[state_lost.Lost] = []
+    assert state_read.load(str(path), lost=lost) == {}
     assert lost[0].saved_at == 1767229205.5
     assert lost[0].cursors == {"a": 1767229080, "b": 1767229020}  # 61 is no minute
     path.unlink()
     lost.clear()
-    assert state.load(str(path), lost=lost) == {}
+    assert state_read.load(str(path), lost=lost) == {}
     assert lost == []
 
 
@@ -165,15 +165,15 @@ def test_a_cursor_file_not_ours_says_nothing(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     path.write_bytes(b"\x00\x13 not json")
     for text in (b"[1]", b'{"saved_at": "x", "cursors": [1]}', b"\xff"):
-        Path(state.cursors_path(str(path))).write_bytes(text)
-        lost: list[state.Lost] = []
-        assert state.load(str(path), lost=lost) == {}
+        Path(state_lost.cursors_path(str(path))).write_bytes(text)
+        lost: list[state_lost.Lost] = []
+        assert state_read.load(str(path), lost=lost) == {}
         assert (lost[0].saved_at, lost[0].cursors) == (None, {})
 
 
 def test_the_minutes_owed_come_from_a_cursor_file_of_the_same_save(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
-    cursor_file = Path(state.cursors_path(str(path)))
+    cursor_file = Path(state_lost.cursors_path(str(path)))
     cursor_file.write_bytes(
         b'{"saved_at": 1767229205.5, "cursors": {"a": 1767229020},'
         b' "owed": {"a": 14, "b": -1, "c": 2.5, "d": true}}'
@@ -184,6 +184,6 @@ def test_the_minutes_owed_come_from_a_cursor_file_of_the_same_save(tmp_path: Pat
         (b'\x00{"version":1,"saved_at":1767229265.5,', {}),  # a later save than the cursor file
     ):
         path.write_bytes(text)
-        lost: list[state.Lost] = []
-        assert state.load(str(path), lost=lost) == {}
+        lost: list[state_lost.Lost] = []
+        assert state_read.load(str(path), lost=lost) == {}
         assert lost[0].owed == owed

@@ -15,7 +15,6 @@ from exporter.traffic import TrafficPoller
 from exporter.traffic.reply import MetricsEndpoint
 from exporter.traffic.settings import TrafficSettings
 from exporter.upstream import UpstreamError
-from exporter.upstream.client import retry_after_seconds
 from tests.rig.client import DVR_MAIN, MakeShapeRig
 
 RESOURCES = "/app/restream/v2/demo-media/resources"
@@ -113,19 +112,3 @@ async def test_rate_limit_answers_are_rate_limits(
     assert ("Retry-After" in reply.headers) is retry_after
     # another account has its own allowance
     assert await DvrReader(r.client).dvr_stream("demo-shop", "live/main")
-
-
-@pytest.mark.parametrize(
-    ("value", "seconds"),
-    [
-        ("40", 40.0),
-        (" 7 ", 7.0),
-        ("Thu, 01 Jan 2026 00:01:30 GMT", 90.0),
-        ("Wed, 31 Dec 2025 23:59:00 GMT", 0.0),  # a date already past: go now
-        ("soon", None),
-        ("", None),
-        (None, None),
-    ],
-)
-def test_retry_after_is_read_as_seconds_or_a_date(value: str | None, seconds: float | None) -> None:
-    assert retry_after_seconds(value, 1_767_225_600.0) == seconds

@@ -18,8 +18,8 @@ from exporter.runtime.context import Context
 from exporter.talking_head.reply import ThConfigurations
 from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
-from exporter.upstream.client import MayRetry, Params
-from exporter.upstream.endpoint import Endpoint
+from exporter.upstream.client import MayRetry
+from exporter.upstream.endpoint import Endpoint, Params
 from exporter.upstream.errors import error_message, is_error_body
 from exporter.web.admin.readbudget import ReadBudget
 from exporter.web.admin.validation import MAX_QUERY_VALUE, FieldError

@@ -17,7 +17,8 @@ from exporter.restream import reply as rs
 from exporter.talking_head import reply as th
 from exporter.talking_head.reply import configurations_body
 from exporter.talking_head.settings import TALKING_HEAD_MONTHLY_ALLOWANCE, TALKING_HEAD_SECTION
-from exporter.upstream.client import MayRetry, Params
+from exporter.upstream.client import MayRetry
+from exporter.upstream.endpoint import Params
 from exporter.web.admin.core import GENERATE_PER_MINUTE, Call, Rejected, invalid
 from exporter.web.admin.gate import admitted
 from exporter.web.admin.restore import has_mask, restore_secrets

@@ -55,6 +55,12 @@ class StateFile:
         self.on_disk = bool(ledgers)
         return ledgers
 
+    @property
+    def held_back(self) -> bool:
+        """Whether new counters wait for a save: the last one failed and a snapshot a restart
+        would load exists."""
+        return self.failure_logged != 0.0 and self.on_disk
+
     def changed(self) -> None:
         """What the file would hold changed: saved at the next publish."""
         self.unsaved = True

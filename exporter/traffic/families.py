@@ -23,7 +23,7 @@ families the class keys only, so a sum over either label is the response rate.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 
@@ -85,6 +85,18 @@ def _families(scope: str, base: tuple[str, ...], counted: tuple[str, ...]) -> Fa
     of = "the account" if scope == "account" else "the resource"
     win = " in the latest complete window"
     return Families(
+        *_flow_families(p, of, win, base, counted), *_cache_families(p, of, win, base, counted)
+    )
+
+
+Specs = tuple[MetricSpec, ...]
+
+
+def _flow_families(
+    p: str, of: str, win: str, base: tuple[str, ...], counted: tuple[str, ...]
+) -> Specs:
+    """The bandwidth, request, response and response-time families (``_families``)."""
+    return (
         MetricSpec(
             p + "bandwidth_bytes_per_second", "gauge",
             f"Bandwidth of {of}{win}, bytes per second (the platform's bits/s divided by 8).",
@@ -126,6 +138,14 @@ def _families(scope: str, base: tuple[str, ...], counted: tuple[str, ...]) -> Fa
             f"Median load time of successful (2xx) responses of {of} by size range{win}.",
             (*base, "side", "size_range"), "seconds", "edge_request_time, origin_request_time",
         ),
+    )  # fmt: skip
+
+
+def _cache_families(
+    p: str, of: str, win: str, base: tuple[str, ...], counted: tuple[str, ...]
+) -> Specs:
+    """The edge-cache, window-end and transferred-bytes families (``_families``)."""
+    return (
         MetricSpec(
             p + "edge_hit_ratio", "gauge",
             f"Cached traffic divided by total edge traffic of {of}{win}.",
@@ -469,8 +489,22 @@ def build_fragment(
         ledger.zero_seq = -1
         ledger.unpublished += hold.fresh
         ledger.unpublished_late += hold.fresh_late
-    acc = Scope(layouts.account_gauged)
-    res = Scope(layouts.resource_gauged, carried.get("gauged"))
+    gauged = Scope(layouts.resource_gauged, carried.get("gauged"))
+    made |= _latest(account, latest, Scope(layouts.account_gauged), gauged, before, scopes)
+    carry = Carry((account, view), scopes)
+    return Fragment({spec: made[spec] for spec in SPECS if spec in made}, carry=carry)
+
+
+def _latest(
+    account: str,
+    latest: Latest | None,
+    acc: Scope,
+    res: Scope,
+    before: Mapping[MetricSpec, Samples],
+    scopes: dict[str, Rows],
+) -> dict[MetricSpec, Samples]:
+    """The gauges of the latest window (none before the first read), the account's in
+    ``acc``, each resource's in ``res`` (its rows kept in ``scopes``)."""
     if latest is not None:
         w = latest.window
         seconds, end = float(w.end - w.start), float(w.end)
@@ -479,10 +513,9 @@ def build_fragment(
             _gauges(res, (account, r.id, r.name, r.cname), r.row, seconds, end)
         if latest.other is not None:
             _gauges(res, (account, OTHER, OTHER, ""), latest.other, seconds, end)
-    made |= acc.samples(before)[0]
+    made = acc.samples(before)[0]
     made |= _taken(res.samples(before), scopes, "gauged")
-    carry = Carry((account, view), scopes)
-    return Fragment({spec: made[spec] for spec in SPECS if spec in made}, carry=carry)
+    return made
 
 
 def _taken(

@@ -210,21 +210,7 @@ class UpstreamClient:
         async with self._lanes[lane]:  # waiting for a slot is not upstream latency
             started = self._timer()
             try:
-                async with self._session.request(
-                    method,
-                    url,
-                    params=params,
-                    json=body if form is None and body is not None else None,
-                    data=form,
-                    headers={"User-Agent": USER_AGENT, **headers},
-                    timeout=self._timeout,
-                    allow_redirects=False,
-                ) as resp:
-                    raw = await resp.read()
-                    ctype = resp.headers.get("Content-Type", "")
-                    date = resp.headers.get("Date", "")
-                    status = resp.status
-                    reply_headers = {h: resp.headers[h] for h in KEPT_HEADERS if h in resp.headers}
+                got = await self._exchange(method, url, params, body, headers, form)
             except TimeoutError:
                 self._count(area, "timeout", started)
                 raise UpstreamError(area, "timeout", f"{method} {path} timed out") from None
@@ -233,6 +219,7 @@ class UpstreamClient:
                 raise UpstreamError(
                     area, "connection", f"{method} {path} failed: {connection_failure(exc)}"
                 ) from None
+        status, raw, ctype, date, reply_headers = got
         data: Any = None
         if keep_raw and 200 <= status < 300 and len(raw) > DECODE_OFF_LOOP_BYTES:
             # decoded where the caller processes it (``verdict`` counts what it was)
@@ -257,6 +244,33 @@ class UpstreamClient:
         return Reply(
             status, raw, data, ctype, date, received_at=self._clock.time(), headers=reply_headers
         )
+
+    async def _exchange(
+        self,
+        method: str,
+        url: URL,
+        params: Params,
+        body: Any,
+        headers: Mapping[str, str],
+        form: Mapping[str, str] | None,
+    ) -> tuple[int, bytes, str, str, dict[str, str]]:
+        """One request sent and its reply read whole: status, body, ``Content-Type``, ``Date``
+        and the headers kept (``KEPT_HEADERS``)."""
+        async with self._session.request(
+            method,
+            url,
+            params=params,
+            json=body if form is None and body is not None else None,
+            data=form,
+            headers={"User-Agent": USER_AGENT, **headers},
+            timeout=self._timeout,
+            allow_redirects=False,
+        ) as resp:
+            raw = await resp.read()
+            ctype = resp.headers.get("Content-Type", "")
+            date = resp.headers.get("Date", "")
+            kept = {h: resp.headers[h] for h in KEPT_HEADERS if h in resp.headers}
+            return resp.status, raw, ctype, date, kept
 
     def _count(self, area: str, label: str, started: float) -> None:
         self._observe(area, started)
@@ -309,10 +323,7 @@ class UpstreamClient:
             attempt += 1
             token = await self.auth.token()
             if account:
-                if budgeted:
-                    self.budget.take(account, area)
-                elif method != "GET":  # an admin change; admin reads have their own budget
-                    self.budget.spend(account)
+                self._charge(account, area, method, budgeted)
             try:
                 reply = await self._send(
                     area, method, path, params, body, {AUTH: token}, lane=lane, keep_raw=raw
@@ -325,9 +336,7 @@ class UpstreamClient:
             message = error_message(reply.data)
             if not renewed and says_token_refused(reply.status, message):
                 renewed = True
-                if await self._no_access_only(reply.status, message, token):
-                    self.no_access.add(account)  # the token is good: the account is unknown
-                elif await self.auth.expired(token):
+                if await self._renewed(reply.status, message, token, account):
                     attempt -= 1
                     continue
             elif reply.ok:
@@ -341,6 +350,22 @@ class UpstreamClient:
                 await self._backoff(attempt, area, path, f"HTTP {reply.status}")
                 continue
             return reply
+
+    def _charge(self, account: str, area: str, method: str, budgeted: bool) -> None:
+        """A request of ``account`` taken from its budget (``budgeted``), or, sent anyway,
+        an admin change spent from it (admin reads have their own budget)."""
+        if budgeted:
+            self.budget.take(account, area)
+        elif method != "GET":  # an admin change; admin reads have their own budget
+            self.budget.spend(account)
+
+    async def _renewed(self, status: int, message: str | None, token: str, account: str) -> bool:
+        """A reply refusing ``token``: the account is unknown when the token is good (no
+        access only), else the token expired; True: it was renewed, send again."""
+        if await self._no_access_only(status, message, token):
+            self.no_access.add(account)  # the token is good: the account is unknown
+            return False
+        return await self.auth.expired(token)
 
     async def _no_access_only(self, status: int, message: str | None, token: str) -> bool:
         """Whether a 403 "Invalid token or no access" means no access to the account asked

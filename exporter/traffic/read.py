@@ -20,7 +20,7 @@ from exporter.traffic.accounts import Accounts
 from exporter.traffic.echo import check_echo, stating
 from exporter.traffic.families import Latest
 from exporter.traffic.final import FinalMinutes, tell
-from exporter.traffic.ledger import OTHER, AccountLedger, Run
+from exporter.traffic.ledger import OTHER, AccountLedger, Reread, Run, Terms
 from exporter.traffic.parse import (
     ResourceRow,
     Row,
@@ -211,14 +211,12 @@ class Reader:
             led.answered_at = now
             read.read = True
             stages = policy_stages(self._settings, led)
-            folds, per_resource = self._select.folds, self._settings.per_resource
-            totals, rows = got.get("totals"), got.get("resources")
-            unlisted = self._select.lists_all
+            reread = Reread(got.get("totals"), got.get("resources"))
+            per_resource, unlisted = self._settings.per_resource, self._select.lists_all
+            terms = Terms(stages, cap, self._select.folds, per_resource, unlisted)
             final_minutes = self.final_minutes
             led.shaped = final_minutes is not None
-            read.increased, read.complete = led.settle_piece(
-                run, w, totals, rows, folds, stages, cap, per_resource, unlisted
-            )
+            read.increased, read.complete = led.settle_piece(run, w, reread, terms)
             if final_minutes is not None and final(run, led, stages):
                 tell(final_minutes, account, run)
         return read

@@ -54,11 +54,19 @@ class SettleReads:
         backs the run off (``_failed``). With ``leave``, a read the budget cannot
         afford is left for later in the poll (the first reads go first), not postponed."""
         led = cycle.led
-        # On the worker: the runs past a day are given up first.
+        # On the worker: the runs past a day are given up first (none before a run is due).
         ready = self._p.clocks.ready_time(cycle.now)
-        picked = await on_worker(
-            policy.due, self._p.metrics, cycle.account, led, ready, self._p.settings, cycle.aside
-        )
+        picked = None
+        if policy.reached(led, ready, self._p.settings):
+            picked = await on_worker(
+                policy.due,
+                self._p.metrics,
+                cycle.account,
+                led,
+                ready,
+                self._p.settings,
+                cycle.aside,
+            )
         if cycle.run is not None:
             run = cycle.run
         run = picked if run is None or run not in led.pending else run

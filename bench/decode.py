@@ -66,7 +66,6 @@ class Transport:  # what the read step asks of the client for a body it decodes 
 clock = FakeClock()
 reader = Reader(
     None, Clocks(clock, None), ResourceSelector("", "", 0), TrafficSettings(), None, clock,
-    lambda: None,
 )
 raw = open(path, "rb").read()
 answer = Answer(Reply(200, raw, None, "application/json", decoded=False), None, Transport())

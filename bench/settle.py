@@ -123,7 +123,7 @@ async def run(case: Case, hours: float, resources: int, state_dir: Path) -> Resu
 
             p = poller(120)
             await p.poll(ACC)
-            first = p.ledger(ACC).cursor
+            first = p.accounts.ledger(ACC).cursor
             assert first is not None
             for _ in range(int(hours * 3600 / TICK)):
                 clock.advance(TICK)
@@ -134,12 +134,12 @@ async def run(case: Case, hours: float, resources: int, state_dir: Path) -> Resu
             settle = settle_requests(sent)
             drain = poller(86_400)  # a restart that reads no new minute: settle what is owed
             for _ in range(2000):
-                if not drain.ledger(ACC).pending:
+                if not drain.accounts.ledger(ACC).pending:
                     break
                 clock.advance(TICK)
                 with contextlib.suppress(UpstreamError):
                     await drain.poll(ACC)
-            cursor = drain.ledger(ACC).cursor
+            cursor = drain.accounts.ledger(ACC).cursor
             assert cursor is not None
             truth = sum(
                 sim.traffic_final(ACC, m)["edge_requests_total"]

@@ -71,11 +71,11 @@ def attach_writer(
     clock: Clock,
     metrics: RemoteWriteMetrics,
     wants: Callable[[str], bool],
-    poller: _Told,
+    reader: _Told,
 ) -> RemoteWriter:
     """The remote writer of ``settings`` (its section enabled), its store beside the traffic
-    state file, told each final traffic minute by ``poller``: how the daemon wires it, and the
-    simulation with it."""
+    state file, told each final traffic minute by ``reader`` (the traffic read step): how the
+    daemon wires it, and the simulation with it."""
     writer = build_writer(
         REMOTE_WRITE_SECTION.of(settings),
         TRAFFIC_SECTION.of(settings).state_file,
@@ -84,5 +84,5 @@ def attach_writer(
         metrics,
         wants,
     )
-    poller.final_minutes = writer
+    reader.final_minutes = writer
     return writer

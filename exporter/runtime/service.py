@@ -88,7 +88,9 @@ class Service:
         self._presence = Presence()  # several discovery misses in a row release an account
         # Discovered accounts the state file holds as served: taken as served until the first
         # discovery reply, so one reply that leaves one out does not release it either.
-        self._restored = self.areas.traffic.poller.held() if ctx.settings.accounts is None else ()
+        self._restored = (
+            self.areas.traffic.poller.accounts.held() if ctx.settings.accounts is None else ()
+        )
 
     def jobs(self, account: str) -> list[Job]:
         """Every poll scheduled for ``account``: the jobs of each enabled area."""
@@ -118,7 +120,8 @@ class Service:
         self.ctx.store.selection = FamilySelection(
             settings.metrics.include, settings.metrics.exclude
         )
-        self.areas.traffic.poller.reselect()  # the other areas read the selection each poll
+        # the other areas read the selection each poll
+        self.areas.traffic.poller.publisher.reselect()
         if self._timings() != before:
             for account in sorted(self._scheduled):
                 self.scheduler.remove_account(account)
@@ -132,7 +135,7 @@ class Service:
         ``/metrics`` rendered, so the reload shows at once (families of the other areas that
         the selection left out are hidden by the render; ones it newly takes in come with
         their area's next poll)."""
-        await self.areas.traffic.poller.republish()
+        await self.areas.traffic.poller.publisher.republish()
         await self.ctx.store.render()
 
     def serve_accounts(self, accounts: tuple[str, ...]) -> None:

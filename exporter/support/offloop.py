@@ -24,6 +24,12 @@ T = TypeVar("T")
 WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="refresh")
 
 
+def queued(step: Callable[..., T], *args: object) -> asyncio.Future[T]:
+    """``step(*args)`` queued on the refresh thread now, after the steps submitted before it:
+    the future to await for its result (or its error)."""
+    return asyncio.get_running_loop().run_in_executor(WORKER, step, *args)
+
+
 async def off_loop(step: Callable[..., T], *args: object) -> T:
     """``step(*args)`` on the refresh thread, after the steps submitted before it."""
-    return await asyncio.get_running_loop().run_in_executor(WORKER, step, *args)
+    return await queued(step, *args)

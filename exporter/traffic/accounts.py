@@ -91,6 +91,10 @@ class Accounts:
             st = self._by_name[account] = AccountState(self._fresh(account))
         return st
 
+    def ledger(self, account: str) -> AccountLedger:
+        """The account's ledger (created empty on first use)."""
+        return self.state(account).ledger
+
     def _fresh(self, account: str) -> AccountLedger:
         """A new ledger: empty, or, for an account served at the start while the state file
         was ignored as a whole (``state_lost.Lost``), read on from where that file left off. Its

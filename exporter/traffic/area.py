@@ -66,10 +66,11 @@ class TrafficArea:
         if self.enabled(self._ctx.settings):
             for account in accounts:
                 self._ctx.metrics.start_traffic_account(account)
-        for name in self.poller.held():  # restored from the state file, or served until now
+        kept = self.poller.accounts
+        for name in kept.held():  # restored from the state file, or served until now
             if name not in accounts:
-                self.poller.forget(name, self._why_gone(name))
-        self.poller.serve(accounts)
+                kept.forget(name, self._why_gone(name))
+        kept.serve(accounts)
 
     def _why_gone(self, account: str) -> Release:
         settings = self._ctx.settings
@@ -78,13 +79,13 @@ class TrafficArea:
         return UNLISTED if settings.accounts is None else REMOVED
 
     def forget(self, account: str) -> None:
-        self.poller.forget(account, self._why_gone(account))
+        self.poller.accounts.forget(account, self._why_gone(account))
         self.history.forget(account)
 
     def stop(self) -> None:
         """At shutdown, the state file, the audit record and the charts written on the refresh
         worker after the steps queued before (the event loop waits, and writes nothing)."""
-        self.poller.save_state()
+        self.poller.publisher.save_state()
         offloop.WORKER.submit(self._save_records).result()
 
     def _save_records(self) -> None:

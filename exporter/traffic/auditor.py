@@ -4,7 +4,6 @@ with what was counted, and the record kept beside the state file, in pieces
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Protocol
 
 import structlog
@@ -118,8 +117,7 @@ class Auditor:
             self._published.add(account)
         if self._save_due(now):  # taken on the loop (small pieces), made and written on the worker
             pieces = self._take()
-            loop = asyncio.get_running_loop()
-            if not await loop.run_in_executor(offloop.WORKER, self._write, pieces, now):
+            if not await offloop.off_loop(self._write, pieces, now):
                 self._record.put_back(pieces)
 
     def _affords(self, account: str) -> bool:

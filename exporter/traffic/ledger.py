@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from exporter.support.collector import untrack
 from exporter.traffic.counters import (
@@ -21,6 +22,28 @@ from exporter.traffic.runs import Run
 from exporter.traffic.windows import Window, tolerance_minutes
 
 OTHER = "__other__"  # the resource label of everything max_resources folded together
+
+
+@dataclass(frozen=True)
+class Reread:
+    """The halves of a settle read (None: that half was not read this time)."""
+
+    totals: Row | None
+    resources: Mapping[str, ResourceRow] | None
+
+
+@dataclass(frozen=True)
+class Terms:
+    """How a settle read is settled: the ages runs are read at, the longest run kept
+    (``cap_minutes``), whether a resource's increase goes to ``__other__`` (``fold``), whether
+    the per-resource half is read, and whether its replies list every resource
+    (``unlisted``: at the last read what the totals hold beyond them goes to ``__other__``)."""
+
+    stages: tuple[int, ...]
+    cap_minutes: int
+    fold: bool = False
+    per_resource: bool = True
+    unlisted: bool = False
 
 
 class AccountLedger:
@@ -231,22 +254,14 @@ class AccountLedger:
         return minutes, overdue
 
     def settle_piece(
-        self,
-        run: Run,
-        window: Window,
-        totals: Row | None,
-        resources: Mapping[str, ResourceRow] | None,
-        fold: bool,
-        stages: tuple[int, ...],
-        cap_minutes: int,
-        per_resource: bool = True,
-        unlisted: bool = False,
+        self, run: Run, window: Window, got: Reread, terms: Terms
     ) -> tuple[bool, bool]:
         """A settle read of ``window``, the whole run or one piece of it (halves not read:
         None). A piece is kept with the others read of its half; a half whose pieces cover
         the run is settled (``settle``). Returns (any counter increased, the read at this age
         is complete)."""
-        age = run.next_age(stages)
+        totals, resources = got.totals, got.resources
+        age = run.next_age(terms.stages)
         run.reading = age
         whole = window == run.window
         if totals is not None and not (whole and "totals" not in run.pieces):
@@ -260,22 +275,10 @@ class AccountLedger:
         self.dirty = True
         if totals is None and resources is None:
             return False, False
-        increased = self.settle(
-            run, totals, resources, fold, stages, cap_minutes, per_resource, unlisted
-        )
+        increased = self.settle(run, Reread(totals, resources), terms)
         return increased, run.reading != age or run not in self.pending
 
-    def settle(
-        self,
-        run: Run,
-        totals: Row | None,
-        resources: Mapping[str, ResourceRow] | None,
-        fold: bool,
-        stages: tuple[int, ...],
-        cap_minutes: int,
-        per_resource: bool = True,
-        unlisted: bool = False,
-    ) -> bool:
+    def settle(self, run: Run, got: Reread, terms: Terms) -> bool:
         """Add what the re-read of the whole run shows above what was counted (never
         subtract), for the halves read (None: that half was not read this time); once every
         half of the read at its next age is read, move the run on to the age after (merged
@@ -290,6 +293,7 @@ class AccountLedger:
         again when it was removed meanwhile; ``__other__`` when ``fold`` is set).
         Returns whether any counter increased.
         """
+        totals, resources, stages = got.totals, got.resources, terms.stages
         increased = False
         age = run.next_age(stages)
         run.reading = age
@@ -303,17 +307,17 @@ class AccountLedger:
                 increased = True
             done.add("totals")
         if resources is not None:
-            increased = self._settle_resources(run, resources, fold) or increased
+            increased = self._settle_resources(run, resources, terms.fold) or increased
             done.add("resources")
         run.done = frozenset(done)
         run.failures, run.retry_at, run.failed_at, run.failing_since = 0, 0.0, 0.0, 0.0
         self.dirty = True
-        if run.owed(per_resource):
+        if run.owed(terms.per_resource):
             return increased
         run.settled = age
         run.done, run.pieces, run.reading = frozenset(), {}, 0
         if run.next_age(stages) <= age:  # the last age (or past it): settled
-            if unlisted and per_resource:
+            if terms.unlisted and terms.per_resource:
                 increased = self._unlisted(run) or increased
             final = requests(run.totals)
             self.late_share = (final - run.first) / final if final > 0 else 0.0
@@ -322,7 +326,7 @@ class AccountLedger:
             self.drop(run)
         else:
             run.shape = {}  # only the last read's pieces share a final run out
-            self._merge(run, cap_minutes, tolerance_minutes(run.next_age(stages), stages))
+            self._merge(run, terms.cap_minutes, tolerance_minutes(run.next_age(stages), stages))
         return increased
 
     def _settle_resources(self, run: Run, resources: Mapping[str, ResourceRow], fold: bool) -> bool:

@@ -139,52 +139,66 @@ def parse_row(
                     continue
         if value is None or value == "":
             continue
-        i = _READ_INDEX.get(key)
-        if i is not None:
-            kind = type(value)
-            if (kind is int or kind is float) and 0 <= value <= MAX_COUNT:  # the common case
-                counts[i] = value
-                continue
-            number = _number(value, where, key)
-            if not 0 <= number <= MAX_COUNT:
-                raise _bad(where, key, value, f"a count from 0 to {MAX_COUNT:.0f}")
-            counts[i] = number
-            continue
-        i = GAUGE_INDEX.get(key)
-        if i is None and key.startswith(("edge_request_time_", "origin_request_time_")):
-            prefix, _, rng = key.partition("_request_time_")
-            i = GAUGE_INDEX.get(f"{prefix}_request_time_{_RANGE.get(rng.lower(), rng)}")
-        if i is not None:
-            kind = type(value)
-            if (kind is int or kind is float) and -_FLOAT_MAX <= value <= _FLOAT_MAX:
-                gauges[i] = value
-                continue
-            gauge = _as_float(value)
-            if gauge is None:
-                _reject(rejected, GAUGE_KEYS[i])
-            else:
-                gauges[i] = gauge
-            continue
-        side = _NESTED.get(key)
-        if side is None:
-            continue  # a metric we do not export
-        if isinstance(value, Mapping):
-            for rng, median in value.items():
-                canonical = _RANGE.get(str(rng).lower())
-                if canonical is None or median is None or median == "":
-                    continue
-                name = f"{side}_request_time_{canonical}"
-                gauge = _as_float(median)
-                if gauge is None:
-                    _reject(rejected, name)
-                else:
-                    gauges[GAUGE_INDEX[name]] = gauge
-        elif _as_float(value) is None:
-            _reject(rejected, key)  # neither medians by size range nor one bare number
-        # A bare number is a median without a size range: there is no series for it.
+        _read_value(key, value, counts, gauges, where, rejected)
     if seconds is not None:
         transferred_bytes(counts, gauges, seconds)
     return Row(counts, gauges)
+
+
+def _read_value(
+    key: str,
+    value: Any,
+    counts: Values,
+    gauges: Values,
+    where: str,
+    rejected: Rejected | None,
+) -> None:
+    """One value past the common case (a number of a known key, in its range): a numeric
+    string, an unreadable value, a request-time key spelled otherwise, the medians by size
+    range (``parse_row``)."""
+    i = _READ_INDEX.get(key)
+    if i is not None:
+        kind = type(value)
+        if (kind is int or kind is float) and 0 <= value <= MAX_COUNT:  # the common case
+            counts[i] = value
+            return
+        number = _number(value, where, key)
+        if not 0 <= number <= MAX_COUNT:
+            raise _bad(where, key, value, f"a count from 0 to {MAX_COUNT:.0f}")
+        counts[i] = number
+        return
+    i = GAUGE_INDEX.get(key)
+    if i is None and key.startswith(("edge_request_time_", "origin_request_time_")):
+        prefix, _, rng = key.partition("_request_time_")
+        i = GAUGE_INDEX.get(f"{prefix}_request_time_{_RANGE.get(rng.lower(), rng)}")
+    if i is not None:
+        kind = type(value)
+        if (kind is int or kind is float) and -_FLOAT_MAX <= value <= _FLOAT_MAX:
+            gauges[i] = value
+            return
+        gauge = _as_float(value)
+        if gauge is None:
+            _reject(rejected, GAUGE_KEYS[i])
+        else:
+            gauges[i] = gauge
+        return
+    side = _NESTED.get(key)
+    if side is None:
+        return  # a metric we do not export
+    if isinstance(value, Mapping):
+        for rng, median in value.items():
+            canonical = _RANGE.get(str(rng).lower())
+            if canonical is None or median is None or median == "":
+                continue
+            name = f"{side}_request_time_{canonical}"
+            gauge = _as_float(median)
+            if gauge is None:
+                _reject(rejected, name)
+            else:
+                gauges[GAUGE_INDEX[name]] = gauge
+    elif _as_float(value) is None:
+        _reject(rejected, key)  # neither medians by size range nor one bare number
+    # A bare number is a median without a size range: there is no series for it.
 
 
 _NO_VALUES: Mapping[str, Any] = MappingProxyType({})

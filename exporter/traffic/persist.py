@@ -56,6 +56,12 @@ class StateFile:
         self.on_disk = bool(ledgers)
         return ledgers
 
+    @property
+    def held_back(self) -> bool:
+        """Whether new counters wait for a save: the last one failed and a snapshot a restart
+        would load exists."""
+        return self.failure_logged != 0.0 and self.on_disk
+
     def changed(self) -> None:
         """What the file would hold changed: saved at the next publish."""
         self.unsaved = True
@@ -129,6 +135,7 @@ class Publisher:
         self._built = 0
         self._covered = 0
         self._saving: asyncio.Task[bool] | None = None
+        self._reselected: list[asyncio.Future[None]] = []  # ``reselect`` steps queued
 
     async def publish(self, account: str, led: AccountLedger, now: float, ok: bool) -> None:
         """Build the account's fragment, save the state, publish (unless held back), set lag."""
@@ -235,7 +242,8 @@ class Publisher:
         before, so no fragment shows them with what was counted while they were left out.
         The zeroing marks no ledger dirty: ``_rebuild`` refuses a dirty one (counts not yet
         saved), and a state file saved before it lists these keys as not exported, so a
-        restart starts them at 0 as well."""
+        restart starts them at 0 as well. The step is queued at once and awaited by
+        ``republish``, which raises its error."""
         s = self._settings
         view = View.of(self.store.selection, s.resource_status_codes, s.resource_request_times)
         shown = exposure.newly(exported_keys(self._selected), exported_keys(view))
@@ -247,7 +255,7 @@ class Publisher:
                 st.stale = True  # the last fragment stays what the rebuild starts from
             self._view = view
 
-        offloop.WORKER.submit(step)
+        self._reselected.append(offloop.queued(step))  # ``republish`` awaits it
 
     async def republish(self) -> int:
         """Rebuild each account's published fragment with the view in force, at once (after
@@ -255,7 +263,7 @@ class Publisher:
 
         Left to their next poll: an account whose poll runs now (it builds with the new view
         when it publishes), and counters not yet saved (never published before the state
-        file holds them)."""
+        file holds them). Raises the error of a ``reselect`` step queued before."""
         done = 0
         for account, st in self._accounts.items():
             key = StoreKey("traffic", account)
@@ -267,6 +275,8 @@ class Publisher:
             if fragment is not None and self.store.replace(key, fragment):
                 self._zeros_published(st.ledger)
                 done += 1
+        while self._reselected:  # done by now (queued first): an error of one is raised here
+            await self._reselected.pop(0)
         return done
 
     def _rebuild(self, account: str, st: AccountState) -> Fragment | None:

@@ -118,6 +118,14 @@ def stages(settings: TrafficSettings, led: AccountLedger) -> tuple[int, ...]:
     return settings.settle_stages or led.schedule or (LAST_READ_MINUTES,)
 
 
+def reached(led: AccountLedger, now: float, settings: TrafficSettings) -> bool:
+    """Whether a run owed has reached the age its next settle read is due at (backing off or
+    not): until one has, ``due`` has nothing to give up or return, and is not asked (read on
+    the loop, where the poll holds the account)."""
+    ages = stages(settings, led)
+    return any(now >= run.due_at(ages) for run in led.pending)
+
+
 def due(
     metrics: AreaMetrics,
     account: str,

@@ -5,6 +5,7 @@ replies moved the platform's clock. The event loop only sends the requests."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -18,7 +19,7 @@ from exporter.support.clock import Clock
 from exporter.traffic.accounts import Accounts
 from exporter.traffic.echo import check_echo, stating
 from exporter.traffic.final import FinalMinutes, tell
-from exporter.traffic.ledger import OTHER, AccountLedger
+from exporter.traffic.ledger import OTHER, AccountLedger, Reread, Terms
 from exporter.traffic.parse import (
     ResourceRow,
     Row,
@@ -30,12 +31,12 @@ from exporter.traffic.parse import (
 )
 from exporter.traffic.policy import cap, refusal
 from exporter.traffic.policy import stages as policy_stages
-from exporter.traffic.reply import Answer, MetricsReply, parse_metrics
+from exporter.traffic.reply import Answer, MetricsReply, TrafficSource, parse_metrics
 from exporter.traffic.runs import Run
 from exporter.traffic.select import ResourceSelector, fold
 from exporter.traffic.settings import TrafficSettings
 from exporter.traffic.skew import Clocks
-from exporter.traffic.steps import untied
+from exporter.traffic.steps import untied, untied_task
 from exporter.traffic.transform import Latest
 from exporter.traffic.windows import MINUTE, Window, settle_cap_minutes
 from exporter.upstream.budget import Postponed
@@ -50,6 +51,46 @@ REJECTED_LOG_SECONDS = 3600.0
 Asked = list[tuple[str, Window]]  # (half, window) of each request, in the order sent
 # What each request got, taken over by the step (None: taken).
 Replies = list[Answer | UpstreamError | None]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The clocks a read was planned on: the host's time, the platform's ready time and how
+    often the platform's clock was doubted; replies that moved them doubt the read."""
+
+    now: float
+    ready: float
+    doubts: int
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A read as the loop sent it: its window, the halves asked, each request's (half,
+    window) in the order sent, and what each got (taken over by the read step)."""
+
+    window: Window
+    halves: Sequence[str]
+    asked: Asked
+    replies: Replies
+
+
+async def send(client: TrafficSource, account: str, w: Window, halves: Sequence[str]) -> Sent:
+    """The requests of ``halves`` of ``w`` at once; what each got, as received (the body
+    still bytes when large): read by one worker step, which takes the replies over."""
+    asked: Asked = [(half, w) for half in halves]
+    calls = [
+        untied_task(client.traffic(account, w.start, w.end, half == "resources"))
+        for half, _ in asked
+    ]  # the client's lines name no account
+    got = await asyncio.gather(*calls, return_exceptions=True)
+    del calls  # the tasks hold their replies too: the step is to be their only holder
+    replies: Replies = []
+    for reply in got:
+        if isinstance(reply, BaseException) and not isinstance(reply, UpstreamError):
+            raise reply  # a bug or a cancellation, not the platform
+        replies.append(reply)
+    del got
+    return Sent(w, halves, asked, replies)
 
 
 def postponement(exc: UpstreamError) -> bool:
@@ -113,7 +154,9 @@ Got = dict[str, Any]  # the halves answered: ``totals`` a Row, ``resources`` row
 
 class Reader:
     """The step's parts: the clocks the replies are read against, the resource filter, the
-    ledgers' owner, and the output told final minutes (``final_minutes``)."""
+    ledgers' owner, and the output told each run of minutes once it is final
+    (``final_minutes``: remote write; while set, runs are kept to one minute, so what it is
+    told is the platform's own figure for each minute)."""
 
     def __init__(
         self,
@@ -123,7 +166,6 @@ class Reader:
         settings: TrafficSettings,
         metrics: AreaMetrics,
         clock: Clock,
-        final_minutes: Callable[[], FinalMinutes | None],
     ) -> None:
         self._accounts = accounts
         self._clocks = clocks
@@ -131,51 +173,37 @@ class Reader:
         self._settings = settings
         self._metrics = metrics
         self._clock = clock
-        self._final_minutes = final_minutes
+        self.final_minutes: FinalMinutes | None = None
         self._rejected_logged: dict[str, float] = {}
 
     # -- the steps -------------------------------------------------------------------------
-    def first(
-        self,
-        account: str,
-        led: AccountLedger,
-        w: Window,
-        replies: Replies,
-        asked: Asked,
-        halves: Sequence[str],
-        now: float,
-        ready: float,
-        doubts: int,
-    ) -> Read:
-        """A first read of ``w``: both halves counted, or nothing (the first error)."""
-        got, error = self.halves(account, replies, asked, halves)
+    def _doubted(self, planned: Planned) -> bool:
+        """Whether the replies just read moved the clocks the read was planned on."""
+        clocks = self._clocks
+        return clocks.doubts != planned.doubts or clocks.ready_time(planned.now) != planned.ready
+
+    def first(self, account: str, led: AccountLedger, sent: Sent, planned: Planned) -> Read:
+        """A first read of ``sent.window``: both halves counted, or nothing (the first
+        error)."""
+        got, error = self.halves(account, sent.replies, sent.asked, sent.halves)
         if error is not None:
             return Read(error)
+        now = planned.now
         led.answered_at = now
-        if self._clocks.ready_time(now) != ready or self._clocks.doubts != doubts:
+        if self._doubted(planned):
             return Read(None, doubted=True)  # the replies moved the clock it was planned on
-        self._count(account, led, w, got["totals"], got.get("resources", {}), now)
+        self._count(account, led, sent.window, got["totals"], got.get("resources", {}), now)
         return Read(None, read=True)
 
     def settle(
-        self,
-        account: str,
-        led: AccountLedger,
-        run: Run,
-        w: Window,
-        replies: Replies,
-        asked: Asked,
-        halves: Sequence[str],
-        now: float,
-        ready: float,
-        doubts: int,
-        cap: int,
+        self, account: str, led: AccountLedger, run: Run, sent: Sent, planned: Planned, cap: int
     ) -> Read:
-        """A settle read of ``run`` (piece ``w``): the halves answered are settled, unless
-        the replies doubted the clock (then the read stays owed)."""
-        got, error = self.halves(account, replies, asked, halves)
+        """A settle read of ``run`` (piece ``sent.window``): the halves answered are settled,
+        unless the replies doubted the clock (then the read stays owed)."""
+        got, error = self.halves(account, sent.replies, sent.asked, sent.halves)
         read = Read(error)
-        if got and (self._clocks.doubts != doubts or self._clocks.ready_time(now) != ready):
+        w, now = sent.window, planned.now
+        if got and self._doubted(planned):
             read.doubted = True
             if error is None:
                 return read
@@ -184,14 +212,12 @@ class Reader:
             led.answered_at = now
             read.read = True
             stages = policy_stages(self._settings, led)
-            folds, per_resource = self._select.folds, self._settings.per_resource
-            totals, rows = got.get("totals"), got.get("resources")
-            unlisted = self._select.lists_all
-            final_minutes = self._final_minutes()
+            reread = Reread(got.get("totals"), got.get("resources"))
+            per_resource, unlisted = self._settings.per_resource, self._select.lists_all
+            terms = Terms(stages, cap, self._select.folds, per_resource, unlisted)
+            final_minutes = self.final_minutes
             led.shaped = final_minutes is not None
-            read.increased, read.complete = led.settle_piece(
-                run, w, totals, rows, folds, stages, cap, per_resource, unlisted
-            )
+            read.increased, read.complete = led.settle_piece(run, w, reread, terms)
             if final_minutes is not None and final(run, led, stages):
                 tell(final_minutes, account, run)
         return read
@@ -299,7 +325,7 @@ class Reader:
     ) -> None:
         sel = self._select.select(rows.values())
         stages = self._settings.settle_stages
-        final_minutes = self._final_minutes()
+        final_minutes = self.final_minutes
         folded = frozenset(r.id for r in sel.folded)
         settle = None
         if stages:

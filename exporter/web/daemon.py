@@ -98,7 +98,7 @@ async def create_app(
             clock,
             ctx.metrics,
             lambda name: ctx.store.selection.wants(name),  # the selection a reload set
-            service.areas.traffic.poller,
+            service.areas.traffic.poller.reader,
         )
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:

@@ -60,10 +60,10 @@ def state_part(ctx: Context, areas: Areas) -> Part | None:
     path = TRAFFIC_SECTION.of(ctx.settings).state_file
     if not path or not areas.traffic.enabled(ctx.settings):
         return None
-    poller = areas.traffic.poller
-    if poller.held_back:
+    file = areas.traffic.poller.publisher.file
+    if file.held_back:
         return Part(False, "traffic counters held back: the last save of the state file failed")
-    if not poller.state_written:
+    if not file.on_disk:
         return Part(False, "the traffic state file has not been written yet")
     return Part(True)
 

@@ -122,14 +122,14 @@ class Day:
         traffic = self.daemon.service.areas.traffic.poller
         t = self.clock.time()
         for _ in range(20):
-            if not any(traffic.ledger(a).pending for a in ACCOUNTS):
+            if not any(traffic.accounts.ledger(a).pending for a in ACCOUNTS):
                 break
             t += 60
             self.clock.set(t)
             await self.sim.set_clock(t)
             for account in ACCOUNTS:
                 await traffic.poll(account)
-        assert not any(traffic.ledger(a).pending for a in ACCOUNTS)
+        assert not any(traffic.accounts.ledger(a).pending for a in ACCOUNTS)
         return await self.daemon.scrape()
 
 

@@ -66,7 +66,7 @@ async def test_an_account_left_out_of_discovery_is_released_after_misses_and_res
     await svc.discover()
     assert svc.ctx.accounts == (AWAY, STAYS)
     await minutes(svc, clock, 1, AWAY, STAYS)
-    first = poller.ledger(AWAY).cursor
+    first = poller.accounts.ledger(AWAY).cursor
     assert first is not None
     await minutes(svc, clock, 5, AWAY, STAYS)
 
@@ -75,10 +75,10 @@ async def test_an_account_left_out_of_discovery_is_released_after_misses_and_res
         await svc.discover()
         assert svc.ctx.accounts == (AWAY, STAYS)
         await minutes(svc, clock, 1, AWAY, STAYS)
-    assert not poller.ledger(AWAY).released_at
+    assert not poller.accounts.ledger(AWAY).released_at
     await svc.discover()  # the last miss in a row: released
     assert svc.ctx.accounts == (STAYS,)
-    released = poller.state(AWAY)
+    released = poller.accounts.get(AWAY)
     assert released is not None
     assert released.ledger.released_at
     cursor = released.ledger.cursor
@@ -89,7 +89,7 @@ async def test_an_account_left_out_of_discovery_is_released_after_misses_and_res
     await svc.discover()
     assert svc.ctx.accounts == (AWAY, STAYS)
     await minutes(svc, clock, 1, AWAY, STAYS)
-    led = poller.ledger(AWAY)
+    led = poller.accounts.ledger(AWAY)
     assert led.cursor is not None
     assert led.cursor >= cursor + 20 * 60  # the minutes away were read
     metrics = svc.ctx.metrics.registry

@@ -85,7 +85,7 @@ def assert_every_minute_counted_once(
 ) -> None:
     """AWAY's cursor moved on by ``at_least_minutes`` from ``first``, none missed, and its
     edge requests equal the simulator's final truth from ``first`` to the cursor."""
-    cursor = svc.areas.get(TrafficArea).poller.ledger(AWAY).cursor
+    cursor = svc.areas.get(TrafficArea).poller.accounts.ledger(AWAY).cursor
     assert cursor is not None
     assert cursor >= first + at_least_minutes * 60
     labels = {"account": AWAY, "outcome": "missed"}
@@ -106,7 +106,7 @@ async def test_a_first_discovery_reply_without_a_restored_account_does_not_relea
     async with daemon(simulator, settings) as svc:
         await svc.discover()
         await minutes(svc, clock, 1, AWAY, STAYS)
-        first = svc.areas.get(TrafficArea).poller.ledger(AWAY).cursor
+        first = svc.areas.get(TrafficArea).poller.accounts.ledger(AWAY).cursor
         assert first is not None
         await minutes(svc, clock, 5, AWAY, STAYS)
 
@@ -117,7 +117,7 @@ async def test_a_first_discovery_reply_without_a_restored_account_does_not_relea
             await svc.discover()
         assert svc.ctx.accounts == (AWAY, STAYS)  # one miss of DISCOVERY_MISSES_TO_RELEASE
         assert DISCOVERY_MISSES_TO_RELEASE > 1
-        assert not poller.ledger(AWAY).released_at
+        assert not poller.accounts.ledger(AWAY).released_at
         assert [e for e in logs if e["event"] == "traffic_account_released"] == []
         await minutes(svc, clock, 3, AWAY, STAYS)
         simulator.unlisted.clear()
@@ -134,7 +134,7 @@ async def test_an_account_left_out_of_the_list_at_a_restart_resumes_when_a_reloa
     both = config(url, simulator.token, state_file, [AWAY, STAYS])
     async with daemon(simulator, both) as svc:
         await minutes(svc, clock, 1, AWAY, STAYS)
-        first = svc.areas.get(TrafficArea).poller.ledger(AWAY).cursor
+        first = svc.areas.get(TrafficArea).poller.accounts.ledger(AWAY).cursor
         assert first is not None
         await minutes(svc, clock, 5, AWAY, STAYS)
 
@@ -142,7 +142,7 @@ async def test_an_account_left_out_of_the_list_at_a_restart_resumes_when_a_reloa
     with capture_logs() as logs:
         async with daemon(simulator, one) as svc:
             poller = svc.areas.get(TrafficArea).poller
-            kept = poller.state(AWAY)
+            kept = poller.accounts.get(AWAY)
             assert kept is not None
             assert kept.ledger.released_at  # kept for series_retention_hours, not served
             await minutes(svc, clock, 12, STAYS)
@@ -161,10 +161,10 @@ async def test_minutes_away_beyond_catch_up_are_counted_as_missed_never_silent(
     both = config(url, simulator.token, state_file, [AWAY, STAYS], catch_up=5)
     async with daemon(simulator, both) as svc:
         await minutes(svc, clock, 1, AWAY, STAYS)
-        first = svc.areas.get(TrafficArea).poller.ledger(AWAY).cursor
+        first = svc.areas.get(TrafficArea).poller.accounts.ledger(AWAY).cursor
         assert first is not None
         await minutes(svc, clock, 5, AWAY, STAYS)
-        left = svc.areas.get(TrafficArea).poller.ledger(AWAY).cursor
+        left = svc.areas.get(TrafficArea).poller.accounts.ledger(AWAY).cursor
         assert left is not None
 
     one = config(url, simulator.token, state_file, [STAYS], catch_up=5)
@@ -173,7 +173,7 @@ async def test_minutes_away_beyond_catch_up_are_counted_as_missed_never_silent(
         svc.reconfigure(live_settings(one, both))
         await minutes(svc, clock, 2, AWAY, STAYS)
         poller = svc.areas.get(TrafficArea).poller
-        cursor = poller.ledger(AWAY).cursor
+        cursor = poller.accounts.ledger(AWAY).cursor
         assert cursor is not None
         labels = {"account": AWAY, "outcome": "missed"}
         registry = svc.ctx.metrics.registry

@@ -67,7 +67,7 @@ class Daemon:
         """Which parts still keep something of ``account``."""
         areas = self.service.areas
         traffic = areas.get(TrafficArea)
-        state = traffic.poller.state(account)
+        state = traffic.poller.accounts.get(account)
         th = areas.get(TalkingHeadArea)
         ctx = self.service.ctx
         return {
@@ -149,7 +149,7 @@ async def test_an_account_moved_away_leaves_nothing_and_comes_back_right(
     assert up == dict.fromkeys(AREAS, 1.0)
     assert all(daemon.kept(MOVED).values()), daemon.kept(MOVED)
 
-    owed = sum(run.minutes for run in service.areas.traffic.poller.ledger(MOVED).pending)
+    owed = sum(run.minutes for run in service.areas.traffic.poller.accounts.ledger(MOVED).pending)
     assert owed > 0
     service.serve_accounts((STAYS,))
     assert daemon.kept(MOVED) == dict.fromkeys(daemon.kept(MOVED), False)
@@ -159,7 +159,7 @@ async def test_an_account_moved_away_leaves_nothing_and_comes_back_right(
     assert any(daemon.kept(STAYS).values())  # the other account is untouched
     # Traffic keeps the moved account's ledger, released, for series_retention_hours (so its
     # counters continue should it come back); nothing else of it.
-    state = service.areas.traffic.poller.state(MOVED)
+    state = service.areas.traffic.poller.accounts.get(MOVED)
     assert state is not None
     assert state.ledger.released_at == daemon.clock.time()
 

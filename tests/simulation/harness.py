@@ -333,7 +333,7 @@ class World:
                 self.host,
                 ctx.metrics,
                 lambda name: ctx.store.selection.wants(name),
-                service.areas.traffic.poller,
+                service.areas.traffic.poller.reader,
             )
         await ctx.store.render()
         service.start(timers=False)
@@ -353,7 +353,7 @@ class World:
                 mock.patch.object(os, "replace", side_effect=_Killed),
                 contextlib.suppress(_Killed),
             ):
-                proc.service.areas.traffic.poller.save_state()
+                proc.service.areas.traffic.poller.publisher.save_state()
             proc.service.scheduler.shutdown()
         elif mode == "killed":
             proc.service.scheduler.shutdown()

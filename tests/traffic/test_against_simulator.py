@@ -145,7 +145,7 @@ async def drain(r: Rig, state_file: str, **settings: Any) -> TrafficPoller:
     refused is tried again at the next)."""
     poller = r.poller(state_file=state_file, delay_seconds=86_400, **settings)
     for _ in range(400):
-        if not poller.ledger(ACC).pending:
+        if not poller.accounts.ledger(ACC).pending:
             break
         try:
             await poller.poll(ACC)
@@ -153,7 +153,7 @@ async def drain(r: Rig, state_file: str, **settings: Any) -> TrafficPoller:
             if not exc.rate_limited:
                 raise
         r.clock.advance(15)
-    assert poller.ledger(ACC).pending == []
+    assert poller.accounts.ledger(ACC).pending == []
     return poller
 
 
@@ -163,7 +163,7 @@ async def start_and_drive(
     """Poll once, then drive for ``seconds``; returns the first minute read and the log."""
     with capture_logs() as logs:
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         await r.drive(poller, seconds)
     return first, logs
@@ -187,7 +187,7 @@ async def test_counters_equal_final_truth_across_late_data_an_outage_and_a_resta
     async with rig(aiohttp_server, config) as r:
         poller = r.poller(state_file=state_file)
         await r.drive(poller, 20 * 60)
-        first = poller.ledger(ACC).cursor - 19 * 60  # type: ignore[operator]
+        first = poller.accounts.ledger(ACC).cursor - 19 * 60  # type: ignore[operator]
         steady = traffic_requests(r)
         assert steady == 2 * 20 + 2 * 3  # a pair per minute + a settle pair per 5 minutes
         r.sim.faults.set("traffic", "504")
@@ -199,7 +199,7 @@ async def test_counters_equal_final_truth_across_late_data_an_outage_and_a_resta
         assert r.windows("missed") == 0
 
         # The gauges describe the newest first read exactly as the simulator answered it.
-        cursor = poller.ledger(ACC).cursor
+        cursor = poller.accounts.ledger(ACC).cursor
         assert cursor is not None
         r.clock.set(cursor + 60 + 60 + 120 + 1)  # the next minute has just become ready
         await poller.poll(ACC)
@@ -218,7 +218,7 @@ async def test_counters_equal_final_truth_across_late_data_an_outage_and_a_resta
         assert ratio == seen["edge_hit_ratio"]
 
         drained = await drain(r, state_file)
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         covered = range(first, cursor + 60, 60)
         assert len(covered) >= 60
@@ -233,12 +233,13 @@ async def test_one_minute_upstream_and_nested_request_times(
     async with rig(aiohttp_server, config) as r:
         poller = r.poller(revisit_minutes=3, state_file=state_file)
         await r.drive(poller, 8 * 60)
-        first = poller.ledger(ACC).cursor - 7 * 60  # type: ignore[operator]
+        first = poller.accounts.ledger(ACC).cursor - 7 * 60  # type: ignore[operator]
         r.sim.faults.set("traffic", "500")
         await r.drive(poller, 6 * 60, fails=True)
         r.sim.faults.clear("traffic")
         await r.drive(poller, 10 * 60)
-        assert poller.ledger(ACC).long_refused  # a 3-minute settle read or the backfill got 422
+        # a 3-minute settle read or the backfill got 422
+        assert poller.accounts.ledger(ACC).long_refused
         assert r.windows("backfilled") >= 6
         assert r.windows("revised") > 0
         f = r.fragment()
@@ -249,7 +250,7 @@ async def test_one_minute_upstream_and_nested_request_times(
         assert f.value(RESOURCE.response_time_median, resource=res, size_range="0_250k")
 
         drained = await drain(r, state_file)
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         covered = range(first, cursor + 60, 60)
         assert assert_counters_equal_truth(r, covered) == len(COUNT_KEYS) * 6
@@ -261,7 +262,7 @@ async def assert_exact_after_drain(
     """Drain the unsettled runs (a restart that reads nothing new), then compare every counter
     with the final truth from ``first`` to the cursor; returns how many series were compared."""
     drained = await drain(r, state_file)
-    cursor = drained.ledger(ACC).cursor
+    cursor = drained.accounts.ledger(ACC).cursor
     assert cursor is not None
     return assert_counters_equal_truth(r, range(first, cursor + 60, 60), unreadable)
 

@@ -36,7 +36,7 @@ async def test_bytes_delivered_equal_the_truth_with_folding_an_outage_and_a_rest
         assert r.windows("backfilled") >= 14  # read in windows of up to 10 minutes
         assert r.windows("revised") > 0
         drained = await drain(r, state_file, max_resources=3)
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         minutes = range(first, cursor + 60, 60)
         f = r.fragment()

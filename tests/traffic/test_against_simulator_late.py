@@ -30,9 +30,9 @@ LATE = SimConfig(late_seconds=1200, late_half_seconds=60, resources_per_account=
 
 async def settle_all(r: Rig, poller: TrafficPoller, state_file: str, schedule: list[int]) -> int:
     """Restart and drain every run through every stage; returns the cursor (unchanged)."""
-    cursor = poller.ledger(ACC).cursor
+    cursor = poller.accounts.ledger(ACC).cursor
     drained = await drain(r, state_file, revisit_minutes=schedule)
-    assert drained.ledger(ACC).cursor == cursor
+    assert drained.accounts.ledger(ACC).cursor == cursor
     assert cursor is not None
     return cursor
 
@@ -45,12 +45,12 @@ async def test_a_schedule_past_the_lag_gives_the_final_truth_across_a_restart(
     async with rig(aiohttp_server, LATE) as r:
         poller = r.poller(state_file=state_file, revisit_minutes=schedule)
         await r.drive(poller, 20 * 60)
-        first = poller.ledger(ACC).cursor - 19 * 60  # type: ignore[operator]
-        stages = {run.settled for run in poller.ledger(ACC).pending}
+        first = poller.accounts.ledger(ACC).cursor - 19 * 60  # type: ignore[operator]
+        stages = {run.settled for run in poller.accounts.ledger(ACC).pending}
         assert stages == {0, 2, 10}  # runs wait for each age; none has had its 25-minute read
         # A restart from the state file in the middle of the schedule.
         poller = r.poller(state_file=state_file, revisit_minutes=schedule)
-        assert {run.settled for run in poller.ledger(ACC).pending} == stages
+        assert {run.settled for run in poller.accounts.ledger(ACC).pending} == stages
         before = traffic_requests(r)
         await r.drive(poller, 20 * 60)
         spent = traffic_requests(r) - before
@@ -82,7 +82,7 @@ async def test_a_short_schedule_shows_what_its_last_stage_still_adds(
     async with rig(aiohttp_server, LATE) as r:
         poller = r.poller(state_file=state_file, revisit_minutes=[2])
         await r.drive(poller, 20 * 60)
-        first = poller.ledger(ACC).cursor - 19 * 60  # type: ignore[operator]
+        first = poller.accounts.ledger(ACC).cursor - 19 * 60  # type: ignore[operator]
         cursor = await settle_all(r, poller, state_file, [2])
         minutes = range(first, cursor + 60, 60)
         truth = sum(r.sim.traffic_final(ACC, m)["edge_requests_total"] for m in minutes)

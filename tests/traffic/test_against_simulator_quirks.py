@@ -32,10 +32,10 @@ async def test_one_minute_answers_to_long_windows_lose_nothing(
     async with rig(aiohttp_server, config) as r:
         poller = r.poller(state_file=state_file)
         await r.drive(poller, 8 * 60)
-        first = poller.ledger(ACC).cursor - 7 * 60  # type: ignore[operator]
+        first = poller.accounts.ledger(ACC).cursor - 7 * 60  # type: ignore[operator]
         await outage(r, poller, 12 * 60)
         await r.drive(poller, 15 * 60)
-        assert poller.ledger(ACC).long_refused
+        assert poller.accounts.ledger(ACC).long_refused
         assert r.windows("mismatched") >= 5
         assert r.windows("missed") == 0
         assert await assert_exact_after_drain(r, state_file, first) > 0
@@ -50,10 +50,10 @@ async def test_string_medians_bad_gauges_and_a_status_key_still_count_exactly(
     async with rig(aiohttp_server, config) as r:
         poller = r.poller(state_file=state_file)
         await r.drive(poller, 6 * 60)
-        first = poller.ledger(ACC).cursor - 5 * 60  # type: ignore[operator]
+        first = poller.accounts.ledger(ACC).cursor - 5 * 60  # type: ignore[operator]
         f = r.fragment()
         # Medians sent as strings under upper-case range names are read as numbers.
-        cursor = poller.ledger(ACC).cursor
+        cursor = poller.accounts.ledger(ACC).cursor
         assert cursor is not None
         seen = r.sim.traffic_window(ACC, cursor, cursor + 60)
         median = f.value(ACCOUNT.response_time_median, account=ACC, side="edge", size_range="1m_2m")
@@ -95,9 +95,9 @@ async def test_windows_the_platform_times_out_on_are_halved_and_lose_nothing(
             except UpstreamError as exc:
                 timeouts += 1 if exc.status == 504 else 100
             r.clock.advance(15)
-        first = poller.ledger(ACC).cursor - 11 * 60  # type: ignore[operator]
+        first = poller.accounts.ledger(ACC).cursor - 11 * 60  # type: ignore[operator]
         assert timeouts == 1  # one 5-minute settle read; the next ones are 2 + 2 + 1
-        assert poller.ledger(ACC).slow_cap == 2
+        assert poller.accounts.ledger(ACC).slow_cap == 2
         await outage(r, poller, 12 * 60)
         await r.drive(poller, 15 * 60)
         assert r.windows("missed") == 0
@@ -123,11 +123,11 @@ async def test_windows_follow_the_platform_clock_when_ours_is_off(
         poller = r.poller(state_file=state_file, per_resource=per_resource)
         with capture_logs() as logs:
             polls = 0
-            while poller.ledger(ACC).cursor is None:
+            while poller.accounts.ledger(ACC).cursor is None:
                 await poller.poll(ACC)
                 r.clock.advance(15)
                 polls += 1
-            first = poller.ledger(ACC).cursor
+            first = poller.accounts.ledger(ACC).cursor
             assert first is not None
             await r.drive(poller, 20 * 60)
         skew = r.metrics.registry.get_sample_value("cdnvideo_upstream_clock_skew_seconds")
@@ -139,10 +139,10 @@ async def test_windows_follow_the_platform_clock_when_ours_is_off(
         assert lag is not None
         # Measured on the platform's clock, which the reads follow: the delay and a poll.
         assert 120 <= lag <= 200
-        assert poller.ledger(ACC).cursor - first >= 19 * 60  # type: ignore[operator]
+        assert poller.accounts.ledger(ACC).cursor - first >= 19 * 60  # type: ignore[operator]
         assert r.windows("missed") == 0
         drained = await drain(r, state_file, per_resource=per_resource)
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), per_resource)
         # per_resource false: three 1-reading reads confirm the skew, none of them counted;

@@ -28,7 +28,7 @@ async def test_a_catch_up_under_a_budget_gives_what_first_reads_leave_to_settle_
     async with rig(aiohttp_server, config, budget=BUDGET) as r:
         poller = r.poller(state_file=state_file, revisit_minutes=[2], catch_up_minutes=60)
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         await r.drive(poller, 10 * 60)
         r.sim.faults.set("traffic", "503")  # an outage: nothing is read for half an hour
@@ -36,7 +36,7 @@ async def test_a_catch_up_under_a_budget_gives_what_first_reads_leave_to_settle_
         r.sim.faults.clear("traffic")
         back = r.clock.time()
         await r.drive(poller, 12 * 60)
-        led = poller.ledger(ACC)
+        led = poller.accounts.ledger(ACC)
         assert led.cursor is not None
         assert led.cursor < r.clock.time() - 5 * 60  # the first reads are still behind
         sent = [q.time for q in r.sim.requests if q.area == "traffic" and q.time >= back]
@@ -47,7 +47,7 @@ async def test_a_catch_up_under_a_budget_gives_what_first_reads_leave_to_settle_
         ]
         assert per_minute == [BUDGET] * 12
         drained = await drain(r, state_file, revisit_minutes=[2])
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert r.windows("given_up") == 0
         assert r.windows("missed") == 0

@@ -65,9 +65,9 @@ async def test_a_resource_dropped_from_replies_after_deletion_loses_nothing_unna
     told = Told()
     async with rig(aiohttp_server, config) as r:
         poller = r.poller(state_file=state_file, revisit_minutes=[2, 10])
-        poller.final_minutes = told
+        poller.reader.final_minutes = told
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         assert await drive_counting_failures(r, poller, 20 * 60) == 0
         at = boundary(r.clock.time())
@@ -77,7 +77,7 @@ async def test_a_resource_dropped_from_replies_after_deletion_loses_nothing_unna
         assert await drive_counting_failures(r, poller, 30 * 60) == 0
         assert r.windows("missed") == 0
         drained = await drain(r, state_file)
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert r.windows("given_up") == 0
         minutes = range(first, cursor + 60, 60)

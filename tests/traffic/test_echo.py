@@ -56,7 +56,7 @@ async def test_a_shortened_backfill_window_fails_and_switches_to_one_minute_read
     source.one_minute = True
     poller = make_poller(catch_up_minutes=30)
     await poller.poll("acme")
-    led = poller.ledger("acme")
+    led = poller.accounts.ledger("acme")
     first = led.cursor
     assert first is not None
     clock.advance(12 * 60)  # 12 new minutes: 10 + 2 planned, the 10 answered with one
@@ -91,7 +91,7 @@ def test_the_platform_clock_is_believed_after_3_agreeing_readings_and_followed_e
     lag, ready = [], []
     for skew in (-60.0, -60.5, -59.5, 3600.0, -60.0, 0.4, -0.3, 0.0, 30.0, 30.0, 30.5, -5000.0):
         poller.clocks.observe(skew)
-        lag.append(poller.platform_time(T0) - T0)
+        lag.append(poller.clocks.platform_time(T0) - T0)
         ready.append(poller.clocks.ready_time(T0) - T0)
     # The third agreeing reading confirms -60; one reading an hour ahead changes nothing; three
     # readings near 0 take it back; +30 (the platform ahead) is followed too, for the lag gauge
@@ -125,7 +125,7 @@ async def test_a_bad_gauge_value_is_counted_each_time_and_logged_once_an_hour(
     poller = make_poller(revisit_minutes=0)
     with capture_logs() as logs:
         await poller.poll("acme")
-        first = poller.ledger("acme").cursor
+        first = poller.accounts.ledger("acme").cursor
         clock.advance(15)
         await drive(poller, clock, 10 * 60 - 15)
     rejected = {"area": "traffic", "field": "edge_hit_ratio"}
@@ -142,7 +142,7 @@ async def test_a_bad_gauge_value_is_counted_each_time_and_logged_once_an_hour(
     assert len(events) == 2 * 1  # once more per field after an hour
     assert counter(store, "edge_requests_total") == source.final(
         "edge_requests_total",
-        range(first, poller.ledger("acme").cursor + 60, 60),  # type: ignore[operator]
+        range(first, poller.accounts.ledger("acme").cursor + 60, 60),  # type: ignore[operator]
     )
 
 

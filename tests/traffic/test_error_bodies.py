@@ -38,7 +38,7 @@ async def test_a_per_resource_reply_that_is_no_answer_fails_its_window(
     async with rig(aiohttp_server, config) as r:
         poller = r.poller(state_file=state_file)
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         await r.drive(poller, 5 * 60)
         # The next 6 per-resource replies (first reads and a settle read) are such bodies.
@@ -61,6 +61,6 @@ async def test_a_per_resource_reply_that_is_no_answer_fails_its_window(
         # is under __other__: the account exact, the resources and __other__ summing to it.
         assert failed == 0
         drained = await drain(r, state_file)
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert_account_exact_and_resources_sum_to_it(r, range(first, cursor + 60, 60))

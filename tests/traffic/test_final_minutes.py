@@ -41,7 +41,7 @@ class Told:
 
 def poller(r: Rig, state_file: str, told: Told | None, **settings: object) -> TrafficPoller:
     p = r.poller(state_file=state_file, revisit_minutes=SCHEDULE, **settings)
-    p.final_minutes = told
+    p.reader.final_minutes = told
     return p
 
 
@@ -60,14 +60,14 @@ async def test_each_minute_is_told_once_with_its_final_figures_across_a_restart(
         await r.drive(p, 12 * 60)
         p = poller(r, state_file, told)  # a restart from the state file
         await r.drive(p, 8 * 60)
-        cursor = p.ledger(ACC).cursor
+        cursor = p.accounts.ledger(ACC).cursor
         p = poller(r, state_file, told, delay_seconds=86_400)  # no new minute: drain the rest
         for _ in range(200):
-            if not p.ledger(ACC).pending:
+            if not p.accounts.ledger(ACC).pending:
                 break
             await p.poll(ACC)
             r.clock.advance(15)
-        assert p.ledger(ACC).pending == []
+        assert p.accounts.ledger(ACC).pending == []
         assert cursor is not None
 
         starts = [start for start, _, _, _ in told.runs]
@@ -93,18 +93,18 @@ async def test_a_run_caught_up_in_one_window_is_told_minute_by_minute_after_its_
     async with rig(aiohttp_server, LATE) as r:
         p = poller(r, state_file, told)
         await r.drive(p, 4 * 60)
-        cursor = p.ledger(ACC).cursor
+        cursor = p.accounts.ledger(ACC).cursor
         assert cursor is not None
         r.clock.advance(6 * 60)  # down for 6 minutes
         p = poller(r, state_file, told)
         await p.poll(ACC)  # the catch-up: one window of the minutes missed meanwhile
-        caught = [run for run in p.ledger(ACC).pending if run.start >= cursor]
+        caught = [run for run in p.accounts.ledger(ACC).pending if run.start >= cursor]
         assert max(run.minutes for run in caught) >= 5
         r.sim.set_quirks(["slow-long-windows"])  # the platform now times longer windows out
         p = poller(r, state_file, told, delay_seconds=86_400)  # no new minute: drain the rest
         timeouts = 0
         for _ in range(400):
-            if not p.ledger(ACC).pending:
+            if not p.accounts.ledger(ACC).pending:
                 break
             try:
                 await p.poll(ACC)
@@ -112,7 +112,7 @@ async def test_a_run_caught_up_in_one_window_is_told_minute_by_minute_after_its_
                 timeouts += 1  # a long window timed out: read in pieces from then on
             r.clock.advance(15)
         assert timeouts >= 1
-        assert p.ledger(ACC).pending == []
+        assert p.accounts.ledger(ACC).pending == []
 
         after = [t for t in told.runs if t[0] >= cursor]
         assert len(after) >= 5
@@ -129,7 +129,7 @@ async def test_without_an_output_runs_still_merge_up_to_the_revisit(
     async with rig(aiohttp_server, LATE) as r:
         p = poller(r, str(tmp_path / "traffic.json"), None)
         await r.drive(p, 8 * 60)
-        assert max(run.minutes for run in p.ledger(ACC).pending) > 1  # merged windows
+        assert max(run.minutes for run in p.accounts.ledger(ACC).pending) > 1  # merged windows
 
 
 def test_resources_folded_in_the_run_are_told_summed_under_other() -> None:
@@ -158,7 +158,7 @@ async def test_with_settling_off_each_first_read_is_told_at_once(
     told = Told()
     async with rig(aiohttp_server, SimConfig(late_seconds=0, resources_per_account=2)) as r:
         p = r.poller(state_file=str(tmp_path / "traffic.json"), revisit_minutes=0)
-        p.final_minutes = told
+        p.reader.final_minutes = told
         await r.drive(p, 5 * 60)
         starts = [start for start, _, _, _ in told.runs]
         assert len(starts) >= 4

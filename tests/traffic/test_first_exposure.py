@@ -28,7 +28,7 @@ def truth(r: Rig, key: str, first: int, last: int, resource: str | None = None) 
 
 
 def cursor(poller: TrafficPoller) -> int:
-    c = poller.ledger(ACC).cursor
+    c = poller.accounts.ledger(ACC).cursor
     assert c is not None
     return c
 
@@ -49,7 +49,7 @@ async def test_a_family_a_reload_includes_starts_at_0_and_counts_only_what_follo
         since = cursor(poller)
 
         r.store.selection = FamilySelection()
-        poller.reselect()  # what a reload does
+        poller.publisher.reselect()  # what a reload does
         seen: list[tuple[float | None, float | None]] = []
 
         def values() -> tuple[float | None, float | None]:
@@ -60,7 +60,7 @@ async def test_a_family_a_reload_includes_starts_at_0_and_counts_only_what_follo
             )
 
         if republish:
-            assert await poller.republish() == 1
+            assert await poller.publisher.republish() == 1
             seen.append(values())
         for _ in range(10 * 4):
             await poller.poll(ACC)
@@ -134,7 +134,7 @@ async def test_per_code_series_first_published_after_a_failing_save_start_at_0(
             state_file=str(state_file), resource_status_codes="codes", revisit_minutes=0
         )
         await r.drive(after, 5 * 60)
-        assert after.held_back
+        assert after.publisher.file.held_back
         assert r.fragment().value(res, **labels) is None  # nothing unsaved published
         since = cursor(after)
         tmp.rmdir()
@@ -143,7 +143,7 @@ async def test_per_code_series_first_published_after_a_failing_save_start_at_0(
             await after.poll(ACC)
             codes.append(r.fragment().value(res, **labels))
             r.clock.advance(15)
-        assert not after.held_back
+        assert not after.publisher.file.held_back
         assert codes[0] == 0.0
         last = cursor(after)
         assert last > since
@@ -178,7 +178,7 @@ async def test_the_lateness_counters_a_reload_includes_count_only_what_follows(
         poller = r.poller()
         await r.drive(poller, 60 * 60)
         r.store.selection = FamilySelection()
-        poller.reselect()
+        poller.publisher.reselect()
         seen = await late_values(r, poller, 10)
     assert seen[0] == (0.0, 0.0)
     base = shown[0]
@@ -248,11 +248,11 @@ async def test_a_family_a_reload_leaves_out_and_takes_back_goes_on_from_its_whol
             before = values()
             if gap:
                 r.store.selection = left_out
-                poller.reselect()
+                poller.publisher.reselect()
             await r.drive(poller, 30 * 60)
             hidden = values()
             r.store.selection = FamilySelection()
-            poller.reselect()
+            poller.publisher.reselect()
             seen: list[Pair] = []
             for _ in range(10 * 4):
                 await poller.poll(ACC)

@@ -36,7 +36,7 @@ async def test_folded_settle_reads_cost_what_the_docs_say(
         assert spans.count(300) in (22, 24)
         assert len(spans) - spans.count(60) == spans.count(300)
         drained = await drain(r, state_file, max_resources=3)
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         minutes = range(first, cursor + 60, 60)
         f = r.fragment()

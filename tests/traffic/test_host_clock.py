@@ -122,9 +122,9 @@ async def test_a_host_clock_stepped_forward_for_30_minutes_and_back_counts_every
         assert reads_ahead_of_the_platform(r, back) == []
         assert r.windows("missed") == 0
         assert r.windows("given_up") == 0
-        assert poller.ledger(ACC).cursor >= first + 75 * 60  # type: ignore[operator]
+        assert poller.accounts.ledger(ACC).cursor >= first + 75 * 60  # type: ignore[operator]
         drained = await drain(r, state_file, per_resource=per_resource)
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), per_resource)
 
@@ -156,7 +156,7 @@ async def test_a_host_clock_stepped_15_minutes_back_keeps_counting(
         # on the platform's clock: the delay (120 s) and a poll, a read's replies (which
         # confirm the new clock) at most a minute more; never the 15 minutes of the step
         assert max(lags) <= 120 + 60 + 60
-        cursor = poller.ledger(ACC).cursor
+        cursor = poller.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert r.clock.platform.time() - (cursor + 60) <= 120 + 60 + 60
         r.clock.offset = 0.0
@@ -164,7 +164,7 @@ async def test_a_host_clock_stepped_15_minutes_back_keeps_counting(
         assert reads_ahead_of_the_platform(r, step) == []
         assert r.windows("missed") == 0
         drained = await drain(r, state_file)
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), True)
 
@@ -192,11 +192,11 @@ async def test_a_restart_with_the_host_clock_ahead_reads_no_minute_before_it_clo
         await r.drive(after, 30 * 60)
         assert reads_ahead_of_the_platform(r, since) == []
         assert r.windows("missed") == 0
-        cursor = after.ledger(ACC).cursor
+        cursor = after.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert r.clock.platform.time() - (cursor + 60) <= 120 + 60 + 60
         drained = await drain(r, state_file)
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert_account_counters_equal_truth(r, range(first, cursor + 60, 60), True)
 
@@ -241,9 +241,9 @@ async def test_a_host_clock_stepped_back_under_a_request_budget_keeps_reading(
     async with host_rig(aiohttp_server, CONFIG, budget=3, offset=ahead) as r:
         assert isinstance(r.clock, HostClock)
         poller = r.poller(state_file=state_file)
-        while poller.ledger(ACC).cursor is None:  # the login took the first poll's room
+        while poller.accounts.ledger(ACC).cursor is None:  # the login took the first poll's room
             await r.drive(poller, 15)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         await r.drive(poller, 20 * 60)
         r.clock.offset = 0.0  # the step back
@@ -255,11 +255,11 @@ async def test_a_host_clock_stepped_back_under_a_request_budget_keeps_reading(
         gaps = [b - a for a, b in itertools.pairwise(sent)]
         assert max(gaps) <= 120
         assert r.clock.platform.time() - sent[-1] <= 120
-        cursor = poller.ledger(ACC).cursor
+        cursor = poller.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert r.clock.platform.time() - (cursor + 60) <= 120 + 60 + 15
         assert r.windows("missed") == 0
         drained = await drain(r, state_file)
-        end = drained.ledger(ACC).cursor
+        end = drained.accounts.ledger(ACC).cursor
         assert end is not None
         assert_account_counters_equal_truth(r, range(first, end + 60, 60), True)

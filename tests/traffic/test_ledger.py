@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tracemalloc
 
-from exporter.traffic.ledger import OTHER, AccountLedger
+from exporter.traffic.ledger import OTHER, AccountLedger, Reread, Terms
 from exporter.traffic.parse import COUNT_INDEX
 from tests.traffic.ledger_rows import T, res, row, w
 
@@ -37,7 +37,7 @@ def test_settle_adds_the_late_increase_once_and_drops_the_run() -> None:
     led.count_first_read(w(0, 2), row(70), [res("a", 7), res("b", 3)], None, T, (300, 5))
     run = led.pending[0]
     reread = {"a": res("a", 10), "b": res("b", 2), "c": res("c", 4)}
-    assert led.settle(run, row(100), reread, fold=False, stages=(5,), cap_minutes=10)
+    assert led.settle(run, Reread(row(100), reread), Terms((5,), 10))
     assert led.totals[REQ] == 100
     assert led.series["a"].values[REQ] == 10
     assert led.series["b"].values[REQ] == 3  # a decrease is never subtracted
@@ -52,11 +52,8 @@ def test_settle_routes_unnamed_resources_to_other_when_folding() -> None:
     assert "b" not in led.series
     led.settle(
         led.pending[0],
-        row(12),
-        {"a": res("a", 6), "b": res("b", 6)},
-        fold=True,
-        stages=(5,),
-        cap_minutes=10,
+        Reread(row(12), {"a": res("a", 6), "b": res("b", 6)}),
+        Terms((5,), 10, fold=True),
     )
     assert led.series["a"].values[REQ] == 6
     assert led.series[OTHER].values[REQ] == 6
@@ -68,12 +65,7 @@ def test_prune_keeps_series_owed_a_settle_read() -> None:
     led.count_first_read(w(1), row(1), [res("a", 1)], None, T + 60, (60, 1))
     assert led.prune(T + 1) == []  # b was last seen before T + 1, but its minute is unsettled
     led.settle(
-        led.pending[0],
-        row(2),
-        {"a": res("a", 1), "b": res("b", 1)},
-        fold=False,
-        stages=(5,),
-        cap_minutes=10,
+        led.pending[0], Reread(row(2), {"a": res("a", 1), "b": res("b", 1)}), Terms((5,), 10)
     )
     assert led.prune(T + 1) == ["b"]
     assert set(led.series) == {"a"}
@@ -112,11 +104,8 @@ def test_late_data_of_a_run_a_resource_was_folded_in_goes_to_other() -> None:
     # their first reads went, so the resource series still sum to the totals.
     led.settle(
         led.pending[0],
-        row(19),
-        {"a": res("a", 7), "b": res("b", 12)},
-        fold=True,
-        stages=(5,),
-        cap_minutes=10,
+        Reread(row(19), {"a": res("a", 7), "b": res("b", 12)}),
+        Terms((5,), 10, fold=True),
     )
     assert led.series["b"].values[REQ] == 7
     assert led.series["a"].values[REQ] == 5

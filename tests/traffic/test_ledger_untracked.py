@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gc
 
-from exporter.traffic.ledger import OTHER, AccountLedger
+from exporter.traffic.ledger import OTHER, AccountLedger, Reread, Terms
 from tests.traffic.ledger_rows import T, res, row, w
 
 
@@ -22,7 +22,7 @@ def test_series_run_values_and_counted_rows_are_untracked() -> None:
     run = led.pending[0]
     assert sorted(run.resources) == ["a", "b", "c"]  # c joined the run in its second minute
     reread = {"a": res("a", 15), "d": res("d", 4)}
-    led.settle(run, row(40), reread, fold=False, stages=(5, 10), cap_minutes=10)
+    led.settle(run, Reread(row(40), reread), Terms((5, 10), 10))
     assert sorted(led.series) == sorted(["a", "c", "d", OTHER])
     counted = [totals, totals.counts, totals.gauges]
     for r in rows:
@@ -36,7 +36,7 @@ def test_an_unlisted_rest_kept_in_the_run_is_untracked() -> None:
     led = AccountLedger()
     led.count_first_read(w(0), row(10), [res("a", 4)], None, T, (300, 5))
     run = led.pending[0]
-    led.settle(run, row(20), {"a": res("a", 5)}, False, (5,), 10, unlisted=True)
+    led.settle(run, Reread(row(20), {"a": res("a", 5)}), Terms((5,), 10, unlisted=True))
     assert led.pending == []
     assert OTHER in run.resources
     assert not gc.is_tracked(run.resources[OTHER])

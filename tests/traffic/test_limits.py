@@ -95,7 +95,7 @@ async def test_a_platform_limit_of_6_a_minute_loses_nothing(
     async with rig(aiohttp_server, config) as r:
         poller = r.poller(state_file=state_file, revisit_minutes=[1, 4])
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         failed = await drive_limited(r, poller, seconds / 2)
         await outage(r, poller, 20 * 60, "503")  # the catch-up afterwards meets the limit
@@ -105,7 +105,7 @@ async def test_a_platform_limit_of_6_a_minute_loses_nothing(
         # (cdnvideo_up 0) without costing any settle run a failure.
         assert failed > 0
         drained = await drain(r, state_file, revisit_minutes=[1, 4])
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert r.windows("given_up") == 0
         assert r.windows("missed") == 0
@@ -124,7 +124,7 @@ async def test_a_budget_of_3_a_minute_with_the_default_schedule_loses_nothing_ov
     async with rig(aiohttp_server, config, budget=3) as r:
         poller = r.poller(state_file=state_file)
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         await r.drive(poller, DAY)
         spent = traffic_requests(r)
@@ -133,7 +133,7 @@ async def test_a_budget_of_3_a_minute_with_the_default_schedule_loses_nothing_ov
         )
         assert postponed  # the budget made reads wait (measured: 1148 of 5760 polls)
         drained = await drain(r, state_file)
-        cursor = drained.ledger(ACC).cursor
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert r.windows("given_up") == 0
         assert r.windows("missed") == 0
@@ -189,7 +189,7 @@ async def test_a_reply_with_a_bogus_date_moves_no_window(
     async with rig(aiohttp_server, config) as r:
         poller = r.poller(state_file=state_file)
         first, logs = await start_and_drive(r, poller, 60 * 60)
-        cursor = poller.ledger(ACC).cursor
+        cursor = poller.accounts.ledger(ACC).cursor
         assert cursor == first + 59 * 60  # one minute a minute, none skipped, none early
         rejected = r.metrics.registry.get_sample_value(
             "cdnvideo_upstream_clock_readings_rejected_total"
@@ -204,6 +204,6 @@ async def test_a_reply_with_a_bogus_date_moves_no_window(
             end = parse_minute("end", dict(req.query)["end"])
             assert end <= req.time, (req.query, req.time)
         drained = await drain(r, state_file)
-        assert drained.ledger(ACC).cursor == cursor
+        assert drained.accounts.ledger(ACC).cursor == cursor
         assert r.windows("missed") == 0
         assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0

@@ -56,7 +56,7 @@ async def test_a_resource_added_while_running_is_first_scraped_at_0(
         scrapes = await drive_scraped(r, poller, 130, phase)
         added = [c.resource for c in r.sim.churn_log if c.account == ACC and c.kind == "add"]
         assert added  # resource-churn: a change every 20 minutes, an add among them
-        led = poller.ledger(ACC)
+        led = poller.accounts.ledger(ACC)
         for rid in added:
             seen = [s[rid] for s in scrapes if rid in s]
             assert seen[0] == 0.0, (rid, seen[:3])

@@ -63,6 +63,6 @@ async def test_a_new_series_is_held_at_0_until_the_process_first_scrape(
         r.store.mark_served(first)  # the first scrape is answered
         assert edge_requests(first.plain.decode()) == 0
         await poller.poll(ACC)
-        count = poller.ledger(ACC).totals[EDGE_REQUESTS]
+        count = poller.accounts.ledger(ACC).totals[EDGE_REQUESTS]
         assert count > 0
         assert edge_requests(r.store.render_sync().plain.decode()) == count

@@ -30,7 +30,7 @@ async def test_failing_polls_still_report_the_minutes_owed(
     async with rig(aiohttp_server, CONFIG) as r:
         poller = r.poller(revisit_minutes=5)
         await r.drive(poller, 4 * 60)  # minutes first-read, none at its settle age yet
-        led = poller.ledger(ACC)
+        led = poller.accounts.ledger(ACC)
         first_read = sum(run.minutes for run in led.pending)
         assert first_read >= 3
         assert gauges(r) == (0.0, 0.0)
@@ -58,14 +58,14 @@ async def test_a_restart_after_a_kill_and_a_long_downtime_names_the_minutes_owed
         poller = r.poller(revisit_minutes=schedule, state_file=state_file)
         await r.drive(poller, 20 * 60)
         assert gauges(r) == (0.0, 0.0)  # every age due so far was read
-        waiting = sum(run.minutes for run in poller.ledger(ACC).pending)
+        waiting = sum(run.minutes for run in poller.accounts.ledger(ACC).pending)
         assert waiting >= 15  # the minutes waiting for age 15 or 60
         r.clock.advance(70 * 60)  # killed: no save at the stop, then down 70 minutes
         r.sim.faults.set("traffic", "503")
         restarted = r.poller(revisit_minutes=schedule, state_file=state_file)
         with pytest.raises(UpstreamError):
             await restarted.poll(ACC)
-        runs = restarted.ledger(ACC).pending
+        runs = restarted.accounts.ledger(ACC).pending
         assert sum(run.minutes for run in runs) == waiting
         now = r.clock.time()
         assert gauges(r) == (waiting, max(now - run.due_at(schedule) for run in runs))

@@ -6,6 +6,7 @@ import pytest
 
 from exporter.exposition import Fragment, Store, StoreKey
 from exporter.support.clock import FakeClock
+from exporter.traffic.settings import TrafficSettings
 from exporter.upstream.errors import UpstreamError
 from tests.rig.source import FakeSource, MakePoller
 from tests.traffic.logcapture import capture_logs
@@ -23,7 +24,7 @@ async def test_the_poll_error_propagates_unchanged_when_publishing_fails_too(
 ) -> None:
     poller = make_poller()
     poller.publisher.store = BrokenStore(clock)
-    poller.ledger("acme").dirty = True  # something to publish even though the poll fails
+    poller.accounts.ledger("acme").dirty = True  # something to publish even though the poll fails
     source.fail = UpstreamError("traffic", "http", "boom", 500)
     with capture_logs() as logs, pytest.raises(UpstreamError) as raised:
         await poller.poll("acme")
@@ -54,16 +55,16 @@ async def test_forget_keeps_the_released_ledger_and_drops_the_rest(
 ) -> None:
     poller = make_poller()
     await poller.poll("acme")
-    before = poller.state("acme")
+    before = poller.accounts.get("acme")
     assert before is not None
     assert before.latest is not None
     assert before.fragment is not None
-    poller.forget("acme")
-    after = poller.state("acme")
+    poller.accounts.forget("acme")
+    after = poller.accounts.get("acme")
     assert after is not None
     assert after.ledger is before.ledger
     assert after.ledger.released_at == clock.time()
     assert (after.latest, after.fragment) == (None, None)
-    clock.advance(poller._settings.series_retention_hours * 3600 + 1)
-    poller.serve(())
-    assert poller.state("acme") is None
+    clock.advance(TrafficSettings().series_retention_hours * 3600 + 1)
+    poller.accounts.serve(())
+    assert poller.accounts.get("acme") is None

@@ -92,7 +92,7 @@ def expected(
 
 def split(poller: TrafficPoller, first: int) -> tuple[range, range]:
     """(settled, unsettled) accounted minutes from ``first`` to the cursor."""
-    led = poller.ledger("acme")
+    led = poller.accounts.ledger("acme")
     assert led.cursor is not None
     pending = led.pending[0].start if led.pending else led.cursor + 60
     return range(first, pending, 60), range(pending, led.cursor + 60, 60)
@@ -167,7 +167,7 @@ async def test_a_decrease_is_never_subtracted(
     poller = make_poller(revisit_minutes=2)
     await drive(poller, clock, 20 * 60)
     first = source.calls[0].start
-    led = poller.ledger("acme")
+    led = poller.accounts.ledger("acme")
     assert led.cursor is not None
     accounted = range(first, led.cursor + 60, 60)
     assert counter(store, "edge_hit_bytes") == expected(source, "edge_hit_bytes", accounted)
@@ -207,7 +207,7 @@ async def test_an_outage_of_25_minutes_is_backfilled_after_a_1_minute_probe(
     source.visible = late
     poller = make_poller(revisit_minutes=5)
     await drive(poller, clock, 10 * 60)
-    led = poller.ledger("acme")
+    led = poller.accounts.ledger("acme")
     cursor = led.cursor
     counted = counter(store, "edge_requests_total")
     source.fail = UpstreamError("traffic", "http", "Request execution timeout exceeded", 504)
@@ -261,7 +261,7 @@ async def test_a_422_for_long_windows_falls_back_to_one_minute_windows(
     await poller.poll("acme")
     reads = [c for c in source.calls if not c.per_resource and c.start != first]
     assert [c.minutes for c in reads] == [10] + [1] * 12  # refused once, then minute by minute
-    assert poller.ledger("acme").long_refused
+    assert poller.accounts.ledger("acme").long_refused
     assert windows(metrics, "backfilled") == 12
     await drive(poller, clock, 20 * 60)
     assert max(c.minutes for c in source.calls[26:]) == 1  # settle reads too
@@ -276,7 +276,7 @@ async def test_a_gap_longer_than_catch_up_counts_missed_minutes(
 ) -> None:
     poller = make_poller(catch_up_minutes=5)
     await poller.poll("acme")
-    cursor = poller.ledger("acme").cursor
+    cursor = poller.accounts.ledger("acme").cursor
     assert cursor is not None
     clock.advance(20 * 60)
     source.calls.clear()
@@ -294,7 +294,7 @@ async def test_a_failed_request_leaves_cursor_and_counters_unchanged(
 ) -> None:
     poller = make_poller()
     await poller.poll("acme")
-    led = poller.ledger("acme")
+    led = poller.accounts.ledger("acme")
     cursor, counted = led.cursor, counter(store, "edge_requests_total")
     clock.advance(60)
     source.fail_per_resource = UpstreamError("traffic", "http", "boom", 500)
@@ -316,9 +316,9 @@ async def test_unknown_metrics_are_ignored_and_bad_values_fail_the_window(
     source.extra = {"edge_shiny_new_metric": {"a": "b"}}
     poller = make_poller()
     await poller.poll("acme")
-    cursor = poller.ledger("acme").cursor
+    cursor = poller.accounts.ledger("acme").cursor
     source.extra = {"edge_status_200": "many"}
     clock.advance(60)
     with pytest.raises(UpstreamError, match="edge_status_200"):
         await poller.poll("acme")
-    assert poller.ledger("acme").cursor == cursor
+    assert poller.accounts.ledger("acme").cursor == cursor

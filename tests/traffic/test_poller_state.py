@@ -21,11 +21,11 @@ async def test_a_restart_with_the_state_file_resumes_exactly(
     before = make_poller(state_file=path)
     await drive(before, clock, 12 * 60)
     first = source.calls[0].start
-    assert before.ledger("acme").pending  # unsettled runs go into the file too
+    assert before.accounts.ledger("acme").pending  # unsettled runs go into the file too
     clock.advance(7 * 60)  # down for 7 minutes
     after = make_poller(state_file=path)
     await drive(after, clock, 25 * 60)
-    cursor = after.ledger("acme").cursor
+    cursor = after.accounts.ledger("acme").cursor
     assert cursor is not None
     assert first_read_minutes(source) == list(range(first, cursor + 60, 60))
     settled, unsettled = split(after, first)
@@ -96,7 +96,7 @@ async def test_include_and_exclude_shape_resource_series_not_account_totals(
     f = fragment(store)
     assert {v[1] for v, _ in f.samples[RESOURCE.requests_total]} == {"r1"}
     first = source.calls[0].start
-    cursor = poller.ledger("acme").cursor
+    cursor = poller.accounts.ledger("acme").cursor
     assert cursor is not None
     want = expected(source, "edge_requests_total", range(first, cursor + 60, 60))
     assert f.value(ACCOUNT.requests_total, side="edge") == want  # all three resources
@@ -110,7 +110,7 @@ async def test_a_quiet_resource_keeps_its_counter_for_the_retention_and_continue
     source.present = lambda rid, m: rid != "r2" or m not in quiet
     poller = make_poller(revisit_minutes=3, series_retention_hours=0.5)
     await poller.poll("acme")
-    first = poller.ledger("acme").cursor
+    first = poller.accounts.ledger("acme").cursor
     assert first is not None
     await drive(poller, clock, 5 * 60)
     f = fragment(store)
@@ -119,7 +119,7 @@ async def test_a_quiet_resource_keeps_its_counter_for_the_retention_and_continue
     assert before == source.final("edge_requests_total", range(first, start - 60, 60), "r2")
     assert f.value(RESOURCE_INFO, resource="r2", resource_name="img") == 1
     await drive(poller, clock, 10 * 60)  # r2 is back: its counter continues
-    cursor = poller.ledger("acme").cursor
+    cursor = poller.accounts.ledger("acme").cursor
     assert cursor is not None
     after = fragment(store).value(RESOURCE.requests_total, resource="r2", side="edge")
     assert after == source.final("edge_requests_total", range(first, cursor + 60, 60), "r2")
@@ -146,7 +146,7 @@ async def test_revisit_zero_and_no_retention_drop_vanished_series_at_once(
     assert all(c.minutes == 1 for c in source.calls)
     assert len(source.calls) == 2 * 10
     assert fragment(store).value(RESOURCE.requests_total, resource="r2") is None
-    assert poller.ledger("acme").pending == []
+    assert poller.accounts.ledger("acme").pending == []
 
 
 async def test_per_resource_off_costs_one_request_a_minute(
@@ -164,7 +164,7 @@ async def test_lag_is_the_age_of_the_last_accounted_minute(
 ) -> None:
     poller = make_poller()
     await poller.poll("acme")
-    cursor = poller.ledger("acme").cursor
+    cursor = poller.accounts.ledger("acme").cursor
     assert cursor is not None
     lag = metrics.registry.get_sample_value("cdnvideo_traffic_lag_seconds", {"account": "acme"})
     assert lag == clock.time() - (cursor + 60)

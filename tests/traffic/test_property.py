@@ -64,11 +64,11 @@ async def scenario(
     source.fail = None
     drain = poller(delay_seconds=10**6)  # restart; no minute becomes ready any more
     for _ in range(400):
-        if not drain.ledger("acme").pending:
+        if not drain.accounts.ledger("acme").pending:
             break
         clock.advance(15)
         await drain.poll("acme")
-    assert not drain.ledger("acme").pending
+    assert not drain.accounts.ledger("acme").pending
     minutes = first_read_minutes(source)
     assert len(minutes) == len(set(minutes))
     f = store.fragment(StoreKey("traffic", "acme"), include_stale=True)

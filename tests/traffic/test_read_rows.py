@@ -69,7 +69,6 @@ def reader(metrics: Metrics) -> Reader:
         TrafficSettings(delay_seconds=120, revisit_minutes=5),
         metrics,  # type: ignore[arg-type]
         clock,
-        lambda: None,
     )
 
 

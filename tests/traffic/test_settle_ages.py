@@ -66,7 +66,7 @@ async def test_each_minute_is_read_at_each_age_within_the_tolerance(
     async with rig(aiohttp_server, config) as r:
         poller = r.poller(revisit_minutes=list(schedule))
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         await r.drive(poller, 70 * 60)
         reads = totals_reads(r)

@@ -35,7 +35,7 @@ async def test_a_run_is_given_up_only_after_a_day_without_any_read(
     async with rig(aiohttp_server, CONFIG) as r:
         poller = r.poller(revisit_minutes=5)
         await r.drive(poller, 4 * 60)
-        led = poller.ledger(ACC)
+        led = poller.accounts.ledger(ACC)
         runs = list(led.pending)
         owed = sum(run.minutes for run in runs)
         assert owed > 0
@@ -71,12 +71,12 @@ async def test_a_schedule_changed_across_a_restart_reads_what_is_owed(
     async with rig(aiohttp_server, config) as r:
         poller = r.poller(state_file=state_file, revisit_minutes=before)
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         await r.drive(poller, 45 * 60)
-        waiting = {run.next_age(tuple(before)) for run in poller.ledger(ACC).pending}
+        waiting = {run.next_age(tuple(before)) for run in poller.accounts.ledger(ACC).pending}
         assert waiting == set(before)  # runs wait for each age of the old schedule
-        cursor = poller.ledger(ACC).cursor
+        cursor = poller.accounts.ledger(ACC).cursor
         assert cursor is not None
         # Restarted with the new schedule (no new minute ready): every run is read at the
         # new schedule's ages above the one it was read at, through the last.
@@ -92,11 +92,11 @@ async def test_runs_past_a_shortened_schedules_last_age_get_one_final_read(
     async with rig(aiohttp_server, CONFIG) as r:
         poller = r.poller(state_file=state_file, revisit_minutes=[1, 5, 30])
         await r.drive(poller, 12 * 60)
-        past = [run.window for run in poller.ledger(ACC).pending if run.settled >= 1]
+        past = [run.window for run in poller.accounts.ledger(ACC).pending if run.settled >= 1]
         assert past  # runs past their 1-minute read, waiting for the 5- or 30-minute one
         restarted_at = r.clock.time()
         restarted = await drain(r, state_file, revisit_minutes=[1])
-        assert restarted.ledger(ACC).pending == []
+        assert restarted.accounts.ledger(ACC).pending == []
         assert r.windows("given_up") == 0  # a choice of the operator, not a loss to alert on
         # Each was read once more (both halves) after the restart, then dropped.
         asked = Counter(
@@ -120,12 +120,12 @@ async def _switched_off(
     async with rig(aiohttp_server, CONFIG) as r:
         poller = r.poller(state_file=str(state_file), revisit_minutes=[5, 15, 60])
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         await r.drive(poller, 45 * 60)
-        owed = poller.ledger(ACC).pending
+        owed = poller.accounts.ledger(ACC).pending
         assert {run.next_age((5, 15, 60)) for run in owed} == {5, 15, 60}
-        cursor = poller.ledger(ACC).cursor
+        cursor = poller.accounts.ledger(ACC).cursor
         assert cursor is not None
         if not file_says_schedule:
             doc = json.loads(state_file.read_bytes())
@@ -134,13 +134,14 @@ async def _switched_off(
             state_file.write_text(json.dumps(doc))
         told = Told()
         restarted = r.poller(state_file=str(state_file), revisit_minutes=0, delay_seconds=86_400)
-        restarted.final_minutes = told
+        restarted.reader.final_minutes = told
         await restarted.poll(ACC)
-        assert restarted.ledger(ACC).schedule == ((5, 15, 60) if file_says_schedule else ())
+        schedule = restarted.accounts.ledger(ACC).schedule
+        assert schedule == ((5, 15, 60) if file_says_schedule else ())
         for _ in range(40):  # 10 minutes: the runs not read at any age are read at 5
             await restarted.poll(ACC)
             r.clock.advance(15)
-        left = restarted.ledger(ACC).pending
+        left = restarted.accounts.ledger(ACC).pending
         if file_says_schedule:
             # still at their own ages: none read before the age the schedule gives it
             assert left
@@ -148,7 +149,7 @@ async def _switched_off(
             for _ in range(4 * 60):  # an hour: their age 60
                 await restarted.poll(ACC)
                 r.clock.advance(15)
-        assert restarted.ledger(ACC).pending == []
+        assert restarted.accounts.ledger(ACC).pending == []
         assert r.windows("given_up") == 0
         assert (
             r.metrics.registry.get_sample_value("cdnvideo_traffic_windows_owed", {"account": ACC})
@@ -185,13 +186,13 @@ async def test_minutes_owed_when_an_account_moves_to_another_replica_are_named(
     state_file = str(tmp_path / "traffic.json")
     async with rig(aiohttp_server, CONFIG) as r:
         poller = r.poller(state_file=state_file, revisit_minutes=[5, 15, 60])
-        poller.serve([ACC])
+        poller.accounts.serve([ACC])
         await r.drive(poller, 45 * 60)
-        owed = sum(run.minutes for run in poller.ledger(ACC).pending)
+        owed = sum(run.minutes for run in poller.accounts.ledger(ACC).pending)
         assert owed >= 40
         with capture_logs() as logs:
-            poller.serve([])
-        assert poller.ledger(ACC).pending == []
+            poller.accounts.serve([])
+        assert poller.accounts.ledger(ACC).pending == []
         assert r.windows("released") == owed
         (line,) = [e for e in logs if e["event"] == "traffic_settle_released"]
         assert (line["minutes"], line["reason"]) == (owed, reason)
@@ -210,22 +211,23 @@ async def test_minutes_owed_when_an_account_leaves_the_list_are_read_when_it_com
     state_file = str(tmp_path / "traffic.json")
     async with rig(aiohttp_server, CONFIG) as r:
         poller = r.poller(state_file=state_file, revisit_minutes=[5, 15, 60])
-        poller.serve([ACC])
+        poller.accounts.serve([ACC])
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         await r.drive(poller, 45 * 60)
-        owed = sum(run.minutes for run in poller.ledger(ACC).pending)
+        owed = sum(run.minutes for run in poller.accounts.ledger(ACC).pending)
         assert owed >= 40
         with capture_logs() as logs:
-            poller.forget(ACC, REMOVED)
-        assert sum(run.minutes for run in poller.ledger(ACC).pending) == owed
+            poller.accounts.forget(ACC, REMOVED)
+        assert sum(run.minutes for run in poller.accounts.ledger(ACC).pending) == owed
         (line,) = [e for e in logs if e["event"] == "traffic_settle_kept"]
         assert (line["minutes"], line["reason"]) == (owed, REMOVED)
         r.clock.advance(20 * 60)
-        poller.serve([ACC])
+        poller.accounts.serve([ACC])
         await r.drive(poller, 65 * 60)
         assert (r.windows("released"), r.windows("given_up"), r.windows("missed")) == (0, 0, 0)
-        cursor = (await drain(r, state_file, revisit_minutes=[5, 15, 60])).ledger(ACC).cursor
+        drained = await drain(r, state_file, revisit_minutes=[5, 15, 60])
+        cursor = drained.accounts.ledger(ACC).cursor
         assert cursor is not None
         assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0

@@ -61,14 +61,14 @@ async def test_a_run_read_in_pieces_under_a_budget_or_a_limit_is_settled(
     async with rig(aiohttp_server, config, budget=budget) as r:
         poller = r.poller(state_file=state_file)
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         failed = await drive(r, poller, HOURS)
         # Only the 504 of a long settle window, once an hour (when full windows are tried
         # again after SLOW_HOLD_SECONDS); it halves the window and fails its poll.
         assert all(exc.status == 504 for exc in failed), failed
         assert len(failed) <= HOURS / SLOW_HOLD_SECONDS
-        led = poller.ledger(ACC)
+        led = poller.accounts.ledger(ACC)
         cursor = led.cursor
         assert cursor is not None
         # Every minute first-read as it became ready (none waits behind a settle read) ...
@@ -76,7 +76,7 @@ async def test_a_run_read_in_pieces_under_a_budget_or_a_limit_is_settled(
         # ... and the settle reads keep up: only the runs of the last minutes are owed.
         assert sum(run.minutes for run in led.pending) <= 12
         drained = await drain(r, state_file)
-        assert drained.ledger(ACC).cursor == cursor
+        assert drained.accounts.ledger(ACC).cursor == cursor
         assert r.windows("given_up") == 0
         assert r.windows("missed") == 0
         assert assert_counters_equal_truth(r, range(first, cursor + 60, 60)) > 0
@@ -103,12 +103,12 @@ async def test_a_budget_below_what_one_minute_replies_cost_keeps_first_reads_and
     async with rig(aiohttp_server, config, budget=3) as r:
         poller = r.poller()
         await poller.poll(ACC)
-        first = poller.ledger(ACC).cursor
+        first = poller.accounts.ledger(ACC).cursor
         assert first is not None
         assert await drive(r, poller, 3600) == []
         hour_owed, hour_overdue = owed(r)
         assert await drive(r, poller, HOURS - 3600) == []
-        led = poller.ledger(ACC)
+        led = poller.accounts.ledger(ACC)
         cursor = led.cursor
         assert cursor is not None
         assert cursor >= r.clock.time() - 60 - 120 - 60 - 60  # first reads kept up

@@ -27,7 +27,7 @@ async def test_a_504_on_a_long_window_halves_it_down_to_what_the_platform_answer
 ) -> None:
     poller = make_poller(revisit_minutes=5, catch_up_minutes=60)
     await poller.poll("acme")
-    led = poller.ledger("acme")
+    led = poller.accounts.ledger("acme")
     start = led.cursor
     await drive(poller, clock, 3 * 60)
     first = led.cursor
@@ -73,7 +73,7 @@ async def test_a_settle_read_that_keeps_failing_does_not_hold_back_the_runs_behi
     metrics: SelfMetrics,
 ) -> None:
     poller = make_poller(revisit_minutes=3)
-    led = poller.ledger("acme")
+    led = poller.accounts.ledger("acme")
     await drive(poller, clock, 15)
     stuck = led.pending[0]
     source.fail_when = lambda s, e: s == stuck.start and e - s > 60  # only its settle read

@@ -12,7 +12,7 @@ import pytest
 from exporter.support.partfile import Part, PartFile, Piece
 from exporter.traffic import state, state_read
 from exporter.traffic.counters import Series
-from exporter.traffic.ledger import AccountLedger
+from exporter.traffic.ledger import AccountLedger, Reread, Terms
 from exporter.traffic.parse import COUNT_INDEX, ResourceRow, parse_row
 from exporter.traffic.windows import Window
 from tests.traffic.logcapture import capture_logs
@@ -240,7 +240,7 @@ def test_round_trip_keeps_the_age_of_each_run_and_the_lateness_measured() -> Non
     run = led.pending[0]
     rows = {"r1": ResourceRow("r1", "www", "www.example", parse_row({"edge_requests_total": 5}))}
     totals = parse_row({"edge_requests_total": 104, "edge_hit_bytes": 12})
-    led.settle(run, totals, rows, fold=False, stages=(5, 15, 60), cap_minutes=10)
+    led.settle(run, Reread(totals, rows), Terms((5, 15, 60), 10))
     assert run.settled == 5  # the age of the read done, not its index in the schedule
     back = state_read.parse(state.dump({"acme": led}, T))["acme"]
     (again,) = back.pending

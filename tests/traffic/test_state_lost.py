@@ -47,17 +47,17 @@ async def restart_on(
     and after, and the minutes owed a settle read at the stop."""
     poller = r.poller(state_file=str(state_file), revisit_minutes=revisit)
     await r.drive(poller, 20 * 60)
-    before = poller.ledger(ACC).cursor
+    before = poller.accounts.ledger(ACC).cursor
     assert before is not None
-    owed = sum(run.minutes for run in poller.ledger(ACC).pending)
+    owed = sum(run.minutes for run in poller.accounts.ledger(ACC).pending)
     spoil(state_file, damage)
     if not cursor_file:
         lose_cursor_file(state_file)
     r.clock.advance(4 * 60)
     again = r.poller(state_file=str(state_file))
-    again.serve([ACC])
+    again.accounts.serve([ACC])
     await r.drive(again, 10 * 60)
-    after = again.ledger(ACC).cursor
+    after = again.accounts.ledger(ACC).cursor
     assert after is not None
     return before, after, owed
 

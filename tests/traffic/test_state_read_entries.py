@@ -25,7 +25,7 @@ async def test_a_bad_entry_costs_that_entry_alone(
             await poller.poll(ACC)
             await poller.poll(OTHER)
             r.clock.advance(15)
-        before = {a: poller.ledger(a) for a in (ACC, OTHER)}
+        before = {a: poller.accounts.ledger(a) for a in (ACC, OTHER)}
         doc = json.loads(path.read_bytes())
         acc = doc["accounts"][ACC]
         bad_series, good_series = sorted(acc["series"])[:2]
@@ -44,7 +44,7 @@ async def test_a_bad_entry_costs_that_entry_alone(
         assert lines[0]["entries"] == 3
         assert f"accounts.{ACC}.series.{bad_series}" in lines[0]["problem"]
 
-        led = restarted.state(ACC)
+        led = restarted.accounts.get(ACC)
         assert led is not None
         got = led.ledger
         assert got.cursor == before[ACC].cursor
@@ -52,4 +52,4 @@ async def test_a_bad_entry_costs_that_entry_alone(
         assert bad_series not in got.series
         assert list(got.series[good_series].values) == list(before[ACC].series[good_series].values)
         assert [run.start for run in got.pending] == [run.start for run in before[ACC].pending[1:]]
-        assert restarted.state(OTHER) is None  # its own field was bad: it starts afresh
+        assert restarted.accounts.get(OTHER) is None  # its own field was bad: it starts afresh

@@ -37,7 +37,7 @@ async def test_counters_wait_for_the_save_and_a_failed_save_is_visible(
     folder.rename(tmp_path / "away")  # from now on every save fails
     with capture_logs() as logs:
         await drive(poller, clock, 3 * 60)
-    assert poller.ledger("acme").cursor is not None
+    assert poller.accounts.ledger("acme").cursor is not None
     assert {key: counter(store, key) for key in COUNTED} == on_disk  # nothing unsaved shown
     assert sample(metrics, "cdnvideo_state_save_failures_total") == 12
     assert sample(metrics, "cdnvideo_state_last_save_timestamp_seconds") == saved_at
@@ -83,13 +83,13 @@ async def test_a_restart_after_a_long_downtime_continues_the_counters_and_counts
     path = str(tmp_path / "traffic.json")
     before = make_poller(state_file=path, catch_up_minutes=30)
     await drive(before, clock, 5 * 60)
-    cursor = before.ledger("acme").cursor
+    cursor = before.accounts.ledger("acme").cursor
     assert cursor is not None
     was = {key: counter(store, key) for key in COUNTED}
     clock.advance(3 * 3600)  # down for three hours
     after = make_poller(state_file=path, catch_up_minutes=30)
     await after.poll("acme")
-    now_cursor = after.ledger("acme").cursor
+    now_cursor = after.accounts.ledger("acme").cursor
     assert now_cursor is not None
     gap = (now_cursor - cursor) // 60
     # The oldest minute owed is read first (the probe of a clock not yet confirmed: surely

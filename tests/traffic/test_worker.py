@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from exporter.exposition import Store, StoreKey
+from exporter.support import offloop
 from exporter.support.clock import FakeClock
 from exporter.traffic import persist, read, state
 from exporter.traffic.families import RESOURCE
@@ -76,7 +77,7 @@ async def test_accounts_polled_at_once_with_a_state_file_count_exactly(
     first = source.calls[0].start
     saved = json.loads(path.read_text())
     for a in accounts:
-        led = p.ledger(a)
+        led = p.accounts.ledger(a)
         assert led.cursor is not None
         assert saved["accounts"][a]["cursor"] == led.cursor
         assert led.pending  # some minutes still owe a settle read: first-read figures
@@ -94,7 +95,8 @@ async def test_accounts_polled_at_once_with_a_state_file_count_exactly(
             got = f.value(RESOURCE.requests_total, account=a, resource=rid, side="edge")
             assert got == expected(source, "edge_requests_total", settled, unsettled, rid)
     reloaded = make_poller(revisit_minutes=5, state_file=str(path))
-    assert [reloaded.ledger(a).cursor for a in accounts] == [p.ledger(a).cursor for a in accounts]
+    cursors = [p.accounts.ledger(a).cursor for a in accounts]
+    assert [reloaded.accounts.ledger(a).cursor for a in accounts] == cursors
 
 
 def test_save_state_waits_for_the_steps_queued_before_it(
@@ -102,16 +104,16 @@ def test_save_state_waits_for_the_steps_queued_before_it(
 ) -> None:
     path = tmp_path / "traffic.json"
     p = make_poller(state_file=str(path))
-    led = p.ledger("acme")
+    led = p.accounts.ledger("acme")
     release = threading.Event()
-    p._worker.submit(release.wait, 5)  # a step still running on the worker
+    offloop.WORKER.submit(release.wait, 5)  # a step still running on the worker
 
     def move_cursor() -> None:
         led.cursor = 1_767_225_600.0
 
-    p._worker.submit(move_cursor)
+    offloop.WORKER.submit(move_cursor)
     threading.Timer(0.05, release.set).start()
-    p.save_state()
+    p.publisher.save_state()
     assert json.loads(path.read_text())["accounts"]["acme"]["cursor"] == 1_767_225_600
 
 
@@ -133,12 +135,12 @@ async def test_accounts_publishing_together_share_one_save_that_holds_each_of_th
 
     p.publisher.file.write = counted  # type: ignore[method-assign]
     for n, a in enumerate(accounts):
-        led = p.ledger(a)
+        led = p.accounts.ledger(a)
         led.cursor, led.dirty = 1_767_225_600 + 60 * n, True
     release = threading.Event()
-    p._worker.submit(release.wait, 5)  # every build queues behind this step
+    offloop.WORKER.submit(release.wait, 5)  # every build queues behind this step
     publishes = [
-        asyncio.create_task(p.publisher.publish(a, p.ledger(a), clock.time(), ok=True))
+        asyncio.create_task(p.publisher.publish(a, p.accounts.ledger(a), clock.time(), ok=True))
         for a in accounts
     ]
     for _ in range(3):

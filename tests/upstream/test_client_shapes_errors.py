@@ -67,7 +67,7 @@ async def test_error_420_parameter_errors_fall_back_to_one_minute_windows(
     await poller.poll("demo-media")
     r.clock.advance(5 * 60)  # five minutes fall due at once: one long window, then refused
     await poller.poll("demo-media")
-    assert poller.ledger("demo-media").long_refused
+    assert poller.accounts.ledger("demo-media").long_refused
     for _ in range(8):
         r.clock.advance(15)
         await poller.poll("demo-media")

@@ -69,7 +69,7 @@ async def create_app(
 
     A coroutine, so the client session is created inside the running loop. The Service is
     ``app[SERVICE]``; with ``schedule=False`` nothing is polled on a timer, so tests drive
-    the polls themselves (``Service.jobs``, or the scheduler's ``run_due``) against an
+    the polls themselves (``Service.jobs``, or APScheduler's look for due jobs) against an
     injected clock; ``timing`` places the scheduler's runs (``EXACT``: no jitter, no
     spread). Everything is built once, here: the context, the Service with its areas (and
     the one task tracker, which the lifecycle runs), then the web app around them.

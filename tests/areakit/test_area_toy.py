@@ -32,6 +32,7 @@ from exporter.simulator import SimConfig, Simulator, serve
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
 from exporter.web.daemon import SERVICE, create_app
+from tests.rig.schedule import run_due
 
 ACCOUNT = "demo-media"
 WIDGETS = MetricSpec(
@@ -218,7 +219,7 @@ async def daemon(toy: None) -> AsyncIterator[tuple[web.Application, str]]:
     await runner.setup()
     try:
         await web.TCPSite(runner, "127.0.0.1", 0).start()
-        await app[SERVICE].scheduler.run_due()
+        await run_due(app[SERVICE].scheduler)
         await app[CTX].store.render()
         yield app, f"http://127.0.0.1:{runner.addresses[0][1]}"
     finally:

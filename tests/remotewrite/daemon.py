@@ -17,6 +17,7 @@ from exporter.support.clock import FakeClock
 from exporter.web.daemon import REMOTE_WRITER, SERVICE, create_app
 from tests.remotewrite.receiver import Receiver
 from tests.rig.client import T0, ServerFactory
+from tests.rig.schedule import run_due
 
 ACC = "demo-media"
 __all__ = ["ACC", "T0", "Daemon", "ServerFactory", "daemon"]
@@ -34,7 +35,7 @@ class Daemon:
         scheduler = self.app[SERVICE].scheduler
         while (due := scheduler.next_due()) is not None and due < end:
             self.clock.set(due)
-            await scheduler.run_due()
+            await run_due(scheduler)
         await self.app[REMOTE_WRITER].flush()
 
 

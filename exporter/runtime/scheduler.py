@@ -5,8 +5,8 @@ runs coalesced, a failed poll retried with exponential back-off.
 APScheduler holds the jobs: each is a ``GridTrigger`` (an ``IntervalTrigger`` whose jitter
 stays on the interval's grid) with ``max_instances=1``, ``coalesce=True`` and a
 ``misfire_grace_time``. APScheduler's own loop runs them, in the daemon on the process clock
-(``start``), in a test on the injected clock (tests/rig/schedule.py looks for due jobs the way
-that loop does when it wakes).
+(``start``), in a test on the injected clock (tests/rig/schedule.py makes that loop look for
+due jobs, as its timer does when it wakes).
 """
 
 from __future__ import annotations
@@ -323,8 +323,8 @@ class Scheduler:
         """``func`` as a job that ends with one info line when shutdown cancels it.
 
         Only shutdown cancels a running job; that is expected on every restart, not an
-        error. The job's task ends here (nothing awaits it but a test), so the cancellation
-        is not passed on and APScheduler records no job error.
+        error. The cancellation ends here, inside the job, so APScheduler's executor sees a
+        run that returned and records no job error.
         """
 
         async def job() -> None:

@@ -20,8 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, tzinfo
+from functools import partial
 from typing import Any
 from unittest import mock
 
@@ -79,11 +80,12 @@ def _on(clock: Clock) -> Iterator[None]:
         yield
 
 
-def _look(scheduler: Scheduler) -> tuple[_Held | None, list[Run]]:
-    """APScheduler's look for due jobs, once, on the scheduler's clock; the runs it submitted."""
+def _look(scheduler: Scheduler) -> list[Callable[[], asyncio.Future[Any]]]:
+    """APScheduler's look for due jobs, once, on the scheduler's clock: for each run it
+    submitted, what starts it."""
     aps = scheduler._aps
     if aps.state == STATE_STOPPED:  # no job was ever added
-        return None, []
+        return []
     if (executor := _EXECUTORS.get(aps)) is None:
         executor = _EXECUTORS[aps] = _Held()
         aps.remove_executor("default")
@@ -95,26 +97,22 @@ def _look(scheduler: Scheduler) -> tuple[_Held | None, list[Run]]:
     finally:
         aps.state = state
     runs, executor.held = executor.held, []
-    return executor, runs
+    return [partial(executor.begin, run) for run in runs]
 
 
 async def run_due(scheduler: Scheduler) -> None:
     """Run every job due by the scheduler's clock now, one at a time, and return when they
     have finished."""
-    executor, runs = _look(scheduler)
-    for run in runs:
-        assert executor is not None
+    for begin in _look(scheduler):
         with _on(scheduler._clock):
-            await executor.begin(run)
+            await begin()
 
 
 async def start_due(scheduler: Scheduler) -> list[asyncio.Future[Any]]:
     """Start every job due by the scheduler's clock now, side by side; their tasks, each past
     APScheduler's grace check."""
-    executor, runs = _look(scheduler)
-    if executor is None:
-        return []
+    starts = _look(scheduler)
     with _on(scheduler._clock):
-        started = [executor.begin(run) for run in runs]
+        started = [begin() for begin in starts]
         await asyncio.sleep(0)  # each task's first step: the grace check, the job begun
     return started

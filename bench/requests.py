@@ -66,6 +66,8 @@ async def measure(
     dvr_slices: int = 1,
 ) -> Measurement:
     """One run at ``resources`` CDN resources; see the module docstring."""
+    from tests.rig.schedule import start_due  # APScheduler's look on the FakeClock (tests/rig)
+
     clock = FakeClock(T0)
     sim = Simulator(
         SimConfig(
@@ -109,7 +111,7 @@ async def measure(
         end = T0 + (warmup_minutes + minutes) * 60
         while (due := scheduler.next_due()) is not None and due < end:
             clock.set(due)
-            await asyncio.gather(*scheduler.start_due())  # the jobs due run side by side
+            await asyncio.gather(*await start_due(scheduler))  # the jobs due run side by side
         start = T0 + warmup_minutes * 60
         steady = [r for r in sim.requests.all() if r.time >= start]
         counts = Counter(r.area for r in steady)

@@ -1,8 +1,8 @@
 """The two pieces of APScheduler 3 the scheduler (``exporter/runtime/scheduler.py``) builds
 on: ``GridTrigger``, APScheduler's interval trigger with the jitter every job of the exporter
 gets (each run an instant of the interval's grid plus a fresh draw from the ``Timing``), and
-``Loop``, its ``AsyncIOScheduler`` with a hook where the scheduler follows a step of the
-wall clock.
+``Loop``, its ``AsyncIOScheduler`` whose job store (``Jobs``) calls a hook where the scheduler
+follows a step of the wall clock.
 
 APScheduler 3's own ``IntervalTrigger(jitter=...)`` adds the jitter to the previous run time,
 so it accumulates (a 15 s job with 1.5 s of jitter would run every 15.75 s on average, and a
@@ -14,11 +14,14 @@ arguments, so a test drives it on any clock.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
+from apscheduler.job import Job
+from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.schedulers.base import STATE_RUNNING
 from apscheduler.triggers.interval import IntervalTrigger
@@ -70,15 +73,45 @@ class GridTrigger(IntervalTrigger):  # type: ignore[misc]  # APScheduler 3 ships
         return GridTrigger(length, start, self.spread, self.draw, self.early)
 
 
-class Loop(AsyncIOScheduler):  # type: ignore[misc]  # APScheduler 3 ships no types
-    """APScheduler's ``AsyncIOScheduler``, which calls ``before`` each time it looks for due
-    jobs (the adapter follows a step of the wall clock there, before APScheduler compares)."""
+class Jobs(MemoryJobStore):  # type: ignore[misc]  # APScheduler 3 ships no types
+    """APScheduler's in-memory job store, which calls ``before`` each time APScheduler asks
+    it for the jobs due (at the start of each look for due jobs) and hands them out by due
+    time, then in the order they were added (a job replaced keeps its place), so jobs due at
+    the same instant are started in that order."""
 
     def __init__(self, before: Callable[[], None]) -> None:
-        super().__init__(timezone=UTC)
+        super().__init__()
+        self._before = before
+        self._added: dict[str, int] = {}
+        self._count = itertools.count()
+
+    def add_job(self, job: Job) -> None:
+        super().add_job(job)
+        self._added[job.id] = next(self._count)
+
+    def remove_job(self, job_id: str) -> None:
+        super().remove_job(job_id)
+        self._added.pop(job_id, None)
+
+    def remove_all_jobs(self) -> None:
+        super().remove_all_jobs()
+        self._added.clear()
+
+    def get_due_jobs(self, now: datetime) -> list[Job]:
+        self._before()
+        due = cast(list[Job], super().get_due_jobs(now))
+        return sorted(due, key=lambda job: (job.next_run_time, self._added[job.id]))
+
+
+class Loop(AsyncIOScheduler):  # type: ignore[misc]  # APScheduler 3 ships no types
+    """APScheduler's ``AsyncIOScheduler``, which calls ``before`` each time it looks for due
+    jobs while running (the adapter follows a step of the wall clock there, before APScheduler
+    compares)."""
+
+    def __init__(self, before: Callable[[], None]) -> None:
+        super().__init__(timezone=UTC, jobstores={"default": Jobs(self._running_before)})
         self._before = before
 
-    def _process_jobs(self) -> float | None:
+    def _running_before(self) -> None:
         if self.state == STATE_RUNNING:
             self._before()
-        return cast(float | None, super()._process_jobs())

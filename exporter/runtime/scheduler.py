@@ -4,23 +4,19 @@ runs coalesced, a failed poll retried with exponential back-off.
 
 APScheduler holds the jobs: each is a ``GridTrigger`` (an ``IntervalTrigger`` whose jitter
 stays on the interval's grid) with ``max_instances=1``, ``coalesce=True`` and a
-``misfire_grace_time``. In the daemon APScheduler's own loop runs them on the process clock
-(``start``). A test, the golden exposition and the simulation do not start that loop: they
-move a ``FakeClock`` and call ``run_due``, which takes the jobs APScheduler holds and moves
-each due one on through its trigger (``trigger.get_next_fire_time(previous, now)``) on the
-injected clock, with the same coalescing, grace and overlap rules.
+``misfire_grace_time``. APScheduler's own loop runs them, in the daemon on the process clock
+(``start``), in a test on the injected clock (tests/rig/schedule.py makes that loop look for
+due jobs, as its timer does when it wakes).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import random
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any, NamedTuple, cast
 
 import structlog
@@ -109,8 +105,6 @@ class Scheduler:
         )
         self._steps = HostClockWatch()  # steps of the wall clock, which the schedule follows
         self._jobs: dict[str, JobKey] = {}  # the area/account jobs, by their id
-        self._order: dict[str, int] = {}  # jobs due at the same instant run in this order
-        self._added = itertools.count()
         self._failures: dict[str, int] = {}  # failed runs in a row, by job id
         self._running: dict[str, asyncio.Task[None]] = {}
         self._stopped = False
@@ -196,7 +190,6 @@ class Scheduler:
             misfire_grace_time=grace,
             next_run_time=at(start if early_at is None else early_at),
         )
-        self._order.setdefault(ident, next(self._added))
         self._failures.pop(ident, None)
 
     def jobs(self) -> list[JobKey]:
@@ -214,7 +207,6 @@ class Scheduler:
             with contextlib.suppress(JobLookupError):
                 self._aps.remove_job(str(key))
             del self._jobs[str(key)]
-            self._order.pop(str(key), None)
             self._failures.pop(str(key), None)
             if self._next_poll is not None:
                 with contextlib.suppress(KeyError):
@@ -226,49 +218,6 @@ class Scheduler:
     def next_due(self) -> float | None:
         """The instant the next run falls due; None with nothing scheduled."""
         return min((_due(job) for job in self._held() if job.next_run_time), default=None)
-
-    def start_due(self) -> list[asyncio.Task[None]]:
-        """Start every job due by the injected clock now, each as its own task (what
-        APScheduler's loop does when it wakes); returns the tasks started."""
-        return [self._launch(job) for job in self._take_due()]
-
-    async def run_due(self) -> None:
-        """Run every job due by the injected clock now, one at a time in the order they fall
-        due (then were scheduled), and return when they have finished: a test on a FakeClock
-        gets the same result whichever reply arrives first."""
-        for job in self._take_due():
-            await self._launch(job)
-
-    def _take_due(self) -> list[Job]:
-        """The jobs to run now, each moved on through its trigger: every run time missed
-        collapses into the last (``coalesce``), which is skipped when it is later than the
-        job's ``misfire_grace_time`` or while the job still runs (``max_instances=1``)."""
-        now = self._clock.time()
-        self._follow_step(now)
-        when = at(now)
-        due = [j for j in self._held() if j.next_run_time and j.next_run_time <= when]
-        taken = []
-        for job in sorted(due, key=lambda j: (j.next_run_time, self._order.get(j.id, 0))):
-            last = job.next_run_time
-            while (following := job.trigger.get_next_fire_time(last, when)) <= when:
-                last = following
-            self._aps.modify_job(job.id, next_run_time=following)
-            if (key := self._jobs.get(job.id)) is not None:
-                self._publish(key)
-            late = now - last.timestamp()
-            if late > job.misfire_grace_time:
-                log.warning("job_missed", job=job.id, late_seconds=round(late, 3))
-            elif job.id in self._running:
-                log.warning("job_still_running", job=job.id)
-            else:
-                taken.append(job)
-        return taken
-
-    def _launch(self, job: Job) -> asyncio.Task[None]:
-        task = asyncio.create_task(job.func(), name=job.id)
-        self._running[job.id] = task
-        task.add_done_callback(partial(self._done, job.id))
-        return task
 
     def _done(self, ident: str, task: asyncio.Task[None]) -> None:
         if self._running.get(ident) is task:
@@ -374,8 +323,8 @@ class Scheduler:
         """``func`` as a job that ends with one info line when shutdown cancels it.
 
         Only shutdown cancels a running job; that is expected on every restart, not an
-        error. The job's task ends here (nothing awaits it but ``run_due``), so the
-        cancellation is not passed on and APScheduler records no job error.
+        error. The cancellation ends here, inside the job, so APScheduler's executor sees a
+        run that returned and records no job error.
         """
 
         async def job() -> None:

@@ -185,8 +185,8 @@ class Service:
 
     def start(self, timers: bool = True) -> None:
         """Serve the accounts (or schedule their discovery); ``timers=False`` leaves the
-        scheduler's loop stopped, so nothing runs until a caller runs ``jobs`` or the scheduler's
-        ``run_due`` itself (tests, on a FakeClock)."""
+        scheduler's loop stopped, so nothing runs until a caller runs ``jobs`` or makes
+        APScheduler look for due jobs itself (tests, on a FakeClock)."""
         s = self.ctx.settings
         if s.accounts is None:
             self.scheduler.call("discover", DISCOVERY_SECONDS, self.discover)

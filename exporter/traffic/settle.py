@@ -11,8 +11,8 @@ import structlog
 
 from exporter.traffic import policy
 from exporter.traffic.echo import WindowMismatch
-from exporter.traffic.runs import Run
 from exporter.traffic.read import Planned, Read, final, postponement, send
+from exporter.traffic.runs import Run
 from exporter.traffic.steps import on_worker
 from exporter.traffic.windows import Window
 from exporter.upstream.errors import UpstreamError

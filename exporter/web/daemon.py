@@ -69,10 +69,11 @@ async def create_app(
 
     A coroutine, so the client session is created inside the running loop. The Service is
     ``app[SERVICE]``; with ``schedule=False`` nothing is polled on a timer, so tests drive
-    the polls themselves (``Service.jobs``, or the scheduler's ``run_due``) against an
-    injected clock; ``timing`` places the scheduler's runs (``EXACT``: no jitter, no
-    spread). Everything is built once, here: the context, the Service with its areas (and
-    the one task tracker, which the lifecycle runs), then the web app around them.
+    the polls themselves (``Service.jobs``, or APScheduler's look for due jobs through
+    tests/rig/schedule.py) against an injected clock; ``timing`` places the scheduler's runs
+    (``EXACT``: no jitter, no spread). Everything is built once, here: the context, the
+    Service with its areas (and the one task tracker, which the lifecycle runs), then the web
+    app around them.
     ``web_config`` (the checked ``web_config_file``) adds basic auth and headers; the caller
     serves its TLS. ``load`` re-reads the config file for a reload (``app[RELOADER]``,
     SIGHUP); with ``enable_lifecycle`` ``POST /-/reload`` does the same.

@@ -44,6 +44,7 @@ from exporter.web.app import CTX
 from exporter.web.daemon import SERVICE
 from exporter.web.landing import render_landing
 from tests.rig.daemon import running
+from tests.rig.schedule import run_due
 
 ACCOUNT = "demo-media"
 WIDGETS = MetricSpec(
@@ -241,7 +242,7 @@ async def daemon(toy: None) -> AsyncIterator[tuple[web.Application, str]]:
     )
     try:
         async with running(settings, clock, timing=EXACT) as started:
-            await started.service.scheduler.run_due()
+            await run_due(started.service.scheduler)
             await started.ctx.store.render()
             yield started.app, started.url
     finally:

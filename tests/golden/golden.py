@@ -2,9 +2,10 @@
 
 The whole daemon (``create_app`` without its timers, started by tests/rig/daemon.py) polls the
 simulator (fixed seed, small data set, one account) over HTTP on 127.0.0.1 for ``MINUTES`` of
-platform time: the real scheduler runs every job when it falls due on a FakeClock
-(``Scheduler.run_due``), with ``EXACT`` timing (no jitter, no spread of first runs) so each
-run's instant is fixed. The rendered exposition is then made independent of the machine:
+platform time: the real scheduler's jobs run when they fall due on a FakeClock (APScheduler's
+own loop, through tests/rig/schedule.py's ``run_due``), with ``EXACT`` timing (no jitter, no
+spread of first runs) so each run's instant is fixed. The rendered exposition is then made
+independent of the machine:
 
 - durations are real time (a poll takes what it takes on this machine), so the two duration
   histograms are written as if every observation took 0 s: each bucket holds the count, the
@@ -39,6 +40,7 @@ from exporter.support.buildinfo import build_info
 from exporter.support.clock import FakeClock
 from exporter.web.app import CTX
 from tests.rig.daemon import running
+from tests.rig.schedule import run_due
 
 GOLDEN = Path(__file__).with_name("exposition.prom")
 T0 = 1_767_225_600 + 17 * 3600 + 5  # 2026-01-01T17:00:05Z
@@ -88,7 +90,7 @@ async def polled() -> AsyncIterator[tuple[web.Application, str]]:
             end = T0 + MINUTES * 60
             while (due := scheduler.next_due()) is not None and due < end:
                 clock.set(due)
-                await scheduler.run_due()
+                await run_due(scheduler)
                 # Prometheus reads /metrics between two polls (a new counter series is held
                 # at 0 until a scrape was answered with it)
                 ctx.store.mark_served(await ctx.store.render())

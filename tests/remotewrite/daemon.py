@@ -18,6 +18,7 @@ from exporter.web.daemon import REMOTE_WRITER, SERVICE
 from tests.remotewrite.receiver import Receiver
 from tests.rig.client import T0, ServerFactory
 from tests.rig.daemon import running
+from tests.rig.schedule import run_due
 
 ACC = "demo-media"
 __all__ = ["ACC", "T0", "Daemon", "ServerFactory", "daemon"]
@@ -35,7 +36,7 @@ class Daemon:
         scheduler = self.app[SERVICE].scheduler
         while (due := scheduler.next_due()) is not None and due < end:
             self.clock.set(due)
-            await scheduler.run_due()
+            await run_due(scheduler)
         await self.app[REMOTE_WRITER].flush()
 
 

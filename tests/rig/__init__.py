@@ -16,6 +16,8 @@
 - ``source``: ``FakeSource``, below HTTP: the traffic poller's metrics source with per-minute
   truth, late data and failures.
 - ``areas``: the restream, DVR and talking-head pollers against the simulator (``rig``).
+- ``schedule``: APScheduler's own loop on the injected clock (``run_due``, ``start_due``):
+  how a test runs the scheduler's jobs.
 
 The simulator is the platform wherever a test's user has the real part; docs/dev/testing.md,
 *One rig*, says why a test needs each scripted fake instead.

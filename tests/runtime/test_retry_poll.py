@@ -17,6 +17,7 @@ from exporter.web.app import CTX
 from exporter.web.daemon import SERVICE
 from exporter.web.landing import render_landing
 from tests.rig.daemon import running
+from tests.rig.schedule import run_due
 
 T0 = 1_767_225_600 + 17 * 3600 + 5
 ACCOUNT = "demo-media"
@@ -57,7 +58,7 @@ async def test_a_talking_head_poll_failing_at_start_up_is_retried_within_a_minut
         labels = {"account": ACCOUNT, "area": "talking_head"}
         sim.faults.set("talking_head", "503")
         with capture_logs() as events:
-            await scheduler.run_due()  # every first run, at T0 (EXACT: no spread)
+            await run_due(scheduler)  # every first run, at T0 (EXACT: no spread)
         assert registry.get_sample_value("cdnvideo_up", labels) == 0.0
         retry = registry.get_sample_value("cdnvideo_next_poll_timestamp_seconds", labels)
         assert retry == T0 + 30.0
@@ -73,7 +74,7 @@ async def test_a_talking_head_poll_failing_at_start_up_is_retried_within_a_minut
         sim.faults.clear()
         while (due := scheduler.next_due()) is not None and due <= T0 + 60.0:
             clock.set(due)
-            await scheduler.run_due()
+            await run_due(scheduler)
         assert registry.get_sample_value("cdnvideo_up", labels) == 1.0
         assert (
             registry.get_sample_value("cdnvideo_last_success_timestamp_seconds", labels)
@@ -90,13 +91,13 @@ async def test_account_discovery_failing_at_start_up_is_retried_within_a_minute(
     async with daemon(clock, discover=True) as (app, sim):
         ctx, scheduler = app[CTX], app[SERVICE].scheduler
         sim.faults.set("inventory", "503")
-        await scheduler.run_due()
+        await run_due(scheduler)
         assert ctx.accounts == ()
         sim.faults.clear()
         while (due := scheduler.next_due()) is not None and due < T0 + 30.0:
             clock.set(due)  # the readiness check every 10 s; no discovery before its retry
-            await scheduler.run_due()
+            await run_due(scheduler)
         assert ctx.accounts == ()
         clock.set(T0 + 30.0)  # the retry, not the 600 s of the discovery interval
-        await scheduler.run_due()
+        await run_due(scheduler)
         assert ctx.accounts == (ACCOUNT,)

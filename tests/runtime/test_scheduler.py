@@ -1,15 +1,20 @@
-"""The scheduler's jobs, held by APScheduler, driven through their triggers on the injected
-clock (``run_due``): interval, jitter, no overlap, coalesced misses, first runs at once on
-spread grids,
-removal, retries, steps of the wall clock. APScheduler's own loop on the process clock:
-tests/runtime/test_scheduler_loop.py."""
+"""The scheduler's jobs, run by APScheduler's own loop on the injected clock (tests/rig/
+schedule.py's ``run_due``): interval, jitter, no overlap, coalesced misses, first runs at
+once on spread grids, the order of jobs due at once, removal, retries, steps of the wall
+clock; and the pieces of APScheduler that rig drives, pinned. APScheduler's loop woken by its
+own timer on the process clock: tests/runtime/test_scheduler_loop.py."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import inspect
 from collections.abc import Awaitable, Callable
 
 import pytest
+from apscheduler.executors.asyncio import AsyncIOExecutor
+from apscheduler.executors.base import BaseExecutor, run_coroutine_job
+from apscheduler.schedulers.base import BaseScheduler
 from structlog.testing import capture_logs
 
 from exporter.runtime.polling import PollRunner
@@ -17,6 +22,7 @@ from exporter.runtime.retry import retries_per_outage
 from exporter.runtime.scheduler import EXACT, JobKey, Scheduler, Timing
 from exporter.runtime.selfmetrics import SelfMetrics
 from exporter.support.clock import FakeClock
+from tests.rig.schedule import run_due, start_due
 
 T0 = 1_767_225_600.0
 SAFETY_SECONDS = 60.0  # a safety net against a hang, never a bound
@@ -40,7 +46,7 @@ async def test_a_job_runs_at_its_first_instant_and_then_once_every_interval() ->
     s.every("traffic", "acme", 15.0, counting(runs, clock))
     for step in (0.0, 14.9, 0.1, 10.0, 5.0, 15.0):
         clock.advance(step)
-        await s.run_due()
+        await run_due(s)
     assert runs == [0.0, 15.0, 30.0, 45.0]
     assert s.next_due() == T0 + 60.0
 
@@ -53,11 +59,11 @@ async def test_a_job_that_asks_to_run_again_sooner_runs_then_keeps_its_grid() ->
     runs: list[float] = []
     asks = iter([T0 + 4.0, None, T0 + 40.0, None])  # the third asks past its tick: no effect
     s.every("traffic", "acme", 15.0, counting(runs, clock), again=lambda: next(asks, None))
-    await s.run_due()
+    await run_due(s)
     assert s.next_due() == T0 + 4.0
     for step in (4.0, 11.0, 15.0, 15.0):
         clock.advance(step)
-        await s.run_due()
+        await run_due(s)
     assert runs == [0.0, 4.0, 15.0, 30.0, 45.0]
 
 
@@ -69,13 +75,13 @@ async def test_a_step_of_the_wall_clock_moves_the_schedule_with_it(step: float) 
     s = scheduler(clock)
     runs: list[float] = []
     s.every("traffic", "acme", 15.0, counting(runs, clock))
-    await s.run_due()
+    await run_due(s)
     clock.advance(5.0)
     clock.step(step)
     with capture_logs() as events:
         for _ in range(4):
             clock.advance(10.0 if not runs[1:] else 15.0)
-            await s.run_due()
+            await run_due(s)
     assert runs == [0.0, *(step + t for t in (15.0, 30.0, 45.0, 60.0))]
     assert [e["event"] for e in events if e["log_level"] == "warning"] == [
         "schedule_follows_clock_step"
@@ -94,17 +100,17 @@ async def test_a_run_falling_due_while_the_last_one_still_runs_is_skipped_not_ov
         await release.wait()
 
     s.every("restream", "acme", 15.0, slow)
-    (first,) = s.start_due()
+    (first,) = await start_due(s)
     await asyncio.sleep(0)  # the poll starts and waits
     clock.advance(15.0)
     with capture_logs() as events:
-        assert s.start_due() == []
+        assert await start_due(s) == []
     assert starts == [0.0]
     assert [e["event"] for e in events] == ["job_still_running"]
     release.set()
     await asyncio.wait_for(first, SAFETY_SECONDS)
     clock.advance(15.0)
-    await s.run_due()
+    await run_due(s)
     assert starts == [0.0, 30.0]
 
 
@@ -113,10 +119,10 @@ async def test_runs_missed_while_stalled_collapse_into_one_and_the_grid_is_kept(
     s = scheduler(clock)
     runs: list[float] = []
     s.every("dvr", "acme", 15.0, counting(runs, clock))
-    await s.run_due()
+    await run_due(s)
     clock.advance(40.0)  # the runs at 15 and 30 were missed
-    await s.run_due()
-    await s.run_due()
+    await run_due(s)
+    await run_due(s)
     assert runs == [0.0, 40.0]
     assert s.next_due() == T0 + 45.0
 
@@ -126,10 +132,10 @@ async def test_a_housekeeping_job_late_by_more_than_its_grace_waits_for_its_next
     s = scheduler(clock)
     runs: list[float] = []
     s.call("discover", 600.0, counting(runs, clock))
-    await s.run_due()
+    await run_due(s)
     clock.advance(605.0)
     with capture_logs() as events:
-        await s.run_due()
+        await run_due(s)
     assert runs == [0.0]
     assert [e["event"] for e in events] == ["job_missed"]
     assert s.next_due() == T0 + 1200.0
@@ -148,12 +154,12 @@ async def test_first_runs_start_at_once_and_the_grid_follows_a_stable_offset_wit
         runs: list[float] = []
         s.every(area, account, seconds, counting(runs, clock), **kw)
         assert s.next_due() == T0  # at once
-        await s.run_due()
+        await run_due(s)
         assert runs == [0.0]
         following = s.next_due()
         assert following is not None
         clock.set(following)
-        await s.run_due()
+        await run_due(s)
         assert runs == [0.0, following - T0]  # the early run took the grid's first instant
         return following - T0 - seconds
 
@@ -176,7 +182,7 @@ async def test_every_run_gets_jitter_of_up_to_a_tenth_of_the_interval_and_at_mos
         s.every("traffic", "acme", seconds, counting([], clock))
         assert s.next_due() == T0 + 0.1  # a first run gets up to 0.2 s
         clock.set(T0 + 0.1)
-        await s.run_due()
+        await run_due(s)
         assert s.next_due() == T0 + 0.1 + seconds + jitter
 
 
@@ -189,9 +195,54 @@ async def test_the_jitter_is_drawn_afresh_on_the_grid_and_never_carried_on() -> 
     s.every("traffic", "acme", 15.0, counting([], clock))
     for _ in range(4):
         clock.set(s.next_due() or 0.0)
-        await s.run_due()
+        await run_due(s)
         dues.append((s.next_due() or 0.0) - T0)
     assert dues == pytest.approx([15.85, 30.85, 45.85, 60.85], abs=1e-6)
+
+
+async def test_jobs_due_at_the_same_instant_start_in_the_order_they_were_added() -> None:
+    """Not in the order of their ids (APScheduler's own): the golden exposition lists the
+    series of the areas in the order their first polls ran. A job replaced keeps its place."""
+    clock = FakeClock(T0)
+    s = scheduler(clock)
+    ran: list[str] = []
+
+    def poll(name: str) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            ran.append(name)
+
+        return run
+
+    for area in ("traffic", "restream", "dvr", "talking_head"):
+        s.every(area, "acme", 15.0, poll(area))
+    s.call("readiness", 15.0, poll("readiness"))
+    s.every("restream", "acme", 15.0, poll("restream again"))
+    await run_due(s)
+    assert ran == ["traffic", "restream again", "dvr", "talking_head", "readiness"]
+
+
+# What tests/rig/schedule.py relies on in APScheduler 3, as installed: the look for due jobs
+# reads ``datetime.now`` and skips while paused; the executor counts an instance when a run is
+# submitted, starts a coroutine job as a task it keeps in ``_pending_futures``, and its grace
+# check reads ``datetime.now``.
+APSCHEDULER_PIECES = {
+    BaseScheduler._process_jobs: "efd3944de4e2c69e",
+    BaseExecutor.submit_job: "6856c7933692212c",
+    AsyncIOExecutor._do_submit_job: "ebbba1ebb65dddd2",
+    run_coroutine_job: "7e447642793a3284",
+}
+
+
+@pytest.mark.parametrize("piece", APSCHEDULER_PIECES, ids=lambda f: f.__qualname__)
+def test_the_pieces_of_apscheduler_the_rig_drives_are_the_ones_it_was_written_for(
+    piece: Callable[..., object],
+) -> None:
+    source = hashlib.sha256(inspect.getsource(piece).encode()).hexdigest()[:16]
+    assert source == APSCHEDULER_PIECES[piece], (
+        f"APScheduler's {piece.__qualname__} changed: re-check that tests/rig/schedule.py "
+        "still drives APScheduler's own loop (what it patches, holds and starts, above), "
+        "then set the new hash here"
+    )
 
 
 async def test_a_job_scheduled_again_replaces_the_old_one_as_a_reload_does() -> None:
@@ -199,13 +250,13 @@ async def test_a_job_scheduled_again_replaces_the_old_one_as_a_reload_does() -> 
     s = scheduler(clock)
     runs: list[float] = []
     s.every("restream", "acme", 15.0, counting(runs, clock))
-    await s.run_due()
+    await run_due(s)
     clock.advance(10.0)
     s.remove_account("acme")  # Service.reconfigure: an interval changed
     s.every("restream", "acme", 45.0, counting(runs, clock))
     for _ in range(4):
         clock.advance(15.0)
-        await s.run_due()
+        await run_due(s)
     # the new job's first instant is 10 (added then), run at the next look (25, within its
     # grace), then every 45 s on its own grid: 55; the old 15 s grid (15, 30, 45, 60) is gone
     assert runs == [0.0, 25.0, 55.0]
@@ -221,13 +272,13 @@ async def test_an_account_removed_is_not_run_again_and_the_others_are() -> None:
     s.every("traffic", "gone", 15.0, counting(runs, clock))
     s.every("restream", "gone", 15.0, counting(runs, clock), job="history")
     s.every("traffic", "kept", 15.0, counting(kept, clock))
-    await s.run_due()
+    await run_due(s)
     assert s.interval(JobKey("restream", "gone", "history")) == 15.0
     s.remove_account("gone")
     assert s.jobs() == [JobKey("traffic", "kept")]
     assert s.interval(JobKey("traffic", "gone")) is None
     clock.advance(15.0)
-    await s.run_due()
+    await run_due(s)
     assert runs == [0.0, 0.0]
     assert kept == [0.0, 15.0]
 
@@ -246,7 +297,7 @@ def failing_until(
 async def run_until(s: Scheduler, clock: FakeClock, end: float) -> None:
     while (due := s.next_due()) is not None and due <= T0 + end:
         clock.set(due)
-        await s.run_due()
+        await run_due(s)
 
 
 async def test_a_failed_poll_is_retried_after_30_s_doubling_until_it_succeeds() -> None:
@@ -267,7 +318,7 @@ async def test_a_retry_gets_up_to_a_fifth_more_wait_from_the_timing() -> None:
     runs: list[float] = []
     s.every("talking_head", "acme", 21600.0, failing_until(clock, runs, heal_at=1.0))
     clock.set(T0 + 0.1)
-    await s.run_due()
+    await run_due(s)
     assert s.next_due() == T0 + 0.1 + 30.0 * 1.1
 
 
@@ -304,10 +355,10 @@ async def test_the_next_poll_gauge_says_when_the_retry_is_due() -> None:
         return metrics.registry.get_sample_value("cdnvideo_next_poll_timestamp_seconds", labels)
 
     assert next_poll() == T0
-    await s.run_due()
+    await run_due(s)
     assert next_poll() == T0 + 30.0
     clock.set(T0 + 30.0)
-    await s.run_due()
+    await run_due(s)
     assert next_poll() == T0 + 21600.0
     s.remove_account("acme")
     assert next_poll() is None

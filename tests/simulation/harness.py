@@ -4,11 +4,12 @@ The platform's clock is a ``FakeClock`` (the truth); the daemon reads a ``HostCl
 follows it with the offset and drift the scenario draws (a host whose clock is stepped or
 drifts). The daemon is built as ``exporter.web.daemon.create_app`` builds it (context,
 Service, the real ``Scheduler`` with a seeded ``Timing``), without the web server: its jobs
-run when they fall due on the host clock (``Scheduler.run_due``), and ``/metrics`` is rendered
-through the real ``Store`` at every scrape. A restart stops one such daemon and builds the next
-one over the same state file; a kill skips the final save and leaves a half-written temporary
-file behind; an unwritable volume makes the state file's temporary path a directory, so
-every save fails as it would on a read-only mount while the last good file stays readable.
+run when they fall due on the host clock (APScheduler's own loop, through
+tests/rig/schedule.py's ``run_due``), and ``/metrics`` is rendered through the real ``Store``
+at every scrape. A restart stops one such daemon and builds the next one over the same state
+file; a kill skips the final save and leaves a half-written temporary file behind; an
+unwritable volume makes the state file's temporary path a directory, so every save fails as it
+would on a read-only mount while the last good file stays readable.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from exporter.support import offloop
 from exporter.support.clock import FakeClock
 from exporter.support.logs import Redactor
 from exporter.traffic.settings import requests_per_minute
+from tests.rig import schedule
 from tests.simulation.invariant import COUNTERS, LATENESS, Checker, Violation, hhmm
 from tests.simulation.scenario import T0, Daemon, Event, Scenario, draw
 from tests.simulation.transport import RECEIVER_HOST, AuditSource, Transport
@@ -497,7 +499,7 @@ class World:
 
     async def run_due(self) -> None:
         if self.proc is not None:
-            await self.proc.service.scheduler.run_due()
+            await schedule.run_due(self.proc.service.scheduler)
             if self.proc.writer is not None:
                 await self.proc.writer.flush()  # its loop's round (offered minutes)
 

@@ -33,6 +33,7 @@ from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.traffic.windows import MINUTE, last_ready_minute
 from exporter.upstream.auth import RENEW_AT_FRACTION, PasswordLogin
 from tests.rig.daemon import running
+from tests.rig.schedule import run_due
 
 START = datetime(2026, 1, 1, 17, 0, 5, tzinfo=UTC)
 ACCOUNT = "demo-media"
@@ -108,7 +109,7 @@ async def test_the_daemon_on_the_system_clock_reads_its_windows_and_stamps_its_s
                     while (due := scheduler.next_due()) is not None and due < end:
                         frozen.move_to(datetime.fromtimestamp(due, UTC))
                         polled.append(due)
-                        await scheduler.run_due()
+                        await run_due(scheduler)
                 registry = ctx.metrics.registry
                 lag = registry.get_sample_value(
                     "cdnvideo_traffic_lag_seconds", {"account": ACCOUNT}

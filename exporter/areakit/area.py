@@ -91,7 +91,7 @@ class Area(Protocol):
     tells every area which accounts it serves now (``serve``), and calls ``forget(account)``
     when an account leaves this replica, after which the area keeps nothing of that account
     (traffic keeps the account's ledger, released, for ``series_retention_hours``: see
-    docs/windowing.md). ``stop`` runs at shutdown (traffic saves its state file).
+    docs/windowing.md). ``stop`` is awaited at shutdown (traffic saves its state file).
     """
 
     name: str
@@ -105,7 +105,7 @@ class Area(Protocol):
 
     def forget(self, account: str) -> None: ...
 
-    def stop(self) -> None: ...
+    async def stop(self) -> None: ...
 
 
 class QuietArea:
@@ -114,7 +114,7 @@ class QuietArea:
     def serve(self, accounts: tuple[str, ...]) -> None:
         pass
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         pass
 
 

@@ -14,7 +14,6 @@ dropped with the connection), and what it says is shown with the URLs in it mask
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import ssl
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import aiohttp
 from exporter.config.secretfiles import SecretFileError, read_secret
 from exporter.remotewrite.settings import RemoteWriteSettings, ssl_context
 from exporter.remotewrite.wire import CONTENT_TYPE, ENCODING, VERSION
+from exporter.support.offloop import aside
 from exporter.support.secrets import plain_mask
 from exporter.support.urls import mask_url, mask_urls
 
@@ -97,7 +97,7 @@ class Sender:
             "X-Prometheus-Remote-Write-Version": VERSION,
         }
         try:
-            auth = await asyncio.to_thread(auth_header, self._s)
+            auth = await aside(auth_header, self._s)
         except SecretFileError as exc:
             return Answer("retry", 0, str(exc))
         if auth is not None:

@@ -27,6 +27,7 @@ from exporter.remotewrite.settings import RemoteWriteSettings
 from exporter.remotewrite.store import MinuteStore
 from exporter.remotewrite.wire import Series, count, decode, encode, halves
 from exporter.support.clock import Clock
+from exporter.support.offloop import aside
 
 log = structlog.get_logger("exporter.remotewrite")
 
@@ -116,7 +117,7 @@ class RemoteWriter:
                 now = self._clock.time()
                 if minute + MINUTE > now:
                     break  # not closed yet on our clock: no sample from the future
-                body = await asyncio.to_thread(self._store.body, account, minute)
+                body = await aside(self._store.body, account, minute)
                 if body is None:
                     continue  # its file is gone (said by the store)
                 if now - minute > self._s.max_age_minutes * MINUTE:
@@ -133,11 +134,11 @@ class RemoteWriter:
         """Write one minute; False when it must be retried (nothing is dropped then)."""
         answer = await self._post(body)
         if answer.verdict == "written":
-            self._count("sent", await asyncio.to_thread(count, body))
+            self._count("sent", await aside(count, body))
             await self._done(account, minute)
             return True
         if answer.verdict in ("retry", "refused"):
-            self._count("retried", await asyncio.to_thread(count, body))
+            self._count("retried", await aside(count, body))
             self._note(account, answer.verdict, answer, minute, warn=answer.verdict == "refused")
             return False
         if answer.verdict == "too_old":
@@ -151,7 +152,7 @@ class RemoteWriter:
     async def _done(self, account: str, minute: int) -> None:
         """Out of the pending set, into the written index: saved with fsyncs, so on a worker
         thread (a busy disk would stall the loop serving /metrics)."""
-        await asyncio.to_thread(self._store.done, account, minute, self._clock.time())
+        await aside(self._store.done, account, minute, self._clock.time())
 
     async def _split(self, account: str, minute: int, series: Sequence[Series]) -> bool:
         """A 400 for these series: write each half on its own, down to the single series the
@@ -163,7 +164,7 @@ class RemoteWriter:
             self._note(account, "rejected", Answer("bad", 400, name), minute)
             return True
         for half in halves(series):
-            answer = await self._post(await asyncio.to_thread(encode, half))
+            answer = await self._post(await aside(encode, half))
             if answer.verdict == "written":
                 self._count("sent", len(half))
             elif answer.verdict == "too_old":
@@ -178,7 +179,7 @@ class RemoteWriter:
         return True
 
     async def _drop(self, account: str, minute: int, body: bytes, outcome: str, why: str) -> None:
-        self._count(outcome, await asyncio.to_thread(count, body))
+        self._count(outcome, await aside(count, body))
         self._note(account, outcome, Answer("too_old", 0, why), minute)
         await self._done(account, minute)
 

@@ -29,6 +29,7 @@ import structlog
 from exporter.config import ConfigError, Settings
 from exporter.runtime.registry import declarations
 from exporter.support.logs import Redactor
+from exporter.support.offloop import aside
 
 log = structlog.get_logger("exporter.runtime.reload")
 
@@ -120,7 +121,7 @@ class Reloader:
     async def _reload(self) -> ReloadOutcome:
         old = self._current()
         try:
-            new = await asyncio.wait_for(asyncio.to_thread(self._load), self.deadline)
+            new = await asyncio.wait_for(aside(self._load), self.deadline)
         except (ConfigError, TimeoutError) as exc:
             if isinstance(exc, TimeoutError):
                 exc = ConfigError(

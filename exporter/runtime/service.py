@@ -197,7 +197,7 @@ class Service:
         if timers:
             self.scheduler.start()
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         self.scheduler.shutdown()
         for area in self.areas:
-            area.stop()
+            await area.stop()

@@ -11,7 +11,7 @@ from exporter.support import offloop
 from exporter.traffic.accounts import MOVED, REMOVED, UNLISTED, Release
 from exporter.traffic.auditor import Auditor, audit_path
 from exporter.traffic.history import TrafficHistory
-from exporter.traffic.history_file import HistoryFile, charts_path
+from exporter.traffic.history_file import HistoryFile, Points, charts_path
 from exporter.traffic.poller import TrafficPoller
 from exporter.traffic.reply import MetricsEndpoint
 from exporter.traffic.settings import TRAFFIC_SECTION
@@ -82,12 +82,17 @@ class TrafficArea:
         self.poller.accounts.forget(account, self._why_gone(account))
         self.history.forget(account)
 
-    def stop(self) -> None:
-        """At shutdown, the state file, the audit record and the charts written on the refresh
-        worker after the steps queued before (the event loop waits, and writes nothing)."""
-        self.poller.publisher.save_state()
-        offloop.WORKER.submit(self._save_records).result()
+    async def stop(self) -> None:
+        """At shutdown, the state file, the audit record and the charts written in one step
+        on the refresh worker, after the steps queued before it; the event loop awaits it
+        and writes nothing. The step is queued at once and the charts' points taken here:
+        what the runs cancelled meanwhile queue comes after it, and their charts save finds
+        the file just written."""
+        now = self._ctx.clock.time()
+        await offloop.off_loop(self._save_all, self.history_file.take(now, force=True), now)
 
-    def _save_records(self) -> None:
+    def _save_all(self, charts: Points | None, now: float) -> None:
+        self.poller.publisher.save_now()
         self.auditor.save(force=True)
-        self.history_file.save(self._ctx.clock.time(), force=True)
+        if charts is not None:
+            self.history_file.write(charts, now)

@@ -26,13 +26,15 @@ log = structlog.get_logger("exporter.traffic.history_file")
 VERSION = 1
 SAVE_SECONDS = 60.0
 
+Points = Mapping[str, tuple[Point, ...]]  # every account's points, immutable
+
 
 def charts_path(state_file: str) -> str:
     """Where the charts of a state file are kept ('' when there is no state file)."""
     return f"{state_file}.charts.json" if state_file else ""
 
 
-def dumps(points: Mapping[str, tuple[Point, ...]], saved_at: float) -> bytes:
+def dumps(points: Points, saved_at: float) -> bytes:
     """The file of ``points`` (``TrafficHistory.snapshot``: immutable, any thread may read)."""
     accounts = {
         account: [[p.end, p.requests_per_second, p.bytes_per_second, p.hit_ratio] for p in rows]
@@ -101,24 +103,24 @@ class HistoryFile:
             self._history.restore(account, points)
         self._saved_at = now
 
-    def save(self, now: float, force: bool = False) -> None:
-        """Write the file when ``SAVE_SECONDS`` passed since the last write (or ``force``), on
-        the calling thread (at shutdown)."""
-        if self._due(now, force):
-            self._saved_at = now
-            self._write(self._history.snapshot(), now)
-
     async def save_off_loop(self, now: float) -> None:
-        """As ``save``, the file made and written on the refresh worker: the event loop only
-        takes the points (a dict of immutable tuples)."""
-        if self._due(now, False):
-            self._saved_at = now
-            await off_loop(self._write, self._history.snapshot(), now)
+        """Write the file when ``SAVE_SECONDS`` passed since the last write: the points taken
+        on the event loop (``take``), the file made and written on the refresh worker."""
+        points = self.take(now)
+        if points is not None:
+            await off_loop(self.write, points, now)
 
-    def _due(self, now: float, force: bool) -> bool:
-        return bool(self._path) and (force or now - self._saved_at >= SAVE_SECONDS)
+    def take(self, now: float, force: bool = False) -> Points | None:
+        """The points to write at ``now`` (a dict of immutable tuples), the write counted as
+        done; None when there is no file, or when ``SAVE_SECONDS`` have not passed since the
+        last write and not ``force``."""
+        if not (self._path and (force or now - self._saved_at >= SAVE_SECONDS)):
+            return None
+        self._saved_at = now
+        return self._history.snapshot()
 
-    def _write(self, points: Mapping[str, tuple[Point, ...]], now: float) -> None:
+    def write(self, points: Points, now: float) -> None:
+        """The file made from ``points`` and written (on the refresh worker)."""
         from exporter.traffic.state import write_atomic  # here: traffic imports this module
 
         try:

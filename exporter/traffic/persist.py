@@ -292,10 +292,16 @@ class Publisher:
         st.fragment, st.stale = fragment, False
         return fragment
 
-    def save_state(self) -> None:
-        """Write the state file now (also at shutdown), after the steps already queued on the
-        worker; a failure is logged, not raised."""
-        if self.file.path and offloop.WORKER.submit(self._write).result():
+    async def save_state(self) -> None:
+        """Write the state file now, after the steps already queued on the worker; a failure
+        is logged, not raised."""
+        if self.file.path:
+            await offloop.off_loop(self.save_now)
+
+    def save_now(self) -> None:
+        """Write the state file now, whatever the builds since the last save (on the worker
+        thread; at shutdown, ``TrafficArea.stop``); a failure is logged, not raised."""
+        if self.file.path and self._write():
             self.file.unsaved = False
 
     def _write(self) -> bool:

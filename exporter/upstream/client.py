@@ -20,7 +20,7 @@ from exporter.config import UpstreamSettings
 from exporter.support import jsonpieces
 from exporter.support.clock import Clock, SystemClock
 from exporter.support.logs import Redactor
-from exporter.support.offloop import off_loop
+from exporter.support.offloop import aside, off_loop
 from exporter.upstream import models
 from exporter.upstream.auth import PasswordLogin, StaticToken, TokenSource
 from exporter.upstream.budget import RequestBudget
@@ -175,8 +175,8 @@ class UpstreamClient:
                 decoded=False,
             )
         if len(raw) > DECODE_OFF_LOOP_BYTES:
-            # a refresh's reply on the refresh thread; an admin reply on its own
-            decode = asyncio.to_thread if lane == "admin" else off_loop
+            # a refresh's reply on the refresh thread; an admin reply on the request lane
+            decode = aside if lane == "admin" else off_loop
             data = await decode(_decode, raw, jsonpieces.loads)
         elif raw:
             data = _decode(raw)

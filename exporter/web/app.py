@@ -3,7 +3,6 @@ them, /-/healthy and /-/ready), landing page, admin API."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import zlib
 
@@ -12,6 +11,7 @@ from aiohttp import web, web_response
 from exporter.exposition.formats import CONTENT_TYPES, negotiate
 from exporter.runtime.areas import Areas
 from exporter.runtime.context import Context
+from exporter.support.offloop import aside
 from exporter.web.admin import AdminDeps, admin_app
 from exporter.web.httpmetrics import expose_refusals, http_metrics
 from exporter.web.landing import landing_handler
@@ -96,14 +96,14 @@ async def _plain(
     decompressed off the loop: only the gzip body is kept, and a plain scrape never holds the
     whole plain text (hundreds of megabytes at tens of thousands of resources)."""
     inflate = _Inflate(gzipped)
-    chunk = await asyncio.to_thread(inflate.chunk)
+    chunk = await aside(inflate.chunk)
     if inflate.done:  # the whole body in one chunk: sent with its length
         return web.Response(body=chunk, headers=headers)
     response = web.StreamResponse(headers=headers)
     await response.prepare(request)
     while chunk:
         await response.write(chunk)
-        chunk = b"" if inflate.done else await asyncio.to_thread(inflate.chunk)
+        chunk = b"" if inflate.done else await aside(inflate.chunk)
     await response.write_eof()
     return response
 

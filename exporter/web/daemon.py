@@ -121,7 +121,7 @@ async def create_app(
         try:
             yield
         finally:
-            service.stop()
+            await service.stop()
             for task in tasks:
                 task.cancel()
             for task in tasks:

@@ -38,6 +38,7 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
+from exporter.support.offloop import aside
 from exporter.web.webconfig import WebConfig
 from exporter.web.webreload import LiveWebConfig
 
@@ -154,9 +155,9 @@ class BasicAuth:
             self.checks += 1
             if hashed is None:  # unknown user: a check against the dummy hash, then no
                 cost = self._dummy_cost
-                await asyncio.to_thread(lambda: _bcrypt_ok(password, dummy_hash(cost)))
+                await aside(lambda: _bcrypt_ok(password, dummy_hash(cost)))
                 return False
-            return await asyncio.to_thread(_bcrypt_ok, password, hashed)
+            return await aside(_bcrypt_ok, password, hashed)
 
     def _remember(self, user: str, key: bytes, verdict: bool) -> None:
         if verdict:

@@ -29,6 +29,7 @@ import structlog
 from aiohttp import web
 
 from exporter.config import ConfigError
+from exporter.support.offloop import aside
 from exporter.web.webconfig import WebConfig, load_web_config
 
 log = structlog.get_logger("exporter.web.reload")
@@ -141,7 +142,7 @@ class LiveWebConfig:
         password hashes and loads certificates (inline ones pass through temporary files)."""
         while True:
             await asyncio.sleep(seconds)
-            await asyncio.to_thread(self.check)
+            await aside(self.check)
 
     async def lifecycle(self, app: web.Application) -> AsyncIterator[None]:
         """For ``app.cleanup_ctx``: the check runs while the app serves."""

@@ -5,6 +5,7 @@ a FakeClock)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from pathlib import Path
@@ -12,7 +13,11 @@ from typing import Any
 
 import pytest
 
+from exporter.config import parse_config
+from exporter.support import offloop
+from exporter.support.clock import FakeClock
 from tests.remotewrite.daemon import T0, ServerFactory, daemon
+from tests.rig.daemon import running
 
 CALLS = ("fsync", "replace", "unlink", "pread")  # what writing (and copying) a file does
 
@@ -51,3 +56,33 @@ async def test_no_file_is_written_on_the_event_loop(
     assert d.receiver.stored
     assert seen["pread"]  # a save in parts copied from the file before
     assert seen["fsync"]
+
+
+async def test_the_shutdown_saves_leave_the_event_loop_serving(tmp_path: Path) -> None:
+    """At shutdown the traffic area's saves wait for the refresh worker while the loop goes
+    on answering; they are written once the steps queued before them have run."""
+    state = tmp_path / "traffic.json"
+    settings = parse_config(
+        {
+            "upstream": {"base_url": "http://127.0.0.1:9", "token": "t" * 24},
+            "accounts": ["acme"],
+            "traffic": {"state_file": str(state)},
+            "restream": {"enabled": False},
+            "dvr": {"enabled": False},
+            "talking_head": {"enabled": False},
+        },
+        env={},
+    )
+    async with running(settings, FakeClock(T0)) as d:
+        release = threading.Event()
+        busy = offloop.queued(release.wait, 30)  # a refresh step still running
+        stopping = asyncio.ensure_future(d.service.stop())
+        answer = await d.client.get("/healthz")  # served while the saves wait
+        assert answer.status == 200
+        assert not stopping.done()
+        assert not state.exists()
+        release.set()
+        await stopping
+        assert await busy
+        assert state.is_file()
+        assert (tmp_path / "traffic.json.charts.json").is_file()

@@ -124,7 +124,7 @@ class Bed:
                         fn = watched(job.poll) if bad else job.poll
                         ok = await ctx.runner.run(job.area, account, fn, job.name)
                         results[(job.area, account, job.name)] = ok
-        service.areas.traffic.poller.publisher.save_state()
+        await service.areas.traffic.poller.publisher.save_state()
         text = ctx.store.render_sync().plain.decode()
         self.guard.add("/metrics (bad input)", text)
         saved = await asyncio.to_thread(_read, path)

@@ -355,7 +355,7 @@ class World:
                 mock.patch.object(os, "replace", side_effect=_Killed),
                 contextlib.suppress(_Killed),
             ):
-                proc.service.areas.traffic.poller.publisher.save_state()
+                await proc.service.areas.traffic.poller.publisher.save_state()
             proc.service.scheduler.shutdown()
         elif mode == "killed":
             proc.service.scheduler.shutdown()
@@ -363,7 +363,7 @@ class World:
             if not tmp.is_dir():
                 tmp.write_bytes(b'{"version": 1, "accounts": {"acc')  # cut mid-write
         else:
-            proc.service.stop()
+            await proc.service.stop()
         await proc.service.ctx.client._session.close()
         self.checker.stopped(self.platform.time(), killed=mode.startswith("killed"))
         self.proc = None

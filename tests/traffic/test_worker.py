@@ -99,7 +99,7 @@ async def test_accounts_polled_at_once_with_a_state_file_count_exactly(
     assert [reloaded.accounts.ledger(a).cursor for a in accounts] == cursors
 
 
-def test_save_state_waits_for_the_steps_queued_before_it(
+async def test_save_state_waits_for_the_steps_queued_before_it(
     make_poller: MakePoller, tmp_path: Path
 ) -> None:
     path = tmp_path / "traffic.json"
@@ -113,7 +113,7 @@ def test_save_state_waits_for_the_steps_queued_before_it(
 
     offloop.WORKER.submit(move_cursor)
     threading.Timer(0.05, release.set).start()
-    p.publisher.save_state()
+    await p.publisher.save_state()
     assert json.loads(path.read_text())["accounts"]["acme"]["cursor"] == 1_767_225_600
 
 

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from exporter.config.rules import GENERATE_PER_MINUTE as GENERATE_PER_MINUTE
 from exporter.runtime.context import Context
+from exporter.support.offloop import aside
 from exporter.talking_head.reply import ThConfigurations
 from exporter.talking_head.tasks import TaskTracker
 from exporter.upstream import Reply, UpstreamError
@@ -244,7 +245,7 @@ class Call:
         self.upstream_status = reply.status
         if reply.data is not None:
             large = len(reply.body) > ENCODE_OFF_LOOP_BYTES
-            found = await asyncio.to_thread(secrets_in, reply.data) if large else None
+            found = await aside(secrets_in, reply.data) if large else None
             self.ctx.redactor.learn(*(found if found is not None else secrets_in(reply.data)))
         return reply
 
@@ -281,7 +282,7 @@ class Call:
         if reply.data is not None:
             masks = self.state.masks
             if len(reply.body) > ENCODE_OFF_LOOP_BYTES:
-                body = await asyncio.to_thread(_encoded, masker, reply.data, masks)
+                body = await aside(_encoded, masker, reply.data, masks)
             else:
                 body = _encoded(masker, reply.data, masks)
             return web.Response(

@@ -20,6 +20,7 @@ import structlog
 
 from exporter.config import Settings
 from exporter.support.clock import Clock
+from exporter.support.offloop import aside
 from exporter.support.ownfiles import read_own
 from exporter.traffic.settings import TRAFFIC_SECTION
 from exporter.traffic.state import write_atomic
@@ -85,6 +86,6 @@ class ReadBudget:
             doc = {"version": STATE_VERSION, "talking_head_reads": self._window.snapshot()}
             data = json.dumps(doc, separators=(",", ":")).encode()
             try:
-                await asyncio.to_thread(write_atomic, self.path, data)
+                await aside(write_atomic, self.path, data)
             except OSError as exc:  # the read goes on; the count is kept in memory
                 log.warning("admin_state_save_failed", path=self.path, error=str(exc))
